@@ -1,0 +1,11 @@
+import type { CommandSpec } from "../command.js";
+
+/**
+ * Every `clawrl` subcommand, loaded lazily so `clawrl --help` and light commands do not pay
+ * for node-llama-cpp or tfjs. Add one line per new command.
+ */
+export const commands: Record<string, { summary: string; load: () => Promise<CommandSpec> }> = {
+  serve: { summary: "start the headless core (API + UI) and print its URL and token", load: async () => (await import("./serve.js")).serve },
+  "tiny-model": { summary: "write a deterministic tiny GGUF test model", load: async () => (await import("./tinyModel.js")).tinyModel },
+  inspect: { summary: "describe a GGUF model or LoRA adapter", load: async () => (await import("./inspect.js")).inspect },
+};

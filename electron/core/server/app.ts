@@ -1,0 +1,60 @@
+import fs from "node:fs";
+import path from "node:path";
+import Fastify, { type FastifyInstance, type FastifyError } from "fastify";
+import fastifyStatic from "@fastify/static";
+import { ApiError, unauthorized } from "./errors.js";
+import { bearerMatches } from "./token.js";
+
+export interface ServerOptions {
+  token: string;
+  /** Built renderer (index.html + assets) served at `/`; absent = API only. */
+  uiDir?: string;
+  /** Largest request body accepted; larger gets 413. */
+  bodyLimit?: number;
+}
+
+/** Routes that answer without a token: health, and the static UI shell (it holds no data). */
+function isPublic(url: string): boolean {
+  const p = url.split("?")[0];
+  return p === "/healthz" || !(p.startsWith("/v1/") || p === "/v1" || p.startsWith("/api/") || p === "/api");
+}
+
+/**
+ * The core's HTTP server. Fastify because it gives us body limits (413), JSON parse errors
+ * (400), a 404 handler and streaming replies without hand-written plumbing, at low overhead.
+ * Feature routes (OpenAI API, app API, SSE) register themselves on the returned instance.
+ */
+export function createServer(opts: ServerOptions): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: opts.bodyLimit ?? 32 * 1024 * 1024 });
+
+  app.addHook("onRequest", async (req) => {
+    if (req.method === "OPTIONS" || isPublic(req.url)) return;
+    if (!bearerMatches(req.headers.authorization, opts.token)) throw unauthorized();
+  });
+
+  app.setErrorHandler((err: FastifyError | ApiError, _req, reply) => {
+    if (err instanceof ApiError) return reply.status(err.status).send(err.toJSON());
+    const status = typeof err.statusCode === "number" && err.statusCode >= 400 ? err.statusCode : 500;
+    const code =
+      status === 413 ? "request_too_large" : err.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE" ? "unsupported_media_type" : status === 400 ? "invalid_json" : null;
+    const message = status === 500 ? `Internal error: ${err.message}` : err.message;
+    return reply.status(status).send(new ApiError(status, message, undefined, null, code).toJSON());
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.status(404).send(new ApiError(404, `Unknown route: ${req.method} ${req.url.split("?")[0]}`, "invalid_request_error", null, "not_found").toJSON());
+  });
+
+  app.get("/healthz", async () => ({ ok: true }));
+
+  if (opts.uiDir && fs.existsSync(path.join(opts.uiDir, "index.html"))) {
+    app.register(fastifyStatic, { root: opts.uiDir, prefix: "/", index: "index.html", wildcard: true });
+  } else {
+    app.get("/", async (_req, reply) =>
+      reply
+        .type("text/html")
+        .send("<!doctype html><title>ClawRL</title><p>The UI is not built. Run <code>npm run build:renderer</code>.</p>"),
+    );
+  }
+  return app;
+}
