@@ -1,0 +1,255 @@
+/**
+ * Dequantization of ggml tensor data to f32. Block layouts follow ggml's `block_*` structs
+ * (ggml-common.h) and the reference `dequantize_row_*` in ggml-quants.c; the code here is our
+ * own. Loops are written over plain typed arrays because the trainer dequantizes 100M+
+ * weights at start.
+ */
+import { GGML_TYPE_TRAITS, GgmlType, GgufError } from "./types.js";
+
+let f16Table: Float32Array | undefined;
+
+/** All 65536 half-precision values as f32, indexed by their bit pattern (built once). */
+export function f16ToF32Table(): Float32Array {
+  if (f16Table) return f16Table;
+  const t = new Float32Array(65536);
+  for (let h = 0; h < 65536; h++) {
+    const sign = h & 0x8000 ? -1 : 1;
+    const exp = (h >> 10) & 0x1f;
+    const mant = h & 0x3ff;
+    if (exp === 0) t[h] = sign * mant * 2 ** -24; // zero and subnormals
+    else if (exp === 31) t[h] = mant === 0 ? sign * Infinity : NaN;
+    else t[h] = sign * (1 + mant / 1024) * 2 ** (exp - 15);
+  }
+  f16Table = t;
+  return t;
+}
+
+/** One half-precision bit pattern as a number. */
+export function f16ToF32(bits: number): number {
+  return f16ToF32Table()[bits & 0xffff];
+}
+
+const SUPPORTED = new Set<GgmlType>([
+  GgmlType.F32,
+  GgmlType.F16,
+  GgmlType.BF16,
+  GgmlType.Q8_0,
+  GgmlType.Q4_0,
+  GgmlType.Q4_1,
+  GgmlType.Q4_K,
+  GgmlType.Q5_K,
+  GgmlType.Q6_K,
+]);
+
+export function canDequantize(type: GgmlType): boolean {
+  return SUPPORTED.has(type);
+}
+
+/** The type's name as ggml spells it, or "type N" for types we do not know. */
+export function typeName(type: GgmlType | number): string {
+  return GGML_TYPE_TRAITS[type as GgmlType]?.name ?? `type ${type}`;
+}
+
+/**
+ * Decodes `nElements` weights of `type` from `bytes` (ggml layout, little-endian).
+ * For F32 the result may be a view sharing memory with `bytes` (when it is 4-byte aligned).
+ * `source` labels errors (e.g. the file name).
+ */
+export function dequantize(type: GgmlType, bytes: Uint8Array, nElements: number, source = "dequantize"): Float32Array {
+  const traits = GGML_TYPE_TRAITS[type];
+  if (!traits || !SUPPORTED.has(type)) throw new GgufError(source, `unsupported tensor type ${typeName(type)}`);
+  if (!Number.isSafeInteger(nElements) || nElements < 0 || nElements % traits.blockSize !== 0) {
+    throw new GgufError(source, `${nElements} elements is not a whole number of ${traits.name} blocks of ${traits.blockSize}`);
+  }
+  const need = (nElements / traits.blockSize) * traits.typeSize;
+  if (bytes.length < need) {
+    throw new GgufError(source, `${traits.name} data for ${nElements} elements needs ${need} bytes, got ${bytes.length}`);
+  }
+  const nb = nElements / traits.blockSize;
+  switch (type) {
+    case GgmlType.F32:
+      return f32(bytes, nElements);
+    case GgmlType.F16:
+      return f16(bytes, nElements);
+    case GgmlType.BF16:
+      return bf16(bytes, nElements);
+    case GgmlType.Q8_0:
+      return q8_0(bytes, nb);
+    case GgmlType.Q4_0:
+      return q4_0(bytes, nb);
+    case GgmlType.Q4_1:
+      return q4_1(bytes, nb);
+    case GgmlType.Q4_K:
+      return q4_K(bytes, nb);
+    case GgmlType.Q5_K:
+      return q5_K(bytes, nb);
+    case GgmlType.Q6_K:
+      return q6_K(bytes, nb);
+  }
+  throw new GgufError(source, `unsupported tensor type ${typeName(type)}`);
+}
+
+function f32(b: Uint8Array, n: number): Float32Array {
+  if (b.byteOffset % 4 === 0) return new Float32Array(b.buffer, b.byteOffset, n);
+  const out = new Float32Array(n);
+  new Uint8Array(out.buffer).set(b.subarray(0, n * 4));
+  return out;
+}
+
+function f16(b: Uint8Array, n: number): Float32Array {
+  const t = f16ToF32Table();
+  const out = new Float32Array(n);
+  if (b.byteOffset % 2 === 0) {
+    const h = new Uint16Array(b.buffer, b.byteOffset, n);
+    for (let i = 0; i < n; i++) out[i] = t[h[i]];
+  } else {
+    for (let i = 0; i < n; i++) out[i] = t[b[2 * i] | (b[2 * i + 1] << 8)];
+  }
+  return out;
+}
+
+function bf16(b: Uint8Array, n: number): Float32Array {
+  // bf16 is the top half of an f32: shift the bits up and reinterpret.
+  const bits = new Uint32Array(n);
+  for (let i = 0; i < n; i++) bits[i] = (b[2 * i] << 16) | (b[2 * i + 1] << 24);
+  return new Float32Array(bits.buffer);
+}
+
+/** block_q8_0: f16 d, int8 qs[32]; w = d·q. */
+function q8_0(b: Uint8Array, nb: number): Float32Array {
+  const t = f16ToF32Table();
+  const s = new Int8Array(b.buffer, b.byteOffset, b.length);
+  const out = new Float32Array(nb * 32);
+  for (let i = 0, o = 0, y = 0; i < nb; i++, o += 34) {
+    const d = t[b[o] | (b[o + 1] << 8)];
+    for (let j = 0; j < 32; j++) out[y++] = d * s[o + 2 + j];
+  }
+  return out;
+}
+
+/** block_q4_0: f16 d, qs[16]; weight j is the low nibble of qs[j], j+16 the high; w = d·(q−8). */
+function q4_0(b: Uint8Array, nb: number): Float32Array {
+  const t = f16ToF32Table();
+  const out = new Float32Array(nb * 32);
+  for (let i = 0, o = 0, y = 0; i < nb; i++, o += 18, y += 32) {
+    const d = t[b[o] | (b[o + 1] << 8)];
+    for (let j = 0; j < 16; j++) {
+      const q = b[o + 2 + j];
+      out[y + j] = d * ((q & 0xf) - 8);
+      out[y + j + 16] = d * ((q >> 4) - 8);
+    }
+  }
+  return out;
+}
+
+/** block_q4_1: f16 d, f16 m, qs[16] (nibbles as Q4_0); w = d·q + m. */
+function q4_1(b: Uint8Array, nb: number): Float32Array {
+  const t = f16ToF32Table();
+  const out = new Float32Array(nb * 32);
+  for (let i = 0, o = 0, y = 0; i < nb; i++, o += 20, y += 32) {
+    const d = t[b[o] | (b[o + 1] << 8)];
+    const m = t[b[o + 2] | (b[o + 3] << 8)];
+    for (let j = 0; j < 16; j++) {
+      const q = b[o + 4 + j];
+      out[y + j] = d * (q & 0xf) + m;
+      out[y + j + 16] = d * (q >> 4) + m;
+    }
+  }
+  return out;
+}
+
+/**
+ * The 8 six-bit (scale, min) pairs of a K-quant super-block, packed in 12 bytes at `o`:
+ * sub-blocks 0-3 use the low 6 bits of bytes 0-3 (scale) and 4-7 (min); sub-blocks 4-7 take
+ * their low 4 bits from bytes 8-11 and their top 2 bits from the spare top bits of bytes 0-7.
+ */
+function unpackScaleMin(b: Uint8Array, o: number, sc: Uint8Array, mn: Uint8Array): void {
+  for (let j = 0; j < 4; j++) {
+    sc[j] = b[o + j] & 63;
+    mn[j] = b[o + j + 4] & 63;
+  }
+  for (let j = 4; j < 8; j++) {
+    sc[j] = (b[o + j + 4] & 0xf) | ((b[o + j - 4] >> 6) << 4);
+    mn[j] = (b[o + j + 4] >> 4) | ((b[o + j] >> 6) << 4);
+  }
+}
+
+/**
+ * block_q4_K (144 bytes): f16 d, f16 dmin, scales[12], qs[128]. Eight 32-weight sub-blocks;
+ * each 32-byte run of qs holds two sub-blocks (low nibbles, then high). w = d·sc·q − dmin·m.
+ */
+function q4_K(b: Uint8Array, nb: number): Float32Array {
+  const t = f16ToF32Table();
+  const out = new Float32Array(nb * 256);
+  const sc = new Uint8Array(8);
+  const mn = new Uint8Array(8);
+  for (let i = 0, o = 0, y = 0; i < nb; i++, o += 144) {
+    const d = t[b[o] | (b[o + 1] << 8)];
+    const dmin = t[b[o + 2] | (b[o + 3] << 8)];
+    unpackScaleMin(b, o + 4, sc, mn);
+    let q = o + 16;
+    for (let s = 0; s < 8; s += 2, q += 32) {
+      const d1 = d * sc[s], m1 = dmin * mn[s];
+      const d2 = d * sc[s + 1], m2 = dmin * mn[s + 1];
+      for (let l = 0; l < 32; l++) out[y + l] = d1 * (b[q + l] & 0xf) - m1;
+      for (let l = 0; l < 32; l++) out[y + 32 + l] = d2 * (b[q + l] >> 4) - m2;
+      y += 64;
+    }
+  }
+  return out;
+}
+
+/**
+ * block_q5_K (176 bytes): f16 d, f16 dmin, scales[12], qh[32], qs[128]. As Q4_K plus a fifth
+ * bit per weight: sub-block s takes bit s of qh[l] for its weight l.
+ */
+function q5_K(b: Uint8Array, nb: number): Float32Array {
+  const t = f16ToF32Table();
+  const out = new Float32Array(nb * 256);
+  const sc = new Uint8Array(8);
+  const mn = new Uint8Array(8);
+  for (let i = 0, o = 0, y = 0; i < nb; i++, o += 176) {
+    const d = t[b[o] | (b[o + 1] << 8)];
+    const dmin = t[b[o + 2] | (b[o + 3] << 8)];
+    unpackScaleMin(b, o + 4, sc, mn);
+    const qh = o + 16;
+    let q = o + 48;
+    for (let s = 0; s < 8; s += 2, q += 32) {
+      const d1 = d * sc[s], m1 = dmin * mn[s];
+      const d2 = d * sc[s + 1], m2 = dmin * mn[s + 1];
+      for (let l = 0; l < 32; l++) out[y + l] = d1 * ((b[q + l] & 0xf) | (((b[qh + l] >> s) & 1) << 4)) - m1;
+      for (let l = 0; l < 32; l++) out[y + 32 + l] = d2 * ((b[q + l] >> 4) | (((b[qh + l] >> (s + 1)) & 1) << 4)) - m2;
+      y += 64;
+    }
+  }
+  return out;
+}
+
+/**
+ * block_q6_K (210 bytes): ql[128], qh[64], int8 scales[16], f16 d. Each 128-weight half uses
+ * 64 bytes of ql and 32 of qh; weight l+32k takes a nibble of ql and 2 bits (shift 2k) of qh;
+ * one int8 scale per 16 weights. w = d·scale·(q − 32).
+ */
+function q6_K(b: Uint8Array, nb: number): Float32Array {
+  const t = f16ToF32Table();
+  const s8 = new Int8Array(b.buffer, b.byteOffset, b.length);
+  const out = new Float32Array(nb * 256);
+  for (let i = 0, o = 0; i < nb; i++, o += 210) {
+    const d = t[b[o + 208] | (b[o + 209] << 8)];
+    for (let h = 0; h < 2; h++) {
+      const ql = o + h * 64;
+      const qh = o + 128 + h * 32;
+      const sc = o + 192 + h * 8;
+      const y = i * 256 + h * 128;
+      for (let l = 0; l < 32; l++) {
+        const is = l >> 4;
+        const a = b[ql + l], c = b[ql + l + 32], hb = b[qh + l];
+        out[y + l] = d * s8[sc + is] * (((a & 0xf) | ((hb & 3) << 4)) - 32);
+        out[y + l + 32] = d * s8[sc + is + 2] * (((c & 0xf) | (((hb >> 2) & 3) << 4)) - 32);
+        out[y + l + 64] = d * s8[sc + is + 4] * (((a >> 4) | (((hb >> 4) & 3) << 4)) - 32);
+        out[y + l + 96] = d * s8[sc + is + 6] * (((c >> 4) | (((hb >> 6) & 3) << 4)) - 32);
+      }
+    }
+  }
+  return out;
+}

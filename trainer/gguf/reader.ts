@@ -1,0 +1,394 @@
+/**
+ * GGUF v2/v3 reader. `readGguf` parses only the header, metadata and tensor infos with
+ * positional reads (a multi-GB model is never loaded whole); tensor data is read on demand.
+ * Every inconsistency becomes a GgufError naming the file and the problem, so callers never
+ * see a RangeError or read past the end of the file.
+ */
+import fs from "node:fs";
+import { canDequantize, dequantize, typeName } from "./dequant.js";
+import {
+  GGML_TYPE_TRAITS,
+  GGUF_DEFAULT_ALIGNMENT,
+  GGUF_MAGIC,
+  GgmlType,
+  GgufError,
+  GgufValueType,
+  type GgufMetaValue,
+  type GgufTensorInfo,
+} from "./types.js";
+
+export interface GgufFile {
+  path: string;
+  version: number;
+  alignment: number;
+  metadata: Map<string, GgufMetaValue>;
+  /** In file order. */
+  tensors: GgufTensorInfo[];
+  /** Absolute offset of the data section. */
+  tensorDataOffset: number;
+  fileSize: number;
+}
+
+/** ggml's GGML_MAX_DIMS. */
+const MAX_DIMS = 4;
+/** Header reads go through a window this big; it grows for a single larger item. */
+const CHUNK = 1 << 20;
+/** Largest single fs.readSync (its length argument is a signed 32-bit int). */
+const MAX_READ = 1 << 30;
+
+const utf8 = new TextDecoder("utf-8");
+
+/** Sequential little-endian reader over a file, refilling a window with positional reads. */
+class Cursor {
+  pos = 0;
+  private buf = Buffer.alloc(0);
+  private bufStart = 0;
+
+  constructor(
+    private readonly fd: number,
+    readonly fileSize: number,
+    private readonly fail: (problem: string) => never,
+  ) {}
+
+  get remaining(): number {
+    return this.fileSize - this.pos;
+  }
+
+  /** Makes `n` bytes at `pos` available in the window; returns their index into it. */
+  private need(n: number, what: string): number {
+    if (n > this.fileSize - this.pos) {
+      this.fail(`truncated: ${what} at offset ${this.pos} needs ${n} bytes, file has ${this.fileSize - this.pos} left`);
+    }
+    const end = this.bufStart + this.buf.length;
+    if (this.pos < this.bufStart || this.pos + n > end) {
+      const size = Math.min(Math.max(n, CHUNK), this.fileSize - this.pos);
+      this.buf = Buffer.allocUnsafe(size);
+      readFully(this.fd, this.buf, this.pos, this.fail);
+      this.bufStart = this.pos;
+    }
+    const at = this.pos - this.bufStart;
+    this.pos += n;
+    return at;
+  }
+
+  // Each accessor calls need() before touching this.buf: need() may replace the window.
+  u8(what: string): number {
+    const at = this.need(1, what);
+    return this.buf[at];
+  }
+  i8(what: string): number {
+    const at = this.need(1, what);
+    return this.buf.readInt8(at);
+  }
+  u16(what: string): number {
+    const at = this.need(2, what);
+    return this.buf.readUInt16LE(at);
+  }
+  i16(what: string): number {
+    const at = this.need(2, what);
+    return this.buf.readInt16LE(at);
+  }
+  u32(what: string): number {
+    const at = this.need(4, what);
+    return this.buf.readUInt32LE(at);
+  }
+  i32(what: string): number {
+    const at = this.need(4, what);
+    return this.buf.readInt32LE(at);
+  }
+  f32(what: string): number {
+    const at = this.need(4, what);
+    return this.buf.readFloatLE(at);
+  }
+  f64(what: string): number {
+    const at = this.need(8, what);
+    return this.buf.readDoubleLE(at);
+  }
+  u64(what: string): bigint {
+    const at = this.need(8, what);
+    return this.buf.readBigUInt64LE(at);
+  }
+  i64(what: string): bigint {
+    const at = this.need(8, what);
+    return this.buf.readBigInt64LE(at);
+  }
+
+  /** A u64 that must fit in a JS number and be at most `max` (e.g. bytes left in the file). */
+  count(what: string, max: number): number {
+    const at = this.pos;
+    const v = this.u64(what);
+    if (v > BigInt(max)) this.fail(`${what} ${v} at offset ${at} is impossible (at most ${max} fit in the rest of the file)`);
+    return Number(v);
+  }
+
+  str(what: string): string {
+    const len = this.count(`length of ${what}`, this.remaining - 8);
+    if (len === 0) return "";
+    const at = this.need(len, what);
+    return utf8.decode(this.buf.subarray(at, at + len));
+  }
+}
+
+/** Reads exactly `dst.length` bytes at `position`, in chunks; a short read means truncation. */
+function readFully(fd: number, dst: Uint8Array, position: number, fail: (problem: string) => never): void {
+  let done = 0;
+  while (done < dst.length) {
+    const n = fs.readSync(fd, dst, done, Math.min(dst.length - done, MAX_READ), position + done);
+    if (n === 0) fail(`truncated: file ended at offset ${position + done} while reading ${dst.length} bytes at ${position}`);
+    done += n;
+  }
+}
+
+/** Smallest encoded size of one array item of this type (strings: the u64 length). */
+function minItemSize(t: GgufValueType): number {
+  switch (t) {
+    case GgufValueType.UINT8:
+    case GgufValueType.INT8:
+    case GgufValueType.BOOL:
+      return 1;
+    case GgufValueType.UINT16:
+    case GgufValueType.INT16:
+      return 2;
+    case GgufValueType.UINT32:
+    case GgufValueType.INT32:
+    case GgufValueType.FLOAT32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+function isValueType(t: number): t is GgufValueType {
+  return Number.isInteger(t) && t >= GgufValueType.UINT8 && t <= GgufValueType.FLOAT64;
+}
+
+function readScalar(c: Cursor, t: Exclude<GgufValueType, GgufValueType.ARRAY>, what: string, fail: (p: string) => never): number | bigint | boolean | string {
+  switch (t) {
+    case GgufValueType.UINT8:
+      return c.u8(what);
+    case GgufValueType.INT8:
+      return c.i8(what);
+    case GgufValueType.UINT16:
+      return c.u16(what);
+    case GgufValueType.INT16:
+      return c.i16(what);
+    case GgufValueType.UINT32:
+      return c.u32(what);
+    case GgufValueType.INT32:
+      return c.i32(what);
+    case GgufValueType.FLOAT32:
+      return c.f32(what);
+    case GgufValueType.FLOAT64:
+      return c.f64(what);
+    case GgufValueType.UINT64:
+      return c.u64(what);
+    case GgufValueType.INT64:
+      return c.i64(what);
+    case GgufValueType.BOOL: {
+      const at = c.pos;
+      const b = c.u8(what);
+      if (b > 1) fail(`${what} at offset ${at} is a bool with value ${b} (must be 0 or 1)`);
+      return b === 1;
+    }
+    case GgufValueType.STRING:
+      return c.str(what);
+  }
+  return fail(`${what} has unknown value type ${t as number}`);
+}
+
+function readValue(c: Cursor, key: string, fail: (p: string) => never): GgufMetaValue {
+  const at = c.pos;
+  const t = c.u32(`value type of '${key}'`);
+  if (!isValueType(t)) fail(`metadata '${key}' has unknown value type ${t} at offset ${at}`);
+  if (t !== GgufValueType.ARRAY) {
+    // The union's pairing of type and value holds by construction of readScalar.
+    return { type: t, value: readScalar(c, t, `value of '${key}'`, fail) } as GgufMetaValue;
+  }
+  const itemAt = c.pos;
+  const itemType = c.u32(`array item type of '${key}'`);
+  if (!isValueType(itemType)) fail(`metadata '${key}' has array of unknown value type ${itemType} at offset ${itemAt}`);
+  if (itemType === GgufValueType.ARRAY) fail(`metadata '${key}' is an array of arrays (not supported)`);
+  const n = c.count(`array length of '${key}'`, Math.floor((c.remaining - 8) / minItemSize(itemType)));
+  const value = new Array<number | bigint | boolean | string>(n);
+  for (let i = 0; i < n; i++) value[i] = readScalar(c, itemType, `item ${i} of '${key}'`, fail);
+  return { type: GgufValueType.ARRAY, itemType, value };
+}
+
+/** Parses the header, metadata and tensor infos of a GGUF file and validates them. */
+export function readGguf(path: string): GgufFile {
+  const fail: (problem: string) => never = (problem) => {
+    throw new GgufError(path, problem);
+  };
+  let fd: number;
+  try {
+    fd = fs.openSync(path, "r");
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    return fail(e.code === "ENOENT" ? "no such file" : e.code === "EISDIR" ? "is a directory" : `cannot open (${e.code ?? e.message})`);
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) fail("not a regular file");
+    const c = new Cursor(fd, st.size, fail);
+    if (st.size < 4) fail(`not a GGUF file (only ${st.size} bytes)`);
+    const magic = c.u32("magic");
+    if (magic !== GGUF_MAGIC) {
+      if (magic === 0x47475546) fail("big-endian GGUF is not supported");
+      fail("not a GGUF file (bad magic)");
+    }
+    const version = c.u32("version");
+    if (version === 1) fail("GGUF version 1 is not supported (re-convert the model)");
+    if (version !== 2 && version !== 3) fail(`unsupported GGUF version ${version}`);
+    // Each tensor info takes at least 8+4+8+4+8 bytes; each key/value at least 8+4+1.
+    const nTensors = c.count("tensor count", Math.floor(c.remaining / 32));
+    const nKv = c.count("metadata count", Math.floor((c.remaining - 8) / 13));
+
+    const metadata = new Map<string, GgufMetaValue>();
+    for (let i = 0; i < nKv; i++) {
+      const key = c.str(`key of metadata entry ${i}`);
+      if (metadata.has(key)) fail(`duplicate metadata key '${key}'`);
+      metadata.set(key, readValue(c, key, fail));
+    }
+
+    let alignment = GGUF_DEFAULT_ALIGNMENT;
+    const al = metadata.get("general.alignment");
+    if (al !== undefined) {
+      if (al.type !== GgufValueType.UINT32 && al.type !== GgufValueType.INT32 && al.type !== GgufValueType.UINT64) {
+        fail(`general.alignment has value type ${GgufValueType[al.type]} (must be an integer)`);
+      }
+      const a = Number(al.value);
+      if (!(a > 0 && (a & (a - 1)) === 0 && a <= 1 << 30)) fail(`general.alignment ${a} is not a power of two`);
+      alignment = a;
+    }
+
+    const tensors: GgufTensorInfo[] = [];
+    const names = new Set<string>();
+    for (let i = 0; i < nTensors; i++) {
+      const name = c.str(`name of tensor ${i}`);
+      const label = `tensor '${name}'`;
+      if (names.has(name)) fail(`duplicate tensor name '${name}'`);
+      names.add(name);
+      const nDims = c.u32(`dimension count of ${label}`);
+      if (nDims < 1 || nDims > MAX_DIMS) fail(`${label} has ${nDims} dimensions (must be 1 to ${MAX_DIMS})`);
+      const dims: number[] = [];
+      let nElements = 1;
+      for (let d = 0; d < nDims; d++) {
+        const v = c.u64(`dimension ${d} of ${label}`);
+        if (v < 1n) fail(`${label} has dimension ${d} of size 0`);
+        if (v > BigInt(Number.MAX_SAFE_INTEGER)) fail(`${label} has dimension ${d} of size ${v} (too large)`);
+        dims.push(Number(v));
+        nElements *= Number(v);
+        if (!Number.isSafeInteger(nElements)) fail(`${label} has too many elements (${dims.join(" x ")} x ...)`);
+      }
+      const type = c.u32(`type of ${label}`);
+      const traits = GGML_TYPE_TRAITS[type as GgmlType];
+      if (!traits) fail(`${label} has unknown tensor type ${type}`);
+      if (dims[0] % traits.blockSize !== 0) {
+        fail(`${label} of type ${traits.name} has ${dims[0]} elements per row, not a multiple of its block size ${traits.blockSize}`);
+      }
+      const offset = c.count(`data offset of ${label}`, Number.MAX_SAFE_INTEGER);
+      if (offset % alignment !== 0) fail(`${label} data offset ${offset} is not a multiple of the alignment ${alignment}`);
+      const byteLength = (nElements / traits.blockSize) * traits.typeSize;
+      tensors.push({ name, dims, type: type as GgmlType, offset, byteLength, nElements });
+    }
+
+    const tensorDataOffset = Math.ceil(c.pos / alignment) * alignment;
+    if (nTensors > 0 && tensorDataOffset > st.size) fail(`truncated: tensor data section would start at ${tensorDataOffset}, past the end (${st.size} bytes)`);
+    for (const t of tensors) {
+      const end = tensorDataOffset + t.offset + t.byteLength;
+      if (end > st.size) fail(`tensor '${t.name}' data (${t.byteLength} bytes at ${tensorDataOffset + t.offset}) runs past the end of the file (${st.size} bytes)`);
+    }
+    return { path, version, alignment, metadata, tensors, tensorDataOffset, fileSize: st.size };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+const tensorIndex = new WeakMap<GgufFile, Map<string, GgufTensorInfo>>();
+
+/** The tensor info for `name`, or undefined. */
+export function findTensor(file: GgufFile, name: string): GgufTensorInfo | undefined {
+  let idx = tensorIndex.get(file);
+  if (!idx) {
+    idx = new Map(file.tensors.map((t) => [t.name, t]));
+    tensorIndex.set(file, idx);
+  }
+  return idx.get(name);
+}
+
+function resolveTensor(file: GgufFile, t: string | GgufTensorInfo): GgufTensorInfo {
+  if (typeof t !== "string") return t;
+  const info = findTensor(file, t);
+  if (!info) throw new GgufError(file.path, `no tensor named '${t}'`);
+  return info;
+}
+
+/** Raw bytes of a tensor, read positionally (a fresh, 8-byte-aligned buffer). */
+export function readTensorBytes(file: GgufFile, name: string | GgufTensorInfo): Uint8Array {
+  const t = resolveTensor(file, name);
+  const fail: (problem: string) => never = (problem) => {
+    throw new GgufError(file.path, problem);
+  };
+  const start = file.tensorDataOffset + t.offset;
+  if (start + t.byteLength > file.fileSize) fail(`tensor '${t.name}' data runs past the end of the file`);
+  const out = new Uint8Array(t.byteLength);
+  let fd: number;
+  try {
+    fd = fs.openSync(file.path, "r");
+  } catch (err) {
+    return fail(`cannot open (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  try {
+    readFully(fd, out, start, fail);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return out;
+}
+
+/** A tensor's values as f32, dequantized from its stored type. */
+export function readTensorF32(file: GgufFile, name: string | GgufTensorInfo): Float32Array {
+  const t = resolveTensor(file, name);
+  if (!canDequantize(t.type)) throw new GgufError(file.path, `tensor '${t.name}' has unsupported tensor type ${typeName(t.type)}`);
+  return dequantize(t.type, readTensorBytes(file, t), t.nElements, `${file.path}: tensor '${t.name}'`);
+}
+
+/** A string metadata value, or undefined when absent or not a string. */
+export function metaString(file: GgufFile, key: string): string | undefined {
+  const v = file.metadata.get(key);
+  return v?.type === GgufValueType.STRING ? v.value : undefined;
+}
+
+/** A numeric metadata value (64-bit ints converted when safe), or undefined. */
+export function metaNumber(file: GgufFile, key: string): number | undefined {
+  const v = file.metadata.get(key);
+  if (v === undefined) return undefined;
+  if (typeof v.value === "number") return v.value;
+  if (typeof v.value === "bigint") {
+    const n = Number(v.value);
+    return Number.isSafeInteger(n) ? n : undefined;
+  }
+  return undefined;
+}
+
+export function metaBool(file: GgufFile, key: string): boolean | undefined {
+  const v = file.metadata.get(key);
+  return v?.type === GgufValueType.BOOL ? v.value : undefined;
+}
+
+/** The items of an array metadata value, or undefined when absent or not an array. */
+export function metaArray(file: GgufFile, key: string): Array<number | bigint | boolean | string> | undefined {
+  const v = file.metadata.get(key);
+  return v?.type === GgufValueType.ARRAY ? v.value : undefined;
+}
+
+/** `general.architecture`, or undefined. */
+export function metaArch(file: GgufFile): string | undefined {
+  return metaString(file, "general.architecture");
+}
+
+/** A per-architecture key, e.g. archNumber(f, "context_length") reads `llama.context_length`. */
+export function archNumber(file: GgufFile, suffix: string): number | undefined {
+  const arch = metaArch(file);
+  return arch === undefined ? undefined : metaNumber(file, `${arch}.${suffix}`);
+}
