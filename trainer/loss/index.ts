@@ -1,0 +1,3 @@
+export * from "./ppo.js";
+export * from "./advantages.js";
+export * from "./topk.js";
