@@ -1,0 +1,180 @@
+import * as tf from "@tensorflow/tfjs-core";
+
+/**
+ * AdamW (decoupled weight decay, as torch.optim.AdamW) with global gradient-norm clipping,
+ * defaults from method.md: betas 0.9/0.98, weight decay 0.1, clip 1.0, lr 1e-4 (the
+ * reference's LoRA runs).
+ *
+ * Weight decay applies to both LoRA matrices A and B. The adapter's effect is the product
+ * B·A, and decaying either factor pulls that product toward 0, i.e. toward the frozen base:
+ * the drift regulariser we want for a model that trains on a stream of personal feedback.
+ * At lr·wd = 1e-5 per step it cannot erase A's random init in any practical run (B still
+ * learns from a non-zero A), and a B that is not decayed could grow without that pull.
+ */
+export interface AdamWOptions {
+  lr?: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  weightDecay?: number;
+  /** Global L2 norm the gradients are scaled down to; 0 or Infinity turns clipping off. */
+  maxGradNorm?: number;
+}
+
+export const ADAMW_DEFAULTS: Required<AdamWOptions> = {
+  lr: 1e-4,
+  beta1: 0.9,
+  beta2: 0.98,
+  eps: 1e-8,
+  weightDecay: 0.1,
+  maxGradNorm: 1.0,
+};
+
+/** One named moment tensor, as plain data (for checkpoints). */
+export interface MomentData {
+  shape: number[];
+  data: Float32Array;
+}
+
+/** Everything needed to continue exactly where a run stopped. */
+export interface AdamWState {
+  step: number;
+  m: Record<string, MomentData>;
+  v: Record<string, MomentData>;
+}
+
+export interface StepInfo {
+  /** Global gradient norm before clipping. */
+  gradNorm: number;
+  /** Whether the gradients were scaled down. */
+  clipped: boolean;
+}
+
+/** Scales every gradient by min(1, maxNorm / ‖g‖) where ‖g‖ is the norm over all of them. */
+export function clipByGlobalNorm(
+  grads: Record<string, tf.Tensor>,
+  maxNorm: number,
+): { grads: Record<string, tf.Tensor>; norm: number; clipped: boolean } {
+  const names = Object.keys(grads);
+  const norm = tf.tidy(() => {
+    const sq = names.map((n) => tf.sum(tf.square(grads[n])));
+    return tf.sqrt(sq.length ? tf.addN(sq) : tf.scalar(0));
+  });
+  const normValue = norm.dataSync()[0];
+  norm.dispose();
+  if (!(maxNorm > 0) || !Number.isFinite(maxNorm) || normValue <= maxNorm) {
+    return { grads, norm: normValue, clipped: false };
+  }
+  // The same 1e-6 guard as torch.nn.utils.clip_grad_norm_.
+  const scale = maxNorm / (normValue + 1e-6);
+  const out: Record<string, tf.Tensor> = {};
+  for (const n of names) out[n] = tf.tidy(() => tf.mul(grads[n], tf.scalar(scale)));
+  return { grads: out, norm: normValue, clipped: true };
+}
+
+export class AdamW {
+  readonly options: Required<AdamWOptions>;
+  private readonly params: Record<string, tf.Variable>;
+  private readonly m: Record<string, tf.Variable> = {};
+  private readonly v: Record<string, tf.Variable> = {};
+  private stepCount = 0;
+
+  constructor(params: Record<string, tf.Variable>, options: AdamWOptions = {}) {
+    this.options = { ...ADAMW_DEFAULTS, ...options };
+    this.params = params;
+    for (const [name, p] of Object.entries(params)) {
+      this.m[name] = tf.variable(tf.zerosLike(p), false, `adamw.m.${name}.${uniq()}`);
+      this.v[name] = tf.variable(tf.zerosLike(p), false, `adamw.v.${name}.${uniq()}`);
+    }
+  }
+
+  get step(): number {
+    return this.stepCount;
+  }
+
+  /** Applies one update from `grads` (by parameter name; every parameter needs one). */
+  applyGradients(grads: Record<string, tf.Tensor>, lr = this.options.lr): StepInfo {
+    for (const name of Object.keys(this.params)) {
+      if (!grads[name]) throw new Error(`AdamW: no gradient for parameter ${name}`);
+    }
+    const { beta1, beta2, eps, weightDecay, maxGradNorm } = this.options;
+    const clip = clipByGlobalNorm(grads, maxGradNorm);
+    this.stepCount++;
+    const t = this.stepCount;
+    // Bias corrections in double precision, then one float32 scalar each: deterministic.
+    const bc1 = 1 - Math.pow(beta1, t);
+    const bc2 = 1 - Math.pow(beta2, t);
+    tf.tidy(() => {
+      const b1 = tf.scalar(beta1);
+      const b2 = tf.scalar(beta2);
+      const ob1 = tf.scalar(1 - beta1);
+      const ob2 = tf.scalar(1 - beta2);
+      const decay = tf.scalar(1 - lr * weightDecay);
+      const stepSize = tf.scalar(lr / bc1);
+      const sqrtBc2 = tf.scalar(Math.sqrt(bc2));
+      const epsT = tf.scalar(eps);
+      for (const [name, p] of Object.entries(this.params)) {
+        const g = clip.grads[name];
+        const m = tf.add(tf.mul(b1, this.m[name]), tf.mul(ob1, g));
+        const v = tf.add(tf.mul(b2, this.v[name]), tf.mul(ob2, tf.square(g)));
+        this.m[name].assign(m);
+        this.v[name].assign(v);
+        // p ← p·(1 − lr·wd) − (lr/bc1)·m / (√v/√bc2 + eps), as torch.optim.AdamW
+        const denom = tf.add(tf.div(tf.sqrt(v), sqrtBc2), epsT);
+        p.assign(tf.sub(tf.mul(p, decay), tf.mul(stepSize, tf.div(m, denom))));
+      }
+    });
+    if (clip.clipped) for (const g of Object.values(clip.grads)) g.dispose();
+    return { gradNorm: clip.norm, clipped: clip.clipped };
+  }
+
+  getState(): AdamWState {
+    const dump = (vars: Record<string, tf.Variable>) =>
+      Object.fromEntries(
+        Object.entries(vars).map(([n, x]) => [n, { shape: [...x.shape], data: Float32Array.from(x.dataSync() as Float32Array) }]),
+      );
+    return { step: this.stepCount, m: dump(this.m), v: dump(this.v) };
+  }
+
+  /** Restores a state from getState()/readOptimizerState(); refuses a mismatch clearly. */
+  setState(state: AdamWState): void {
+    for (const [kind, src, dst] of [
+      ["m", state.m, this.m],
+      ["v", state.v, this.v],
+    ] as const) {
+      const want = Object.keys(dst).sort();
+      const have = Object.keys(src).sort();
+      if (want.join("\n") !== have.join("\n")) {
+        const missing = want.filter((n) => !(n in src));
+        const extra = have.filter((n) => !(n in dst));
+        throw new Error(
+          `optimizer state does not match the adapter's parameters (${kind}: missing ${missing.slice(0, 3).join(", ") || "none"}; unexpected ${extra.slice(0, 3).join(", ") || "none"})`,
+        );
+      }
+      for (const n of want) {
+        const d = src[n];
+        if (d.shape.join(",") !== dst[n].shape.join(",")) {
+          throw new Error(`optimizer state for ${n} has shape [${d.shape}], the parameter has [${dst[n].shape}]`);
+        }
+      }
+    }
+    if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`optimizer state has an invalid step ${state.step}`);
+    for (const n of Object.keys(this.m)) {
+      tf.tidy(() => {
+        this.m[n].assign(tf.tensor(state.m[n].data, state.m[n].shape));
+        this.v[n].assign(tf.tensor(state.v[n].data, state.v[n].shape));
+      });
+    }
+    this.stepCount = state.step;
+  }
+
+  dispose(): void {
+    for (const x of [...Object.values(this.m), ...Object.values(this.v)]) x.dispose();
+  }
+}
+
+let counter = 0;
+/** Variable names are global in tfjs; two optimizers must not collide. */
+function uniq(): number {
+  return counter++;
+}

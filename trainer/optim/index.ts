@@ -1,0 +1,2 @@
+export * from "./adamw.js";
+export * from "./stateFile.js";
