@@ -32,7 +32,7 @@ export interface GgufFile {
 /** ggml's GGML_MAX_DIMS. */
 const MAX_DIMS = 4;
 /** Header reads go through a window this big; it grows for a single larger item. */
-const CHUNK = 1 << 20;
+const CHUNK = 1 << 18;
 /** Largest single fs.readSync (its length argument is a signed 32-bit int). */
 const MAX_READ = 1 << 30;
 
@@ -117,7 +117,7 @@ class Cursor {
   count(what: string, max: number): number {
     const at = this.pos;
     const v = this.u64(what);
-    if (v > BigInt(max)) this.fail(`${what} ${v} at offset ${at} is impossible (at most ${max} fit in the rest of the file)`);
+    if (v > BigInt(max)) this.fail(`${what} ${v} at offset ${at} is impossible: file truncated or corrupt (at most ${max} fit in the rest of the file)`);
     return Number(v);
   }
 
