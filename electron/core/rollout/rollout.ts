@@ -1,0 +1,310 @@
+import crypto from "node:crypto";
+import { messageText, type ChatMessage } from "../api/chatTypes.js";
+import type { TurnType } from "../store/records.js";
+import type { SessionMeta } from "../store/state.js";
+import type { Store, TurnEntry } from "../store/store.js";
+import type { EventBus } from "./events.js";
+import { answerMessage, canonicalMessage, chainHash, prefixChain, withoutInternalContext } from "./messages.js";
+import { readRlFields } from "./turnOrigin.js";
+
+export type { TurnType } from "../store/records.js";
+export type { ChatMessage } from "../api/chatTypes.js";
+
+/** What the /v1 route knows about a request when it starts (the contract with the server). */
+export interface TurnOrigin {
+  headers: Record<string, string | string[] | undefined>;
+  /** rl fields the route stripped from the body before generation */
+  bodyFields: { session_id?: unknown; turn_type?: unknown; session_done?: unknown };
+  /** our renderer sends header X-Clawrl-Client: ui */
+  fromUi: boolean;
+  messages: ChatMessage[];
+}
+
+export interface TurnContext {
+  sessionId: string;
+  turnId: string;
+  turnType: TurnType;
+  sessionDone: boolean;
+}
+
+export interface TurnResult {
+  model: string;
+  /** adapter version that answered, "base" when none */
+  adapter: string;
+  promptTokens: number[];
+  responseTokens: number[];
+  /** log p(sampled token) under the serving policy, one per response token */
+  tokenLogprobs: number[];
+  text: string;
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
+  finishReason: "stop" | "length" | "tool_calls";
+  sampling: { temperature: number; topP: number; seed?: number; maxTokens?: number };
+}
+
+export interface RolloutOptions {
+  store: Store;
+  bus: EventBus;
+  /** clock in ms (tests pass a fake one) */
+  now?: () => number;
+}
+
+interface Pending {
+  ctx: TurnContext;
+  startedAt: number;
+  fromUi: boolean;
+  messages: ChatMessage[];
+  /** the messages without internal context: what keys and next states are made of */
+  visible: ChatMessage[];
+  /** prefixChain(visible) */
+  chain: string[];
+  /** the earlier turn whose prompt + answer this request starts with, and where that prefix ends in `visible` */
+  continues: { turnId: string; end: number } | null;
+}
+
+const TITLE_CHARS = 80;
+
+/**
+ * Turns and sessions (method.md): resolves each chat request to a session and a turn type,
+ * records completed turns with exactly what was served, pairs each main turn with its next
+ * state (what the client appended after our answer in the next main request), and closes
+ * sessions on session-done or when idle. Synchronous on purpose: the /v1 route calls it on
+ * the request path, and every step is a small in-memory update plus one log append.
+ */
+export class Rollout {
+  private readonly store: Store;
+  private readonly bus: EventBus;
+  private readonly now: () => number;
+  private readonly pending = new Map<string, Pending>();
+  /** sessions opened by a request that has not completed yet (not in the store until a turn lands) */
+  private readonly drafts = new Map<string, SessionMeta>();
+  /** prefixKey → turn id, for requests that carry no session id */
+  private readonly byPrefix = new Map<string, string>();
+  /** last request start per session (ms), so in-flight work counts as activity */
+  private readonly activity = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(opts: RolloutOptions) {
+    this.store = opts.store;
+    this.bus = opts.bus;
+    this.now = opts.now ?? Date.now;
+    for (const e of this.store.turnEntries()) this.byPrefix.set(e.prefixKey, e.turnId);
+  }
+
+  beginTurn(origin: TurnOrigin): TurnContext {
+    const rl = readRlFields(origin.headers, origin.bodyFields);
+    const visible = withoutInternalContext(origin.messages);
+    const chain = prefixChain(visible);
+    const continues = this.findContinued(visible, chain, rl.sessionId);
+    const sessionId = rl.sessionId ?? (continues ? this.store.turnEntry(continues.turnId)!.sessionId : crypto.randomUUID());
+    const settings = this.store.settings;
+    const turnType: TurnType =
+      rl.turnType ??
+      (origin.fromUi ? "main" : rl.speaksRl ? settings.outsideDefaultTurnType : settings.headerlessTurnsMain ? "main" : settings.outsideDefaultTurnType);
+    const ctx: TurnContext = { sessionId, turnId: crypto.randomUUID(), turnType, sessionDone: rl.sessionDone };
+    const now = this.now();
+    if (!this.store.session(sessionId) && !this.drafts.has(sessionId)) {
+      const iso = new Date(now).toISOString();
+      this.drafts.set(sessionId, {
+        id: sessionId,
+        title: titleFrom(visible),
+        createdAt: iso,
+        lastActivityAt: iso,
+        turnCount: 0,
+        mainTurnCount: 0,
+        closed: false,
+        closedReason: null,
+        source: origin.fromUi ? "ui" : "outside",
+      });
+    }
+    this.activity.set(sessionId, now);
+    this.pending.set(ctx.turnId, { ctx, startedAt: now, fromUi: origin.fromUi, messages: origin.messages, visible, chain, continues });
+    return ctx;
+  }
+
+  completeTurn(ctx: TurnContext, result: TurnResult): void {
+    const p = this.pending.get(ctx.turnId);
+    if (!p) throw new Error(`turn ${ctx.turnId} is not in progress (completed or aborted already)`);
+    this.pending.delete(ctx.turnId);
+    const now = this.now();
+    const iso = new Date(now).toISOString();
+    const { sessionId } = ctx;
+    const existing = this.store.session(sessionId);
+    const meta: SessionMeta = existing ? { ...existing } : (this.drafts.get(sessionId) ?? this.draftFor(sessionId, p, iso));
+    const reopened = meta.closed;
+    meta.closed = false;
+    meta.closedReason = null;
+
+    const answer = answerMessage(result.text, result.toolCalls);
+    const prefixKey = chainHash(p.chain.length ? p.chain[p.chain.length - 1] : "", canonicalMessage(answer));
+    const entry = this.store.appendTurn({
+      turnId: ctx.turnId,
+      sessionId,
+      index: this.store.sessionTurns(sessionId).length,
+      type: ctx.turnType,
+      startedAt: new Date(p.startedAt).toISOString(),
+      time: iso,
+      fromUi: p.fromUi,
+      model: result.model,
+      adapter: result.adapter,
+      messages: p.messages,
+      promptTokens: result.promptTokens,
+      responseTokens: result.responseTokens,
+      tokenLogprobs: result.tokenLogprobs,
+      text: result.text,
+      ...(result.toolCalls && result.toolCalls.length ? { toolCalls: result.toolCalls } : {}),
+      finishReason: result.finishReason,
+      sampling: result.sampling,
+      sessionDone: ctx.sessionDone,
+      prefixKey,
+    });
+    this.byPrefix.set(prefixKey, ctx.turnId);
+
+    meta.turnCount = this.store.sessionTurns(sessionId).length;
+    meta.mainTurnCount += ctx.turnType === "main" ? 1 : 0;
+    meta.lastActivityAt = iso;
+    if (ctx.sessionDone) {
+      meta.closed = true;
+      meta.closedReason = "done";
+    }
+    this.store.putSession(meta);
+    if (!this.hasPending(sessionId)) this.drafts.delete(sessionId);
+    this.activity.set(sessionId, now);
+
+    const paired = ctx.turnType === "main" ? this.pairNextState(p, entry) : null;
+
+    if (!existing) this.bus.emit("session", { session: meta, change: "created" });
+    else if (reopened && !meta.closed) this.bus.emit("session", { session: meta, change: "reopened" });
+    this.bus.emit("turn", {
+      turn: {
+        turnId: ctx.turnId,
+        sessionId,
+        index: entry.index,
+        type: ctx.turnType,
+        time: iso,
+        adapter: result.adapter,
+        finishReason: result.finishReason,
+        responseTokenCount: result.responseTokens.length,
+        text: result.text,
+      },
+    });
+    if (paired) this.bus.emit("turnReady", { turnId: paired, sessionId });
+    if (meta.closed) this.bus.emit("session", { session: meta, change: "closed" });
+    else this.bus.emit("session", { session: meta, change: "updated" });
+  }
+
+  /** The request failed or was cancelled: nothing is recorded. */
+  abortTurn(ctx: TurnContext, _reason: string): void {
+    if (!this.pending.delete(ctx.turnId)) return;
+    if (!this.hasPending(ctx.sessionId)) this.drafts.delete(ctx.sessionId);
+  }
+
+  /** Closes every open session idle longer than the setting; returns their ids. */
+  sweepIdle(): string[] {
+    const idleMs = this.store.settings.sessionIdleMinutes * 60_000;
+    const now = this.now();
+    const closed: string[] = [];
+    for (const s of this.store.sessions()) {
+      if (s.closed || this.hasPending(s.id)) continue;
+      const last = Math.max(Date.parse(s.lastActivityAt), this.activity.get(s.id) ?? 0);
+      if (now - last >= idleMs) {
+        this.closeSession(s.id, "idle");
+        closed.push(s.id);
+      }
+    }
+    return closed;
+  }
+
+  closeSession(id: string, reason: "done" | "idle"): SessionMeta | null {
+    const s = this.store.session(id);
+    if (!s || s.closed) return s ?? null;
+    const meta = { ...s, closed: true, closedReason: reason };
+    this.store.putSession(meta);
+    this.bus.emit("session", { session: meta, change: "closed" });
+    return meta;
+  }
+
+  /** Sweeps for idle sessions every minute (or sooner for short idle settings). */
+  start(): void {
+    if (this.timer) return;
+    const every = Math.max(1_000, Math.min(60_000, (this.store.settings.sessionIdleMinutes * 60_000) / 4));
+    this.timer = setInterval(() => this.sweepIdle(), every);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Requests in flight (for shutdown and tests). */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  private hasPending(sessionId: string): boolean {
+    for (const p of this.pending.values()) if (p.ctx.sessionId === sessionId) return true;
+    return false;
+  }
+
+  private draftFor(sessionId: string, p: Pending, iso: string): SessionMeta {
+    return {
+      id: sessionId,
+      title: titleFrom(p.visible),
+      createdAt: iso,
+      lastActivityAt: iso,
+      turnCount: 0,
+      mainTurnCount: 0,
+      closed: false,
+      closedReason: null,
+      source: p.fromUi ? "ui" : "outside",
+    };
+  }
+
+  /**
+   * The latest earlier turn whose prompt + answer this request starts with (issue 10). With a
+   * session id from the client, only that session's turns count.
+   */
+  private findContinued(visible: ChatMessage[], chain: string[], sessionId: string | null): Pending["continues"] {
+    for (let i = chain.length - 1; i >= 0; i--) {
+      if (visible[i].role !== "assistant") continue;
+      const turnId = this.byPrefix.get(chain[i]);
+      const e = turnId ? this.store.turnEntry(turnId) : undefined;
+      if (e && (sessionId === null || e.sessionId === sessionId)) return { turnId: e.turnId, end: i + 1 };
+    }
+    return null;
+  }
+
+  /**
+   * Next state of the main turn this request follows: the messages after our answer. Found by
+   * prefix; when the client rewrote the history (no prefix match), the session's latest
+   * unpaired main turn gets what follows the request's last assistant message.
+   */
+  private pairNextState(p: Pending, current: TurnEntry): string | null {
+    let prev: TurnEntry | undefined;
+    let appended: ChatMessage[];
+    if (p.continues) {
+      prev = this.store.turnEntry(p.continues.turnId);
+      appended = p.visible.slice(p.continues.end);
+    } else {
+      const turns = this.store.sessionTurns(current.sessionId);
+      for (let i = turns.length - 1; i >= 0 && !prev; i--) {
+        const t = turns[i];
+        if (t.turnId !== current.turnId && t.type === "main" && Date.parse(t.time) <= p.startedAt) prev = t;
+      }
+      let lastAssistant = -1;
+      for (let i = p.visible.length - 1; i >= 0 && lastAssistant < 0; i--) if (p.visible[i].role === "assistant") lastAssistant = i;
+      appended = lastAssistant >= 0 ? p.visible.slice(lastAssistant + 1) : p.visible.slice(-1);
+    }
+    appended = appended.filter((m) => m.role === "user" || m.role === "tool");
+    if (!prev || prev.type !== "main" || prev.nextState || prev.sessionId !== current.sessionId || appended.length === 0) return null;
+    this.store.appendNextState({ turnId: prev.turnId, sessionId: prev.sessionId, fromTurnId: current.turnId, messages: appended });
+    return prev.turnId;
+  }
+}
+
+function titleFrom(visible: ChatMessage[]): string | null {
+  const first = visible.find((m) => m.role === "user");
+  const t = first ? messageText(first).replace(/\s+/g, " ").trim() : "";
+  if (!t) return null;
+  return t.length > TITLE_CHARS ? `${t.slice(0, TITLE_CHARS - 1)}…` : t;
+}

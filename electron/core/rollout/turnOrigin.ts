@@ -1,0 +1,65 @@
+import { badRequest } from "../server/errors.js";
+import type { TurnType } from "../store/records.js";
+
+/** What a request said about its session, from headers first, then body fields. */
+export interface RlFields {
+  sessionId: string | null;
+  turnType: TurnType | null;
+  sessionDone: boolean;
+  /** the client sent any rl header or body field (it speaks the rl-training-headers protocol) */
+  speaksRl: boolean;
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+function header(headers: Headers, name: string): string | undefined {
+  // Node lowercases incoming header names; accept any case from other callers.
+  let v = headers[name];
+  if (v === undefined) {
+    const k = Object.keys(headers).find((h) => h.toLowerCase() === name);
+    if (k !== undefined) v = headers[k];
+  }
+  if (Array.isArray(v)) v = v[0];
+  return v === undefined || v.trim() === "" ? undefined : v.trim();
+}
+
+const SESSION_ID = /^[\x21-\x7e]{1,256}$/; // printable ASCII, no spaces: it goes back in a header
+
+function sessionIdFrom(v: unknown, where: string): string | null {
+  if (v === undefined || v === null || v === "") return null;
+  const s = typeof v === "number" && Number.isFinite(v) ? String(v) : v;
+  if (typeof s !== "string" || !SESSION_ID.test(s)) throw badRequest(`${where} must be 1-256 printable ASCII characters without spaces`, "session_id");
+  return s;
+}
+
+function turnTypeFrom(v: unknown, where: string): TurnType | null {
+  if (v === undefined || v === null || v === "") return null;
+  const s = typeof v === "string" ? v.trim().toLowerCase() : v;
+  if (s === "main" || s === "side") return s;
+  throw badRequest(`${where} must be 'main' or 'side', got ${JSON.stringify(v)}`, "turn_type");
+}
+
+function doneFrom(v: unknown, where: string): boolean | null {
+  if (v === undefined || v === null || v === "") return null;
+  if (typeof v === "boolean") return v;
+  const s = String(v).trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(s)) return true;
+  if (["0", "false", "no", "off"].includes(s)) return false;
+  throw badRequest(`${where} must be one of 1, true, yes, on (or 0, false, no, off), got ${JSON.stringify(v)}`, "session_done");
+}
+
+/** Headers win over body fields; bad values are 400s that name the field. */
+export function readRlFields(headers: Headers, body: { session_id?: unknown; turn_type?: unknown; session_done?: unknown }): RlFields {
+  const hSid = sessionIdFrom(header(headers, "x-session-id"), "X-Session-Id");
+  const hType = turnTypeFrom(header(headers, "x-turn-type"), "X-Turn-Type");
+  const hDone = doneFrom(header(headers, "x-session-done"), "X-Session-Done");
+  const bSid = sessionIdFrom(body.session_id, "session_id");
+  const bType = turnTypeFrom(body.turn_type, "turn_type");
+  const bDone = doneFrom(body.session_done, "session_done");
+  return {
+    sessionId: hSid ?? bSid,
+    turnType: hType ?? bType,
+    sessionDone: hDone ?? bDone ?? false,
+    speaksRl: [hSid, hType, hDone, bSid, bType, bDone].some((v) => v !== null),
+  };
+}
