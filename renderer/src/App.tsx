@@ -1,23 +1,155 @@
 import { useEffect, useState } from "react";
+import { CoreClient } from "./api/client.js";
+import { rememberToken, resolveConfig } from "./api/config.js";
+import { CoreProvider, useCore } from "./api/core.js";
+import { ErrorBoundary } from "./components/Notices.js";
+import { ChatPage } from "./pages/ChatPage.js";
+import { CheckpointsPage } from "./pages/CheckpointsPage.js";
+import { ModelsPage } from "./pages/ModelsPage.js";
+import { SettingsPage } from "./pages/SettingsPage.js";
+import { TrainingPage, describeTraining } from "./pages/TrainingPage.js";
 
-interface Health {
-  ok: boolean;
+const pages = [
+  { id: "chat", label: "Chat", icon: "💬", Page: ChatPage },
+  { id: "training", label: "Training", icon: "📈", Page: TrainingPage },
+  { id: "checkpoints", label: "Checkpoints", icon: "🗂", Page: CheckpointsPage },
+  { id: "models", label: "Models", icon: "🧠", Page: ModelsPage },
+  { id: "settings", label: "Settings", icon: "⚙", Page: SettingsPage },
+] as const;
+type PageId = (typeof pages)[number]["id"];
+
+function pageFromHash(): PageId {
+  const h = window.location.hash.replace(/^#\/?/, "");
+  return pages.find((p) => p.id === h)?.id ?? "chat";
 }
 
-/** Placeholder shell: proves the UI is served and can reach the core. The real pages come with the UI issue. */
-export function App() {
-  const [health, setHealth] = useState<Health | null>(null);
-  const [error, setError] = useState<string | null>(null);
+type Theme = "light" | "dark";
+const themeKey = "clawrl.theme";
+
+/** Light/dark: the system's preference until the user picks one with the toggle (remembered). */
+function useTheme(): [Theme, () => void] {
+  const media = window.matchMedia("(prefers-color-scheme: dark)");
+  const stored = (): Theme | null => {
+    try {
+      const t = localStorage.getItem(themeKey);
+      return t === "light" || t === "dark" ? t : null;
+    } catch {
+      return null;
+    }
+  };
+  const [theme, setTheme] = useState<Theme>(() => stored() ?? (media.matches ? "dark" : "light"));
   useEffect(() => {
-    fetch("/healthz")
-      .then((r) => r.json() as Promise<Health>)
-      .then(setHealth)
-      .catch((e: unknown) => setError(String(e)));
+    document.documentElement.dataset.theme = theme;
+  }, [theme]);
+  useEffect(() => {
+    const on = (e: MediaQueryListEvent) => stored() === null && setTheme(e.matches ? "dark" : "light");
+    media.addEventListener("change", on);
+    return () => media.removeEventListener("change", on);
+  }, [media]);
+  const toggle = () =>
+    setTheme((t) => {
+      const next = t === "dark" ? "light" : "dark";
+      try {
+        localStorage.setItem(themeKey, next);
+      } catch {
+        // not remembered
+      }
+      return next;
+    });
+  return [theme, toggle];
+}
+
+function Shell() {
+  const { connected, status } = useCore();
+  const [page, setPage] = useState<PageId>(pageFromHash);
+  const [theme, toggleTheme] = useTheme();
+  useEffect(() => {
+    const on = () => setPage(pageFromHash());
+    window.addEventListener("hashchange", on);
+    return () => window.removeEventListener("hashchange", on);
   }, []);
+  const Current = pages.find((p) => p.id === page)!.Page;
   return (
-    <main>
-      <h1>ClawRL</h1>
-      <p role="status">{error ? `Core unreachable: ${error}` : health?.ok ? "Core connected" : "Connecting…"}</p>
-    </main>
+    <div className="app">
+      <nav className="nav" aria-label="Pages">
+        <div className="brand">
+          <span className="logo" aria-hidden="true">
+            ◆
+          </span>{" "}
+          ClawRL
+        </div>
+        <ul>
+          {pages.map((p) => (
+            <li key={p.id}>
+              <a href={`#/${p.id}`} aria-current={p.id === page ? "page" : undefined} className={p.id === page ? "active" : undefined}>
+                <span aria-hidden="true" className="nav-icon">
+                  {p.icon}
+                </span>
+                {p.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+        <div className="nav-foot">
+          <div className="small muted status-line" title="Serving adapter and learner state">
+            <span className={connected ? "dot dot-ok" : "dot dot-bad"} aria-hidden="true" />
+            {connected ? (status ? `${status.adapter === "base" ? "base model" : `adapter ${status.adapter}`} · ${describeTraining(status.training).toLowerCase()}` : "connected") : "offline"}
+          </div>
+          <button type="button" className="link" onClick={toggleTheme} aria-label={theme === "dark" ? "Switch to light theme" : "Switch to dark theme"}>
+            {theme === "dark" ? "☀ Light theme" : "☾ Dark theme"}
+          </button>
+        </div>
+      </nav>
+      <main className="main">
+        {!connected && (
+          <div className="banner" role="alert">
+            <span className="spinner" aria-hidden="true" /> Reconnecting… The ClawRL core is not answering; this page recovers by itself when it is back.
+          </div>
+        )}
+        <ErrorBoundary key={page}>
+          <Current />
+        </ErrorBoundary>
+      </main>
+    </div>
+  );
+}
+
+function SignIn({ onToken }: { onToken(t: string): void }) {
+  const [t, setT] = useState("");
+  return (
+    <div className="signin">
+      <form
+        className="card"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (t.trim()) onToken(t.trim());
+        }}
+      >
+        <h1>ClawRL</h1>
+        <p>Open the link that <code>clawrl serve</code> printed, or paste the token it showed.</p>
+        <input aria-label="Token" value={t} onChange={(e) => setT(e.target.value)} autoFocus />
+        <button type="submit" className="primary" disabled={!t.trim()}>
+          Sign in
+        </button>
+      </form>
+    </div>
+  );
+}
+
+export function App() {
+  const [client, setClient] = useState<CoreClient>(() => new CoreClient(resolveConfig()));
+  if (!client.token)
+    return (
+      <SignIn
+        onToken={(t) => {
+          rememberToken(t);
+          setClient(new CoreClient({ ...client.config, token: t }));
+        }}
+      />
+    );
+  return (
+    <CoreProvider client={client}>
+      <Shell />
+    </CoreProvider>
   );
 }

@@ -1,0 +1,62 @@
+/** Where the core is and how to sign in: resolved once at start-up. */
+export interface CoreConfig {
+  apiBase: string;
+  token: string | null;
+}
+
+/** What the Electron preload exposes (contextBridge); absent in a plain browser. */
+interface PreloadBridge {
+  apiBase?: string;
+  token?: string;
+}
+
+declare global {
+  interface Window {
+    clawrl?: PreloadBridge;
+  }
+}
+
+const storageKey = "clawrl.token";
+
+function readStorage(): string | null {
+  try {
+    return sessionStorage.getItem(storageKey);
+  } catch {
+    return null; // storage disabled: the token lives only in memory for this page
+  }
+}
+
+/**
+ * Token sources, in order: the Electron preload, the `#token=` fragment of the sign-in URL
+ * that `clawrl serve` prints (moved to sessionStorage and removed from the address bar so it
+ * is not bookmarked or shared by accident), then sessionStorage from an earlier load.
+ */
+export function resolveConfig(win: Window = window): CoreConfig {
+  const bridge = win.clawrl;
+  const apiBase = (bridge?.apiBase || win.location.origin).replace(/\/+$/, "");
+  if (bridge?.token) return { apiBase, token: bridge.token };
+
+  const fragment = new URLSearchParams(win.location.hash.replace(/^#/, ""));
+  const fromUrl = fragment.get("token");
+  if (fromUrl) {
+    try {
+      sessionStorage.setItem(storageKey, fromUrl);
+    } catch {
+      // keep it in memory only
+    }
+    fragment.delete("token");
+    const rest = fragment.toString();
+    win.history.replaceState(null, "", win.location.pathname + win.location.search + (rest ? `#${rest}` : ""));
+    return { apiBase, token: fromUrl };
+  }
+  return { apiBase, token: readStorage() };
+}
+
+/** Stores a token typed by the user on the sign-in screen. */
+export function rememberToken(token: string): void {
+  try {
+    sessionStorage.setItem(storageKey, token);
+  } catch {
+    // memory only
+  }
+}

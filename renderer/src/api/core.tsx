@@ -1,0 +1,141 @@
+import { createContext, useCallback, useContext, useEffect, useRef, useState, type ReactNode } from "react";
+import { ApiError, CoreClient, messageOf } from "./client.js";
+import { CoreConnection, type CoreEvent } from "./events.js";
+import { readStatus, type CoreStatus } from "./shapes.js";
+
+interface CoreContextValue {
+  client: CoreClient;
+  connection: CoreConnection;
+  connected: boolean;
+  /** Bumped each time the core comes back: every page reloads its data. */
+  epoch: number;
+  status: CoreStatus | null;
+  reloadStatus(): void;
+}
+
+const CoreContext = createContext<CoreContextValue | null>(null);
+
+export function useCore(): CoreContextValue {
+  const v = useContext(CoreContext);
+  if (!v) throw new Error("useCore outside CoreProvider");
+  return v;
+}
+
+/** Calls fn for each live event whose type is in `types` (all events when empty). */
+export function useCoreEvents(types: string[], fn: (e: CoreEvent) => void): void {
+  const { connection } = useCore();
+  const ref = useRef(fn);
+  ref.current = fn;
+  const key = types.join(",");
+  useEffect(
+    () =>
+      connection.onEvent((e) => {
+        if (key === "" || key.split(",").includes(e.type)) ref.current(e);
+      }),
+    [connection, key],
+  );
+}
+
+export interface Live<T> {
+  data: T | null;
+  error: ApiError | Error | null;
+  loading: boolean;
+  reload(): void;
+}
+
+/**
+ * Data from the core that stays current: loaded on mount, when the core comes back, on the
+ * named live events, and by polling every `pollMs` while the event stream is not up.
+ */
+export function useLive<T>(load: (client: CoreClient) => Promise<T>, events: string[], deps: unknown[] = [], pollMs = 5000): Live<T> {
+  const { client, connection, epoch, connected } = useCore();
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<ApiError | Error | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+
+  useEffect(() => {
+    let live = true;
+    setLoading(true);
+    loadRef
+      .current(client)
+      .then((d) => {
+        if (!live) return;
+        setData(d);
+        setError(null);
+      })
+      .catch((e: unknown) => {
+        if (!live) return;
+        setError(e instanceof Error ? e : new Error(messageOf(e)));
+      })
+      .finally(() => live && setLoading(false));
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- deps are the caller's
+  }, [client, epoch, tick, ...deps]);
+
+  useCoreEvents(events, reload);
+
+  useEffect(() => {
+    if (!connected) return;
+    const id = setInterval(() => {
+      if (!connection.eventsLive) reload();
+    }, pollMs);
+    return () => clearInterval(id);
+  }, [connected, connection, pollMs, reload]);
+
+  return { data, error, loading, reload };
+}
+
+export function CoreProvider({ client, children }: { client: CoreClient; children: ReactNode }) {
+  const [connection] = useState(() => new CoreConnection(client));
+  const [connected, setConnected] = useState(true);
+  const [epoch, setEpoch] = useState(0);
+  const [status, setStatus] = useState<CoreStatus | null>(null);
+  const [statusTick, setStatusTick] = useState(0);
+  const reloadStatus = useCallback(() => setStatusTick((t) => t + 1), []);
+
+  useEffect(() => {
+    connection.start();
+    const off = connection.onState((ok) => {
+      setConnected(ok);
+      if (ok) setEpoch((e) => e + 1);
+    });
+    const offEv = connection.onEvent((e) => {
+      if (e.type === "status" && e.data && typeof e.data === "object") setStatus(readStatus(e.data));
+      else if (["training", "checkpoint", "swap", "adapter", "model"].includes(e.type)) reloadStatus();
+    });
+    return () => {
+      off();
+      offEv();
+      connection.stop();
+    };
+  }, [connection, reloadStatus]);
+
+  useEffect(() => {
+    let live = true;
+    client
+      .get<unknown>("/api/status")
+      .then((s) => live && setStatus(readStatus(s)))
+      .catch(() => {
+        // the banner or the page says what is wrong; the header just shows less
+      });
+    return () => {
+      live = false;
+    };
+  }, [client, epoch, statusTick]);
+
+  useEffect(() => {
+    if (!connected) return;
+    const id = setInterval(() => {
+      if (!connection.eventsLive) reloadStatus();
+    }, 5000);
+    return () => clearInterval(id);
+  }, [connected, connection, reloadStatus]);
+
+  return <CoreContext.Provider value={{ client, connection, connected, epoch, status, reloadStatus }}>{children}</CoreContext.Provider>;
+}

@@ -1,0 +1,358 @@
+// The core's JSON, read tolerantly: the app API is built at the same time as this UI, so every
+// reader accepts the documented field name and the obvious alternatives, and never throws on
+// a missing field (a page shows "—" instead of going blank).
+
+type Obj = Record<string, unknown>;
+
+export function isObj(v: unknown): v is Obj {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** First defined value among dotted paths, e.g. pick(o, "training.state", "trainingState"). */
+export function pick(o: unknown, ...paths: string[]): unknown {
+  for (const p of paths) {
+    let cur: unknown = o;
+    for (const k of p.split(".")) cur = isObj(cur) ? cur[k] : Array.isArray(cur) ? cur[Number(k)] : undefined;
+    if (cur !== undefined && cur !== null) return cur;
+  }
+  return undefined;
+}
+export const str = (v: unknown): string | null => (typeof v === "string" ? v : typeof v === "number" ? String(v) : null);
+export const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : null);
+const bool = (v: unknown): boolean => v === true || v === "true" || v === 1;
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+/** A list either bare or wrapped as {key: [...]} / {data: [...]}. */
+export function listOf(body: unknown, key: string): unknown[] {
+  if (Array.isArray(body)) return body;
+  return arr(pick(body, key, "data", "items"));
+}
+
+export interface ModelInfo {
+  name: string;
+  path: string | null;
+  sizeBytes: number | null;
+  quantization: string | null;
+  contextSize: number | null;
+  gpuLayers: number | null;
+  arch: string | null;
+  trainable: boolean | null;
+}
+
+export function readModel(m: unknown): ModelInfo | null {
+  if (typeof m === "string") return { name: m, path: null, sizeBytes: null, quantization: null, contextSize: null, gpuLayers: null, arch: null, trainable: null };
+  if (!isObj(m)) return null;
+  const path = str(pick(m, "path", "file"));
+  const trainable = pick(m, "trainable", "trainingSupported");
+  return {
+    name: str(pick(m, "name", "id")) ?? (path ? path.split(/[\\/]/).pop()! : "model"),
+    path,
+    sizeBytes: num(pick(m, "sizeBytes", "size", "bytes")),
+    quantization: str(pick(m, "quantization", "quant", "fileType", "type")),
+    contextSize: num(pick(m, "contextSize", "context", "contextLength", "nCtx")),
+    gpuLayers: num(pick(m, "gpuLayers", "gpu.layers")),
+    arch: str(pick(m, "arch", "architecture")),
+    trainable: trainable === undefined ? null : bool(trainable),
+  };
+}
+
+export interface TrainingStatus {
+  /** idle | judging | training | publishing | paused | … as the core says it. */
+  state: string;
+  step: number | null;
+  steps: number | null;
+  samplesWaiting: number | null;
+  judgeQueue: number | null;
+  backend: string | null;
+  device: string | null;
+  paused: boolean;
+  lastError: string | null;
+}
+
+export function readTraining(t: unknown): TrainingStatus {
+  const state = str(pick(t, "state", "phase")) ?? (typeof t === "string" ? t : "idle");
+  return {
+    state,
+    step: num(pick(t, "step", "progress.step")),
+    steps: num(pick(t, "steps", "totalSteps", "progress.steps", "progress.total")),
+    samplesWaiting: num(pick(t, "samplesWaiting", "samplesReady", "queue.samples", "samples")),
+    judgeQueue: num(pick(t, "judgeQueue", "judgeQueued", "queue.judge", "judging")),
+    backend: str(pick(t, "backend", "backend.name")),
+    device: str(pick(t, "device", "backend.device")),
+    paused: bool(pick(t, "paused")) || state === "paused",
+    lastError: str(pick(t, "lastError", "error")),
+  };
+}
+
+export interface CoreStatus {
+  model: ModelInfo | null;
+  /** Inference backend: cuda / vulkan / cpu … */
+  backend: string | null;
+  gpu: string | null;
+  adapter: string;
+  training: TrainingStatus;
+  swapping: boolean;
+}
+
+export function readStatus(s: unknown): CoreStatus {
+  const model = readModel(pick(s, "model"));
+  const gpuLayers = num(pick(s, "gpuLayers", "inference.gpuLayers", "backend.gpuLayers"));
+  if (model && model.gpuLayers === null) model.gpuLayers = gpuLayers;
+  return {
+    model,
+    backend: str(pick(s, "backend.name", "backend.type", "inference.backend", "backend", "gpu.type")),
+    gpu: str(pick(s, "gpu.name", "backend.device", "backend.gpu", "inference.device", "gpuName")),
+    adapter: str(pick(s, "adapter.version", "adapterVersion", "adapter")) ?? "base",
+    training: readTraining(pick(s, "training", "learner")),
+    swapping: bool(pick(s, "swapping", "adapter.swapping", "swap.inProgress")),
+  };
+}
+
+export interface SessionSummary {
+  id: string;
+  title: string;
+  updatedAt: number | null;
+  turnCount: number | null;
+}
+
+function time(v: unknown): number | null {
+  if (typeof v === "number") return v < 1e12 ? v * 1000 : v; // seconds or ms
+  if (typeof v === "string") {
+    const t = Date.parse(v);
+    return Number.isNaN(t) ? null : t;
+  }
+  return null;
+}
+
+export function readSessions(body: unknown): SessionSummary[] {
+  return listOf(body, "sessions")
+    .filter(isObj)
+    .map((s) => ({
+      id: str(pick(s, "id", "sessionId")) ?? "",
+      title: str(pick(s, "title", "name")) ?? "",
+      updatedAt: time(pick(s, "updatedAt", "lastActivity", "lastTurnAt", "createdAt")),
+      turnCount: num(pick(s, "turnCount", "turns")),
+    }))
+    .filter((s) => s.id !== "");
+}
+
+export type Thumbs = "up" | "down" | null;
+
+export interface Vote {
+  score: number | null;
+  text: string | null;
+}
+
+export interface Turn {
+  id: string;
+  type: string;
+  /** The user's message this turn answered. */
+  userText: string;
+  /** Every prompt message (to rebuild the conversation), when the core sends them. */
+  messages: { role: string; content: string }[];
+  response: string;
+  adapter: string;
+  thumbs: Thumbs;
+  hint: string | null;
+  reward: number | null;
+  votes: Vote[];
+  judgeHints: string[];
+  at: number | null;
+}
+
+/** Message content as text: plain strings, or OpenAI text-part arrays. */
+export function contentText(c: unknown): string {
+  if (typeof c === "string") return c;
+  return arr(c)
+    .map((p) => (isObj(p) && typeof p.text === "string" ? p.text : ""))
+    .join("");
+}
+
+function readVotes(v: unknown): Vote[] {
+  return arr(v).map((x) => (isObj(x) ? { score: num(pick(x, "score", "vote", "value")), text: str(pick(x, "text", "raw", "explanation")) } : { score: num(x), text: null }));
+}
+
+export function readTurn(t: unknown): Turn {
+  const messages = arr(pick(t, "messages", "prompt.messages", "request.messages", "prompt"))
+    .filter(isObj)
+    .map((m) => ({ role: str(m.role) ?? "user", content: contentText(m.content) }));
+  const lastUser = [...messages].reverse().find((m) => m.role === "user");
+  const thumbs = str(pick(t, "feedback.thumbs", "thumbs"));
+  return {
+    id: str(pick(t, "id", "turnId")) ?? "",
+    type: str(pick(t, "type", "turnType")) ?? "main",
+    userText: str(pick(t, "userText", "user")) ?? lastUser?.content ?? "",
+    messages,
+    response: str(pick(t, "response.text", "response.content", "responseText", "response", "answer", "content")) ?? "",
+    adapter: str(pick(t, "adapter", "adapterVersion")) ?? "base",
+    thumbs: thumbs === "up" || thumbs === "down" ? thumbs : null,
+    hint: str(pick(t, "feedback.hint", "hint")),
+    reward: num(pick(t, "reward", "judge.reward", "evaluation.reward")),
+    votes: readVotes(pick(t, "votes", "judge.votes", "evaluation.votes")),
+    judgeHints: arr(pick(t, "judgeHints", "judge.hints", "evaluation.hints")).map(str).filter((x): x is string => !!x),
+    at: time(pick(t, "createdAt", "at", "time", "timestamp")),
+  };
+}
+
+export interface SessionDetail {
+  id: string;
+  title: string;
+  turns: Turn[];
+}
+
+export function readSession(body: unknown): SessionDetail {
+  const s = isObj(body) && isObj(body.session) ? body.session : body;
+  return {
+    id: str(pick(s, "id", "sessionId")) ?? "",
+    title: str(pick(s, "title", "name")) ?? "",
+    turns: arr(pick(s, "turns", "data") ?? pick(body, "turns")).map(readTurn),
+  };
+}
+
+export interface Checkpoint {
+  n: number;
+  version: string;
+  at: number | null;
+  samples: number | null;
+  meanReward: number | null;
+  loss: number | null;
+  kl: number | null;
+  verdict: string | null;
+  active: boolean;
+  pinned: boolean;
+}
+
+export function readCheckpoints(body: unknown): { items: Checkpoint[]; active: string | null } {
+  const active = str(pick(body, "active", "activeVersion"));
+  const items = listOf(body, "checkpoints")
+    .filter(isObj)
+    .map((c) => {
+      const n = num(pick(c, "n", "number", "id", "version")) ?? 0;
+      const version = str(pick(c, "version", "name")) ?? `v${n}`;
+      return {
+        n,
+        version,
+        at: time(pick(c, "createdAt", "time", "at", "metrics.createdAt")),
+        samples: num(pick(c, "samples", "metrics.samples", "metrics.samplesUsed", "samplesUsed")),
+        meanReward: num(pick(c, "meanReward", "metrics.meanReward")),
+        loss: num(pick(c, "loss", "metrics.loss")),
+        kl: num(pick(c, "kl", "metrics.kl", "metrics.klToServing")),
+        verdict: str(pick(c, "verdict", "gate.verdict", "metrics.gate.verdict", "metrics.verdict", "metrics.gate")),
+        active: bool(pick(c, "active")) || (active !== null && (active === version || active === String(n))),
+        pinned: bool(pick(c, "pinned")),
+      };
+    });
+  return { items, active };
+}
+
+export interface MetricPoint {
+  at: number | null;
+  meanReward: number | null;
+  loss: number | null;
+  kl: number | null;
+  verdict: string | null;
+}
+
+/** Points for the training charts: the checkpoints (published or rejected candidates) in time order. */
+export function metricSeries(checkpoints: Checkpoint[], history: unknown): MetricPoint[] {
+  const fromHistory = arr(history)
+    .filter(isObj)
+    .map((h) => ({
+      at: time(pick(h, "at", "time", "createdAt")),
+      meanReward: num(pick(h, "meanReward", "reward")),
+      loss: num(pick(h, "loss")),
+      kl: num(pick(h, "kl")),
+      verdict: str(pick(h, "verdict", "gate")),
+    }));
+  if (fromHistory.length) return fromHistory;
+  return [...checkpoints]
+    .sort((a, b) => a.n - b.n)
+    .map((c) => ({ at: c.at, meanReward: c.meanReward, loss: c.loss, kl: c.kl, verdict: c.verdict }));
+}
+
+export interface CatalogEntry {
+  id: string;
+  name: string;
+  sizeBytes: number | null;
+  arch: string | null;
+  license: string | null;
+  installed: boolean;
+  download: DownloadState | null;
+}
+
+export interface DownloadState {
+  state: string;
+  bytes: number;
+  total: number | null;
+  speed: number | null;
+  etaSeconds: number | null;
+  error: string | null;
+}
+
+export function readDownload(d: unknown): DownloadState | null {
+  if (!isObj(d)) return null;
+  return {
+    state: str(pick(d, "state", "status")) ?? "downloading",
+    bytes: num(pick(d, "bytes", "received", "downloaded")) ?? 0,
+    total: num(pick(d, "total", "totalBytes", "size")),
+    speed: num(pick(d, "speed", "bytesPerSecond", "rate")),
+    etaSeconds: num(pick(d, "eta", "etaSeconds", "secondsLeft")),
+    error: str(pick(d, "error", "message")),
+  };
+}
+
+export function readModels(body: unknown): { active: ModelInfo | null; catalog: CatalogEntry[] } {
+  return {
+    active: readModel(pick(body, "active", "current", "model")),
+    catalog: arr(pick(body, "catalog", "models", "available") ?? (Array.isArray(body) ? body : []))
+      .filter(isObj)
+      .map((m) => ({
+        id: str(pick(m, "id")) ?? "",
+        name: str(pick(m, "name", "id")) ?? "",
+        sizeBytes: num(pick(m, "sizeBytes", "size", "bytes")),
+        arch: str(pick(m, "arch", "architecture")),
+        license: str(pick(m, "license")),
+        installed: bool(pick(m, "installed", "downloaded", "present")),
+        download: readDownload(pick(m, "download", "progress")),
+      })),
+  };
+}
+
+/** The settings the UI edits; the core may hold more (kept as they are). */
+export interface Settings {
+  method: "combined" | "binary" | "opd";
+  batchSize: number;
+  learningRate: number;
+  loraRank: number;
+  judgeVotes: number;
+  judgeSource: string;
+  autoLearn: boolean;
+  outsideTurnType: "main" | "side";
+}
+
+export const defaultSettings: Settings = {
+  method: "combined",
+  batchSize: 16,
+  learningRate: 1e-4,
+  loraRank: 16,
+  judgeVotes: 3,
+  judgeSource: "base",
+  autoLearn: true,
+  outsideTurnType: "side",
+};
+
+export function readSettings(body: unknown): Settings {
+  const s = isObj(body) && isObj(body.settings) ? body.settings : body;
+  const method = str(pick(s, "method", "learningMethod", "training.method"));
+  const turnType = str(pick(s, "outsideTurnType", "defaultTurnType", "turnTypeDefault", "rollout.defaultTurnType"));
+  const judge = pick(s, "judgeSource", "judge.source");
+  return {
+    method: method === "binary" || method === "opd" || method === "combined" ? method : defaultSettings.method,
+    batchSize: num(pick(s, "batchSize", "training.batchSize")) ?? defaultSettings.batchSize,
+    learningRate: num(pick(s, "learningRate", "lr", "training.learningRate")) ?? defaultSettings.learningRate,
+    loraRank: num(pick(s, "loraRank", "rank", "lora.rank", "training.rank")) ?? defaultSettings.loraRank,
+    judgeVotes: num(pick(s, "judgeVotes", "judge.votes")) ?? defaultSettings.judgeVotes,
+    judgeSource: (isObj(judge) ? str(pick(judge, "kind", "type", "url", "model")) : str(judge)) ?? defaultSettings.judgeSource,
+    autoLearn: pick(s, "autoLearn", "training.autoLearn") === undefined ? defaultSettings.autoLearn : bool(pick(s, "autoLearn", "training.autoLearn")),
+    outsideTurnType: turnType === "main" ? "main" : "side",
+  };
+}

@@ -1,0 +1,75 @@
+/** Small SVG charts of our own: a line over time and a strip of gate verdicts. No chart library needed for this. */
+
+const W = 320;
+const H = 120;
+const PAD = { l: 36, r: 8, t: 10, b: 18 };
+
+export function LineChart({ title, values, color }: { title: string; values: (number | null)[]; color: string }) {
+  const pts = values.map((v, i) => ({ i, v })).filter((p): p is { i: number; v: number } => p.v !== null);
+  const last = pts.at(-1)?.v;
+  let body;
+  if (pts.length === 0) {
+    body = (
+      <text x={W / 2} y={H / 2} textAnchor="middle" className="chart-empty">
+        no data yet
+      </text>
+    );
+  } else {
+    let lo = Math.min(...pts.map((p) => p.v));
+    let hi = Math.max(...pts.map((p) => p.v));
+    if (lo === hi) {
+      lo -= 1;
+      hi += 1;
+    }
+    const n = Math.max(values.length - 1, 1);
+    const x = (i: number) => PAD.l + ((W - PAD.l - PAD.r) * i) / n;
+    const y = (v: number) => PAD.t + (H - PAD.t - PAD.b) * (1 - (v - lo) / (hi - lo));
+    const d = pts.map((p, k) => `${k ? "L" : "M"}${x(p.i).toFixed(1)},${y(p.v).toFixed(1)}`).join(" ");
+    body = (
+      <>
+        <line x1={PAD.l} x2={W - PAD.r} y1={y(hi)} y2={y(hi)} className="chart-grid" />
+        <line x1={PAD.l} x2={W - PAD.r} y1={y(lo)} y2={y(lo)} className="chart-grid" />
+        <text x={PAD.l - 4} y={y(hi) + 4} textAnchor="end" className="chart-axis">
+          {Number(hi.toPrecision(3))}
+        </text>
+        <text x={PAD.l - 4} y={y(lo) + 4} textAnchor="end" className="chart-axis">
+          {Number(lo.toPrecision(3))}
+        </text>
+        <path d={d} fill="none" stroke={color} strokeWidth={2} strokeLinejoin="round" />
+        {pts.map((p) => (
+          <circle key={p.i} cx={x(p.i)} cy={y(p.v)} r={2.5} fill={color} />
+        ))}
+      </>
+    );
+  }
+  return (
+    <figure className="chart">
+      <figcaption>
+        {title}
+        <span className="chart-last">{last === undefined ? "" : Number(last.toPrecision(3))}</span>
+      </figcaption>
+      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title} over time`}>
+        {body}
+      </svg>
+    </figure>
+  );
+}
+
+export function VerdictStrip({ verdicts }: { verdicts: (string | null)[] }) {
+  const shown = verdicts.filter((v): v is string => v !== null);
+  const passed = shown.filter((v) => /pass|publish|accept/i.test(v)).length;
+  return (
+    <figure className="chart">
+      <figcaption>
+        Gate verdicts
+        <span className="chart-last">{shown.length ? `${passed}/${shown.length} published` : ""}</span>
+      </figcaption>
+      <div className="verdicts" role="img" aria-label={`Gate verdicts: ${passed} published of ${shown.length}`}>
+        {shown.length === 0 && <span className="chart-empty">no data yet</span>}
+        {shown.map((v, i) => (
+          <span key={i} className={/pass|publish|accept/i.test(v) ? "verdict ok" : "verdict bad"} title={v} />
+        ))}
+      </div>
+    </figure>
+  );
+}

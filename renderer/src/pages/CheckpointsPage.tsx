@@ -1,0 +1,126 @@
+import { useEffect, useRef, useState } from "react";
+import { messageOf } from "../api/client.js";
+import { useCore, useLive } from "../api/core.js";
+import { readCheckpoints, type Checkpoint } from "../api/shapes.js";
+import { ErrorNote, LoadProblem } from "../components/Notices.js";
+import { fmtNum, fmtTime } from "../components/format.js";
+
+export function CheckpointsPage() {
+  const { client, status, reloadStatus } = useCore();
+  const list = useLive((c) => c.get<unknown>("/api/checkpoints").then(readCheckpoints), ["checkpoint", "checkpoints", "swap", "adapter"]);
+  const [confirm, setConfirm] = useState<Checkpoint | null>(null);
+  const [swapping, setSwapping] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const activate = async (c: Checkpoint) => {
+    setConfirm(null);
+    setSwapping(c.version);
+    setDone(null);
+    setError(null);
+    try {
+      await client.post(`/api/checkpoints/${c.n}/activate`);
+      setDone(`Now serving ${c.version}. The next answer in Chat uses it.`);
+    } catch (e) {
+      setError(`Could not roll back to ${c.version}: ${messageOf(e)}`);
+    } finally {
+      setSwapping(null);
+      list.reload();
+      reloadStatus();
+    }
+  };
+
+  const pin = async (c: Checkpoint) => {
+    try {
+      await client.post(`/api/checkpoints/${c.n}/pin`, { pinned: !c.pinned });
+      list.reload();
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  };
+
+  const items = [...(list.data?.items ?? [])].sort((a, b) => b.n - a.n);
+  const activeVersion = status?.adapter ?? null;
+  return (
+    <div className="page">
+      <header className="page-head">
+        <h1>Checkpoints</h1>
+        <span className="muted">Serving: {activeVersion === null ? "—" : activeVersion === "base" ? "base model" : activeVersion}</span>
+      </header>
+      {(swapping || status?.swapping) && (
+        <div className="note note-info" role="status">
+          <span className="spinner" aria-hidden="true" /> Swapping to {swapping ?? "the new adapter"}… new requests wait a moment, none are dropped.
+        </div>
+      )}
+      {done && !swapping && (
+        <div className="note note-ok" role="status">
+          {done}
+        </div>
+      )}
+      {error && <ErrorNote error={error} />}
+      {list.error && <LoadProblem error={list.error} what="Checkpoints" onRetry={list.reload} />}
+      {list.data && items.length === 0 && <p className="muted">No checkpoints yet. Each adapter the learner publishes appears here.</p>}
+      {items.length > 0 && (
+        <table className="table">
+          <thead>
+            <tr>
+              <th>Version</th>
+              <th>Time</th>
+              <th>Samples</th>
+              <th>Mean reward</th>
+              <th>KL</th>
+              <th>Gate</th>
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((c) => (
+              <tr key={c.n} className={c.active ? "active-row" : undefined}>
+                <td className="nowrap" id={`cp-${c.n}`}>
+                  <strong>{c.version}</strong> {c.active && <span className="tag tag-active">active</span>} {c.pinned && <span className="tag">pinned</span>}
+                </td>
+                <td className="nowrap">{fmtTime(c.at)}</td>
+                <td>{c.samples ?? "—"}</td>
+                <td>{fmtNum(c.meanReward)}</td>
+                <td>{fmtNum(c.kl, 4)}</td>
+                <td>{c.verdict ? <span className={/pass|publish|accept/i.test(c.verdict) ? "tag tag-ok" : "tag tag-bad"}>{c.verdict}</span> : "—"}</td>
+                <td className="nowrap row-actions">
+                  <button type="button" aria-describedby={`cp-${c.n}`} onClick={() => void pin(c)}>
+                    {c.pinned ? "Unpin" : "Pin"}
+                  </button>
+                  <button type="button" disabled={c.active || swapping !== null} aria-describedby={`cp-${c.n}`} onClick={() => setConfirm(c)}>
+                    Roll back
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {confirm && <ConfirmRollback checkpoint={confirm} onCancel={() => setConfirm(null)} onConfirm={() => void activate(confirm)} />}
+    </div>
+  );
+}
+
+function ConfirmRollback({ checkpoint, onCancel, onConfirm }: { checkpoint: Checkpoint; onCancel(): void; onConfirm(): void }) {
+  const ref = useRef<HTMLDialogElement | null>(null);
+  useEffect(() => {
+    ref.current?.showModal();
+  }, []);
+  return (
+    <dialog ref={ref} className="dialog" aria-labelledby="rb-title" onCancel={onCancel}>
+      <h2 id="rb-title">Roll back to {checkpoint.version}?</h2>
+      <p>The assistant switches to this adapter now; training continues from it. Newer checkpoints stay in the list, so you can roll forward again.</p>
+      <div className="actions">
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="button" className="primary" autoFocus onClick={onConfirm}>
+          Confirm roll back
+        </button>
+      </div>
+    </dialog>
+  );
+}

@@ -1,0 +1,147 @@
+import { useState } from "react";
+import { ApiError, messageOf } from "../api/client.js";
+import { useCore, useLive } from "../api/core.js";
+import { readModels, type CatalogEntry, type ModelInfo } from "../api/shapes.js";
+import { ErrorNote, LoadProblem } from "../components/Notices.js";
+import { fmtBytes, fmtDuration } from "../components/format.js";
+import { Card } from "./TrainingPage.js";
+
+export function ModelsPage() {
+  const { client, status } = useCore();
+  const models = useLive((c) => c.get<unknown>("/api/models").then(readModels), ["model", "models", "download"], [], 2000);
+  const [error, setError] = useState<string | null>(null);
+  const [importPath, setImportPath] = useState("");
+  const [busy, setBusy] = useState<string | null>(null);
+
+  const act = async (label: string, path: string, body?: unknown, method: "POST" | "DELETE" = "POST") => {
+    setBusy(label);
+    setError(null);
+    try {
+      await client.json(method, path, body ?? (method === "POST" ? {} : undefined));
+      models.reload();
+    } catch (e) {
+      setError(e instanceof ApiError && e.notAvailable ? `${label}: not available yet in this core.` : `${label}: ${messageOf(e)}`);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const active: ModelInfo | null = models.data?.active ?? status?.model ?? null;
+  return (
+    <div className="page">
+      <header className="page-head">
+        <h1>Models</h1>
+      </header>
+      {error && <ErrorNote error={error} />}
+      <h2>Active model</h2>
+      {active ? (
+        <div className="cards">
+          <Card label="Name" value={active.name} />
+          <Card label="Size" value={fmtBytes(active.sizeBytes)} />
+          <Card label="Quantization" value={active.quantization ?? "—"} />
+          <Card label="Context" value={active.contextSize ? `${active.contextSize.toLocaleString()} tokens` : "—"} />
+          <Card label="GPU layers" value={active.gpuLayers ?? (status?.backend ? `— (${status.backend})` : "—")} />
+        </div>
+      ) : (
+        <p className="muted">No model loaded.</p>
+      )}
+      {active?.trainable === false && <p className="note note-muted">This model's architecture can be served but not trained.</p>}
+
+      <h2>Catalog</h2>
+      {models.error && <LoadProblem error={models.error} what="The model catalog" onRetry={models.reload} />}
+      {models.data && models.data.catalog.length === 0 && <p className="muted">The catalog is empty.</p>}
+      {models.data && models.data.catalog.length > 0 && (
+        <table className="table">
+          <thead>
+            <tr>
+              <th>Model</th>
+              <th>Size</th>
+              <th>Architecture</th>
+              <th>Download</th>
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {models.data.catalog.map((m) => (
+              <CatalogRow key={m.id} m={m} busy={busy !== null} onAct={act} />
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      <h2>Import a local GGUF</h2>
+      <form
+        className="inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (importPath.trim()) void act("Import", "/api/models/import", { path: importPath.trim() });
+        }}
+      >
+        <input aria-label="GGUF file path" placeholder="/path/to/model.gguf" value={importPath} onChange={(e) => setImportPath(e.target.value)} />
+        <button type="submit" disabled={!importPath.trim() || busy !== null}>
+          {busy === "Import" ? "Importing…" : "Import"}
+        </button>
+      </form>
+    </div>
+  );
+}
+
+function CatalogRow({ m, busy, onAct }: { m: CatalogEntry; busy: boolean; onAct(label: string, path: string, body?: unknown, method?: "POST" | "DELETE"): Promise<void> }) {
+  const id = encodeURIComponent(m.id);
+  const d = m.download;
+  const active = d && /download|running|paused|queued/i.test(d.state);
+  return (
+    <tr>
+      <td>
+        <strong>{m.name}</strong>
+        {m.license && <div className="small muted">{m.license}</div>}
+      </td>
+      <td className="nowrap">{fmtBytes(m.sizeBytes)}</td>
+      <td>{m.arch ?? "—"}</td>
+      <td className="download-cell">
+        {m.installed && !active ? (
+          <span className="tag tag-ok">installed</span>
+        ) : d ? (
+          <>
+            <progress aria-label={`Download of ${m.name}`} max={d.total ?? undefined} value={d.bytes} />
+            <div className="small muted">
+              {fmtBytes(d.bytes)}
+              {d.total ? ` of ${fmtBytes(d.total)}` : ""} · {d.speed ? `${fmtBytes(d.speed)}/s` : "—"} · {fmtDuration(d.etaSeconds)} left · {d.state}
+            </div>
+            {d.error && <div className="small error-text">{d.error}</div>}
+          </>
+        ) : (
+          <span className="muted">—</span>
+        )}
+      </td>
+      <td className="nowrap row-actions">
+        {m.installed ? (
+          <button type="button" disabled={busy} onClick={() => void onAct(`Use ${m.name}`, "/api/models/use", { id: m.id })}>
+            Use
+          </button>
+        ) : active ? (
+          <>
+            {/paused/i.test(d!.state) ? (
+              <button type="button" onClick={() => void onAct("Resume", `/api/models/${id}/resume`)}>
+                Resume
+              </button>
+            ) : (
+              <button type="button" onClick={() => void onAct("Pause", `/api/models/${id}/pause`)}>
+                Pause
+              </button>
+            )}
+            <button type="button" onClick={() => void onAct("Cancel", `/api/models/${id}/cancel`)}>
+              Cancel
+            </button>
+          </>
+        ) : (
+          <button type="button" disabled={busy} onClick={() => void onAct(`Download ${m.name}`, "/api/models/pull", { id: m.id })}>
+            Download
+          </button>
+        )}
+      </td>
+    </tr>
+  );
+}

@@ -1,0 +1,178 @@
+import { useEffect, useState } from "react";
+import { ApiError, messageOf } from "../api/client.js";
+import { servedModelId } from "../api/chat.js";
+import { useCore, useLive } from "../api/core.js";
+import { defaultSettings, readSettings, type Settings } from "../api/shapes.js";
+import { CopyButton } from "../components/Markdown.js";
+import { ErrorNote, LoadProblem } from "../components/Notices.js";
+
+/** The provider config OpenClaw needs, exactly in the shape ../shared/openclaw-client.md shows. */
+export function openClawSnippet(apiBase: string, token: string, modelId: string, contextWindow: number): string {
+  const config = {
+    models: {
+      providers: {
+        clawrl: {
+          baseUrl: `${apiBase}/v1`,
+          apiKey: token,
+          api: "openai-completions",
+          models: [
+            {
+              id: modelId,
+              name: modelId,
+              reasoning: false,
+              input: ["text"],
+              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+              contextWindow,
+              maxTokens: 1024,
+            },
+          ],
+        },
+      },
+    },
+    agents: { defaults: { model: { primary: `clawrl/${modelId}` } } },
+  };
+  return JSON.stringify(config, null, 2);
+}
+
+export function SettingsPage() {
+  const { client, status } = useCore();
+  const loaded = useLive((c) => c.get<unknown>("/api/settings").then(readSettings), ["settings"]);
+  const [form, setForm] = useState<Settings>(defaultSettings);
+  const [dirty, setDirty] = useState(false);
+  const [saving, setSaving] = useState(false);
+  const [saved, setSaved] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [showToken, setShowToken] = useState(false);
+  const [modelId, setModelId] = useState<string>("model");
+
+  useEffect(() => {
+    if (loaded.data && !dirty) setForm(loaded.data);
+  }, [loaded.data, dirty]);
+  useEffect(() => {
+    servedModelId(client).then(setModelId, () => undefined);
+  }, [client]);
+
+  const set = <K extends keyof Settings>(k: K, v: Settings[K]) => {
+    setForm((f) => ({ ...f, [k]: v }));
+    setDirty(true);
+    setSaved(false);
+  };
+
+  const save = async () => {
+    setSaving(true);
+    setError(null);
+    const base = loaded.data ?? defaultSettings;
+    const changed = Object.fromEntries(Object.entries(form).filter(([k, v]) => base[k as keyof Settings] !== v));
+    try {
+      await client.patch("/api/settings", changed);
+      setDirty(false);
+      setSaved(true);
+      loaded.reload();
+    } catch (e) {
+      setError(e instanceof ApiError && e.notAvailable ? "Saving settings is not available yet in this core." : messageOf(e));
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const token = client.token ?? "";
+  const apiBase = client.config.apiBase;
+  const snippet = openClawSnippet(apiBase, token, modelId, status?.model?.contextSize ?? 32768);
+  const unavailable = loaded.error instanceof ApiError && loaded.error.notAvailable;
+
+  return (
+    <div className="page">
+      <header className="page-head">
+        <h1>Settings</h1>
+      </header>
+      {loaded.error && <LoadProblem error={loaded.error} what="Settings" onRetry={loaded.reload} />}
+      <form
+        className="settings"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save();
+        }}
+      >
+        <fieldset disabled={unavailable}>
+          <legend>Learning</legend>
+          <label>
+            Learning method
+            <select value={form.method} onChange={(e) => set("method", e.target.value as Settings["method"])}>
+              <option value="combined">Combined (rewards + hints)</option>
+              <option value="binary">Binary RL (rewards only)</option>
+              <option value="opd">OPD (hints only)</option>
+            </select>
+          </label>
+          <label>
+            Batch size
+            <input type="number" min={1} max={1024} value={form.batchSize} onChange={(e) => set("batchSize", Number(e.target.value))} />
+          </label>
+          <label>
+            Learning rate
+            <input type="number" step="any" min={0} value={form.learningRate} onChange={(e) => set("learningRate", Number(e.target.value))} />
+          </label>
+          <label>
+            LoRA rank
+            <input type="number" min={1} max={256} value={form.loraRank} onChange={(e) => set("loraRank", Number(e.target.value))} />
+          </label>
+          <label className="check">
+            <input type="checkbox" checked={form.autoLearn} onChange={(e) => set("autoLearn", e.target.checked)} />
+            Learn automatically when enough samples are ready
+          </label>
+        </fieldset>
+        <fieldset disabled={unavailable}>
+          <legend>Judge</legend>
+          <label>
+            Judge votes
+            <input type="number" min={1} max={15} value={form.judgeVotes} onChange={(e) => set("judgeVotes", Number(e.target.value))} />
+          </label>
+          <label>
+            Judge source
+            <input value={form.judgeSource} onChange={(e) => set("judgeSource", e.target.value)} placeholder="base, a GGUF path, or an OpenAI-compatible URL" />
+          </label>
+        </fieldset>
+        <fieldset disabled={unavailable}>
+          <legend>Outside clients</legend>
+          <label>
+            Turn type when a client does not say
+            <select value={form.outsideTurnType} onChange={(e) => set("outsideTurnType", e.target.value as Settings["outsideTurnType"])}>
+              <option value="side">side (not trained)</option>
+              <option value="main">main (trained)</option>
+            </select>
+          </label>
+        </fieldset>
+        {error && <ErrorNote error={error} />}
+        <div className="actions">
+          <button type="submit" className="primary" disabled={!dirty || saving || unavailable}>
+            {saving ? "Saving…" : "Save settings"}
+          </button>
+          {saved && <span className="muted" role="status">Saved.</span>}
+        </div>
+      </form>
+
+      <h2>API access</h2>
+      <div className="kv">
+        <span>API address</span>
+        <code>{apiBase}/v1</code>
+        <CopyButton text={`${apiBase}/v1`} label="Copy API address" />
+        <span>Token</span>
+        <code>{showToken ? token : "•".repeat(Math.min(token.length, 24))}</code>
+        <span>
+          <button type="button" onClick={() => setShowToken((s) => !s)}>
+            {showToken ? "Hide token" : "Show token"}
+          </button>{" "}
+          <CopyButton text={token} label="Copy token" />
+        </span>
+      </div>
+      <h3>OpenClaw provider snippet</h3>
+      <p className="muted small">Put this in openclaw.json (the file OPENCLAW_CONFIG_PATH names).</p>
+      <div className="code-block">
+        <div className="code-head">
+          <span>openclaw.json</span>
+          <CopyButton text={snippet} label="Copy OpenClaw snippet" />
+        </div>
+        <pre aria-label="OpenClaw snippet">{showToken ? snippet : snippet.replace(JSON.stringify(token), '"<token: Show token to see it>"')}</pre>
+      </div>
+    </div>
+  );
+}

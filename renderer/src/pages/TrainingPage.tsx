@@ -1,0 +1,123 @@
+import { useState } from "react";
+import { ApiError, messageOf } from "../api/client.js";
+import { useCore, useLive } from "../api/core.js";
+import { listOf, metricSeries, pick, readCheckpoints, readTraining, readTurn, type TrainingStatus } from "../api/shapes.js";
+import { LineChart, VerdictStrip } from "../components/Charts.js";
+import { ErrorNote, LoadProblem } from "../components/Notices.js";
+import { fmtTime } from "../components/format.js";
+
+/** "Training step 3 of 8", "Judging", "Idle" … */
+export function describeTraining(t: TrainingStatus): string {
+  const s = t.state.toLowerCase();
+  if (t.paused) return "Paused";
+  if (s.includes("train")) return t.step !== null && t.steps !== null ? `Training step ${t.step} of ${t.steps}` : "Training";
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+export function TrainingPage() {
+  const { client, status, reloadStatus } = useCore();
+  // GET /api/training: the learner's detail (history, judged turns) when the core offers it; /api/status otherwise.
+  const detail = useLive((c) => c.get<unknown>("/api/training").catch((e: unknown) => (e instanceof ApiError && e.notAvailable ? null : Promise.reject(e))), ["training", "judge", "checkpoint", "checkpoints"]);
+  const checkpoints = useLive((c) => c.get<unknown>("/api/checkpoints").then(readCheckpoints), ["checkpoint", "checkpoints", "training"]);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const [pending, setPending] = useState<string | null>(null);
+
+  const training = detail.data ? readTraining(pick(detail.data, "training", "status") ?? detail.data) : status?.training ?? null;
+  const series = metricSeries(checkpoints.data?.items ?? [], pick(detail.data, "history", "metrics"));
+  const judged = listOf(pick(detail.data, "recentJudged", "judged", "recent") ?? [], "turns").map(readTurn);
+
+  const act = async (what: string, path: string) => {
+    setPending(what);
+    setActionError(null);
+    try {
+      await client.post(path);
+      reloadStatus();
+      detail.reload();
+    } catch (e) {
+      setActionError(e instanceof ApiError && e.notAvailable ? `${what} is not available yet in this core.` : messageOf(e));
+    } finally {
+      setPending(null);
+    }
+  };
+
+  return (
+    <div className="page">
+      <header className="page-head">
+        <h1>Training</h1>
+        <div className="actions">
+          <button type="button" className="primary" disabled={pending !== null} onClick={() => void act("Train now", "/api/training/run")}>
+            {pending === "Train now" ? "Starting…" : "Train now"}
+          </button>
+          {training?.paused ? (
+            <button type="button" disabled={pending !== null} onClick={() => void act("Resume", "/api/training/resume")}>
+              Resume
+            </button>
+          ) : (
+            <button type="button" disabled={pending !== null} onClick={() => void act("Pause", "/api/training/pause")}>
+              Pause
+            </button>
+          )}
+        </div>
+      </header>
+      {actionError && <ErrorNote error={actionError} />}
+      {detail.error && <LoadProblem error={detail.error} what="Training detail" onRetry={detail.reload} />}
+      <div className="cards" role="group" aria-label="Learner">
+        <Card label="Now" value={training ? describeTraining(training) : "—"} live />
+        <Card label="Backend" value={training?.backend ? [training.backend, training.device].filter(Boolean).join(", ") : "—"} />
+        <Card label="Samples waiting" value={training?.samplesWaiting ?? "—"} />
+        <Card label="Judge queue" value={training?.judgeQueue ?? "—"} />
+        <Card label="Serving" value={status ? (status.adapter === "base" ? "base model" : `adapter ${status.adapter}`) : "—"} />
+      </div>
+      {training?.step !== null && training?.steps ? <progress className="wide-progress" aria-label="Training progress" max={training.steps} value={training.step ?? 0} /> : null}
+      {training?.lastError && <ErrorNote error={`Last training error: ${training.lastError}`} />}
+
+      <h2>Over time</h2>
+      {checkpoints.error && <LoadProblem error={checkpoints.error} what="Training history (checkpoints)" onRetry={checkpoints.reload} />}
+      <div className="charts">
+        <LineChart title="Mean reward" values={series.map((p) => p.meanReward)} color="var(--c-green)" />
+        <LineChart title="Loss" values={series.map((p) => p.loss)} color="var(--c-blue)" />
+        <LineChart title="KL to serving policy" values={series.map((p) => p.kl)} color="var(--c-orange)" />
+        <VerdictStrip verdicts={series.map((p) => p.verdict)} />
+      </div>
+
+      <h2>Latest judged turns</h2>
+      {judged.length === 0 ? (
+        <p className="muted">No judged turns yet. Turns are judged from your next message, or rated by your thumbs and hints.</p>
+      ) : (
+        <table className="table">
+          <thead>
+            <tr>
+              <th>When</th>
+              <th>Answer</th>
+              <th>Votes</th>
+              <th>Reward</th>
+              <th>Hint</th>
+            </tr>
+          </thead>
+          <tbody>
+            {judged.map((t) => (
+              <tr key={t.id}>
+                <td className="nowrap">{fmtTime(t.at)}</td>
+                <td className="clip">{t.response}</td>
+                <td className="nowrap">{t.votes.length ? t.votes.map((v) => (v.score === null ? "✗" : v.score > 0 ? "+1" : v.score < 0 ? "−1" : "0")).join(" ") : t.thumbs ? `thumbs ${t.thumbs}` : "—"}</td>
+                <td>{t.reward ?? "—"}</td>
+                <td className="clip">{t.hint ?? t.judgeHints[0] ?? "—"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+export function Card({ label, value, live }: { label: string; value: string | number; live?: boolean }) {
+  return (
+    <div className="card">
+      <div className="card-label">{label}</div>
+      <div className="card-value" aria-live={live ? "polite" : undefined}>
+        {value}
+      </div>
+    </div>
+  );
+}
