@@ -4,6 +4,10 @@ import type { FastifyInstance } from "fastify";
 import { appRoot, dataPaths, defaultDataDir, type DataPaths } from "./config/paths.js";
 import { createServer } from "./server/app.js";
 import { loadOrCreateToken } from "./server/token.js";
+import { registerApiRoutes } from "./server/routes/api.js";
+import { Store } from "./store/store.js";
+import { EventBus } from "./rollout/events.js";
+import { Rollout } from "./rollout/rollout.js";
 
 export interface CoreOptions {
   dataDir?: string;
@@ -21,6 +25,12 @@ export interface RunningCore {
   token: string;
   paths: DataPaths;
   server: FastifyInstance;
+  /** state.json + logs/trajectories.jsonl */
+  store: Store;
+  /** in-process events (SSE, learning loop) */
+  bus: EventBus;
+  /** sessions and turns: the /v1 route calls beginTurn/completeTurn/abortTurn */
+  rollout: Rollout;
   close(): Promise<void>;
 }
 
@@ -31,7 +41,13 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const paths = dataPaths(opts.dataDir ?? defaultDataDir());
   fs.mkdirSync(paths.root, { recursive: true, mode: 0o700 });
   const token = loadOrCreateToken(paths.token, opts.token);
+  const store = Store.open(paths.root);
+  if (store.recoveryMessage) console.warn(store.recoveryMessage);
+  const bus = new EventBus();
+  const rollout = new Rollout({ store, bus });
+  rollout.start();
   const server = createServer({ token, uiDir: opts.uiDir ?? defaultUiDir });
+  registerApiRoutes(server, { store, rollout, bus });
   const host = opts.host ?? "127.0.0.1";
   await server.listen({ host, port: opts.port ?? 0 });
   const addr = server.server.address();
@@ -42,8 +58,13 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     token,
     paths,
     server,
+    store,
+    bus,
+    rollout,
     close: async () => {
       await server.close();
+      rollout.stop();
+      store.close();
     },
   };
 }

@@ -29,7 +29,11 @@ export function createServer(opts: ServerOptions): FastifyInstance {
 
   app.addHook("onRequest", async (req) => {
     if (req.method === "OPTIONS" || isPublic(req.url)) return;
-    if (!bearerMatches(req.headers.authorization, opts.token)) throw unauthorized();
+    if (bearerMatches(req.headers.authorization, opts.token)) return;
+    // The browser's EventSource cannot send headers: the SSE route alone also takes ?token=.
+    const q = (req.query ?? {}) as { token?: unknown };
+    if (req.url.split("?")[0] === "/api/events" && typeof q.token === "string" && bearerMatches(`Bearer ${q.token}`, opts.token)) return;
+    throw unauthorized();
   });
 
   app.setErrorHandler((err: FastifyError | ApiError, _req, reply) => {

@@ -1,0 +1,110 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { badRequest, notFound } from "../errors.js";
+import { SettingsError, formatIssue } from "../../store/settings.js";
+import { rewardOf } from "../../store/store.js";
+import { registerEventRoute } from "./apiEvents.js";
+import type { ApiDeps, EngineStatus } from "./apiTypes.js";
+
+export type { ApiDeps, EngineStatus, EngineStatusProvider } from "./apiTypes.js";
+
+const FeedbackBody = z
+  .object({
+    turnId: z.string().min(1),
+    thumbs: z.enum(["up", "down"]).nullable().optional(),
+    hint: z.string().max(4000).nullable().optional(),
+  })
+  .strict()
+  .refine((b) => b.thumbs !== undefined || b.hint !== undefined, { message: "give thumbs and/or hint" });
+
+const SessionPatch = z
+  .object({
+    title: z.string().trim().max(200).nullable().optional(),
+    /** true closes the session (its last turn will get no next state) */
+    closed: z.literal(true).optional(),
+  })
+  .strict();
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) throw badRequest("the request body must be a JSON object");
+  const r = schema.safeParse(body);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw badRequest(formatIssue(issue), issue.path.length ? issue.path.join(".") : null);
+  }
+  return r.data;
+}
+
+const noEngine: EngineStatus = { model: null, backend: null, gpu: null, adapter: "base" };
+
+/** The app API the UI uses: status, sessions, feedback, settings, and the SSE event stream. */
+export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  const { store, rollout, bus } = deps;
+
+  app.get("/api/status", async () => {
+    const engine = deps.engineStatus ? await deps.engineStatus() : noEngine;
+    let turns = 0;
+    for (const _ of store.turnEntries()) turns++;
+    return {
+      ...engine,
+      training: { ...store.state.training, ...(deps.trainingStatus?.() ?? {}) },
+      sessions: store.sessions().length,
+      turns,
+      recovery: store.recoveryMessage,
+    };
+  });
+
+  app.get("/api/sessions", async () => ({ sessions: store.sessions() }));
+
+  app.get<{ Params: { id: string }; Querystring: { tokens?: string } }>("/api/sessions/:id", async (req) => {
+    const session = store.session(req.params.id);
+    if (!session) throw notFound(`unknown session '${req.params.id}'`);
+    const tokens = req.query.tokens === "1" || req.query.tokens === "true";
+    return { session, turns: store.sessionTurns(session.id).map((e) => store.turnView(e.turnId, { tokens })) };
+  });
+
+  app.patch<{ Params: { id: string } }>("/api/sessions/:id", async (req) => {
+    const patch = parse(SessionPatch, req.body);
+    const session = store.session(req.params.id);
+    if (!session) throw notFound(`unknown session '${req.params.id}'`);
+    if (patch.title !== undefined) {
+      const next = { ...session, title: patch.title === "" ? null : patch.title };
+      store.putSession(next);
+      bus.emit("session", { session: next, change: "renamed" });
+    }
+    if (patch.closed) rollout.closeSession(session.id, "done");
+    return { session: store.session(session.id) };
+  });
+
+  app.delete<{ Params: { id: string } }>("/api/sessions/:id", async (req, reply) => {
+    if (!store.deleteSession(req.params.id)) throw notFound(`unknown session '${req.params.id}'`);
+    bus.emit("sessionDeleted", { sessionId: req.params.id });
+    return reply.status(204).send();
+  });
+
+  app.post("/api/feedback", async (req) => {
+    const body = parse(FeedbackBody, req.body);
+    const entry = store.turnEntry(body.turnId);
+    if (!entry) throw notFound(`unknown turn '${body.turnId}'`);
+    store.appendFeedback(body.turnId, { thumbs: body.thumbs, hint: body.hint });
+    const current = store.turnEntry(body.turnId)!;
+    bus.emit("feedback", { turnId: body.turnId, sessionId: entry.sessionId, feedback: current.feedback });
+    const r = rewardOf(current);
+    return { turnId: body.turnId, sessionId: entry.sessionId, feedback: current.feedback, reward: r.reward, rewardSource: r.source };
+  });
+
+  app.get("/api/settings", async () => store.settings);
+
+  app.patch("/api/settings", async (req) => {
+    try {
+      const settings = store.updateSettings(req.body);
+      bus.emit("settings", { settings });
+      return settings;
+    } catch (err) {
+      if (err instanceof SettingsError) throw badRequest(err.message);
+      throw err;
+    }
+  });
+
+  registerEventRoute(app, bus, deps.sseKeepAliveMs ?? 15_000);
+}
