@@ -5,11 +5,25 @@ import react from "@vitejs/plugin-react";
 export default defineConfig({
   main: {
     plugins: [externalizeDepsPlugin()],
-    build: { rollupOptions: { input: { index: resolve(import.meta.dirname, "electron/main/index.ts") } } },
+    build: {
+      rollupOptions: {
+        input: {
+          index: resolve(import.meta.dirname, "electron/main/index.ts"),
+          // The core's process entry (plain Node; main forks it with ELECTRON_RUN_AS_NODE).
+          core: resolve(import.meta.dirname, "electron/core/entry.ts"),
+        },
+      },
+    },
   },
   preload: {
     plugins: [externalizeDepsPlugin()],
-    build: { rollupOptions: { input: { index: resolve(import.meta.dirname, "electron/preload/index.ts") } } },
+    build: {
+      rollupOptions: {
+        input: { index: resolve(import.meta.dirname, "electron/preload/index.ts") },
+        // Sandboxed preloads cannot be ES modules.
+        output: { format: "cjs", entryFileNames: "[name].cjs" },
+      },
+    },
   },
   renderer: {
     root: resolve(import.meta.dirname, "renderer"),
