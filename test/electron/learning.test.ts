@@ -1,0 +1,124 @@
+// Tray learning status and pause/resume, against real HTTP servers: a small one answering the
+// shapes we need, and the real core (whose pause/resume routes may not exist yet: 404).
+import assert from "node:assert/strict";
+import http from "node:http";
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { fetchLearningState, learningStateFromStatus, setLearningPaused, trayMenuTemplate, type TrayActions } from "../../electron/main/learning.js";
+import { startCore, type RunningCore } from "../../electron/core/core.js";
+import { tempDir } from "../helpers/cli.js";
+
+describe("learningStateFromStatus", () => {
+  it("maps the trainer's words onto idle / learning / paused", () => {
+    assert.equal(learningStateFromStatus({ training: { state: "running" } }), "learning");
+    assert.equal(learningStateFromStatus({ training: { status: "paused" } }), "paused");
+    assert.equal(learningStateFromStatus({ training: "idle" }), "idle");
+    assert.equal(learningStateFromStatus({ trainingState: "Training" }), "learning");
+  });
+  it("is unknown for bodies without a training state", () => {
+    for (const body of [null, 3, "x", {}, { training: {} }, { training: { state: 5 } }, { training: { state: "exploded" } }]) {
+      assert.equal(learningStateFromStatus(body), "unknown", JSON.stringify(body));
+    }
+  });
+});
+
+describe("trayMenuTemplate", () => {
+  const calls: string[] = [];
+  const actions: TrayActions = {
+    showWindow: () => calls.push("show"),
+    pause: () => calls.push("pause"),
+    resume: () => calls.push("resume"),
+    quit: () => calls.push("quit"),
+  };
+  const labels = (state: Parameters<typeof trayMenuTemplate>[0], note?: string) =>
+    trayMenuTemplate(state, actions, note).map((i) => (i.type === "separator" ? "---" : `${i.label}${i.enabled === false ? " (disabled)" : ""}`));
+
+  it("shows the status and offers Pause while idle or learning", () => {
+    assert.deepEqual(labels("learning"), ["Learning: training… (disabled)", "---", "Open ClawRL", "Pause learning", "---", "Quit ClawRL"]);
+    assert.deepEqual(labels("idle")[3], "Pause learning");
+  });
+  it("offers Resume while paused, and no usable Pause when the state is not known", () => {
+    assert.deepEqual(labels("paused")[3], "Resume learning");
+    assert.equal(labels("offline")[3], "Pause learning (disabled)");
+    assert.equal(labels("unknown")[0], "Learning: status not available (disabled)");
+  });
+  it("shows a note under the status, and the items call the actions", () => {
+    const items = trayMenuTemplate("paused", actions, "Could not pause");
+    assert.equal(items[1].label, "Could not pause");
+    for (const i of items) if (i.click) (i.click as () => void)();
+    assert.deepEqual(calls, ["show", "resume", "quit"]);
+  });
+});
+
+describe("talking to the core", () => {
+  let server: http.Server;
+  let base = "";
+  const seen: string[] = [];
+  let statusBody: unknown = { training: { state: "running" } };
+  before(async () => {
+    server = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? "-"}`);
+      res.setHeader("content-type", "application/json");
+      if (req.url === "/api/status") return res.end(JSON.stringify(statusBody));
+      if (req.url === "/api/training/pause") return res.end("{}");
+      if (req.url === "/api/training/resume") {
+        res.statusCode = 409;
+        return res.end(JSON.stringify({ error: { message: "trainer is restarting" } }));
+      }
+      res.statusCode = 404;
+      res.end("{}");
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => server.close());
+
+  it("reads the state with the bearer token", async () => {
+    assert.equal(await fetchLearningState({ apiBase: base, token: "tok-12345678" }), "learning");
+    statusBody = { training: { state: "paused" } };
+    assert.equal(await fetchLearningState({ apiBase: base, token: "tok-12345678" }), "paused");
+    assert.equal(seen.at(-1), "GET /api/status Bearer tok-12345678");
+  });
+  it("pause succeeds; a refused resume carries the server's message", async () => {
+    assert.deepEqual(await setLearningPaused({ apiBase: base, token: "tok-12345678" }, true), { ok: true });
+    assert.deepEqual(await setLearningPaused({ apiBase: base, token: "tok-12345678" }, false), {
+      ok: false,
+      reason: "error",
+      message: "resume failed: trainer is restarting",
+    });
+  });
+  it("a core that is not there is offline, not an exception", async () => {
+    const closed = http.createServer();
+    closed.listen(0, "127.0.0.1");
+    await once(closed, "listening");
+    const dead = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    closed.close();
+    await once(closed, "close");
+    assert.equal(await fetchLearningState({ apiBase: dead, token: "t" }), "offline");
+    const r = await setLearningPaused({ apiBase: dead, token: "t" }, true);
+    assert.equal(r.ok, false);
+    assert.equal(!r.ok && r.reason, "offline");
+  });
+
+  describe("the real core", () => {
+    let core: RunningCore;
+    before(async () => {
+      core = await startCore({ dataDir: tempDir(), port: 0 });
+    });
+    after(() => core.close());
+    it("pause and resume either work or say the route is not available yet (404), never throw", async () => {
+      for (const paused of [true, false]) {
+        const r = await setLearningPaused({ apiBase: core.url, token: core.token }, paused);
+        if (!r.ok) {
+          assert.equal(r.reason, "not-available");
+          assert.match(r.message, /cannot (pause|resume) learning yet/);
+        }
+      }
+    });
+    it("the status read never reports offline for a running core", async () => {
+      assert.notEqual(await fetchLearningState({ apiBase: core.url, token: core.token }), "offline");
+    });
+  });
+});
