@@ -1,0 +1,71 @@
+/**
+ * llama.cpp's log-probs (through node-llama-cpp, CPU) for parity tests: evaluates a token
+ * sequence once and reads the full next-token logits at every position, then log-softmaxes them
+ * in f64 (the raw logits avoid any truncation of the probabilities map).
+ */
+import { getLlama, type ControlledEvaluateInputItem, type Llama, type Token } from "node-llama-cpp";
+
+let llama: Promise<Llama> | null = null;
+
+function cpuLlama(): Promise<Llama> {
+  llama ??= getLlama({ gpu: false, logLevel: "error" as never, build: "never" });
+  return llama;
+}
+
+export interface ReferenceOptions {
+  /** A LoRA adapter GGUF to apply (scale 1). */
+  loraPath?: string;
+  /** KV cache in F32 (default) or llama.cpp's default F16. */
+  kvCache?: "F32" | "F16";
+}
+
+/** Token ids of `text` under the model's own tokenizer (with BOS when the model adds one). */
+export async function llamaCppTokenize(modelPath: string, text: string): Promise<number[]> {
+  const l = await cpuLlama();
+  const model = await l.loadModel({ modelPath, gpuLayers: 0 });
+  try {
+    const ids = model.tokenize(text).map(Number);
+    const bos = model.tokens.bos;
+    return bos !== null && ids[0] !== Number(bos) ? [Number(bos), ...ids] : ids;
+  } finally {
+    await model.dispose();
+  }
+}
+
+/** lp[t] = log p(tokens[t] | tokens[<t]) for t = 1..len−1 (lp[0] = NaN). */
+export async function llamaCppLogProbs(modelPath: string, tokens: number[], opts: ReferenceOptions = {}): Promise<number[]> {
+  const l = await cpuLlama();
+  const model = await l.loadModel({ modelPath, gpuLayers: 0 });
+  try {
+    const ctx = await model.createContext({
+      contextSize: Math.max(64, tokens.length + 8),
+      batchSize: Math.max(64, tokens.length + 8),
+      flashAttention: false,
+      experimentalKvCacheKeyType: opts.kvCache ?? "F32",
+      experimentalKvCacheValueType: opts.kvCache ?? "F32",
+      ...(opts.loraPath ? { lora: { adapters: [{ filePath: opts.loraPath, scale: 1 }] } } : {}),
+    });
+    try {
+      const seq = ctx.getSequence();
+      const items: ControlledEvaluateInputItem[] = tokens.map((t, i) => (i < tokens.length - 1 ? [t as Token, { generateNext: { logits: true } }] : (t as Token)));
+      const out = await seq.controlledEvaluate(items);
+      const lp: number[] = [NaN];
+      for (let i = 0; i < tokens.length - 1; i++) {
+        const logits = out[i]?.next.logits;
+        if (!logits) throw new Error(`no logits at position ${i}`);
+        let max = -Infinity;
+        for (const v of logits.values()) max = Math.max(max, v);
+        let sum = 0;
+        for (const v of logits.values()) sum += Math.exp(v - max);
+        const target = logits.get(tokens[i + 1] as Token);
+        if (target === undefined) throw new Error(`logits at position ${i} lack token ${tokens[i + 1]}`);
+        lp.push(target - max - Math.log(sum));
+      }
+      return lp;
+    } finally {
+      await ctx.dispose();
+    }
+  } finally {
+    await model.dispose();
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Picks the tfjs backend the trainer runs on. Order: CUDA (tfjs-node-gpu), native CPU
+ * (tfjs-node), WebAssembly (tfjs-backend-wasm), plain JS (tfjs-backend-cpu). The native ones
+ * are optional dependencies whose install downloads libtensorflow, so they are usually absent
+ * offline; every other trainer module imports @tensorflow/tfjs-core only.
+ */
+import path from "node:path";
+import { createRequire } from "node:module";
+import * as tf from "@tensorflow/tfjs-core";
+
+export interface BackendChoice {
+  /** tfjs backend name now active: "tensorflow", "wasm" or "cpu". */
+  name: string;
+  /** Human-readable device: "cuda", "native cpu", "wasm (simd)", "js cpu". */
+  device: string;
+  /** Backends tried before this one, with why each was not used. */
+  skipped: Array<{ name: string; why: string }>;
+}
+
+interface Candidate {
+  name: string;
+  /** Loads and activates the backend; returns the device description or throws. */
+  start(): Promise<string>;
+}
+
+const require = createRequire(import.meta.url);
+
+function firstLine(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  return msg.split("\n")[0] ?? msg;
+}
+
+/** Imports a package only if it resolves, so "not installed" is told apart from a broken install. */
+async function importIfInstalled(pkg: string): Promise<void> {
+  try {
+    require.resolve(pkg);
+  } catch {
+    throw new Error("not installed (optional dependency; its install downloads libtensorflow)");
+  }
+  await import(pkg);
+}
+
+async function activate(name: string): Promise<void> {
+  const ok = await tf.setBackend(name);
+  if (!ok || tf.getBackend() !== name) throw new Error(`tfjs could not initialise backend "${name}"`);
+  await tf.ready();
+}
+
+const CANDIDATES: Candidate[] = [
+  {
+    name: "tfjs-node-gpu",
+    async start() {
+      await importIfInstalled("@tensorflow/tfjs-node-gpu");
+      await activate("tensorflow");
+      return "cuda";
+    },
+  },
+  {
+    name: "tfjs-node",
+    async start() {
+      await importIfInstalled("@tensorflow/tfjs-node");
+      await activate("tensorflow");
+      return "native cpu";
+    },
+  },
+  {
+    name: "wasm",
+    async start() {
+      const wasm = await import("@tensorflow/tfjs-backend-wasm");
+      // The .wasm binaries ship next to the package's dist; without a path tfjs would try to
+      // fetch them relative to a page URL, which does not exist under Node.
+      const dir = path.dirname(require.resolve("@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm"));
+      wasm.setWasmPaths(dir + path.sep);
+      await activate("wasm");
+      const simd = Boolean(await tf.env().getAsync("WASM_HAS_SIMD_SUPPORT"));
+      const threads = Boolean(await tf.env().getAsync("WASM_HAS_MULTITHREAD_SUPPORT"));
+      const features = [simd ? "simd" : "no simd", threads ? `${wasm.getThreadsCount()} threads` : "1 thread"];
+      return `wasm (${features.join(", ")})`;
+    },
+  },
+  {
+    name: "cpu",
+    async start() {
+      await import("@tensorflow/tfjs-backend-cpu");
+      await activate("cpu");
+      return "js cpu";
+    },
+  },
+];
+
+let current: BackendChoice | null = null;
+
+/**
+ * tfjs-core registers no gradients itself (the union package does); the trainer differentiates
+ * through the model, so register them here. Its ESM build uses directory imports Node's ESM
+ * loader refuses, hence require. Same module as trainer/loss/gradients.ts, so it runs once.
+ */
+function registerGradients(): void {
+  require("@tensorflow/tfjs-core/dist/register_all_gradients.js");
+}
+
+/**
+ * Starts the best available backend. `prefer` ("tfjs-node-gpu", "tfjs-node", "wasm", "cpu", or
+ * the env var CLAWRL_TF_BACKEND) starts the search at that candidate; the ones before it are
+ * reported as skipped "not preferred". Idempotent: a second call returns the first choice.
+ */
+export async function initBackend(prefer?: string, log: (line: string) => void = () => {}): Promise<BackendChoice> {
+  if (current) return current;
+  registerGradients();
+  const want = prefer ?? process.env.CLAWRL_TF_BACKEND;
+  let start = 0;
+  if (want) {
+    start = CANDIDATES.findIndex((c) => c.name === want);
+    if (start < 0) throw new Error(`unknown tfjs backend "${want}" (one of ${CANDIDATES.map((c) => c.name).join(", ")})`);
+  }
+  const skipped: BackendChoice["skipped"] = CANDIDATES.slice(0, start).map((c) => ({ name: c.name, why: "not preferred" }));
+  for (const c of CANDIDATES.slice(start)) {
+    try {
+      const device = await c.start();
+      current = { name: tf.getBackend(), device, skipped };
+      for (const s of skipped) log(`trainer backend: skipped ${s.name}: ${s.why}`);
+      log(`trainer backend: ${c.name} on ${device}`);
+      return current;
+    } catch (e) {
+      skipped.push({ name: c.name, why: firstLine(e) });
+    }
+  }
+  throw new Error(`no tfjs backend could start: ${skipped.map((s) => `${s.name}: ${s.why}`).join("; ")}`);
+}

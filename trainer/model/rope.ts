@@ -1,0 +1,53 @@
+/**
+ * Rotary position embedding as llama.cpp applies it: angle θ_i(p) = p·freqScale·base^(−2i/nRot)
+ * for i < nRot/2. "normal" mode rotates adjacent pairs (x₂ᵢ, x₂ᵢ₊₁) (llama); "neox" rotates
+ * (xᵢ, xᵢ₊ₙᵣₒₜ/₂) (qwen2, qwen3). Dimensions past nRot pass through unchanged.
+ */
+import * as tf from "@tensorflow/tfjs-core";
+import type { ModelConfig } from "./config.js";
+
+/** cos and sin tables [T, nRot/2] for positions 0..T-1, computed like ggml (f32 theta steps). */
+export function ropeTables(config: ModelConfig, T: number): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
+  const half = config.ropeDim / 2;
+  const cos = new Float32Array(T * half);
+  const sin = new Float32Array(T * half);
+  const thetaScale = Math.fround(Math.pow(config.ropeBase, -2 / config.ropeDim));
+  for (let p = 0; p < T; p++) {
+    // ggml starts at θ = p and multiplies by theta_scale in f32 for each pair.
+    let theta = Math.fround(p);
+    for (let i = 0; i < half; i++) {
+      const t = Math.fround(theta * config.ropeFreqScale);
+      cos[p * half + i] = Math.cos(t);
+      sin[p * half + i] = Math.sin(t);
+      theta = Math.fround(theta * thetaScale);
+    }
+  }
+  return { cos: tf.tensor2d(cos, [T, half]), sin: tf.tensor2d(sin, [T, half]) };
+}
+
+/**
+ * Rotates x [B, T, H, D] with tables for T positions (broadcast over batch and heads).
+ */
+export function applyRope(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, config: ModelConfig): tf.Tensor4D {
+  const [B, T, H, D] = x.shape;
+  const nRot = config.ropeDim;
+  const half = nRot / 2;
+  const c = tf.reshape(cos, [1, T, 1, half]);
+  const s = tf.reshape(sin, [1, T, 1, half]);
+  const rot = nRot === D ? x : tf.slice(x, [0, 0, 0, 0], [B, T, H, nRot]);
+  let out: tf.Tensor4D;
+  if (config.ropeMode === "neox") {
+    const x1 = tf.slice(rot, [0, 0, 0, 0], [B, T, H, half]);
+    const x2 = tf.slice(rot, [0, 0, 0, half], [B, T, H, half]);
+    out = tf.concat([tf.sub(tf.mul(x1, c), tf.mul(x2, s)), tf.add(tf.mul(x1, s), tf.mul(x2, c))], 3) as tf.Tensor4D;
+  } else {
+    const pairs = tf.reshape(rot, [B, T, H, half, 2]);
+    const x0 = tf.reshape(tf.slice(pairs, [0, 0, 0, 0, 0], [B, T, H, half, 1]), [B, T, H, half]);
+    const x1 = tf.reshape(tf.slice(pairs, [0, 0, 0, 0, 1], [B, T, H, half, 1]), [B, T, H, half]);
+    const y0 = tf.sub(tf.mul(x0, c), tf.mul(x1, s));
+    const y1 = tf.add(tf.mul(x0, s), tf.mul(x1, c));
+    out = tf.reshape(tf.stack([y0, y1], 4), [B, T, H, nRot]);
+  }
+  if (nRot === D) return out;
+  return tf.concat([out, tf.slice(x, [0, 0, 0, nRot], [B, T, H, D - nRot])], 3) as tf.Tensor4D;
+}
