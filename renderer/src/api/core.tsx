@@ -106,8 +106,8 @@ export function CoreProvider({ client, children }: { client: CoreClient; childre
       if (ok) setEpoch((e) => e + 1);
     });
     const offEv = connection.onEvent((e) => {
-      if (e.type === "status" && e.data && typeof e.data === "object") setStatus(readStatus(e.data));
-      else if (["training", "checkpoint", "swap", "adapter", "model"].includes(e.type)) reloadStatus();
+      // Status events may carry only what changed: ask for the whole status again.
+      if (["status", "training", "checkpoint", "swap", "adapter", "model"].includes(e.type)) reloadStatus();
     });
     return () => {
       off();

@@ -95,7 +95,7 @@ export interface CoreStatus {
 
 export function readStatus(s: unknown): CoreStatus {
   const model = readModel(pick(s, "model"));
-  const gpuLayers = num(pick(s, "gpuLayers", "inference.gpuLayers", "backend.gpuLayers"));
+  const gpuLayers = num(pick(s, "gpu.layers", "gpuLayers", "model.gpuLayers", "backend.gpuLayers"));
   if (model && model.gpuLayers === null) model.gpuLayers = gpuLayers;
   return {
     model,
@@ -129,10 +129,11 @@ export function readSessions(body: unknown): SessionSummary[] {
     .map((s) => ({
       id: str(pick(s, "id", "sessionId")) ?? "",
       title: str(pick(s, "title", "name")) ?? "",
-      updatedAt: time(pick(s, "updatedAt", "lastActivity", "lastTurnAt", "createdAt")),
+      updatedAt: time(pick(s, "lastActivityAt", "updatedAt", "lastActivity", "createdAt")),
       turnCount: num(pick(s, "turnCount", "turns")),
     }))
-    .filter((s) => s.id !== "");
+    .filter((s) => s.id !== "")
+    .sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
 }
 
 export type Thumbs = "up" | "down" | null;
@@ -182,7 +183,7 @@ export function readTurn(t: unknown): Turn {
     type: str(pick(t, "type", "turnType")) ?? "main",
     userText: str(pick(t, "userText", "user")) ?? lastUser?.content ?? "",
     messages,
-    response: str(pick(t, "response.text", "response.content", "responseText", "response", "answer", "content")) ?? "",
+    response: str(pick(t, "text", "response.text", "response.content", "responseText", "response", "answer", "content")) ?? "",
     adapter: str(pick(t, "adapter", "adapterVersion")) ?? "base",
     thumbs: thumbs === "up" || thumbs === "down" ? thumbs : null,
     hint: str(pick(t, "feedback.hint", "hint")),
@@ -317,42 +318,58 @@ export function readModels(body: unknown): { active: ModelInfo | null; catalog: 
   };
 }
 
-/** The settings the UI edits; the core may hold more (kept as they are). */
+/** Where the judge runs: the served model without its adapter, another GGUF, or an OpenAI-compatible endpoint. */
+export type JudgeSource = { kind: "base" } | { kind: "gguf"; path: string } | { kind: "endpoint"; baseUrl: string; model: string; apiKey?: string };
+
+/** The settings the UI edits, named as the core's PATCH /api/settings names them; others are left alone. */
 export interface Settings {
-  method: "combined" | "binary" | "opd";
+  learningMethod: "combined" | "binary" | "opd" | "topk";
   batchSize: number;
   learningRate: number;
   loraRank: number;
   judgeVotes: number;
-  judgeSource: string;
+  judgeSource: JudgeSource;
   autoLearn: boolean;
-  outsideTurnType: "main" | "side";
+  outsideDefaultTurnType: "main" | "side";
+  headerlessTurnsMain: boolean;
 }
 
 export const defaultSettings: Settings = {
-  method: "combined",
+  learningMethod: "combined",
   batchSize: 16,
   learningRate: 1e-4,
   loraRank: 16,
   judgeVotes: 3,
-  judgeSource: "base",
+  judgeSource: { kind: "base" },
   autoLearn: true,
-  outsideTurnType: "side",
+  outsideDefaultTurnType: "side",
+  headerlessTurnsMain: true,
 };
+
+function readJudgeSource(v: unknown): JudgeSource {
+  const kind = str(pick(v, "kind"));
+  if (kind === "gguf") return { kind, path: str(pick(v, "path")) ?? "" };
+  if (kind === "endpoint") {
+    const apiKey = str(pick(v, "apiKey"));
+    return { kind, baseUrl: str(pick(v, "baseUrl")) ?? "", model: str(pick(v, "model")) ?? "", ...(apiKey ? { apiKey } : {}) };
+  }
+  return { kind: "base" };
+}
 
 export function readSettings(body: unknown): Settings {
   const s = isObj(body) && isObj(body.settings) ? body.settings : body;
-  const method = str(pick(s, "method", "learningMethod", "training.method"));
-  const turnType = str(pick(s, "outsideTurnType", "defaultTurnType", "turnTypeDefault", "rollout.defaultTurnType"));
-  const judge = pick(s, "judgeSource", "judge.source");
+  const method = str(pick(s, "learningMethod", "method"));
+  const turnType = str(pick(s, "outsideDefaultTurnType"));
+  const d = defaultSettings;
   return {
-    method: method === "binary" || method === "opd" || method === "combined" ? method : defaultSettings.method,
-    batchSize: num(pick(s, "batchSize", "training.batchSize")) ?? defaultSettings.batchSize,
-    learningRate: num(pick(s, "learningRate", "lr", "training.learningRate")) ?? defaultSettings.learningRate,
-    loraRank: num(pick(s, "loraRank", "rank", "lora.rank", "training.rank")) ?? defaultSettings.loraRank,
-    judgeVotes: num(pick(s, "judgeVotes", "judge.votes")) ?? defaultSettings.judgeVotes,
-    judgeSource: (isObj(judge) ? str(pick(judge, "kind", "type", "url", "model")) : str(judge)) ?? defaultSettings.judgeSource,
-    autoLearn: pick(s, "autoLearn", "training.autoLearn") === undefined ? defaultSettings.autoLearn : bool(pick(s, "autoLearn", "training.autoLearn")),
-    outsideTurnType: turnType === "main" ? "main" : "side",
+    learningMethod: method === "binary" || method === "opd" || method === "topk" || method === "combined" ? method : d.learningMethod,
+    batchSize: num(pick(s, "batchSize")) ?? d.batchSize,
+    learningRate: num(pick(s, "learningRate")) ?? d.learningRate,
+    loraRank: num(pick(s, "loraRank")) ?? d.loraRank,
+    judgeVotes: num(pick(s, "judgeVotes")) ?? d.judgeVotes,
+    judgeSource: readJudgeSource(pick(s, "judgeSource")),
+    autoLearn: pick(s, "autoLearn") === undefined ? d.autoLearn : bool(pick(s, "autoLearn")),
+    outsideDefaultTurnType: turnType === "main" ? "main" : "side",
+    headerlessTurnsMain: pick(s, "headerlessTurnsMain") === undefined ? d.headerlessTurnsMain : bool(pick(s, "headerlessTurnsMain")),
   };
 }

@@ -29,7 +29,7 @@ function titleOf(s: SessionSummary): string {
 
 export function ChatPage() {
   const { client } = useCore();
-  const sessions = useLive((c) => c.get<unknown>("/api/sessions").then(readSessions), ["session", "sessions", "turn"]);
+  const sessions = useLive((c) => c.get<unknown>("/api/sessions").then(readSessions), ["session", "sessionDeleted", "turn"]);
   const [sessionId, setSessionId] = useState<string | null>(null);
   const [messages, setMessages] = useState<DisplayMessage[]>([]);
   const [loadError, setLoadError] = useState<string | null>(null);
@@ -285,7 +285,7 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
 
-  const send = async (body: { thumbs?: Thumbs; hint?: string }, patch: Partial<DisplayMessage>) => {
+  const send = async (body: { thumbs?: Thumbs; hint?: string | null }, patch: Partial<DisplayMessage>) => {
     if (!msg.turnId) return;
     setSaving(true);
     try {
@@ -350,7 +350,7 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
       {msg.hint && !hinting && (
         <div className="hint-shown">
           <span className="small muted">Your hint:</span> {msg.hint}
-          <button type="button" className="link small" onClick={() => void send({ hint: "" }, { hint: null })}>
+          <button type="button" className="link small" onClick={() => void send({ hint: null }, { hint: null })}>
             Remove hint
           </button>
         </div>

@@ -2,7 +2,7 @@ import { useEffect, useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { servedModelId } from "../api/chat.js";
 import { useCore, useLive } from "../api/core.js";
-import { defaultSettings, readSettings, type Settings } from "../api/shapes.js";
+import { defaultSettings, readSettings, type JudgeSource, type Settings } from "../api/shapes.js";
 import { CopyButton } from "../components/Markdown.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 
@@ -34,6 +34,12 @@ export function openClawSnippet(apiBase: string, token: string, modelId: string,
   return JSON.stringify(config, null, 2);
 }
 
+function emptyJudge(kind: JudgeSource["kind"]): JudgeSource {
+  if (kind === "gguf") return { kind, path: "" };
+  if (kind === "endpoint") return { kind, baseUrl: "", model: "" };
+  return { kind: "base" };
+}
+
 export function SettingsPage() {
   const { client, status } = useCore();
   const loaded = useLive((c) => c.get<unknown>("/api/settings").then(readSettings), ["settings"]);
@@ -62,7 +68,7 @@ export function SettingsPage() {
     setSaving(true);
     setError(null);
     const base = loaded.data ?? defaultSettings;
-    const changed = Object.fromEntries(Object.entries(form).filter(([k, v]) => base[k as keyof Settings] !== v));
+    const changed = Object.fromEntries(Object.entries(form).filter(([k, v]) => JSON.stringify(base[k as keyof Settings]) !== JSON.stringify(v)));
     try {
       await client.patch("/api/settings", changed);
       setDirty(false);
@@ -97,10 +103,11 @@ export function SettingsPage() {
           <legend>Learning</legend>
           <label>
             Learning method
-            <select value={form.method} onChange={(e) => set("method", e.target.value as Settings["method"])}>
+            <select value={form.learningMethod} onChange={(e) => set("learningMethod", e.target.value as Settings["learningMethod"])}>
               <option value="combined">Combined (rewards + hints)</option>
               <option value="binary">Binary RL (rewards only)</option>
               <option value="opd">OPD (hints only)</option>
+              <option value="topk">OPD top-k select (advanced)</option>
             </select>
           </label>
           <label>
@@ -117,7 +124,7 @@ export function SettingsPage() {
           </label>
           <label className="check">
             <input type="checkbox" checked={form.autoLearn} onChange={(e) => set("autoLearn", e.target.checked)} />
-            Learn automatically when enough samples are ready
+            Learn automatically when a batch of samples is ready
           </label>
         </fieldset>
         <fieldset disabled={unavailable}>
@@ -128,17 +135,47 @@ export function SettingsPage() {
           </label>
           <label>
             Judge source
-            <input value={form.judgeSource} onChange={(e) => set("judgeSource", e.target.value)} placeholder="base, a GGUF path, or an OpenAI-compatible URL" />
+            <select value={form.judgeSource.kind} onChange={(e) => set("judgeSource", emptyJudge(e.target.value as JudgeSource["kind"]))}>
+              <option value="base">The served model, without adapter</option>
+              <option value="gguf">Another local GGUF</option>
+              <option value="endpoint">An OpenAI-compatible endpoint</option>
+            </select>
           </label>
+          {form.judgeSource.kind === "gguf" && (
+            <label>
+              Judge GGUF file
+              <input value={form.judgeSource.path} placeholder="/path/to/judge.gguf" onChange={(e) => set("judgeSource", { kind: "gguf", path: e.target.value })} />
+            </label>
+          )}
+          {form.judgeSource.kind === "endpoint" && (
+            <>
+              <label>
+                Judge base URL
+                <input value={form.judgeSource.baseUrl} placeholder="http://127.0.0.1:8000/v1" onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), baseUrl: e.target.value })} />
+              </label>
+              <label>
+                Judge model
+                <input value={form.judgeSource.model} onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), model: e.target.value })} />
+              </label>
+              <label>
+                Judge API key
+                <input type="password" value={form.judgeSource.apiKey ?? ""} onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), apiKey: e.target.value || undefined })} />
+              </label>
+            </>
+          )}
         </fieldset>
         <fieldset disabled={unavailable}>
           <legend>Outside clients</legend>
           <label>
-            Turn type when a client does not say
-            <select value={form.outsideTurnType} onChange={(e) => set("outsideTurnType", e.target.value as Settings["outsideTurnType"])}>
+            Turn type when a client sends a session but no turn type
+            <select value={form.outsideDefaultTurnType} onChange={(e) => set("outsideDefaultTurnType", e.target.value as Settings["outsideDefaultTurnType"])}>
               <option value="side">side (not trained)</option>
               <option value="main">main (trained)</option>
             </select>
+          </label>
+          <label className="check">
+            <input type="checkbox" checked={form.headerlessTurnsMain} onChange={(e) => set("headerlessTurnsMain", e.target.checked)} />
+            Learn from clients that send no session headers (OpenClaw without its plugin, any OpenAI SDK)
           </label>
         </fieldset>
         {error && <ErrorNote error={error} />}

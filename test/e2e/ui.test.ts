@@ -1,0 +1,213 @@
+// The UI end to end: headless Chromium against the real headless core (real HTTP server,
+// real store, a real tiny GGUF), driving the page by accessible role and name as a user would.
+import assert from "node:assert/strict";
+import { after, before, describe, test, type TestContext } from "node:test";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { startCore, type RunningCore } from "../../electron/core/core.js";
+import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl } from "../helpers/browser.js";
+import { tempDir } from "../helpers/cli.js";
+import { tinyModel } from "../helpers/models.js";
+
+const missing = browserMissing();
+
+describe("UI in headless Chromium", { skip: missing ?? false, timeout: 600_000 }, () => {
+  let core: RunningCore;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let model: string;
+  const dataDir = tempDir("clawrl-e2e-");
+  const token = "e2e-token-0123456789abcdef";
+
+  const api = async (path: string, init: RequestInit = {}) => fetch(core.url + path, { ...init, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", ...(init.headers ?? {}) } });
+
+  before(async () => {
+    ensureRendererBuilt();
+    model = await tinyModel({ arch: "qwen2" });
+    core = await startCore({ model, port: 0, dataDir, token });
+    browser = await launchBrowser();
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+    page.on("pageerror", (e) => console.error("page error:", e.message));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await core?.close();
+  });
+
+  /** Skips a test whose API is not in this core yet (its issue has not landed), saying which. */
+  async function needRoute(t: TestContext, method: string, path: string, body?: unknown): Promise<boolean> {
+    const r = await api(path, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (r.status !== 404) return true;
+    const text = await r.text();
+    if (!/Unknown route/.test(text)) return true; // a 404 about an unknown item: the route exists
+    t.skip(`${method} ${path} is not in the core yet (404)`);
+    return false;
+  }
+
+  test("signs in from the #token URL, then forgets the token in the address bar", async () => {
+    await page.goto(signInUrl(core.url, token));
+    await page.getByRole("navigation", { name: "Pages" }).waitFor();
+    assert.ok(!page.url().includes(token), `token still in the address bar: ${page.url()}`);
+    assert.equal(await page.evaluate('sessionStorage.getItem("clawrl.token")'), token);
+    await page.getByRole("button", { name: "New chat" }).waitFor();
+    // A reload keeps the session (sessionStorage), with no token in the URL.
+    await page.reload();
+    await page.getByRole("button", { name: "New chat" }).waitFor();
+    await screenshot(page, "chat-empty");
+  });
+
+  test("a wrong token shows a readable error, not a blank page", async () => {
+    const p2 = await context.browser()!.newPage();
+    await p2.goto(signInUrl(core.url, "wrong-token-000000000"));
+    await p2.getByText(/refused the sign-in token/).first().waitFor();
+    await p2.close();
+  });
+
+  let sessionId = "";
+
+  test("sends a message and the answer streams in", async (t) => {
+    if (!(await needRoute(t, "POST", "/v1/chat/completions", {}))) return;
+    await page.goto(`${core.url}/#/chat`);
+    // Count the changes to the answer's text: streaming means several, not one at the end.
+    // (Page scripts as strings: this file compiles without the DOM's types.)
+    await page.evaluate(`
+      window.__lengths = [];
+      new MutationObserver(() => {
+        const b = document.querySelector(".msg.assistant:last-child .bubble");
+        const n = b?.textContent?.length ?? 0;
+        if (n && n !== window.__lengths.at(-1)) window.__lengths.push(n);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    `);
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill("Hello there");
+    await box.press("Enter");
+    await page.getByRole("button", { name: "Stop" }).waitFor();
+    await page.getByRole("button", { name: "Send" }).waitFor({ timeout: 240_000 });
+    const lengths = (await page.evaluate("window.__lengths")) as number[];
+    assert.ok(lengths.length >= 2, `the answer arrived in ${lengths.length} update(s), expected a stream`);
+    assert.equal(await page.locator(".msg.user .bubble").first().textContent(), "Hello there");
+    const tag = (await page.locator(".msg.assistant .tag").last().textContent()) ?? "";
+    assert.match(tag, /base model|adapter /);
+    const sessions = (await (await api("/api/sessions")).json()) as { sessions: { id: string }[] };
+    assert.equal(sessions.sessions.length, 1);
+    sessionId = sessions.sessions[0].id;
+    await screenshot(page, "chat-answer");
+  });
+
+  test("thumbs down and a hint reach GET /api/sessions/:id", async (t) => {
+    if (!sessionId) return t.skip("needs the streamed answer of the previous test");
+    await page.getByRole("button", { name: "Thumbs down" }).click();
+    await page.locator('button[aria-label="Thumbs down"][aria-pressed="true"]').waitFor();
+    await page.getByRole("button", { name: "Add hint" }).click();
+    await page.getByRole("textbox", { name: "Hint" }).fill("Greet the user back by name.");
+    await page.getByRole("button", { name: "Save hint" }).click();
+    await page.getByText("Greet the user back by name.").waitFor();
+    const body = (await (await api(`/api/sessions/${sessionId}`)).json()) as { turns: { feedback: { thumbs: string | null; hint: string | null } | null }[] };
+    const fb = body.turns.at(-1)?.feedback;
+    assert.equal(fb?.thumbs, "down");
+    assert.equal(fb?.hint, "Greet the user back by name.");
+    await screenshot(page, "chat-feedback");
+
+    // Changing and withdrawing: thumbs up replaces down; a second click withdraws it.
+    await page.getByRole("button", { name: "Thumbs up" }).click();
+    await page.locator('button[aria-label="Thumbs up"][aria-pressed="true"]').waitFor();
+    await page.getByRole("button", { name: "Thumbs up" }).click();
+    await page.locator('button[aria-label="Thumbs up"][aria-pressed="false"]').waitFor();
+    const after = (await (await api(`/api/sessions/${sessionId}`)).json()) as { turns: { feedback: { thumbs: string | null } | null }[] };
+    assert.equal(after.turns.at(-1)?.feedback?.thumbs ?? null, null);
+  });
+
+  test("the chat list renames and reopens a session with its feedback", async (t) => {
+    if (!sessionId) return t.skip("needs the session of the earlier tests");
+    await page.getByRole("button", { name: "New chat" }).click();
+    await page.getByRole("heading", { name: "What can I help with?" }).waitFor();
+    const item = page.locator(".session").first();
+    await item.hover();
+    await item.getByRole("button", { name: /^Rename/ }).click();
+    await page.getByRole("textbox", { name: "Chat title" }).fill("Greetings test");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("button", { name: /Greetings test/ }).click();
+    await page.getByText("Greet the user back by name.").waitFor();
+    const s = (await (await api(`/api/sessions/${sessionId}`)).json()) as { session: { title: string } };
+    assert.equal(s.session.title, "Greetings test");
+  });
+
+  test("shows Reconnecting… when the core stops and recovers when it is back", async () => {
+    await page.goto(`${core.url}/#/settings`);
+    await page.getByRole("heading", { name: "Settings" }).waitFor();
+    const port = new URL(core.url).port;
+    await core.close();
+    const banner = page.getByRole("alert").filter({ hasText: "Reconnecting…" });
+    await banner.waitFor({ timeout: 30_000 });
+    await screenshot(page, "reconnecting");
+    core = await startCore({ model, port: Number(port), dataDir, token });
+    await banner.waitFor({ state: "detached", timeout: 30_000 });
+    // The page works again: settings load from the restarted core.
+    await page.getByRole("combobox", { name: "Learning method" }).waitFor();
+  });
+
+  test("settings save through PATCH /api/settings; the OpenClaw snippet is filled in", async () => {
+    await page.goto(`${core.url}/#/settings`);
+    const batch = page.getByRole("spinbutton", { name: "Batch size" });
+    await batch.fill("8");
+    await page.getByRole("button", { name: "Save settings" }).click();
+    await page.getByText("Saved.").waitFor();
+    const s = (await (await api("/api/settings")).json()) as { batchSize: number };
+    assert.equal(s.batchSize, 8);
+    await page.getByRole("button", { name: "Show token" }).click();
+    const snippet = JSON.parse((await page.getByLabel("OpenClaw snippet", { exact: true }).textContent()) ?? "") as {
+      models: { providers: { clawrl: { baseUrl: string; apiKey: string; api: string } } };
+    };
+    assert.equal(snippet.models.providers.clawrl.baseUrl, `${core.url}/v1`);
+    assert.equal(snippet.models.providers.clawrl.apiKey, token);
+    assert.equal(snippet.models.providers.clawrl.api, "openai-completions");
+    await page.getByRole("button", { name: "Hide token" }).click();
+    await screenshot(page, "settings");
+  });
+
+  test("training page: Train now shows progress", async (t) => {
+    await page.goto(`${core.url}/#/training`);
+    await page.getByRole("heading", { name: "Training" }).waitFor();
+    await screenshot(page, "training");
+    if (!(await needRoute(t, "GET", "/api/checkpoints"))) return;
+    if (!(await needRoute(t, "POST", "/api/training/run", {}))) return;
+    await page.getByRole("button", { name: "Train now" }).click();
+    await page.getByRole("group", { name: "Learner" }).getByText(/Training|Publishing|Judging|Waiting|Idle/).waitFor();
+  });
+
+  test("checkpoints page: Roll back swaps and the next answer shows the version", async (t) => {
+    await page.goto(`${core.url}/#/checkpoints`);
+    await page.getByRole("heading", { name: "Checkpoints" }).waitFor();
+    await screenshot(page, "checkpoints");
+    if (!(await needRoute(t, "GET", "/api/checkpoints"))) return;
+    const list = (await (await api("/api/checkpoints")).json()) as { checkpoints?: unknown[] } | unknown[];
+    const n = Array.isArray(list) ? list.length : (list.checkpoints?.length ?? 0);
+    if (n < 2) return t.skip(`needs two checkpoints to roll back between; the core has ${n}`);
+    const row = page.locator("tbody tr").filter({ has: page.getByRole("button", { name: "Roll back", disabled: false }) }).last();
+    const version = ((await row.locator("td").first().locator("strong").textContent()) ?? "").trim();
+    await row.getByRole("button", { name: "Roll back" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Confirm roll back" }).click();
+    await page.getByText(`Now serving ${version}`).waitFor({ timeout: 60_000 });
+    await page.goto(`${core.url}/#/chat`);
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill("And now?");
+    await box.press("Enter");
+    await page.getByRole("button", { name: "Send" }).waitFor({ timeout: 240_000 });
+    assert.match((await page.locator(".msg.assistant .tag").last().textContent()) ?? "", new RegExp(version.replace(/^v/, "")));
+  });
+
+  test("models page and dark theme render", async () => {
+    await page.goto(`${core.url}/#/models`);
+    await page.getByRole("heading", { name: "Models" }).waitFor();
+    await screenshot(page, "models");
+    await page.getByRole("button", { name: "Switch to dark theme" }).click();
+    assert.equal(await page.evaluate("document.documentElement.dataset.theme"), "dark");
+    await page.goto(`${core.url}/#/chat`);
+    await page.getByRole("button", { name: "New chat" }).waitFor();
+    if (sessionId) await page.locator(".session-open").first().click();
+    await screenshot(page, "chat-dark");
+    await page.getByRole("button", { name: "Switch to light theme" }).click();
+  });
+});
