@@ -3,6 +3,7 @@ import { CoreClient } from "./api/client.js";
 import { rememberToken, resolveConfig } from "./api/config.js";
 import { CoreProvider, useCore } from "./api/core.js";
 import { ErrorBoundary } from "./components/Notices.js";
+import { ChatIcon, CheckpointsIcon, ModelsIcon, MoonIcon, SettingsIcon, SunIcon, TrainingIcon } from "./components/Icons.js";
 import { ChatPage } from "./pages/ChatPage.js";
 import { CheckpointsPage } from "./pages/CheckpointsPage.js";
 import { ModelsPage } from "./pages/ModelsPage.js";
@@ -10,11 +11,11 @@ import { SettingsPage } from "./pages/SettingsPage.js";
 import { TrainingPage, describeTraining } from "./pages/TrainingPage.js";
 
 const pages = [
-  { id: "chat", label: "Chat", icon: "💬", Page: ChatPage },
-  { id: "training", label: "Training", icon: "📈", Page: TrainingPage },
-  { id: "checkpoints", label: "Checkpoints", icon: "🗂", Page: CheckpointsPage },
-  { id: "models", label: "Models", icon: "🧠", Page: ModelsPage },
-  { id: "settings", label: "Settings", icon: "⚙", Page: SettingsPage },
+  { id: "chat", label: "Chat", Icon: ChatIcon, Page: ChatPage },
+  { id: "training", label: "Training", Icon: TrainingIcon, Page: TrainingPage },
+  { id: "checkpoints", label: "Checkpoints", Icon: CheckpointsIcon, Page: CheckpointsPage },
+  { id: "models", label: "Models", Icon: ModelsIcon, Page: ModelsPage },
+  { id: "settings", label: "Settings", Icon: SettingsIcon, Page: SettingsPage },
 ] as const;
 type PageId = (typeof pages)[number]["id"];
 
@@ -82,8 +83,8 @@ function Shell() {
           {pages.map((p) => (
             <li key={p.id}>
               <a href={`#/${p.id}`} aria-current={p.id === page ? "page" : undefined} className={p.id === page ? "active" : undefined}>
-                <span aria-hidden="true" className="nav-icon">
-                  {p.icon}
+                <span className="nav-icon">
+                  <p.Icon />
                 </span>
                 {p.label}
               </a>
@@ -95,8 +96,9 @@ function Shell() {
             <span className={connected ? "dot dot-ok" : "dot dot-bad"} aria-hidden="true" />
             {connected ? (status ? `${status.adapter === "base" ? "base model" : `adapter ${status.adapter}`} · ${describeTraining(status.training).toLowerCase()}` : "connected") : "offline"}
           </div>
-          <button type="button" className="link" onClick={toggleTheme} aria-label={theme === "dark" ? "Switch to light theme" : "Switch to dark theme"}>
-            {theme === "dark" ? "☀ Light theme" : "☾ Dark theme"}
+          <button type="button" className="link theme-toggle" onClick={toggleTheme} aria-label={theme === "dark" ? "Switch to light theme" : "Switch to dark theme"}>
+            {theme === "dark" ? <SunIcon /> : <MoonIcon />}
+            {theme === "dark" ? "Light theme" : "Dark theme"}
           </button>
         </div>
       </nav>

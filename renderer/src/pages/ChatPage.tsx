@@ -5,6 +5,7 @@ import { useCore, useLive } from "../api/core.js";
 import { readSession, readSessions, type SessionSummary, type Thumbs } from "../api/shapes.js";
 import { Markdown, CopyButton } from "../components/Markdown.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
+import { PencilIcon, ThumbDownIcon, ThumbUpIcon, TrashIcon } from "../components/Icons.js";
 import { fmtTime } from "../components/format.js";
 
 interface DisplayMessage {
@@ -200,7 +201,7 @@ export function ChatPage() {
             send();
           }}
         >
-          <textarea ref={inputRef} aria-label="Message" placeholder="Message ClawRL (Enter sends, Shift+Enter new line)" rows={2} value={input} onChange={(e) => setInput(e.target.value)} onKeyDown={onComposerKey} autoFocus />
+          <textarea ref={inputRef} aria-label="Message" placeholder="Message ClawRL (Enter sends, Shift+Enter new line)" rows={1} value={input} onChange={(e) => setInput(e.target.value)} onKeyDown={onComposerKey} autoFocus />
           {busy ? (
             <button type="button" className="danger" onClick={stop} title="Stop (Esc)">
               Stop
@@ -265,10 +266,10 @@ function SessionItem({ session, active, onOpen, onChanged, onDeleted }: { sessio
           </button>
           <span className="session-actions">
             <button type="button" className="icon" aria-label={`Rename ${titleOf(session)}`} title="Rename" onClick={() => setRenaming(true)}>
-              ✎
+              <PencilIcon />
             </button>
             <button type="button" className="icon" aria-label={`Delete ${titleOf(session)}`} title="Delete" onClick={() => void remove()}>
-              🗑
+              <TrashIcon />
             </button>
           </span>
         </>
@@ -294,7 +295,7 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
       setError(null);
       return true;
     } catch (e) {
-      setError(messageOf(e));
+      setError(`Could not save your feedback: ${messageOf(e)}`);
       return false;
     } finally {
       setSaving(false);
@@ -306,7 +307,8 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
     void send({ thumbs: next }, { thumbs: next });
   };
 
-  const canRate = !!msg.turnId && !msg.streaming;
+  // A stopped answer is not recorded by the core (nothing half-way), so it cannot be rated.
+  const canRate = !!msg.turnId && !msg.streaming && !msg.stopped && !msg.error;
   return (
     <div className="msg assistant">
       <div className="bubble">
@@ -319,10 +321,10 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
           {canRate && (
             <>
               <button type="button" className={msg.thumbs === "up" ? "icon on" : "icon"} aria-pressed={msg.thumbs === "up"} aria-label="Thumbs up" title="Good answer" disabled={saving} onClick={() => thumb("up")}>
-                👍
+                <ThumbUpIcon />
               </button>
               <button type="button" className={msg.thumbs === "down" ? "icon on" : "icon"} aria-pressed={msg.thumbs === "down"} aria-label="Thumbs down" title="Bad answer" disabled={saving} onClick={() => thumb("down")}>
-                👎
+                <ThumbDownIcon />
               </button>
               <button
                 type="button"

@@ -1,0 +1,115 @@
+// How the chat renders an answer: markdown, highlighted code with a copy button, no markup from
+// the model ever reaching the DOM, readable core errors. A tiny random model cannot be made to
+// write markdown, so here only the answer's bytes are scripted (Playwright answers
+// /v1/chat/completions in the browser); the page, the rest of the API and the core are real.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { startCore, type RunningCore } from "../../electron/core/core.js";
+import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl } from "../helpers/browser.js";
+import { tempDir } from "../helpers/cli.js";
+
+const answer = [
+  "## Plan\n\nHere is **bold** text and a list:\n\n- one\n- two\n\n",
+  "```ts\nconst x: number = 42; // the answer\nfunction f() { return \"hi\"; }\n```\n\n",
+  'Raw markup stays text: <script>window.__pwned = 1</script> <img src="x" onerror="window.__pwned = 2">\n\n',
+  "| a | b |\n|---|---|\n| 1 | 2 |\n",
+];
+
+function sseBody(chunks: string[]): string {
+  const lines = chunks.map((c, i) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta: i === 0 ? { role: "assistant", content: c } : { content: c }, finish_reason: null }] })}\n\n`);
+  return lines.join("") + `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`;
+}
+
+describe("chat rendering in headless Chromium", { skip: browserMissing() ?? false, timeout: 300_000 }, () => {
+  let core: RunningCore;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const token = "render-token-0123456789";
+  const requests: { headers: Record<string, string>; body: { messages: { role: string; content: string }[]; stream: boolean } }[] = [];
+
+  before(async () => {
+    ensureRendererBuilt();
+    core = await startCore({ port: 0, dataDir: tempDir("clawrl-render-"), token });
+    browser = await launchBrowser();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: core.url });
+    page = await context.newPage();
+    await page.route("**/v1/models", (r) => r.fulfill({ json: { object: "list", data: [{ id: "tiny-test", object: "model" }] } }));
+    await page.route("**/v1/chat/completions", async (r) => {
+      requests.push({ headers: r.request().headers(), body: r.request().postDataJSON() });
+      await r.fulfill({
+        status: 200,
+        headers: { "content-type": "text/event-stream", "x-clawrl-session-id": "s-render", "x-clawrl-turn-id": `t-render-${requests.length}`, "x-clawrl-adapter": "3", "access-control-expose-headers": "*" },
+        body: sseBody(answer),
+      });
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await core?.close();
+  });
+
+  test("markdown, highlighted code, copy button; model markup stays text", async () => {
+    await page.goto(signInUrl(core.url, token));
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill("Show me some code");
+    await box.press("Enter");
+    await page.getByRole("heading", { name: "Plan" }).waitFor();
+    const md = page.locator(".msg.assistant .markdown").last();
+    assert.equal(await md.locator("strong").textContent(), "bold");
+    assert.equal(await md.locator("li").count(), 2);
+    assert.equal(await md.locator("table td").count(), 2);
+    assert.ok((await md.locator("pre code .hljs-keyword").count()) >= 2, "code is highlighted");
+    assert.equal(await md.locator("script, img").count(), 0, "no markup from the answer reaches the DOM");
+    assert.match((await md.textContent()) ?? "", /<script>window.__pwned = 1<\/script>/);
+    assert.equal(await page.evaluate("window.__pwned ?? null"), null);
+
+    await md.getByRole("button", { name: "Copy code" }).click();
+    assert.equal(await page.evaluate("navigator.clipboard.readText()"), 'const x: number = 42; // the answer\nfunction f() { return "hi"; }');
+
+    // Our request: the UI's main turn, streamed, with the served model's id.
+    assert.equal(requests[0].headers["x-clawrl-client"], "ui");
+    assert.equal(requests[0].body.stream, true);
+    assert.deepEqual(requests[0].body.messages, [{ role: "user", content: "Show me some code" }]);
+    assert.match((await page.locator(".msg.assistant .tag").last().textContent()) ?? "", /adapter 3/);
+    await screenshot(page, "chat-markdown");
+  });
+
+  test("Regenerate resends the conversation in the same session; Shift+Enter makes a new line", async () => {
+    await page.getByRole("button", { name: "Regenerate" }).click();
+    await page.waitForFunction("document.querySelectorAll('.msg.assistant').length === 1 && !!document.querySelector('.msg.assistant h2')");
+    assert.equal(requests.length, 2);
+    assert.equal(requests[1].headers["x-session-id"], "s-render");
+    assert.deepEqual(requests[1].body.messages, [{ role: "user", content: "Show me some code" }]);
+
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill("line one");
+    await box.press("Shift+Enter");
+    await box.pressSequentially("line two");
+    assert.equal(await box.inputValue(), "line one\nline two");
+    assert.equal(requests.length, 2, "Shift+Enter does not send");
+    await box.press("Enter");
+    await page.waitForFunction("document.querySelectorAll('.msg.assistant').length === 2");
+    assert.deepEqual(
+      requests[2].body.messages.map((m) => m.role),
+      ["user", "assistant", "user"],
+    );
+    assert.equal(requests[2].body.messages[2].content, "line one\nline two");
+  });
+
+  test("an error from the core is shown as a readable message", async () => {
+    // The scripted turn ids are unknown to the real core: its 404 must read as a sentence.
+    await page.getByRole("button", { name: "Thumbs up" }).last().click();
+    await page.getByRole("alert").filter({ hasText: /unknown turn/ }).waitFor();
+    await screenshot(page, "chat-error");
+  });
+
+  test("dark theme renders the same answer", async () => {
+    await page.getByRole("button", { name: "Switch to dark theme" }).click();
+    await screenshot(page, "chat-markdown-dark");
+    await page.getByRole("button", { name: "Switch to light theme" }).click();
+  });
+});
