@@ -143,6 +143,10 @@ export class CoreSupervisor extends EventEmitter<CoreSupervisorEvents> {
       env,
       stdio: ["ignore", "pipe", "pipe", "ipc"],
       serialization: "json",
+      // Own process group (POSIX): a terminal's Ctrl-C reaches main only, which then stops the
+      // core gracefully instead of racing it (the core also exits if main's IPC channel closes).
+      // Not on Windows, where a detached child gets its own console window.
+      detached: process.platform !== "win32",
     });
     this.child = child;
     const startedAt = Date.now();
@@ -155,6 +159,7 @@ export class CoreSupervisor extends EventEmitter<CoreSupervisorEvents> {
 
     return new Promise<CoreEndpoint>((resolve, reject) => {
       let settled = false;
+      let wasReady = false;
       const readyTimer = setTimeout(() => {
         fail(new Error(`core did not report ready within ${this.opts.readyTimeoutMs} ms`));
         child.kill("SIGKILL");
@@ -180,6 +185,7 @@ export class CoreSupervisor extends EventEmitter<CoreSupervisorEvents> {
         }
         if (settled) return;
         settled = true;
+        wasReady = true;
         clearTimeout(readyTimer);
         this.failedStarts = 0;
         const ep = endpointOf(msg);
@@ -189,14 +195,17 @@ export class CoreSupervisor extends EventEmitter<CoreSupervisorEvents> {
         resolve(ep);
       });
 
-      child.on("error", (err) => fail(new Error(`core process could not start: ${err.message}`)));
+      child.on("error", (err) => {
+        // No pid: the process never existed, and no "exit" will follow.
+        if (child.pid === undefined && this.child === child) this.child = null;
+        fail(new Error(`core process could not start: ${err.message}`));
+      });
 
       child.on("exit", (code, signal) => {
         if (this.child === child) this.child = null;
         this.current = null;
         const expected = this.stopping !== null || this.stopped;
-        const wasReady = settled;
-        if (!settled) {
+        if (!wasReady) {
           this.failedStarts += 1;
           const why = failure ?? lastLine(this.stderrTail) ?? "no output";
           fail(new Error(`core exited before it was ready (${describeExit(code, signal)}): ${why}`));

@@ -27,6 +27,8 @@ let endpoint: CoreEndpoint | null = null;
 let learning: LearningState = "unknown";
 let trayNote: string | undefined;
 let quitPhase: "running" | "stopping" | "done" = "running";
+/** The last main-frame load failed (core was down): reload once the core is back. */
+let loadFailed = false;
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();
@@ -39,6 +41,8 @@ if (!app.requestSingleInstanceLock()) {
   app.on("activate", () => showWindow());
   app.on("before-quit", (e) => onBeforeQuit(e));
   app.on("web-contents-created", (_e, contents) => guardContents(contents));
+  // Ctrl-C in a terminal, or a service manager stopping us: the same graceful quit as the menu.
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => app.quit());
   app.whenReady().then(main, (err: unknown) => fatal(err));
 }
 
@@ -49,11 +53,11 @@ async function main(): Promise<void> {
   ses.setPermissionCheckHandler((wc, permission) => endpoint !== null && wc !== null && isAllowedPermission(permission, wc.getURL(), endpoint.url));
 
   ipcMain.on(ipcChannels.config, (e: IpcMainEvent) => {
-    const ok = isOurWindow(e.sender) && endpoint !== null;
+    const ok = isOurWindow(e.sender, e.senderFrame?.url) && endpoint !== null;
     e.returnValue = ok && endpoint ? ({ apiBase: endpoint.url, token: endpoint.token } satisfies BridgeConfig) : null;
   });
   ipcMain.handle(ipcChannels.openModelFile, async (e: IpcMainInvokeEvent) => {
-    if (!isOurWindow(e.sender)) return null;
+    if (!isOurWindow(e.sender, e.senderFrame?.url)) return null;
     return openModelFile();
   });
 
@@ -97,8 +101,10 @@ function onCoreReady(ep: CoreEndpoint): void {
   void refreshLearning();
   if (!win) {
     createWindow(ep);
-  } else if (originChanged) {
-    // The core came back elsewhere: load the UI from its new origin (the preload re-reads config).
+  } else if (originChanged || loadFailed) {
+    // The core came back elsewhere, or the page never loaded: load the UI from the core's
+    // origin (the preload re-reads its config on every load).
+    loadFailed = false;
     void win.loadURL(ep.url);
   }
   // Same origin: the page's own reconnect logic picks the core up again.
@@ -114,10 +120,17 @@ function createWindow(ep: CoreEndpoint): void {
   win = new BrowserWindow(windowOptions({ preload: preloadScript, bounds: placed, icon }));
   if (placed.maximized) win.maximize();
   win.once("ready-to-show", () => win?.show());
-  win.webContents.on("did-fail-load", (_e, _code, desc, url, isMainFrame) => {
-    // The core was restarting: try again once it is back.
-    if (isMainFrame && endpoint) setTimeout(() => endpoint && win?.loadURL(endpoint.url), 1000);
-    else if (isMainFrame) console.error(`[main] could not load ${url}: ${desc}`);
+  win.webContents.on("did-fail-load", (_e, code, desc, url, isMainFrame) => {
+    // -3 (ERR_ABORTED) is a load replaced by another one, not a failure.
+    if (!isMainFrame || code === -3) return;
+    console.error(`[main] could not load ${url}: ${desc}`);
+    loadFailed = true;
+    // The core is up (it was between restarts when we tried): try again shortly; otherwise
+    // onCoreReady reloads when it is back.
+    if (endpoint) setTimeout(() => endpoint && loadFailed && win?.loadURL(endpoint.url), 1000);
+  });
+  win.webContents.on("did-finish-load", () => {
+    loadFailed = false;
   });
   const remember = () => {
     if (!win || win.isMinimized() || win.isFullScreen()) return;
@@ -141,8 +154,9 @@ function createWindow(ep: CoreEndpoint): void {
   void win.loadURL(ep.url);
 }
 
-function isOurWindow(contents: WebContents): boolean {
-  return win !== null && contents === win.webContents && endpoint !== null && isAllowedNavigation(contents.getURL(), endpoint.url);
+/** The request comes from our window's main frame showing the app's own origin. */
+function isOurWindow(contents: WebContents, frameUrl: string | undefined): boolean {
+  return win !== null && contents === win.webContents && endpoint !== null && isAllowedNavigation(frameUrl ?? contents.getURL(), endpoint.url);
 }
 
 /** Navigation and new windows: stay on the app's origin; outside http(s) links open in the browser. */

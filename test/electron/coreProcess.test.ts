@@ -140,16 +140,28 @@ describe("CoreSupervisor with the real core entry", () => {
 });
 
 describe("CoreSupervisor with misbehaving processes", () => {
+  it("start() reports a binary that cannot be run, and can be called again", async () => {
+    const s = supervise({ entry: fixture("silent-core.mjs"), execPath: "/nonexistent/node" });
+    await assert.rejects(s.start(), /core process could not start: spawn \/nonexistent\/node ENOENT/);
+    await assert.rejects(s.start(), /could not start/);
+  });
+
   it("start() rejects with the exit code and the last stderr line of a core that dies before ready", async () => {
     const s = supervise({ entry: fixture("crash-on-start.mjs") });
     await assert.rejects(s.start(), /exit code 3\): boom: the model file is corrupt/);
+    // And the supervisor can be started again afterwards.
+    await assert.rejects(s.start(), /exit code 3\)/);
   });
 
   it("start() rejects and kills a core that never reports ready", async () => {
     const s = supervise({ entry: fixture("silent-core.mjs"), readyTimeoutMs: 1500 });
+    const restarts: unknown[] = [];
+    s.on("restarting", (r) => restarts.push(r));
     const exited = once(s, "exit") as Promise<[{ signal: string | null }]>;
     await assert.rejects(s.start(), /did not report ready within 1500 ms/);
     assert.equal((await exited)[0].signal, "SIGKILL");
+    assert.deepEqual(restarts, [], "a first start that fails is the caller's to handle, not restarted");
+    assert.equal(s.pid, null);
   });
 
   it("stop() kills a core that ignores the shutdown request once the timeout runs out", async () => {
