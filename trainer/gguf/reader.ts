@@ -36,7 +36,9 @@ const CHUNK = 1 << 18;
 /** Largest single fs.readSync (its length argument is a signed 32-bit int). */
 const MAX_READ = 1 << 30;
 
-const utf8 = new TextDecoder("utf-8");
+/** What is being read, for error messages; a function so hot loops build no strings. */
+type Label = string | (() => string);
+const label = (what: Label): string => (typeof what === "string" ? what : what());
 
 /** Sequential little-endian reader over a file, refilling a window with positional reads. */
 class Cursor {
@@ -55,9 +57,9 @@ class Cursor {
   }
 
   /** Makes `n` bytes at `pos` available in the window; returns their index into it. */
-  private need(n: number, what: string): number {
+  private need(n: number, what: Label): number {
     if (n > this.fileSize - this.pos) {
-      this.fail(`truncated: ${what} at offset ${this.pos} needs ${n} bytes, file has ${this.fileSize - this.pos} left`);
+      this.fail(`truncated: ${label(what)} at offset ${this.pos} needs ${n} bytes, file has ${this.fileSize - this.pos} left`);
     }
     const end = this.bufStart + this.buf.length;
     if (this.pos < this.bufStart || this.pos + n > end) {
@@ -72,60 +74,65 @@ class Cursor {
   }
 
   // Each accessor calls need() before touching this.buf: need() may replace the window.
-  u8(what: string): number {
+  u8(what: Label): number {
     const at = this.need(1, what);
     return this.buf[at];
   }
-  i8(what: string): number {
+  i8(what: Label): number {
     const at = this.need(1, what);
     return this.buf.readInt8(at);
   }
-  u16(what: string): number {
+  u16(what: Label): number {
     const at = this.need(2, what);
     return this.buf.readUInt16LE(at);
   }
-  i16(what: string): number {
+  i16(what: Label): number {
     const at = this.need(2, what);
     return this.buf.readInt16LE(at);
   }
-  u32(what: string): number {
+  u32(what: Label): number {
     const at = this.need(4, what);
     return this.buf.readUInt32LE(at);
   }
-  i32(what: string): number {
+  i32(what: Label): number {
     const at = this.need(4, what);
     return this.buf.readInt32LE(at);
   }
-  f32(what: string): number {
+  f32(what: Label): number {
     const at = this.need(4, what);
     return this.buf.readFloatLE(at);
   }
-  f64(what: string): number {
+  f64(what: Label): number {
     const at = this.need(8, what);
     return this.buf.readDoubleLE(at);
   }
-  u64(what: string): bigint {
+  u64(what: Label): bigint {
     const at = this.need(8, what);
     return this.buf.readBigUInt64LE(at);
   }
-  i64(what: string): bigint {
+  i64(what: Label): bigint {
     const at = this.need(8, what);
     return this.buf.readBigInt64LE(at);
   }
 
-  /** A u64 that must fit in a JS number and be at most `max` (e.g. bytes left in the file). */
-  count(what: string, max: number): number {
-    const at = this.pos;
-    const v = this.u64(what);
-    if (v > BigInt(max)) this.fail(`${what} ${v} at offset ${at} is impossible: file truncated or corrupt (at most ${max} fit in the rest of the file)`);
-    return Number(v);
+  /** A u64 that must be at most `max` (e.g. what fits in the rest of the file), as a number. */
+  count(what: Label, max: number): number {
+    const at = this.need(8, what);
+    const lo = this.buf.readUInt32LE(at);
+    const hi = this.buf.readUInt32LE(at + 4);
+    // Compared as two halves: no BigInt in the per-string hot path.
+    const v = hi * 2 ** 32 + lo;
+    if (hi >= 2 ** 21 || v > max) {
+      this.fail(`${label(what)} ${(BigInt(hi) << 32n) | BigInt(lo)} at offset ${this.pos - 8} is impossible: file truncated or corrupt (at most ${Math.max(0, max)} fit in the rest of the file)`);
+    }
+    return v;
   }
 
-  str(what: string): string {
-    const len = this.count(`length of ${what}`, this.remaining - 8);
+  str(what: Label): string {
+    const len = this.count(typeof what === "string" ? `length of ${what}` : () => `length of ${what()}`, this.remaining - 8);
     if (len === 0) return "";
     const at = this.need(len, what);
-    return utf8.decode(this.buf.subarray(at, at + len));
+    return this.buf.toString("utf8", at, at + len);
   }
 }
 
@@ -162,7 +169,7 @@ function isValueType(t: number): t is GgufValueType {
   return Number.isInteger(t) && t >= GgufValueType.UINT8 && t <= GgufValueType.FLOAT64;
 }
 
-function readScalar(c: Cursor, t: Exclude<GgufValueType, GgufValueType.ARRAY>, what: string, fail: (p: string) => never): number | bigint | boolean | string {
+function readScalar(c: Cursor, t: Exclude<GgufValueType, GgufValueType.ARRAY>, what: Label, fail: (p: string) => never): number | bigint | boolean | string {
   switch (t) {
     case GgufValueType.UINT8:
       return c.u8(what);
@@ -187,13 +194,13 @@ function readScalar(c: Cursor, t: Exclude<GgufValueType, GgufValueType.ARRAY>, w
     case GgufValueType.BOOL: {
       const at = c.pos;
       const b = c.u8(what);
-      if (b > 1) fail(`${what} at offset ${at} is a bool with value ${b} (must be 0 or 1)`);
+      if (b > 1) fail(`${label(what)} at offset ${at} is a bool with value ${b} (must be 0 or 1)`);
       return b === 1;
     }
     case GgufValueType.STRING:
       return c.str(what);
   }
-  return fail(`${what} has unknown value type ${t as number}`);
+  return fail(`${label(what)} has unknown value type ${t as number}`);
 }
 
 function readValue(c: Cursor, key: string, fail: (p: string) => never): GgufMetaValue {
@@ -210,7 +217,9 @@ function readValue(c: Cursor, key: string, fail: (p: string) => never): GgufMeta
   if (itemType === GgufValueType.ARRAY) fail(`metadata '${key}' is an array of arrays (not supported)`);
   const n = c.count(`array length of '${key}'`, Math.floor((c.remaining - 8) / minItemSize(itemType)));
   const value = new Array<number | bigint | boolean | string>(n);
-  for (let i = 0; i < n; i++) value[i] = readScalar(c, itemType, `item ${i} of '${key}'`, fail);
+  let i = 0;
+  const item = () => `item ${i} of '${key}'`;
+  for (; i < n; i++) value[i] = readScalar(c, itemType, item, fail);
   return { type: GgufValueType.ARRAY, itemType, value };
 }
 
