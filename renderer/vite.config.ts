@@ -7,5 +7,19 @@ export default defineConfig({
   root: resolve(import.meta.dirname),
   base: "./",
   plugins: [react()],
-  build: { outDir: resolve(import.meta.dirname, "../out/renderer"), emptyOutDir: true },
+  build: {
+    outDir: resolve(import.meta.dirname, "../out/renderer"),
+    emptyOutDir: true,
+    rollupOptions: {
+      output: {
+        // Vendor code in its own files: React, and markdown + highlight.js grammars (the bulk),
+        // so an app update that changes only our code leaves the big files cached as they were.
+        manualChunks(id) {
+          if (!id.includes("node_modules")) return undefined;
+          if (/node_modules\/(react|react-dom|scheduler)\//.test(id)) return "react";
+          return "markdown";
+        },
+      },
+    },
+  },
 });

@@ -8,6 +8,8 @@ export interface CoreConfig {
 interface PreloadBridge {
   apiBase?: string;
   token?: string;
+  /** Electron's file-open dialog for a GGUF; null when cancelled. */
+  openModelFile?: () => Promise<string | null>;
 }
 
 declare global {

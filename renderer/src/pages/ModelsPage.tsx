@@ -80,6 +80,16 @@ export function ModelsPage() {
         }}
       >
         <input aria-label="GGUF file path" placeholder="/path/to/model.gguf" value={importPath} onChange={(e) => setImportPath(e.target.value)} />
+        {window.clawrl?.openModelFile && (
+          <button
+            type="button"
+            onClick={() => {
+              window.clawrl?.openModelFile?.().then((p) => p && setImportPath(p), (e: unknown) => setError(messageOf(e)));
+            }}
+          >
+            Choose file…
+          </button>
+        )}
         <button type="submit" disabled={!importPath.trim() || busy !== null}>
           {busy === "Import" ? "Importing…" : "Import"}
         </button>
