@@ -13,17 +13,21 @@ export function registerEventRoute(app: FastifyInstance, bus: EventBus, keepAliv
 
   // server.close() waits for open connections; SSE streams never end on their own.
   app.addHook("preClose", async () => {
-    for (const res of open) res.end();
+    // Destroy after the last bytes are flushed: a client that stopped reading would otherwise
+    // hold the half-closed socket (and server.close()) until its own keep-alive timer fires.
+    for (const res of open) res.end(() => res.socket?.destroy());
     open.clear();
   });
 
-  app.get("/api/events", (req, reply) => {
+  app.get("/api/events", (_req, reply) => {
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache, no-transform",
-      connection: "keep-alive",
+      // The socket is never reused after a stream: closing it when the stream ends lets
+      // server.close() finish at once instead of waiting for the client's keep-alive timer.
+      connection: "close",
       "x-accel-buffering": "no",
     });
     res.write(`retry: 2000\n: connected\n\n`);
@@ -39,7 +43,8 @@ export function registerEventRoute(app: FastifyInstance, bus: EventBus, keepAliv
       clearInterval(ka);
       open.delete(res);
     };
+    // res 'close' = the client went away (or we ended it). Not req 'close': that fires as
+    // soon as the (empty) request body has been read.
     res.on("close", cleanup);
-    req.raw.on("close", cleanup);
   });
 }
