@@ -8,4 +8,5 @@ export const commands: Record<string, { summary: string; load: () => Promise<Com
   serve: { summary: "start the headless core (API + UI) and print its URL and token", load: async () => (await import("./serve.js")).serve },
   "tiny-model": { summary: "write a deterministic tiny GGUF test model", load: async () => (await import("./tinyModel.js")).tinyModel },
   inspect: { summary: "describe a GGUF model or LoRA adapter", load: async () => (await import("./inspect.js")).inspect },
+  export: { summary: "write all recorded trajectories (turns, feedback, votes, rewards, hints) as JSONL", load: async () => (await import("./export.js")).exportCommand },
 };
