@@ -8,6 +8,8 @@ import { registerApiRoutes } from "./server/routes/api.js";
 import { Store } from "./store/store.js";
 import { EventBus } from "./rollout/events.js";
 import { Rollout } from "./rollout/rollout.js";
+import { Engine, type EngineOptions } from "./inference/engine.js";
+import { registerOpenAiRoutes } from "./server/routes/openai.js";
 
 export interface CoreOptions {
   dataDir?: string;
@@ -18,6 +20,10 @@ export interface CoreOptions {
   /** Path of a GGUF to serve. */
   model?: string;
   uiDir?: string;
+  /** Inference settings (backend, context cap, sequences, threads...); model path comes from `model`. */
+  engine?: Omit<EngineOptions, "modelPath">;
+  /** Largest request body (bytes); larger gets 413. */
+  bodyLimit?: number;
 }
 
 export interface RunningCore {
@@ -31,6 +37,8 @@ export interface RunningCore {
   bus: EventBus;
   /** sessions and turns: the /v1 route calls beginTurn/completeTurn/abortTurn */
   rollout: Rollout;
+  /** the loaded model, when `model` was given */
+  engine: Engine | null;
   close(): Promise<void>;
 }
 
@@ -46,8 +54,10 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const bus = new EventBus();
   const rollout = new Rollout({ store, bus });
   rollout.start();
-  const server = createServer({ token, uiDir: opts.uiDir ?? defaultUiDir });
-  registerApiRoutes(server, { store, rollout, bus });
+  const engine = opts.model ? await Engine.load({ ...opts.engine, threads: opts.engine?.threads ?? envThreads(), modelPath: opts.model }) : null;
+  const server = createServer({ token, uiDir: opts.uiDir ?? defaultUiDir, bodyLimit: opts.bodyLimit });
+  registerApiRoutes(server, { store, rollout, bus, engineStatus: engine ? () => engineStatus(engine) : undefined });
+  if (engine) registerOpenAiRoutes(server, { engine, rollout });
   const host = opts.host ?? "127.0.0.1";
   await server.listen({ host, port: opts.port ?? 0 });
   const addr = server.server.address();
@@ -61,10 +71,29 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     store,
     bus,
     rollout,
+    engine,
     close: async () => {
       await server.close();
+      await engine?.close();
       rollout.stop();
       store.close();
     },
+  };
+}
+
+/** CLAWRL_THREADS: CPU threads per evaluation (tests on a shared machine set 1). */
+function envThreads(): number | undefined {
+  const n = Number(process.env.CLAWRL_THREADS);
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+function engineStatus(engine: Engine) {
+  const i = engine.info();
+  return {
+    model: { id: i.modelId, path: i.modelPath, contextSize: i.contextSize, trainContextSize: i.trainContextSize, chatWrapper: i.chatWrapper },
+    backend: i.backend,
+    gpu: i.backend === "cpu" ? null : { layers: i.gpuLayers },
+    adapter: i.adapter,
+    sequences: i.sequences,
   };
 }

@@ -1,0 +1,79 @@
+import type { ControlledEvaluateInputItem, LlamaContextSequence, Token } from "node-llama-cpp";
+import { sampleToken, tokenLogprob, type SampleOptions } from "./sampling.js";
+
+/** One generated token with its temperature-1 log-prob (and alternatives when asked). */
+export interface Step {
+  token: number;
+  logprob: number;
+  top: Array<{ token: number; logprob: number }>;
+}
+
+/** Produces the answer's tokens one at a time; the caller feeds nothing back (each step's token is kept). */
+export interface Stepper {
+  next(): Promise<Step>;
+  close(): Promise<void>;
+}
+
+/**
+ * node-llama-cpp's own generation loop (`evaluateWithMetadata`), used when its sampler is exact
+ * for our needs: temperature 1 (or 0 = greedy), no top-p / top-k, so the confidence it reports
+ * for the sampled token is the temperature-1 probability. Fastest path: nothing but the token
+ * and one number cross into JS per step.
+ */
+export class NativeStepper implements Stepper {
+  private readonly it: AsyncGenerator<{ token: Token; confidence: number }, void, void | Token | Token[]>;
+
+  constructor(seq: LlamaContextSequence, input: Token[], temperature: number, seed: number) {
+    this.it = seq.evaluateWithMetadata(input, { confidence: true }, { temperature, topK: 0, topP: 1, minP: 0, seed, yieldEogToken: true });
+  }
+
+  async next(): Promise<Step> {
+    const r = await this.it.next();
+    if (r.done) throw new Error("generation ended without a token");
+    return { token: r.value.token, logprob: Math.log(r.value.confidence), top: [] };
+  }
+
+  async close(): Promise<void> {
+    await this.it.return();
+  }
+}
+
+export interface LogitsStepperOptions extends SampleOptions {
+  /** A token that must come next (forced syntax), or null/undefined to sample. */
+  forced?: () => number | null | undefined;
+}
+
+/**
+ * Generation that samples in JS from the full raw logits of each position (one
+ * `controlledEvaluate` per token): exact temperature-1 log-probs under any sampling settings,
+ * top log-probs, seeded sampling, forced and constrained tokens.
+ */
+export class LogitsStepper implements Stepper {
+  private pending: Token[];
+
+  constructor(
+    private readonly seq: LlamaContextSequence,
+    input: Token[],
+    private readonly opts: LogitsStepperOptions,
+  ) {
+    this.pending = input;
+  }
+
+  async next(): Promise<Step> {
+    const tokens = this.pending;
+    const last = tokens.length - 1;
+    // No sampling options: node-llama-cpp's greedy chain leaves the full raw logits untouched.
+    const input: ControlledEvaluateInputItem[] = tokens.map((t, i) => (i === last ? [t, { generateNext: { logits: true } }] : t));
+    const out = await this.seq.controlledEvaluate(input);
+    const logits = out[last]?.next.logits;
+    if (!logits) throw new Error("the model returned no logits");
+    const forced = this.opts.forced?.();
+    let step: Step;
+    if (forced !== undefined && forced !== null) step = { token: forced, logprob: tokenLogprob(logits, forced), top: [] };
+    else step = sampleToken(logits, this.opts);
+    this.pending = [step.token as Token];
+    return step;
+  }
+
+  async close(): Promise<void> {}
+}

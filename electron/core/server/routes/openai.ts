@@ -1,0 +1,237 @@
+import crypto from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { ChatMessage } from "../../api/chatTypes.js";
+import {
+  AbortedError,
+  ContextLengthError,
+  type Engine,
+  type GenerateEvent,
+  type GenerateRequest,
+  type GenerateResult,
+  type TokenLogprob,
+} from "../../inference/engine.js";
+import { ApiError, badRequest } from "../errors.js";
+import { parseChatRequest, type ChatCompletionRequest } from "./openaiSchema.js";
+
+/** The rollout as the /v1 route uses it (electron/core/rollout/rollout.ts implements it). */
+export interface TurnContext {
+  sessionId: string;
+  turnId: string;
+  turnType: "main" | "side";
+  sessionDone: boolean;
+}
+export interface TurnRecorder {
+  beginTurn(origin: {
+    headers: Record<string, string | string[] | undefined>;
+    bodyFields: { session_id?: unknown; turn_type?: unknown; session_done?: unknown };
+    fromUi: boolean;
+    messages: ChatMessage[];
+  }): TurnContext;
+  completeTurn(ctx: TurnContext, result: Omit<GenerateResult, "logprobs">): void;
+  abortTurn(ctx: TurnContext, reason: string): void;
+}
+
+/** For a core without a store: ids only, nothing recorded. */
+export function ephemeralRecorder(): TurnRecorder {
+  return {
+    beginTurn: (o) => {
+      const h = o.headers["x-session-id"];
+      const sid = (Array.isArray(h) ? h[0] : h) ?? crypto.randomUUID();
+      return { sessionId: sid, turnId: crypto.randomUUID(), turnType: o.fromUi ? "main" : "side", sessionDone: false };
+    },
+    completeTurn: () => {},
+    abortTurn: () => {},
+  };
+}
+
+export interface OpenAiRoutesOptions {
+  engine: Engine;
+  rollout?: TurnRecorder;
+}
+
+function toGenerateRequest(body: ChatCompletionRequest): GenerateRequest {
+  const tools = body.tools?.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters }));
+  let toolChoice: GenerateRequest["toolChoice"] = "auto";
+  const tc = body.tool_choice;
+  if (tc) {
+    toolChoice = typeof tc === "string" ? tc : { name: tc.function.name };
+    if (toolChoice !== "auto" && toolChoice !== "none" && !tools?.length) throw badRequest("tool_choice needs tools.", "tool_choice");
+    if (typeof toolChoice === "object" && !tools!.some((t) => t.name === (toolChoice as { name: string }).name))
+      throw badRequest(`tool_choice names '${toolChoice.name}', which is not in tools.`, "tool_choice");
+  }
+  if (body.top_logprobs != null && body.top_logprobs > 0 && !body.logprobs) throw badRequest("top_logprobs needs logprobs: true.", "top_logprobs");
+  const temperature = body.top_p === 0 ? 0 : (body.temperature ?? 1);
+  const stop = body.stop == null ? undefined : typeof body.stop === "string" ? [body.stop] : body.stop;
+  return {
+    messages: body.messages as ChatMessage[],
+    tools,
+    toolChoice,
+    temperature,
+    topP: body.top_p && body.top_p > 0 ? body.top_p : 1,
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    stop,
+    seed: body.seed ?? undefined,
+    topLogprobs: body.logprobs ? (body.top_logprobs ?? 0) : 0,
+  };
+}
+
+const bytesOf = (s: string) => Array.from(Buffer.from(s, "utf8"));
+
+function logprobEntries(infos: TokenLogprob[]) {
+  return infos.map((i) => ({
+    token: i.text,
+    logprob: i.logprob,
+    bytes: bytesOf(i.text),
+    top_logprobs: i.top.map((t) => ({ token: t.text, logprob: t.logprob, bytes: bytesOf(t.text) })),
+  }));
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Registers `/v1/chat/completions` and `/v1/models` (OpenAI wire format). */
+export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOptions): void {
+  const { engine } = opts;
+  const rollout = opts.rollout ?? ephemeralRecorder();
+
+  const modelObject = () => ({ id: engine.modelId, object: "model", created: 0, owned_by: "clawrl" });
+  app.get("/v1/models", async () => ({ object: "list", data: [modelObject()] }));
+  app.get<{ Params: { id: string } }>("/v1/models/:id", async (req) => {
+    if (req.params.id !== engine.modelId) throw new ApiError(404, `The model '${req.params.id}' does not exist.`, "invalid_request_error", "model", "model_not_found");
+    return modelObject();
+  });
+
+  app.post("/v1/chat/completions", async (req: FastifyRequest, reply: FastifyReply) => {
+    const body = parseChatRequest(req.body);
+    const genReq = toGenerateRequest(body);
+    let prepared: ReturnType<Engine["renderPrompt"]>;
+    try {
+      prepared = engine.renderPrompt(genReq);
+    } catch (err) {
+      if (err instanceof ContextLengthError) throw badRequest(err.message, "messages", "context_length_exceeded");
+      throw err;
+    }
+
+    const ctx = rollout.beginTurn({
+      headers: req.headers,
+      bodyFields: { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done },
+      fromUi: headerValue(req.headers["x-clawrl-client"]) === "ui",
+      messages: genReq.messages,
+    });
+
+    const id = `chatcmpl-${ctx.turnId}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = engine.modelId;
+    const turnHeaders = (adapter: string) => ({
+      "X-Clawrl-Session-Id": ctx.sessionId,
+      "X-Clawrl-Turn-Id": ctx.turnId,
+      "X-Clawrl-Adapter": adapter,
+    });
+
+    // A client that goes away stops the generation and frees its sequence.
+    const abort = new AbortController();
+    reply.raw.on("close", () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    });
+
+    const stream = body.stream === true;
+    const includeUsage = stream && body.stream_options?.include_usage === true;
+    let started = false;
+    const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }] })}\n\n`;
+    const write = (s: string) => {
+      if (!reply.raw.destroyed) reply.raw.write(s);
+    };
+
+    if (stream) reply.hijack();
+
+    let result: GenerateResult;
+    try {
+      result = await engine.generate(
+        genReq,
+        {
+          signal: abort.signal,
+          onStart: ({ adapter }) => {
+            started = true;
+            if (stream) {
+              reply.raw.writeHead(200, {
+                "Content-Type": "text/event-stream; charset=utf-8",
+                "Cache-Control": "no-cache",
+                Connection: "keep-alive",
+                "X-Accel-Buffering": "no",
+                ...turnHeaders(adapter),
+              });
+              write(chunk({ role: "assistant", content: "" }));
+            } else reply.headers(turnHeaders(adapter));
+          },
+          onEvent: stream
+            ? (ev: GenerateEvent) => {
+                if (ev.type === "content") {
+                  const lp = body.logprobs ? { logprobs: { content: logprobEntries(ev.logprobs), refusal: null } } : {};
+                  if (ev.text || body.logprobs) write(chunk({ content: ev.text }, lp));
+                } else if (ev.type === "toolCall")
+                  write(chunk({ tool_calls: [{ index: ev.index, id: ev.id, type: "function", function: { name: ev.name, arguments: "" } }] }));
+                else write(chunk({ tool_calls: [{ index: ev.index, function: { arguments: ev.text } }] }));
+              }
+            : undefined,
+        },
+        prepared,
+      );
+    } catch (err) {
+      const aborted = err instanceof AbortedError || abort.signal.aborted;
+      rollout.abortTurn(ctx, aborted ? "client disconnected" : `error: ${(err as Error).message}`);
+      if (!stream) {
+        if (aborted) return reply; // nobody is listening
+        throw err;
+      }
+      if (!started && !reply.raw.headersSent) {
+        const apiErr = err instanceof ApiError ? err : new ApiError(500, `Internal error: ${(err as Error).message}`);
+        reply.raw.writeHead(apiErr.status, { "Content-Type": "application/json; charset=utf-8" });
+        reply.raw.end(JSON.stringify(apiErr.toJSON()));
+      } else if (!aborted) {
+        write(`data: ${JSON.stringify(new ApiError(500, `Generation failed: ${(err as Error).message}`).toJSON())}\n\n`);
+        reply.raw.end();
+      } else reply.raw.destroy();
+      return reply;
+    }
+
+    const { logprobs: infos, ...turn } = result;
+    rollout.completeTurn(ctx, turn);
+    const usage = {
+      prompt_tokens: result.promptTokens.length,
+      completion_tokens: result.responseTokens.length,
+      total_tokens: result.promptTokens.length + result.responseTokens.length,
+    };
+    const toolCalls = result.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
+
+    if (stream) {
+      write(chunk({}, { finish_reason: result.finishReason }));
+      if (includeUsage) write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
+      write("data: [DONE]\n\n");
+      reply.raw.end();
+      return reply;
+    }
+    return {
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      system_fingerprint: `clawrl-${result.adapter}`,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: result.text === "" && toolCalls.length > 0 ? null : result.text,
+            refusal: null,
+            ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          },
+          logprobs: body.logprobs ? { content: logprobEntries(infos), refusal: null } : null,
+          finish_reason: result.finishReason,
+        },
+      ],
+      usage,
+    };
+  });
+}
