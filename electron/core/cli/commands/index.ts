@@ -9,4 +9,5 @@ export const commands: Record<string, { summary: string; load: () => Promise<Com
   "tiny-model": { summary: "write a deterministic tiny GGUF test model", load: async () => (await import("./tinyModel.js")).tinyModel },
   inspect: { summary: "describe a GGUF model or LoRA adapter", load: async () => (await import("./inspect.js")).inspect },
   export: { summary: "write all recorded trajectories (turns, feedback, votes, rewards, hints) as JSONL", load: async () => (await import("./export.js")).exportCommand },
+  train: { summary: "train a LoRA adapter offline from JSONL samples (binary, opd, combined, topk)", load: async () => (await import("./train.js")).train },
 };
