@@ -66,6 +66,8 @@ export interface TrainingStatus {
   device: string | null;
   paused: boolean;
   lastError: string | null;
+  /** checkpoint number being served; null = base model */
+  activeCheckpoint: number | null;
 }
 
 export function readTraining(t: unknown): TrainingStatus {
@@ -80,6 +82,7 @@ export function readTraining(t: unknown): TrainingStatus {
     device: str(pick(t, "device", "backend.device")),
     paused: bool(pick(t, "paused")) || state === "paused",
     lastError: str(pick(t, "lastError", "error")),
+    activeCheckpoint: num(pick(t, "activeCheckpoint")),
   };
 }
 

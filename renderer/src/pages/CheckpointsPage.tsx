@@ -39,7 +39,8 @@ export function CheckpointsPage() {
     }
   };
 
-  const items = [...(list.data?.items ?? [])].sort((a, b) => b.n - a.n);
+  const activeN = status?.training.activeCheckpoint ?? null;
+  const items = [...(list.data?.items ?? [])].map((c) => (activeN !== null && c.n === activeN ? { ...c, active: true } : c)).sort((a, b) => b.n - a.n);
   const activeVersion = status?.adapter ?? null;
   return (
     <div className="page">
