@@ -7,6 +7,7 @@ import type { CommandSpec } from "../command.js";
 export const commands: Record<string, { summary: string; load: () => Promise<CommandSpec> }> = {
   serve: { summary: "start the headless core (API + UI) and print its URL and token", load: async () => (await import("./serve.js")).serve },
   "tiny-model": { summary: "write a deterministic tiny GGUF test model", load: async () => (await import("./tinyModel.js")).tinyModel },
+  models: { summary: "list, download, import and choose models", load: async () => (await import("./models.js")).models },
   inspect: { summary: "describe a GGUF model or LoRA adapter", load: async () => (await import("./inspect.js")).inspect },
   export: { summary: "write all recorded trajectories (turns, feedback, votes, rewards, hints) as JSONL", load: async () => (await import("./export.js")).exportCommand },
   train: { summary: "train a LoRA adapter offline from JSONL samples (binary, opd, combined, topk)", load: async () => (await import("./train.js")).train },

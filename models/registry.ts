@@ -1,0 +1,135 @@
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { metaArch, metaString, archNumber, readGguf } from "../trainer/gguf/reader.js";
+import { TRAINABLE_ARCHITECTURES } from "./catalog.js";
+
+const installedSchema = z.object({
+  id: z.string(),
+  path: z.string(),
+  origin: z.enum(["catalog", "hf", "import"]),
+  name: z.string(),
+  architecture: z.string(),
+  trainable: z.boolean(),
+  contextLength: z.number().nullable(),
+  sizeBytes: z.number(),
+  sha256: z.string().nullable(),
+  addedAt: z.string(),
+});
+export type InstalledModel = z.infer<typeof installedSchema>;
+
+const indexSchema = z.object({ active: z.string().nullable(), models: z.array(installedSchema) });
+type Index = z.infer<typeof indexSchema>;
+
+/** What the GGUF says about itself; throws GgufError (naming the file) for anything invalid. */
+export function describeGguf(file: string) {
+  const g = readGguf(file);
+  if (metaString(g, "general.type") === "adapter") throw new Error(`${file}: this is a LoRA adapter, not a model`);
+  const architecture = metaArch(g) ?? "unknown";
+  return {
+    architecture,
+    name: metaString(g, "general.name") ?? path.basename(file, ".gguf"),
+    contextLength: archNumber(g, "context_length") ?? null,
+    trainable: (TRAINABLE_ARCHITECTURES as readonly string[]).includes(architecture),
+    sizeBytes: g.fileSize,
+  };
+}
+
+/**
+ * The models this user has: downloaded ones live in `<data>/models/`, imported ones stay where
+ * they are. The index is a small JSON file written atomically.
+ */
+export class ModelRegistry {
+  readonly indexFile: string;
+
+  constructor(readonly dir: string) {
+    this.indexFile = path.join(dir, "index.json");
+  }
+
+  private read(): Index {
+    try {
+      return indexSchema.parse(JSON.parse(fs.readFileSync(this.indexFile, "utf8")));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return { active: null, models: [] };
+      throw new Error(`${this.indexFile} is damaged (${(err as Error).message.split("\n")[0]}); move it away to start a fresh model list`);
+    }
+  }
+
+  private write(index: Index): void {
+    fs.mkdirSync(this.dir, { recursive: true });
+    const tmp = `${this.indexFile}.${process.pid}.tmp`;
+    const fd = fs.openSync(tmp, "w");
+    try {
+      fs.writeSync(fd, JSON.stringify(index, null, 2));
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, this.indexFile);
+  }
+
+  list(): InstalledModel[] {
+    return this.read().models;
+  }
+
+  get(id: string): InstalledModel | undefined {
+    return this.read().models.find((m) => m.id === id);
+  }
+
+  /** Where a download of `file` goes. */
+  downloadPath(file: string): string {
+    return path.join(this.dir, path.basename(file));
+  }
+
+  add(model: Omit<InstalledModel, "addedAt">): InstalledModel {
+    const index = this.read();
+    const entry = { ...model, addedAt: new Date().toISOString() };
+    index.models = [...index.models.filter((m) => m.id !== model.id), entry];
+    this.write(index);
+    return entry;
+  }
+
+  /** Imports a local GGUF (kept where it is), after checking it. */
+  importFile(file: string): InstalledModel {
+    const abs = path.resolve(file);
+    if (!fs.existsSync(abs)) throw new Error(`no such file: ${file}`);
+    const d = describeGguf(abs);
+    return this.add({
+      id: `local:${path.basename(abs, ".gguf")}`,
+      path: abs,
+      origin: "import",
+      name: d.name,
+      architecture: d.architecture,
+      trainable: d.trainable,
+      contextLength: d.contextLength,
+      sizeBytes: d.sizeBytes,
+      sha256: null,
+    });
+  }
+
+  /** Removes a model from the list; deletes its file only if we downloaded it. */
+  remove(id: string): InstalledModel {
+    const index = this.read();
+    const m = index.models.find((x) => x.id === id);
+    if (!m) throw new Error(`no installed model '${id}' (see 'clawrl models list')`);
+    index.models = index.models.filter((x) => x.id !== id);
+    if (index.active === id) index.active = null;
+    this.write(index);
+    if (m.origin !== "import") fs.rmSync(m.path, { force: true });
+    return m;
+  }
+
+  setActive(id: string): InstalledModel {
+    const index = this.read();
+    const m = index.models.find((x) => x.id === id);
+    if (!m) throw new Error(`no installed model '${id}'`);
+    index.active = id;
+    this.write(index);
+    return m;
+  }
+
+  active(): InstalledModel | null {
+    const index = this.read();
+    return index.models.find((m) => m.id === index.active) ?? null;
+  }
+}
