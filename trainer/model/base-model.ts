@@ -3,6 +3,7 @@
  * backend (call initBackend() from ../backend.js first).
  */
 import { readGguf } from "../gguf/reader.js";
+import type { ActivationRounding } from "./activation-rounding.js";
 import { readModelConfig, type Arch, type ModelConfig } from "./config.js";
 import { disposeWeights, loadWeights, type ModelWeights } from "./weights.js";
 
@@ -11,6 +12,11 @@ export interface BaseModel {
   arch: Arch;
   config: ModelConfig;
   weights: ModelWeights;
+  /**
+   * "llama.cpp-cpu" rounds each matmul's activations as llama.cpp's CPU backend does for the
+   * weight's type (see activation-rounding.ts); "none" (default) computes in f32.
+   */
+  activationRounding: ActivationRounding;
   /** Frees the weight tensors; the model is unusable afterwards. */
   dispose(): void;
 }
@@ -25,6 +31,7 @@ export async function loadBaseModel(ggufPath: string): Promise<BaseModel> {
     arch: config.arch,
     config,
     weights,
+    activationRounding: "none",
     dispose() {
       if (disposed) return;
       disposed = true;

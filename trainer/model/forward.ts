@@ -8,6 +8,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "./base-model.js";
 import type { ModelConfig } from "./config.js";
+import { roundActivations } from "./activation-rounding.js";
 import { applyRope, ropeTables } from "./rope.js";
 import type { LayerWeights, LinearName } from "./weights.js";
 
@@ -17,8 +18,9 @@ export function rmsNorm<T extends tf.Tensor>(x: T, w: tf.Tensor1D, eps: number):
   return tf.mul(tf.mul(x, tf.rsqrt(tf.add(ms, eps))), w) as T;
 }
 
-function linear(x: tf.Tensor2D, layer: LayerWeights, name: LinearName, layerIndex: number, lora: LoraParams | null): tf.Tensor2D {
-  const y = tf.matMul(x, layer.linear[name], false, true) as tf.Tensor2D;
+function linear(x: tf.Tensor2D, layer: LayerWeights, name: LinearName, layerIndex: number, lora: LoraParams | null, emulate: boolean): tf.Tensor2D {
+  const xw = emulate ? roundActivations(x, layer.types[name]) : x;
+  const y = tf.matMul(xw, layer.linear[name], false, true) as tf.Tensor2D;
   const pair = lora?.pairs.get(`blk.${layerIndex}.${name}.weight`);
   if (!pair || !lora) return y;
   return tf.add(y, tf.mul(tf.matMul(tf.matMul(x, pair.a), pair.b), lora.scale)) as tf.Tensor2D;
@@ -62,12 +64,13 @@ export function hiddenStates(model: BaseModel, lora: LoraParams | null, tokens: 
   const { nHead, nHeadKv, headDim, headDimV, rmsEps } = config;
   const { cos, sin } = ropeTables(config, T);
   const mask = causalMask(T);
+  const emulate = model.activationRounding === "llama.cpp-cpu";
   let x = tf.gather(weights.tokEmbd, tf.reshape(tokens, [N])) as tf.Tensor2D;
   weights.layers.forEach((layer, li) => {
     const h = rmsNorm(x, layer.attnNorm, rmsEps);
-    let q = linear(h, layer, "attn_q", li, lora);
-    let k = linear(h, layer, "attn_k", li, lora);
-    let v = linear(h, layer, "attn_v", li, lora);
+    let q = linear(h, layer, "attn_q", li, lora, emulate);
+    let k = linear(h, layer, "attn_k", li, lora, emulate);
+    let v = linear(h, layer, "attn_v", li, lora, emulate);
     if (layer.bias) {
       q = tf.add(q, layer.bias.q);
       k = tf.add(k, layer.bias.k);
@@ -83,12 +86,13 @@ export function hiddenStates(model: BaseModel, lora: LoraParams | null, tokens: 
     k4 = applyRope(k4, cos, sin, config);
     const v4 = tf.reshape(v, [B, T, nHeadKv, headDimV]) as tf.Tensor4D;
     const att = attention(q4, k4, v4, mask, config);
-    x = tf.add(x, linear(att, layer, "attn_output", li, lora));
+    x = tf.add(x, linear(att, layer, "attn_output", li, lora, emulate));
     const h2 = rmsNorm(x, layer.ffnNorm, rmsEps);
-    const gate = linear(h2, layer, "ffn_gate", li, lora);
-    const up = linear(h2, layer, "ffn_up", li, lora);
+    const gate = linear(h2, layer, "ffn_gate", li, lora, emulate);
+    const up = linear(h2, layer, "ffn_up", li, lora, emulate);
     const act = tf.mul(tf.mul(gate, tf.sigmoid(gate)), up) as tf.Tensor2D;
-    x = tf.add(x, linear(act, layer, "ffn_down", li, lora));
+    x = tf.add(x, linear(act, layer, "ffn_down", li, lora, emulate));
   });
-  return rmsNorm(x, weights.outputNorm, rmsEps);
+  const out = rmsNorm(x, weights.outputNorm, rmsEps);
+  return emulate ? roundActivations(out, weights.outputType) : out;
 }

@@ -5,7 +5,7 @@
  */
 import * as tf from "@tensorflow/tfjs-core";
 import { findTensor, readTensorF32, type GgufFile } from "../gguf/reader.js";
-import { GgufError } from "../gguf/types.js";
+import { GgmlType, GgufError } from "../gguf/types.js";
 import type { ModelConfig } from "./config.js";
 
 /** The linear layers of a block that LoRA can adapt, by their GGUF name part. */
@@ -16,6 +16,8 @@ export interface LayerWeights {
   attnNorm: tf.Tensor1D;
   /** [out, in] each. */
   linear: Record<LinearName, tf.Tensor2D>;
+  /** Storage type of each linear weight in the GGUF (for activation-rounding emulation). */
+  types: Record<LinearName, GgmlType>;
   /** qwen2 only. */
   bias?: { q: tf.Tensor1D; k: tf.Tensor1D; v: tf.Tensor1D };
   /** qwen3 only: [headDim]. */
@@ -31,6 +33,7 @@ export interface ModelWeights {
   outputNorm: tf.Tensor1D;
   /** [nVocab, nEmbd]; the same tensor as tokEmbd when tied. */
   output: tf.Tensor2D;
+  outputType: GgmlType;
 }
 
 /** `[in, out]` of a block's linear layer, in ggml ne order. */
@@ -58,6 +61,7 @@ export function linearShape(config: ModelConfig, name: LinearName): [number, num
 /** Loads every tensor the forward pass needs, checking shapes against the config. */
 export function loadWeights(file: GgufFile, config: ModelConfig): ModelWeights {
   const made: tf.Tensor[] = [];
+  const typeOf = (name: string): GgmlType => findTensor(file, name)?.type ?? GgmlType.F32;
   const load = (name: string, ne: number[]): tf.Tensor => {
     const info = findTensor(file, name);
     if (!info) throw new GgufError(file.path, `missing tensor '${name}'`);
@@ -77,9 +81,12 @@ export function loadWeights(file: GgufFile, config: ModelConfig): ModelWeights {
       const p = `blk.${i}.`;
       const linear = {} as Record<LinearName, tf.Tensor2D>;
       for (const n of LINEAR_NAMES) linear[n] = load(`${p}${n}.weight`, linearShape(config, n)) as tf.Tensor2D;
+      const types = {} as Record<LinearName, GgmlType>;
+      for (const n of LINEAR_NAMES) types[n] = typeOf(`${p}${n}.weight`);
       const layer: LayerWeights = {
         attnNorm: load(`${p}attn_norm.weight`, [nEmbd]) as tf.Tensor1D,
         linear,
+        types,
         ffnNorm: load(`${p}ffn_norm.weight`, [nEmbd]) as tf.Tensor1D,
       };
       if (config.qkvBias) {
@@ -97,7 +104,8 @@ export function loadWeights(file: GgufFile, config: ModelConfig): ModelWeights {
     }
     const outputNorm = load("output_norm.weight", [nEmbd]) as tf.Tensor1D;
     const output = config.tiedOutput ? tokEmbd : (load("output.weight", [nEmbd, nVocab]) as tf.Tensor2D);
-    return { tokEmbd, layers, outputNorm, output };
+    const outputType = typeOf(config.tiedOutput ? "token_embd.weight" : "output.weight");
+    return { tokEmbd, layers, outputNorm, output, outputType };
   } catch (e) {
     tf.dispose(made);
     throw e;
