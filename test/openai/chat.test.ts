@@ -191,7 +191,7 @@ describe("/v1/chat/completions through the openai client", () => {
     const long = "word ".repeat(3000);
     await assert.rejects(
       client.chat.completions.create({ model: modelId, messages: [{ role: "user", content: long }] }),
-      (err: OpenAI.APIError) => err.status === 400 && err.code === "context_length_exceeded" && err.param === "messages",
+      (err: { status?: number; code?: string | null; param?: string | null }) => err.status === 400 && err.code === "context_length_exceeded" && err.param === "messages",
     );
     assert.equal(turnCount(core), before);
   });
