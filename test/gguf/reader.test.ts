@@ -73,6 +73,23 @@ describe("GGUF reader on stories260K", { skip: stories ? false : "shared/models/
     assert.ok(norm.some((v) => v !== 0 && v !== 1));
   });
 
+  it("with loadData, serves tensor bytes as views of the loaded data section", () => {
+    const lazy = readGguf(path);
+    const loaded = readGguf(path, { loadData: true });
+    assert.equal(lazy.data, undefined);
+    assert.equal(loaded.data?.length, loaded.fileSize - loaded.tensorDataOffset);
+    for (const t of loaded.tensors) {
+      const view = readTensorBytes(loaded, t.name);
+      assert.equal(view.buffer, loaded.data!.buffer, `${t.name} is a view`);
+      assert.deepEqual(view, readTensorBytes(lazy, t.name));
+    }
+    // readTensorF32 hands out its own copy: writing to it leaves the loaded data unchanged.
+    const a = readTensorF32(loaded, "output_norm.weight");
+    const before = a[0];
+    a[0] = 12345;
+    assert.equal(readTensorF32(loaded, "output_norm.weight")[0], before);
+  });
+
   it("names a missing tensor", () => {
     const f = readGguf(path);
     assert.throws(() => readTensorF32(f, "nope.weight"), (e: unknown) => e instanceof GgufError && /no tensor named 'nope\.weight'/.test(e.message));

@@ -27,6 +27,13 @@ export interface GgufFile {
   /** Absolute offset of the data section. */
   tensorDataOffset: number;
   fileSize: number;
+  /** The whole data section, when read with `{ loadData: true }`; tensor bytes are then views of it. */
+  data?: Uint8Array;
+}
+
+export interface ReadGgufOptions {
+  /** Also read the whole tensor data section into memory (small models; tests). */
+  loadData?: boolean;
 }
 
 /** ggml's GGML_MAX_DIMS. */
@@ -224,7 +231,7 @@ function readValue(c: Cursor, key: string, fail: (p: string) => never): GgufMeta
 }
 
 /** Parses the header, metadata and tensor infos of a GGUF file and validates them. */
-export function readGguf(path: string): GgufFile {
+export function readGguf(path: string, opts: ReadGgufOptions = {}): GgufFile {
   const fail: (problem: string) => never = (problem) => {
     throw new GgufError(path, problem);
   };
@@ -307,7 +314,12 @@ export function readGguf(path: string): GgufFile {
       const end = tensorDataOffset + t.offset + t.byteLength;
       if (end > st.size) fail(`tensor '${t.name}' data (${t.byteLength} bytes at ${tensorDataOffset + t.offset}) runs past the end of the file (${st.size} bytes)`);
     }
-    return { path, version, alignment, metadata, tensors, tensorDataOffset, fileSize: st.size };
+    const file: GgufFile = { path, version, alignment, metadata, tensors, tensorDataOffset, fileSize: st.size };
+    if (opts.loadData) {
+      file.data = new Uint8Array(Math.max(0, st.size - tensorDataOffset));
+      readFully(fd, file.data, tensorDataOffset, fail);
+    }
+    return file;
   } finally {
     fs.closeSync(fd);
   }
@@ -332,7 +344,10 @@ function resolveTensor(file: GgufFile, t: string | GgufTensorInfo): GgufTensorIn
   return info;
 }
 
-/** Raw bytes of a tensor, read positionally (a fresh, 8-byte-aligned buffer). */
+/**
+ * Raw bytes of a tensor: a view into `file.data` when the data section was loaded, otherwise a
+ * fresh buffer filled by a positional read.
+ */
 export function readTensorBytes(file: GgufFile, name: string | GgufTensorInfo): Uint8Array {
   const t = resolveTensor(file, name);
   const fail: (problem: string) => never = (problem) => {
@@ -340,6 +355,7 @@ export function readTensorBytes(file: GgufFile, name: string | GgufTensorInfo): 
   };
   const start = file.tensorDataOffset + t.offset;
   if (start + t.byteLength > file.fileSize) fail(`tensor '${t.name}' data runs past the end of the file`);
+  if (file.data) return file.data.subarray(t.offset, t.offset + t.byteLength);
   const out = new Uint8Array(t.byteLength);
   let fd: number;
   try {
@@ -359,7 +375,10 @@ export function readTensorBytes(file: GgufFile, name: string | GgufTensorInfo): 
 export function readTensorF32(file: GgufFile, name: string | GgufTensorInfo): Float32Array {
   const t = resolveTensor(file, name);
   if (!canDequantize(t.type)) throw new GgufError(file.path, `tensor '${t.name}' has unsupported tensor type ${typeName(t.type)}`);
-  return dequantize(t.type, readTensorBytes(file, t), t.nElements, `${file.path}: tensor '${t.name}'`);
+  const bytes = readTensorBytes(file, t);
+  // F32 dequantizes to a view of its bytes; never hand out a view of the shared loaded data.
+  const own = file.data && t.type === GgmlType.F32 ? bytes.slice() : bytes;
+  return dequantize(t.type, own, t.nElements, `${file.path}: tensor '${t.name}'`);
 }
 
 /** A string metadata value, or undefined when absent or not a string. */
