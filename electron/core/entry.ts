@@ -6,6 +6,7 @@ import fs from "node:fs";
 import { parseArgs } from "node:util";
 import path from "node:path";
 import { startCore, type CoreOptions, type RunningCore } from "./core.js";
+import { shutdownCore } from "./shutdown.js";
 import { coreEnv, readyLinePrefix, type CoreToMain, type MainToCore } from "../shared/coreMessages.js";
 
 export interface EntryConfig {
@@ -63,21 +64,6 @@ function report(msg: CoreToMain): Promise<void> {
   });
 }
 
-/** Closes the server: no new connections, in-flight requests get `drainMs`, then sockets close. */
-async function drainAndClose(core: RunningCore, drainMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, drainMs);
-    timer.unref();
-  });
-  const closing = core.close();
-  await Promise.race([closing, deadline]);
-  clearTimeout(timer);
-  // Long-lived streams (SSE) never finish on their own: cut what is left, then finish closing.
-  core.server.server.closeAllConnections();
-  await closing;
-}
-
 export async function runEntry(argv = process.argv.slice(2), env = process.env): Promise<void> {
   let config: EntryConfig;
   let core: RunningCore;
@@ -96,8 +82,11 @@ export async function runEntry(argv = process.argv.slice(2), env = process.env):
     if (stopping) return;
     stopping = true;
     console.error(`clawrl core: shutting down (${why})`);
-    drainAndClose(core, config.drainMs).then(
-      () => process.exit(0),
+    shutdownCore(core, { drainMs: config.drainMs }).then(
+      (drained) => {
+        if (!drained) console.error("clawrl core: drain time ran out; open connections were closed");
+        process.exit(0);
+      },
       (err: unknown) => {
         console.error(`clawrl core: shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
         process.exit(1);

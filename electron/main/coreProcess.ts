@@ -89,6 +89,8 @@ const tailLimit = 4000;
  */
 export class CoreSupervisor extends EventEmitter<CoreSupervisorEvents> {
   private child: ChildProcess | null = null;
+  /** Resolves when the current child has exited and its output has been read to the end. */
+  private childEnded: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | null = null;
   private current: CoreEndpoint | null = null;
   private previous: CoreEndpoint | null = null;
   private stopping: Promise<StopResult> | null = null;
@@ -150,6 +152,12 @@ export class CoreSupervisor extends EventEmitter<CoreSupervisorEvents> {
     });
     this.child = child;
     const startedAt = Date.now();
+    // "exit" can come before the last output: wait for the pipes too (bounded, in case a
+    // grandchild inherited them), so a crash's last stderr line is never lost.
+    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.once("exit", (code, signal) => void outputDrained(child).then(() => resolve({ code, signal })));
+    });
+    this.childEnded = ended;
     // Always read both pipes: an unread pipe fills up and blocks the child.
     child.stdout?.setEncoding("utf8").on("data", (text: string) => this.emit("output", { stream: "stdout", text }));
     child.stderr?.setEncoding("utf8").on("data", (text: string) => {
@@ -201,7 +209,7 @@ export class CoreSupervisor extends EventEmitter<CoreSupervisorEvents> {
         fail(new Error(`core process could not start: ${err.message}`));
       });
 
-      child.on("exit", (code, signal) => {
+      void ended.then(({ code, signal }) => {
         if (this.child === child) this.child = null;
         this.current = null;
         const expected = this.stopping !== null || this.stopped;
@@ -257,7 +265,7 @@ export class CoreSupervisor extends EventEmitter<CoreSupervisorEvents> {
         graceful = false;
         child.kill("SIGKILL");
       }, timeoutMs);
-      child.once("exit", (code, signal) => {
+      void this.childEnded?.then(({ code, signal }) => {
         clearTimeout(killTimer);
         this.stopping = null;
         resolve({ code, signal, expected: true, graceful });
@@ -276,6 +284,17 @@ export class CoreSupervisor extends EventEmitter<CoreSupervisorEvents> {
     this.restartTimer = null;
     this.child?.kill("SIGKILL");
   }
+}
+
+/** Both output pipes closed, or 2 s passed. */
+function outputDrained(child: ChildProcess): Promise<void> {
+  const closed = (s: NodeJS.ReadableStream | null) =>
+    s === null || (s as { closed?: boolean }).closed ? Promise.resolve() : new Promise<void>((r) => s.once("close", () => r()));
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((r) => {
+    timer = setTimeout(r, 2000);
+  });
+  return Promise.race([Promise.all([closed(child.stdout), closed(child.stderr)]).then(() => undefined), bound]).finally(() => clearTimeout(timer));
 }
 
 function endpointOf(msg: CoreReady): CoreEndpoint {

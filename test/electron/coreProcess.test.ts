@@ -37,12 +37,13 @@ async function get(ep: CoreEndpoint, route: string, token?: string): Promise<{ s
   return { status: res.status, body: await res.json() };
 }
 
-/** Opens a connection and sends half a request, so the server sees an in-flight request that never completes. */
+/** Opens a connection and sends half a request's headers: an in-flight request that never completes. */
 async function hangingRequest(url: string): Promise<net.Socket> {
   const u = new URL(url);
   const sock = net.connect(Number(u.port), u.hostname);
   await once(sock, "connect");
-  sock.write("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{");
+  // Headers never finished: a request in progress that will not complete by itself.
+  sock.write("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ");
   sock.on("error", () => {});
   return sock;
 }
@@ -108,6 +109,8 @@ describe("CoreSupervisor with the real core entry", () => {
       env: { ...process.env, CLAWRL_HOME: tempDir(), CLAWRL_CORE_DRAIN_MS: "300" },
       stopTimeoutMs: 60_000,
     });
+    let stderr = "";
+    s.on("output", ({ stream, text }) => stream === "stderr" && (stderr += text));
     const ep = await s.start();
     const sock = await hangingRequest(ep.url);
     // The server cuts it (reset or close): either way the socket ends in "close".
@@ -115,6 +118,7 @@ describe("CoreSupervisor with the real core entry", () => {
     const r = await s.stop();
     assert.equal(r.graceful, true, "the core exited by itself, no SIGKILL");
     assert.equal(r.code, 0);
+    assert.match(stderr, /drain time ran out; open connections were closed/);
     await closed;
     assert.equal(isAlive(ep.pid), false);
     // Nothing listens there any more.
