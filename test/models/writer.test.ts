@@ -1,0 +1,141 @@
+/**
+ * Writer details the reader round trip (test/gguf/roundTrip.test.ts) does not show: exact
+ * byte layout, f16 rounding, validation, atomic replacement.
+ */
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { GgmlType, GgufError, GgufValueType } from "../../trainer/gguf/types.js";
+import { encodeGguf, f16BitsToF32, f16Bytes, f32Bytes, f32ToF16Bits, writeGguf } from "../../trainer/gguf/writer.js";
+import { tempDir } from "../helpers/cli.js";
+
+const dir = tempDir("clawrl-writer-");
+const str = (value: string) => ({ type: GgufValueType.STRING as const, value });
+
+describe("f16 encoding", () => {
+  it("encodes exactly representable values exactly", () => {
+    const cases: Array<[number, number]> = [
+      [0, 0x0000], [-0, 0x8000], [1, 0x3c00], [-2, 0xc000], [0.5, 0x3800], [65504, 0x7bff],
+      [2 ** -14, 0x0400], [2 ** -24, 0x0001], [2 ** -14 - 2 ** -24, 0x03ff], [Infinity, 0x7c00], [-Infinity, 0xfc00],
+    ];
+    for (const [x, bits] of cases) assert.equal(f32ToF16Bits(x), bits, `f16(${x})`);
+    assert.equal(f32ToF16Bits(NaN) & 0x7c00, 0x7c00);
+    assert.ok(f32ToF16Bits(NaN) & 0x3ff, "NaN keeps a mantissa bit");
+  });
+
+  it("rounds to nearest, ties to even", () => {
+    const ulp = 2 ** -10; // spacing of f16 in [1, 2)
+    assert.equal(f32ToF16Bits(1 + ulp / 2), 0x3c00, "tie rounds down to even");
+    assert.equal(f32ToF16Bits(1 + (3 * ulp) / 2), 0x3c02, "tie rounds up to even");
+    assert.equal(f32ToF16Bits(1 + ulp / 2 + 2 ** -20), 0x3c01, "above the tie rounds up");
+    assert.equal(f32ToF16Bits(65520), 0x7c00, "halfway past max overflows to inf");
+    assert.equal(f32ToF16Bits(65519), 0x7bff);
+    assert.equal(f32ToF16Bits(2 ** -25), 0x0000, "subnormal tie to even (0)");
+    assert.equal(f32ToF16Bits(3 * 2 ** -25), 0x0002, "subnormal tie to even (2)");
+    assert.equal(f32ToF16Bits(2 ** -26), 0x0000);
+    assert.equal(f32ToF16Bits(2 ** -14 - 2 ** -25), 0x0400, "rounds up into the normals");
+  });
+
+  it("is the nearest f16 for every sampled value (checked by decoding neighbours)", () => {
+    for (let i = 0; i < 2000; i++) {
+      const x = Math.fround(Math.sin(i * 12.9898) * 10 ** ((i % 11) - 6)); // within ±1e4: no overflow
+      const h = f32ToF16Bits(x);
+      const err = Math.abs(f16BitsToF32(h) - x);
+      for (const n of [h - 1, h + 1]) {
+        if ((n & 0x7c00) === 0x7c00 || n < 0 || (n & 0x7fff) === 0x7fff) continue;
+        if (((n ^ h) & 0x8000) !== 0) continue;
+        assert.ok(err <= Math.abs(f16BitsToF32(n) - x), `f16(${x}) = ${h.toString(16)} not nearest`);
+      }
+    }
+  });
+
+  it("writes little-endian bytes", () => {
+    assert.deepEqual([...f16Bytes(new Float32Array([1, -2]))], [0x00, 0x3c, 0x00, 0xc0]);
+    assert.deepEqual([...f32Bytes(new Float32Array([1]))], [0x00, 0x00, 0x80, 0x3f]);
+  });
+});
+
+describe("GGUF layout", () => {
+  it("writes header, metadata, tensor infos and aligned data byte for byte", () => {
+    const buf = encodeGguf({
+      metadata: [["a", { type: GgufValueType.UINT8, value: 7 }]],
+      tensors: [
+        { name: "x", dims: [3], type: GgmlType.F32, data: f32Bytes(new Float32Array([1, 2, 3])) },
+        { name: "y", dims: [1], type: GgmlType.F32, data: f32Bytes(new Float32Array([4])) },
+      ],
+    });
+    const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    assert.equal(buf.subarray(0, 4).toString("latin1"), "GGUF");
+    assert.equal(v.getUint32(4, true), 3);
+    assert.equal(v.getBigUint64(8, true), 2n);
+    assert.equal(v.getBigUint64(16, true), 1n);
+    let o = 24;
+    assert.equal(v.getBigUint64(o, true), 1n); o += 8;
+    assert.equal(buf.toString("latin1", o, o + 1), "a"); o += 1;
+    assert.equal(v.getUint32(o, true), GgufValueType.UINT8); o += 4;
+    assert.equal(v.getUint8(o), 7); o += 1;
+    // tensor "x": name, n_dims, dims, type, offset
+    assert.equal(v.getBigUint64(o, true), 1n); o += 8 + 1;
+    assert.equal(v.getUint32(o, true), 1); o += 4;
+    assert.equal(v.getBigUint64(o, true), 3n); o += 8;
+    assert.equal(v.getUint32(o, true), GgmlType.F32); o += 4;
+    assert.equal(v.getBigUint64(o, true), 0n); o += 8;
+    o += 8 + 1 + 4 + 8 + 4;
+    assert.equal(v.getBigUint64(o, true), 32n, "second tensor starts at the next 32-byte boundary"); o += 8;
+    const dataStart = Math.ceil(o / 32) * 32;
+    assert.ok(buf.subarray(o, dataStart).every((b) => b === 0), "padding is zeros");
+    assert.equal(v.getFloat32(dataStart + 8, true), 3);
+    assert.equal(v.getFloat32(dataStart + 32, true), 4);
+    assert.equal(buf.length % 32, 0);
+  });
+
+  it("honours a custom alignment and records it as general.alignment", () => {
+    const buf = encodeGguf({ metadata: [], alignment: 128, tensors: [{ name: "x", dims: [1], type: GgmlType.F32, data: f32Bytes(new Float32Array([1])) }] });
+    assert.ok(buf.includes(Buffer.from("general.alignment")));
+    assert.equal(buf.length % 128, 0);
+    assert.equal(buf.readFloatLE(buf.length - 128), 1);
+  });
+});
+
+describe("GGUF writer validation", () => {
+  const t = (over: Partial<{ dims: number[]; type: GgmlType; data: Uint8Array; name: string }>) => ({
+    name: "w", dims: [4], type: GgmlType.F32, data: new Uint8Array(16), ...over,
+  });
+  const cases: Array<[string, Parameters<typeof encodeGguf>[0], RegExp]> = [
+    ["short data", { metadata: [], tensors: [t({ data: new Uint8Array(12) })] }, /tensor 'w': data is 12 bytes, dims 4 of F32 need 16/],
+    ["partial block", { metadata: [], tensors: [t({ dims: [48], type: GgmlType.Q8_0, data: new Uint8Array(51) })] }, /row length 48 is not a multiple of Q8_0's block size 32/],
+    ["zero dim", { metadata: [], tensors: [t({ dims: [4, 0] })] }, /bad dim 0/],
+    ["five dims", { metadata: [], tensors: [t({ dims: [1, 1, 1, 1, 4] })] }, /needs 1 to 4 dims/],
+    ["unknown type", { metadata: [], tensors: [t({ type: 99 as GgmlType })] }, /unsupported type 99/],
+    ["duplicate tensor", { metadata: [], tensors: [t({}), t({})] }, /tensor 'w' appears twice/],
+    ["duplicate key", { metadata: [["k", str("a")], ["k", str("b")]], tensors: [] }, /metadata key 'k' appears twice/],
+    ["u8 out of range", { metadata: [["k", { type: GgufValueType.UINT8, value: 256 }]], tensors: [] }, /'k': 256 is out of range for UINT8/],
+    ["wrong value kind", { metadata: [["k", { type: GgufValueType.UINT64, value: 3 as unknown as bigint }]], tensors: [] }, /'k': expected a bigint/],
+    ["bad array item", { metadata: [["k", { type: GgufValueType.ARRAY, itemType: GgufValueType.STRING, value: ["a", 1] }]], tensors: [] }, /'k': expected a string/],
+    ["alignment not power of two", { metadata: [], tensors: [], alignment: 48 }, /alignment must be a power of two/],
+    ["alignment disagrees", { metadata: [["general.alignment", { type: GgufValueType.UINT32, value: 64 }]], tensors: [], alignment: 32 }, /disagrees/],
+  ];
+  for (const [what, spec, re] of cases) {
+    it(`rejects ${what}`, () => {
+      assert.throws(() => encodeGguf(spec, "m.gguf"), (err: Error) => err instanceof GgufError && re.test(err.message) && err.message.startsWith("m.gguf: "));
+    });
+  }
+
+  it("leaves an existing file untouched and no temp file behind when input is bad", () => {
+    const file = path.join(dir, "keep.gguf");
+    writeGguf(file, { metadata: [["general.name", str("first")]], tensors: [] });
+    const before = fs.readFileSync(file);
+    assert.throws(() => writeGguf(file, { metadata: [], tensors: [t({ data: new Uint8Array(3) })] }), GgufError);
+    assert.deepEqual(fs.readFileSync(file), before);
+    assert.deepEqual(fs.readdirSync(dir).filter((f) => f.includes("keep")), ["keep.gguf"]);
+  });
+
+  it("replaces an existing file atomically with the new content", () => {
+    const file = path.join(dir, "replace.gguf");
+    writeGguf(file, { metadata: [["general.name", str("first")]], tensors: [] });
+    writeGguf(file, { metadata: [["general.name", str("second")]], tensors: [] });
+    assert.ok(fs.readFileSync(file).includes(Buffer.from("second")));
+    assert.deepEqual(fs.readdirSync(dir).filter((f) => f.includes("replace")), ["replace.gguf"]);
+  });
+});
