@@ -100,6 +100,18 @@ describe("GGUF reader: bad input", () => {
     rejects(file(head2), /metadata count 1000000 .* is impossible/);
   });
 
+  it("refuses absurd string and array lengths even when the file is big enough to hold them", () => {
+    // Sparse files: the lengths fit in the file, so only the sanity caps can refuse them.
+    const longStr = file(ggufBytes({ kvs: [kv("s", GgufValueType.STRING, u64(2 ** 28 + 1))] }));
+    fs.truncateSync(longStr, 2 ** 28 + 4096);
+    rejects(longStr, /value of 's' is 268435457 bytes long .*corrupt/);
+    const longArr = file(ggufBytes({ kvs: [kv("a", GgufValueType.ARRAY, Buffer.concat([u32(GgufValueType.UINT8), u64(2 ** 26 + 1)]))] }));
+    fs.truncateSync(longArr, 2 ** 26 + 4096);
+    rejects(longArr, /metadata 'a' is an array of 67108865 items .*corrupt/);
+    fs.rmSync(longStr);
+    fs.rmSync(longArr);
+  });
+
   it("rejects unknown value types, arrays of arrays and bad bools", () => {
     rejects(file(ggufBytes({ kvs: [kv("k", 13 as GgufValueType, u32(0))] })), /metadata 'k' has unknown value type 13/);
     rejects(file(ggufBytes({ kvs: [kv("k", GgufValueType.ARRAY, Buffer.concat([u32(42), u64(0)]))] })), /array of unknown value type 42/);

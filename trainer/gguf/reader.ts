@@ -42,6 +42,12 @@ const MAX_DIMS = 4;
 const CHUNK = 1 << 18;
 /** Largest single fs.readSync (its length argument is a signed 32-bit int). */
 const MAX_READ = 1 << 30;
+/**
+ * Sanity caps far above real files (chat templates are KBs, vocabularies ~300k entries), so a
+ * corrupt length fails with a message instead of a huge allocation.
+ */
+const MAX_STRING_BYTES = 1 << 28;
+const MAX_ARRAY_ITEMS = 1 << 26;
 
 /** What is being read, for error messages; a function so hot loops build no strings. */
 type Label = string | (() => string);
@@ -137,6 +143,7 @@ class Cursor {
 
   str(what: Label): string {
     const len = this.count(typeof what === "string" ? `length of ${what}` : () => `length of ${what()}`, this.remaining - 8);
+    if (len > MAX_STRING_BYTES) this.fail(`${label(what)} is ${len} bytes long (more than ${MAX_STRING_BYTES}): corrupt file`);
     if (len === 0) return "";
     const at = this.need(len, what);
     return this.buf.toString("utf8", at, at + len);
@@ -147,7 +154,12 @@ class Cursor {
 function readFully(fd: number, dst: Uint8Array, position: number, fail: (problem: string) => never): void {
   let done = 0;
   while (done < dst.length) {
-    const n = fs.readSync(fd, dst, done, Math.min(dst.length - done, MAX_READ), position + done);
+    let n: number;
+    try {
+      n = fs.readSync(fd, dst, done, Math.min(dst.length - done, MAX_READ), position + done);
+    } catch (err) {
+      return fail(`read error at offset ${position + done} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
     if (n === 0) fail(`truncated: file ended at offset ${position + done} while reading ${dst.length} bytes at ${position}`);
     done += n;
   }
@@ -223,6 +235,7 @@ function readValue(c: Cursor, key: string, fail: (p: string) => never): GgufMeta
   if (!isValueType(itemType)) fail(`metadata '${key}' has array of unknown value type ${itemType} at offset ${itemAt}`);
   if (itemType === GgufValueType.ARRAY) fail(`metadata '${key}' is an array of arrays (not supported)`);
   const n = c.count(`array length of '${key}'`, Math.floor((c.remaining - 8) / minItemSize(itemType)));
+  if (n > MAX_ARRAY_ITEMS) fail(`metadata '${key}' is an array of ${n} items (more than ${MAX_ARRAY_ITEMS}): corrupt file`);
   const value = new Array<number | bigint | boolean | string>(n);
   let i = 0;
   const item = () => `item ${i} of '${key}'`;
@@ -356,7 +369,12 @@ export function readTensorBytes(file: GgufFile, name: string | GgufTensorInfo): 
   const start = file.tensorDataOffset + t.offset;
   if (start + t.byteLength > file.fileSize) fail(`tensor '${t.name}' data runs past the end of the file`);
   if (file.data) return file.data.subarray(t.offset, t.offset + t.byteLength);
-  const out = new Uint8Array(t.byteLength);
+  let out: Uint8Array;
+  try {
+    out = new Uint8Array(t.byteLength);
+  } catch {
+    return fail(`tensor '${t.name}' (${t.byteLength} bytes) is too large to read into one buffer`);
+  }
   let fd: number;
   try {
     fd = fs.openSync(file.path, "r");
