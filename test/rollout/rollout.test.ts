@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
 import { describe, it } from "node:test";
 import type { ChatMessage } from "../../electron/core/api/chatTypes.js";
 import { EventBus, type CoreEventName } from "../../electron/core/rollout/events.js";
@@ -206,6 +208,26 @@ describe("session close", () => {
     advance(31 * 60_000);
     assert.deepEqual(rollout.sweepIdle(), ["idle-b"]);
     assert.deepEqual(rollout.sweepIdle(), []);
+  });
+});
+
+describe("sessions index after a crash", () => {
+  it("is rebuilt from the log when activity updates had not reached state.json yet", () => {
+    const dir = tempDir();
+    const store = Store.open(dir, { durable: false, flushDelayMs: 3_600_000 }); // never flushes on its own here
+    const rollout = new Rollout({ store, bus: new EventBus() });
+    const h = { "x-session-id": "lazy", "x-turn-type": "main" };
+    const t1 = rollout.beginTurn(origin([user("one")], { headers: h }));
+    rollout.completeTurn(t1, result("1"));
+    const t2 = rollout.beginTurn(origin([user("one"), assistant("1"), user("two")], { headers: h }));
+    rollout.completeTurn(t2, result("2"));
+    // The process "dies" here: state.json still says one turn; the log has two.
+    const onDisk = JSON.parse(fs.readFileSync(path.join(dir, "state.json"), "utf8"));
+    assert.equal(onDisk.sessions.lazy.turnCount, 1);
+    const reopened = Store.open(dir, { durable: false });
+    assert.deepEqual([reopened.session("lazy")?.turnCount, reopened.session("lazy")?.mainTurnCount], [2, 2]);
+    assert.equal(reopened.session("lazy")?.lastActivityAt, reopened.turnEntry(t2.turnId)?.time);
+    reopened.close();
   });
 });
 

@@ -136,6 +136,7 @@ export class Rollout {
 
     const answer = answerMessage(result.text, result.toolCalls);
     const prefixKey = chainHash(p.chain.length ? p.chain[p.chain.length - 1] : "", canonicalMessage(answer));
+    const pairing = ctx.turnType === "main" ? this.nextStateFor(p, sessionId, ctx.turnId) : null;
     const entry = this.store.appendTurn({
       turnId: ctx.turnId,
       sessionId,
@@ -156,7 +157,7 @@ export class Rollout {
       sampling: result.sampling,
       sessionDone: ctx.sessionDone,
       prefixKey,
-    });
+    }, pairing ?? undefined);
     this.byPrefix.set(prefixKey, ctx.turnId);
 
     meta.turnCount = this.store.sessionTurns(sessionId).length;
@@ -166,11 +167,12 @@ export class Rollout {
       meta.closed = true;
       meta.closedReason = "done";
     }
-    this.store.putSession(meta);
+    // Activity-only changes are rebuilt from the log after a crash: let the store coalesce them.
+    this.store.putSession(meta, { lazy: Boolean(existing) && !reopened && !meta.closed });
     if (!this.hasPending(sessionId)) this.drafts.delete(sessionId);
     this.activity.set(sessionId, now);
 
-    const paired = ctx.turnType === "main" ? this.pairNextState(p, entry) : null;
+    const paired = pairing?.turnId ?? null;
 
     if (!existing) this.bus.emit("session", { session: meta, change: "created" });
     else if (reopened && !meta.closed) this.bus.emit("session", { session: meta, change: "reopened" });
@@ -279,26 +281,25 @@ export class Rollout {
    * prefix; when the client rewrote the history (no prefix match), the session's latest
    * unpaired main turn gets what follows the request's last assistant message.
    */
-  private pairNextState(p: Pending, current: TurnEntry): string | null {
+  private nextStateFor(p: Pending, sessionId: string, currentTurnId: string): { turnId: string; sessionId: string; messages: ChatMessage[] } | null {
     let prev: TurnEntry | undefined;
     let appended: ChatMessage[];
     if (p.continues) {
       prev = this.store.turnEntry(p.continues.turnId);
       appended = p.visible.slice(p.continues.end);
     } else {
-      const turns = this.store.sessionTurns(current.sessionId);
+      const turns = this.store.sessionTurns(sessionId);
       for (let i = turns.length - 1; i >= 0 && !prev; i--) {
         const t = turns[i];
-        if (t.turnId !== current.turnId && t.type === "main" && Date.parse(t.time) <= p.startedAt) prev = t;
+        if (t.turnId !== currentTurnId && t.type === "main" && Date.parse(t.time) <= p.startedAt) prev = t;
       }
       let lastAssistant = -1;
       for (let i = p.visible.length - 1; i >= 0 && lastAssistant < 0; i--) if (p.visible[i].role === "assistant") lastAssistant = i;
       appended = lastAssistant >= 0 ? p.visible.slice(lastAssistant + 1) : p.visible.slice(-1);
     }
     appended = appended.filter((m) => m.role === "user" || m.role === "tool");
-    if (!prev || prev.type !== "main" || prev.nextState || prev.sessionId !== current.sessionId || appended.length === 0) return null;
-    this.store.appendNextState({ turnId: prev.turnId, sessionId: prev.sessionId, fromTurnId: current.turnId, messages: appended });
-    return prev.turnId;
+    if (!prev || prev.type !== "main" || prev.nextState || prev.sessionId !== sessionId || appended.length === 0) return null;
+    return { turnId: prev.turnId, sessionId, messages: appended };
   }
 }
 

@@ -82,17 +82,31 @@ export class AppendLog {
 
   /** Appends one value as one line; returns where it went. */
   append(value: unknown): LogLocation {
+    return this.appendAll([value])[0];
+  }
+
+  /** Appends several lines with one write and one sync (they land together or, after a crash, the whole ones do). */
+  appendAll(values: readonly unknown[]): LogLocation[] {
     if (this.readOnly) throw new Error(`${this.file} is open read-only`);
-    const json = JSON.stringify(value);
-    if (json === undefined) throw new Error("cannot log an undefined value");
-    const buf = Buffer.from(`${json}\n`, "utf8");
-    const offset = this.size;
+    const texts = values.map((v) => {
+      const json = JSON.stringify(v);
+      if (json === undefined) throw new Error("cannot log an undefined value");
+      return `${json}\n`;
+    });
+    const buf = Buffer.from(texts.join(""), "utf8");
+    const locs: LogLocation[] = [];
+    let offset = this.size;
+    for (const t of texts) {
+      const len = Buffer.byteLength(t, "utf8");
+      locs.push({ offset, length: len - 1 });
+      offset += len;
+    }
     let done = 0;
     // O_APPEND: every write lands at the end; loop in case the OS writes short.
     while (done < buf.length) done += fs.writeSync(this.fd, buf, done, buf.length - done);
     if (this.durable) fs.fdatasyncSync(this.fd);
     this.size += buf.length;
-    return { offset, length: buf.length - 1 };
+    return locs;
   }
 
   /** Reads back the line at a location returned by `append` or reported by `onLine`. */

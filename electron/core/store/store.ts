@@ -63,6 +63,8 @@ export interface StoreOptions {
   readOnly?: boolean;
   /** fdatasync each log line (default true) */
   durable?: boolean;
+  /** how long activity-only session updates may wait before state.json is rewritten (default 1 s) */
+  flushDelayMs?: number;
 }
 
 export class UnknownTurnError extends Error {
@@ -91,6 +93,8 @@ export class Store {
   readonly recoveryMessage: string | null;
   private readonly turns: Map<string, TurnEntry>;
   private readonly bySession: Map<string, TurnEntry[]>;
+  private flushTimer: NodeJS.Timeout | null = null;
+  private readonly flushDelayMs: number;
 
   private constructor(
     readonly dataDir: string,
@@ -99,7 +103,9 @@ export class Store {
     recovery: LogOpenReport,
     readonly readOnly: boolean,
     index: TurnIndex,
+    flushDelayMs: number,
   ) {
+    this.flushDelayMs = flushDelayMs;
     this.recovery = recovery;
     this.recoveryMessage = describeRecovery(recovery);
     this.turns = index.turns;
@@ -119,12 +125,13 @@ export class Store {
         if (isRecord(value)) indexRecord(index, value, { offset, length });
       },
     });
-    const store = new Store(paths.root, db, log, report, opts.readOnly ?? false, index);
+    const store = new Store(paths.root, db, log, report, opts.readOnly ?? false, index, opts.flushDelayMs ?? 1_000);
     store.reconcileSessions();
     return store;
   }
 
   close(): void {
+    if (this.flushTimer) this.flush();
     this.log.close();
   }
 
@@ -161,10 +168,28 @@ export class Store {
     return Object.hasOwn(this.db.data.sessions, id) ? this.db.data.sessions[id] : undefined;
   }
 
-  putSession(meta: SessionMeta): void {
-    this.db.update((d) => {
-      d.sessions[meta.id] = meta;
-    });
+  /**
+   * Stores a session's metadata. `lazy`: only activity changed (turn counts, last activity),
+   * which the log can rebuild, so the write is coalesced with others (within `flushDelayMs`,
+   * and on close) instead of rewriting state.json on every turn.
+   */
+  putSession(meta: SessionMeta, opts: { lazy?: boolean } = {}): void {
+    this.db.data.sessions[meta.id] = meta;
+    if (opts.lazy) this.scheduleFlush();
+    else this.flush();
+  }
+
+  /** Writes pending state changes now. */
+  flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    if (!this.readOnly) this.db.write();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushTimer || this.readOnly) return;
+    this.flushTimer = setTimeout(() => this.flush(), this.flushDelayMs);
+    this.flushTimer.unref();
   }
 
   /** Removes a session from the index and appends a tombstone; its turns disappear from reads and export. */
@@ -182,10 +207,19 @@ export class Store {
 
   // ---- trajectories.jsonl ----
 
-  appendTurn(rec: Omit<TurnRecord, "kind" | "v">): TurnEntry {
+  /**
+   * Records a completed turn and, in the same write, the next state it gives an earlier turn
+   * (one sync per request on the hot path).
+   */
+  appendTurn(rec: Omit<TurnRecord, "kind" | "v">, nextState?: Omit<NextStateRecord, "kind" | "v" | "time" | "fromTurnId">): TurnEntry {
     const full: TurnRecord = { kind: "turn", v: 1, ...rec };
-    const loc = this.log.append(full);
-    return this.indexRecord(full, loc) as TurnEntry;
+    if (!nextState) return this.indexRecord(full, this.log.append(full)) as TurnEntry;
+    this.requireTurn(nextState.turnId);
+    const ns: NextStateRecord = { kind: "next_state", v: 1, time: rec.time, ...nextState, fromTurnId: rec.turnId };
+    const [a, b] = this.log.appendAll([full, ns]);
+    const entry = this.indexRecord(full, a) as TurnEntry;
+    this.indexRecord(ns, b);
+    return entry;
   }
 
   appendNextState(rec: Omit<NextStateRecord, "kind" | "v" | "time">): void {
