@@ -38,7 +38,7 @@ after(() => {
 function plainSumLogProb(tokens: number[], start: number): tf.Scalar {
   const T = tokens.length;
   const h = hiddenStates(model, lora, tf.tensor2d(tokens, [1, T], "int32"));
-  const logp = tf.logSoftmax(tf.matMul(h, model.weights.output, false, true));
+  const logp = tf.logSoftmax(tf.matMul(h, model.weights.outputT));
   // One-hot selection: gather's gradient needs a kernel the wasm backend lacks.
   const onehot = new Float32Array(T * model.config.nVocab);
   for (let t = start; t < T; t++) onehot[(t - 1) * model.config.nVocab + tokens[t]] = 1;

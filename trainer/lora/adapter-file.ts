@@ -77,15 +77,15 @@ export function readLoraAdapter(path: string, model: BaseModel): LoraParams {
   // Alpha 0 means "no alpha" in llama.cpp (scale = user scale); keep that meaning with alpha = rank.
   const effAlpha = alpha > 0 ? alpha : rank;
   const pairs = new Map<string, LoraPair>();
-  const made: tf.Variable[] = [];
+  const made: tf.Variable<tf.Rank.R2>[] = [];
   try {
     const ordered = [...halves.values()].sort((x, y) => x.layer - y.layer || LINEAR_NAMES.indexOf(x.target) - LINEAR_NAMES.indexOf(y.target));
     for (const h of ordered) {
       const key = loraKey(h.layer, h.target);
       const [nIn, nOut] = linearShape(model.config, h.target);
-      const a = tf.variable(tf.tidy(() => tf.transpose(tf.tensor2d(readTensorF32(file, h.a!), [rank, nIn]))), true);
+      const a = tf.variable(tf.tidy(() => tf.transpose(tf.tensor2d(readTensorF32(file, h.a!), [rank, nIn])) as tf.Tensor2D), true);
       made.push(a);
-      const b = tf.variable(tf.tidy(() => tf.transpose(tf.tensor2d(readTensorF32(file, h.b!), [nOut, rank]))), true);
+      const b = tf.variable(tf.tidy(() => tf.transpose(tf.tensor2d(readTensorF32(file, h.b!), [nOut, rank])) as tf.Tensor2D), true);
       made.push(b);
       pairs.set(key, { a, b });
     }

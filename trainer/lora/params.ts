@@ -12,9 +12,9 @@ export const DEFAULT_TARGETS: readonly LoraTarget[] = LINEAR_NAMES;
 
 export interface LoraPair {
   /** [in, rank]. */
-  a: tf.Variable;
+  a: tf.Variable<tf.Rank.R2>;
   /** [rank, out]. */
-  b: tf.Variable;
+  b: tf.Variable<tf.Rank.R2>;
 }
 
 export interface LoraParams {
@@ -61,8 +61,8 @@ export function createLora(model: BaseModel, opts: LoraOptions = {}): LoraParams
     for (const t of targets) {
       const [nIn, nOut] = linearShape(model.config, t);
       const bound = 1 / Math.sqrt(nIn);
-      const a = tf.variable(tf.tidy(() => tf.randomUniform([nIn, rank], -bound, bound, "float32", seed++)), true);
-      const b = tf.variable(tf.zeros([rank, nOut]), true);
+      const a = tf.variable(tf.tidy(() => tf.randomUniform([nIn, rank], -bound, bound, "float32", seed++) as tf.Tensor2D), true);
+      const b = tf.variable(tf.zeros([rank, nOut]) as tf.Tensor2D, true);
       pairs.set(loraKey(l, t), { a, b });
     }
   }

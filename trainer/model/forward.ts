@@ -9,6 +9,7 @@ import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "./base-model.js";
 import type { ModelConfig } from "./config.js";
 import { roundActivations } from "./activation-rounding.js";
+import { mm, mmFrozen, mmT } from "./fast-matmul.js";
 import { applyRope, ropeTables } from "./rope.js";
 import type { LayerWeights, LinearName } from "./weights.js";
 
@@ -20,10 +21,10 @@ export function rmsNorm<T extends tf.Tensor>(x: T, w: tf.Tensor1D, eps: number):
 
 function linear(x: tf.Tensor2D, layer: LayerWeights, name: LinearName, layerIndex: number, lora: LoraParams | null, emulate: boolean): tf.Tensor2D {
   const xw = emulate ? roundActivations(x, layer.types[name]) : x;
-  const y = tf.matMul(xw, layer.linear[name], false, true) as tf.Tensor2D;
+  const y = mmFrozen(xw, layer.linear[name]);
   const pair = lora?.pairs.get(`blk.${layerIndex}.${name}.weight`);
   if (!pair || !lora) return y;
-  return tf.add(y, tf.mul(tf.matMul(tf.matMul(x, pair.a), pair.b), lora.scale)) as tf.Tensor2D;
+  return tf.add(y, tf.mul(mm(mm(x, pair.a), pair.b), lora.scale)) as tf.Tensor2D;
 }
 
 /** Additive causal mask [T, T]: 0 on and below the diagonal, a large negative above. */
@@ -42,13 +43,18 @@ function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.Tens
   const Hkv = k.shape[2];
   const Dv = v.shape[3];
   const g = H / Hkv;
-  // [B, T, Hkv, g, D] → [B, Hkv, g, T, D] → [B*Hkv, g*T, D]
-  const qg = tf.reshape(tf.transpose(tf.reshape(q, [B, T, Hkv, g, D]), [0, 2, 3, 1, 4]), [B * Hkv, g * T, D]);
-  const kg = tf.reshape(tf.transpose(k, [0, 2, 1, 3]), [B * Hkv, T, D]);
-  const vg = tf.reshape(tf.transpose(v, [0, 2, 1, 3]), [B * Hkv, T, Dv]);
-  const scores = tf.reshape(tf.mul(tf.matMul(qg, kg, false, true), 1 / Math.sqrt(config.headDim)), [B * Hkv, g, T, T]);
-  const probs = tf.softmax(tf.add(scores, mask));
-  const out = tf.matMul(tf.reshape(probs, [B * Hkv, g * T, T]), vg); // [B*Hkv, g*T, Dv]
+  // [B, T, Hkv, g, D] → [B, Hkv, g, T, D] → B*Hkv groups of [g*T, D]
+  const qg = tf.unstack(tf.reshape(tf.transpose(tf.reshape(q, [B, T, Hkv, g, D]), [0, 2, 3, 1, 4]), [B * Hkv, g * T, D]));
+  const kg = tf.unstack(tf.reshape(tf.transpose(k, [0, 2, 1, 3]), [B * Hkv, T, D]));
+  const vg = tf.unstack(tf.reshape(tf.transpose(v, [0, 2, 1, 3]), [B * Hkv, T, Dv]));
+  const scale = 1 / Math.sqrt(config.headDim);
+  // A loop of 2-D products: rank-3 batched matMul is ~8x slower on wasm.
+  const outs = qg.map((qi, i) => {
+    const scores = tf.reshape(tf.mul(mmT(qi as tf.Tensor2D, kg[i] as tf.Tensor2D), scale), [g, T, T]);
+    const probs = tf.reshape(tf.softmax(tf.add(scores, mask)), [g * T, T]) as tf.Tensor2D;
+    return mm(probs, vg[i] as tf.Tensor2D); // [g*T, Dv]
+  });
+  const out = tf.stack(outs); // [B*Hkv, g*T, Dv]
   return tf.reshape(tf.transpose(tf.reshape(out, [B, Hkv, g, T, Dv]), [0, 3, 1, 2, 4]), [B * T, H * Dv]);
 }
 

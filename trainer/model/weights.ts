@@ -1,7 +1,8 @@
 /**
  * The frozen base weights as f32 tfjs tensors, dequantized from the GGUF exactly as stored.
- * Linear weights keep GGUF's row-major [out, in] layout (ggml ne = [in, out]) and are applied
- * with matMul(x, W, false, true), so no transposed copy is made.
+ * Linear weights are kept transposed to [in, out] (GGUF stores row-major [out, in], ggml
+ * ne = [in, out]) so that y = x·W is a plain matMul: on wasm, transposed products are
+ * 10–25x slower (see fast-matmul.ts).
  */
 import * as tf from "@tensorflow/tfjs-core";
 import { findTensor, readTensorF32, type GgufFile } from "../gguf/reader.js";
@@ -14,7 +15,7 @@ export type LinearName = (typeof LINEAR_NAMES)[number];
 
 export interface LayerWeights {
   attnNorm: tf.Tensor1D;
-  /** [out, in] each. */
+  /** [in, out] each. */
   linear: Record<LinearName, tf.Tensor2D>;
   /** Storage type of each linear weight in the GGUF (for activation-rounding emulation). */
   types: Record<LinearName, GgmlType>;
@@ -27,12 +28,12 @@ export interface LayerWeights {
 }
 
 export interface ModelWeights {
-  /** [nVocab, nEmbd]. */
+  /** [nVocab, nEmbd] (rows are gathered). */
   tokEmbd: tf.Tensor2D;
   layers: LayerWeights[];
   outputNorm: tf.Tensor1D;
-  /** [nVocab, nEmbd]; the same tensor as tokEmbd when tied. */
-  output: tf.Tensor2D;
+  /** The output projection transposed, [nEmbd, nVocab] (a copy of tokEmbd's transpose when tied). */
+  outputT: tf.Tensor2D;
   outputType: GgmlType;
 }
 
@@ -62,7 +63,7 @@ export function linearShape(config: ModelConfig, name: LinearName): [number, num
 export function loadWeights(file: GgufFile, config: ModelConfig): ModelWeights {
   const made: tf.Tensor[] = [];
   const typeOf = (name: string): GgmlType => findTensor(file, name)?.type ?? GgmlType.F32;
-  const load = (name: string, ne: number[]): tf.Tensor => {
+  const load = (name: string, ne: number[], transpose = false): tf.Tensor => {
     const info = findTensor(file, name);
     if (!info) throw new GgufError(file.path, `missing tensor '${name}'`);
     if (info.dims.length !== ne.length || info.dims.some((d, i) => d !== ne[i])) {
@@ -70,8 +71,14 @@ export function loadWeights(file: GgufFile, config: ModelConfig): ModelWeights {
     }
     // tfjs shapes are outermost-first: the reverse of ggml's ne.
     const t = tf.tensor(readTensorF32(file, info), [...ne].reverse(), "float32");
-    made.push(t);
-    return t;
+    if (!transpose) {
+      made.push(t);
+      return t;
+    }
+    const tt = tf.transpose(t);
+    t.dispose();
+    made.push(tt);
+    return tt;
   };
   try {
     const { nEmbd, nVocab, headDim } = config;
@@ -80,7 +87,7 @@ export function loadWeights(file: GgufFile, config: ModelConfig): ModelWeights {
     for (let i = 0; i < config.nLayer; i++) {
       const p = `blk.${i}.`;
       const linear = {} as Record<LinearName, tf.Tensor2D>;
-      for (const n of LINEAR_NAMES) linear[n] = load(`${p}${n}.weight`, linearShape(config, n)) as tf.Tensor2D;
+      for (const n of LINEAR_NAMES) linear[n] = load(`${p}${n}.weight`, linearShape(config, n), true) as tf.Tensor2D;
       const types = {} as Record<LinearName, GgmlType>;
       for (const n of LINEAR_NAMES) types[n] = typeOf(`${p}${n}.weight`);
       const layer: LayerWeights = {
@@ -103,9 +110,15 @@ export function loadWeights(file: GgufFile, config: ModelConfig): ModelWeights {
       layers.push(layer);
     }
     const outputNorm = load("output_norm.weight", [nEmbd]) as tf.Tensor1D;
-    const output = config.tiedOutput ? tokEmbd : (load("output.weight", [nEmbd, nVocab]) as tf.Tensor2D);
+    let outputT: tf.Tensor2D;
+    if (config.tiedOutput) {
+      outputT = tf.transpose(tokEmbd);
+      made.push(outputT);
+    } else {
+      outputT = load("output.weight", [nEmbd, nVocab], true) as tf.Tensor2D;
+    }
     const outputType = typeOf(config.tiedOutput ? "token_embd.weight" : "output.weight");
-    return { tokEmbd, layers, outputNorm, output, outputType };
+    return { tokEmbd, layers, outputNorm, outputT, outputType };
   } catch (e) {
     tf.dispose(made);
     throw e;
@@ -113,8 +126,7 @@ export function loadWeights(file: GgufFile, config: ModelConfig): ModelWeights {
 }
 
 export function disposeWeights(w: ModelWeights): void {
-  const all: tf.Tensor[] = [w.tokEmbd, w.outputNorm];
-  if (w.output !== w.tokEmbd) all.push(w.output);
+  const all: tf.Tensor[] = [w.tokEmbd, w.outputNorm, w.outputT];
   for (const l of w.layers) {
     all.push(l.attnNorm, l.ffnNorm, ...Object.values(l.linear));
     if (l.bias) all.push(l.bias.q, l.bias.k, l.bias.v);
