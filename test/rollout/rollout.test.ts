@@ -75,6 +75,19 @@ describe("session resolution", () => {
     assert.equal(rollout.beginTurn(origin([user("a")], { headers: { "x-session-id": "s2" } })).turnType, "main");
   });
 
+  it("treats client session ids like __proto__ as plain keys", () => {
+    const { rollout, store, dir } = setup();
+    for (const id of ["__proto__", "constructor", "hasOwnProperty"]) {
+      const ctx = rollout.beginTurn(origin([user("hi")], { headers: { "x-session-id": id, "x-turn-type": "main" } }));
+      rollout.completeTurn(ctx, result("hello"));
+      assert.equal(store.session(id)?.turnCount, 1);
+    }
+    store.close();
+    const again = Store.open(dir, { durable: false });
+    assert.deepEqual(again.sessions().map((s) => s.id).sort(), ["__proto__", "constructor", "hasOwnProperty"]);
+    again.close();
+  });
+
   it("gives a request without a session id that continues nothing a new session", () => {
     const { rollout } = setup();
     const a = rollout.beginTurn(origin([user("hello")]));

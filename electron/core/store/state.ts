@@ -46,10 +46,13 @@ export interface StateData {
   training: TrainingStatus;
 }
 
+/** Session ids come from clients: a prototype-less map makes "__proto__" just another key. */
+const sessionMap = (): Record<string, SessionMeta> => Object.create(null) as Record<string, SessionMeta>;
+
 export const defaultState = (): StateData => ({
   version: 1,
   settings: SettingsSchema.parse({}),
-  sessions: {},
+  sessions: sessionMap(),
   checkpoints: [],
   training: { state: "idle", activeCheckpoint: null, samplesReady: 0, lastError: null, updatedAt: null },
 });
@@ -110,7 +113,7 @@ function normalise(raw: unknown, file: string): StateData {
   return {
     version: 1,
     settings: settings.data,
-    sessions: typeof r.sessions === "object" && r.sessions !== null ? r.sessions : {},
+    sessions: Object.assign(sessionMap(), typeof r.sessions === "object" && r.sessions !== null ? r.sessions : {}),
     checkpoints: Array.isArray(r.checkpoints) ? r.checkpoints : [],
     training: { ...base.training, ...(typeof r.training === "object" && r.training !== null ? r.training : {}) },
   };
