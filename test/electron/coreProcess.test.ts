@@ -3,11 +3,11 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { backoffDelay, CoreSupervisor, type CoreEndpoint } from "../../electron/main/coreProcess.js";
 import { repoRoot, tempDir } from "../helpers/cli.js";
+import { inFlightRequest } from "./inFlightRequest.js";
 
 const realEntry = path.join(repoRoot, "electron", "core", "entry.ts");
 const fixture = (name: string) => path.join(import.meta.dirname, "fixtures", name);
@@ -35,17 +35,6 @@ function isAlive(pid: number): boolean {
 async function get(ep: CoreEndpoint, route: string, token?: string): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${ep.url}${route}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   return { status: res.status, body: await res.json() };
-}
-
-/** Opens a connection and sends half a request's headers: an in-flight request that never completes. */
-async function hangingRequest(url: string): Promise<net.Socket> {
-  const u = new URL(url);
-  const sock = net.connect(Number(u.port), u.hostname);
-  await once(sock, "connect");
-  // Headers never finished: a request in progress that will not complete by itself.
-  sock.write("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ");
-  sock.on("error", () => {});
-  return sock;
 }
 
 describe("backoffDelay", () => {
@@ -112,9 +101,7 @@ describe("CoreSupervisor with the real core entry", () => {
     let stderr = "";
     s.on("output", ({ stream, text }) => stream === "stderr" && (stderr += text));
     const ep = await s.start();
-    const sock = await hangingRequest(ep.url);
-    // The server cuts it (reset or close): either way the socket ends in "close".
-    const closed = new Promise<void>((resolve) => sock.on("close", () => resolve()));
+    const { closed } = await inFlightRequest(ep.url);
     const r = await s.stop();
     assert.equal(r.graceful, true, "the core exited by itself, no SIGKILL");
     assert.equal(r.code, 0);
