@@ -36,11 +36,17 @@ function generatorHash(): string {
  */
 export async function tinyModel(opts: TinyModelRequest): Promise<string> {
   const d = resolveTinyDims(opts);
-  const name = `tiny-${d.arch}-${d.type}-s${d.seed}-l${d.layers}-d${d.dim}-${generatorHash()}.gguf`;
-  const file = path.join(testCacheDir, name);
+  const stem = `tiny-${d.arch}-${d.type}-s${d.seed}-l${d.layers}-d${d.dim}-`;
+  const file = path.join(testCacheDir, `${stem}${generatorHash()}.gguf`);
   if (!fs.existsSync(file)) {
     fs.mkdirSync(testCacheDir, { recursive: true });
     writeTinyModel(file, opts);
+    // Drop versions of this model made by older generator sources, so the cache does not grow.
+    for (const f of fs.readdirSync(testCacheDir)) {
+      if (f.startsWith(stem) && f.endsWith(".gguf") && path.join(testCacheDir, f) !== file && /^[0-9a-f]{12}\.gguf$/.test(f.slice(stem.length))) {
+        fs.rmSync(path.join(testCacheDir, f), { force: true });
+      }
+    }
   }
   return file;
 }
