@@ -33,7 +33,7 @@ function tame(type: GgmlType, b: Uint8Array): Uint8Array {
     else if (type === GgmlType.F16 || type === GgmlType.BF16 || type === GgmlType.F32) break;
     else {
       fix(o);
-      if (type === GgmlType.Q4_1 || type === GgmlType.Q4_K || type === GgmlType.Q5_K) fix(o + 2);
+      if (type === GgmlType.Q4_1 || type === GgmlType.Q5_1 || type === GgmlType.Q4_K || type === GgmlType.Q5_K) fix(o + 2);
     }
   }
   return b;
@@ -68,7 +68,7 @@ function bestTimes(cands: Array<[string, () => unknown]>, rounds = 9): Map<strin
 }
 
 const src = new Float32Array(n).fill(0.5);
-const types = [GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
+const types = [GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
 const cands: Array<[string, () => unknown]> = [["f32 copy", () => new Float32Array(src)]];
 for (const type of types) {
   const t = GGML_TYPE_TRAITS[type]!;

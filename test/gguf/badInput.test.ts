@@ -141,10 +141,10 @@ describe("GGUF reader: bad input", () => {
   });
 
   it("refuses to dequantize an unsupported type, naming the file and tensor", () => {
-    const p = file(ggufBytes({ tensors: [oneF32("q5", [32], 6 /* Q5_0 */)], data: Buffer.alloc(32) }));
+    const p = file(ggufBytes({ tensors: [oneF32("q2", [256], 10 /* Q2_K */)], data: Buffer.alloc(96) }));
     const f = readGguf(p);
-    assert.equal(readTensorBytes(f, "q5").length, 22);
-    assert.throws(() => readTensorF32(f, "q5"), (e: unknown) => e instanceof GgufError && e.message === `${p}: tensor 'q5' has unsupported tensor type Q5_0`);
+    assert.equal(readTensorBytes(f, "q2").length, 84);
+    assert.throws(() => readTensorF32(f, "q2"), (e: unknown) => e instanceof GgufError && e.message === `${p}: tensor 'q2' has unsupported tensor type Q2_K`);
   });
 
   it("reports a file that shrank after its header was read", () => {

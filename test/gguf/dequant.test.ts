@@ -158,6 +158,62 @@ describe("dequantize 32-weight block types", () => {
   });
 });
 
+describe("dequantize 5-bit block types", () => {
+  it("Q5_0: a hand-worked block, fifth bit j of qh, w = d·(q−16)", () => {
+    const b = new Uint8Array(22);
+    putU16(b, 0, H.half);
+    // qh = 0x80010001: bits 0, 16 and 31 set → weights 0, 16 and 31 get +16.
+    b[2] = 0x01;
+    b[4] = 0x01;
+    b[5] = 0x80;
+    b[6 + 0] = 0x3f; // weight 0: low 15 (+16 → 31); weight 16: high 3 (+16 → 19)
+    b[6 + 15] = 0xa0; // weight 15: 0; weight 31: 10 (+16 → 26)
+    const exp = new Array(32).fill(-8); // q = 0 → 0.5·(−16)
+    exp[0] = 0.5 * (31 - 16);
+    exp[16] = 0.5 * (19 - 16);
+    exp[15] = -8;
+    exp[31] = 0.5 * (26 - 16);
+    assert.deepEqual(dequantize(GgmlType.Q5_0, b, 32), f32s(exp));
+  });
+
+  it("Q5_1: a hand-worked block, w = d·q + m", () => {
+    const b = new Uint8Array(24);
+    putU16(b, 0, H.quarter);
+    putU16(b, 2, H.negOne);
+    b[4 + 1] = 0x02; // qh bit 9 → weight 9 gets +16
+    b[8 + 9] = 0x07; // weight 9: 7 + 16 = 23; weight 25: 0
+    const exp = new Array(32).fill(-1);
+    exp[9] = 0.25 * 23 - 1;
+    assert.deepEqual(dequantize(GgmlType.Q5_1, b, 32), f32s(exp));
+  });
+
+  for (const type of [GgmlType.Q5_0, GgmlType.Q5_1]) {
+    it(`${GgmlType[type]}: three random blocks against the formula`, () => {
+      const r = rng(50 + type);
+      const size = type === GgmlType.Q5_0 ? 22 : 24;
+      const b = new Uint8Array(3 * size);
+      const ds = [0.046875, -1, 2];
+      const ms = [0.5, -0.25, 1];
+      const mBits = [H.half, 0xb400, H.one];
+      const dBits = [H.d3_64, H.negOne, H.two];
+      const exp: number[] = [];
+      for (let k = 0; k < 3; k++) {
+        const o = k * size;
+        putU16(b, o, dBits[k]);
+        if (type === GgmlType.Q5_1) putU16(b, o + 2, mBits[k]);
+        const qh = o + (type === GgmlType.Q5_0 ? 2 : 4);
+        for (let j = 0; j < 32; j++) {
+          const q = r(32);
+          b[qh + 4 + (j & 15)] |= j < 16 ? q & 15 : (q & 15) << 4;
+          if (q & 16) b[qh + (j >> 3)] |= 1 << (j & 7);
+          exp.push(type === GgmlType.Q5_0 ? ds[k] * (q - 16) : ds[k] * q + ms[k]);
+        }
+      }
+      assert.deepEqual(dequantize(type, b, 96), f32s(exp));
+    });
+  }
+});
+
 /**
  * Packs eight 6-bit scales and mins into the 12 bytes of a Q4_K/Q5_K super-block:
  * sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scale) and 4-7 (min); sub-blocks 4-7 keep
@@ -286,7 +342,7 @@ describe("dequantize bad input", () => {
   const isGguf = (re: RegExp) => (e: unknown) => e instanceof GgufError && re.test(e.message);
 
   it("refuses unsupported types by name and unknown ones by number", () => {
-    assert.throws(() => dequantize(GgmlType.Q5_0, new Uint8Array(22), 32), isGguf(/unsupported tensor type Q5_0/));
+    assert.throws(() => dequantize(GgmlType.Q2_K, new Uint8Array(84), 256), isGguf(/unsupported tensor type Q2_K/));
     assert.throws(() => dequantize(99 as GgmlType, new Uint8Array(4), 1), isGguf(/unsupported tensor type type 99/));
   });
 

@@ -36,6 +36,8 @@ const SUPPORTED = new Set<GgmlType>([
   GgmlType.Q8_0,
   GgmlType.Q4_0,
   GgmlType.Q4_1,
+  GgmlType.Q5_0,
+  GgmlType.Q5_1,
   GgmlType.Q4_K,
   GgmlType.Q5_K,
   GgmlType.Q6_K,
@@ -79,6 +81,10 @@ export function dequantize(type: GgmlType, bytes: Uint8Array, nElements: number,
       return q4_0(bytes, nb);
     case GgmlType.Q4_1:
       return q4_1(bytes, nb);
+    case GgmlType.Q5_0:
+      return q5_0(bytes, nb, false);
+    case GgmlType.Q5_1:
+      return q5_0(bytes, nb, true);
     case GgmlType.Q4_K:
       return q4_K(bytes, nb);
     case GgmlType.Q5_K:
@@ -155,6 +161,39 @@ function q4_1(b: Uint8Array, nb: number): Float32Array {
       const q = b[o + 4 + j];
       out[y + j] = d * (q & 0xf) + m;
       out[y + j + 16] = d * (q >> 4) + m;
+    }
+  }
+  return out;
+}
+
+/**
+ * block_q5_0 (22 bytes): f16 d, u32 qh, qs[16]; block_q5_1 (24 bytes) adds an f16 m after d.
+ * Nibbles as Q4_0; weight j's fifth bit is bit j of qh (weights 16-31: bits 16-31).
+ * Q5_0: w = d·(q−16); Q5_1: w = d·q + m. llama.cpp falls back to these for Q4_K/Q5_K tensors
+ * whose rows are not a multiple of 256 (e.g. Qwen2.5-0.5B's 896-wide matrices).
+ */
+function q5_0(b: Uint8Array, nb: number, withMin: boolean): Float32Array {
+  const t = f16ToF32Table();
+  const size = withMin ? 24 : 22;
+  const out = new Float32Array(nb * 32);
+  for (let i = 0; i < nb; i++) {
+    const o = i * size;
+    const y = i * 32;
+    const d = t[b[o] | (b[o + 1] << 8)];
+    const m = withMin ? t[b[o + 2] | (b[o + 3] << 8)] : 0;
+    const h = withMin ? o + 4 : o + 2;
+    const qh = (b[h] | (b[h + 1] << 8) | (b[h + 2] << 16) | (b[h + 3] << 24)) >>> 0;
+    const q = h + 4;
+    for (let j = 0; j < 16; j++) {
+      const x0 = (b[q + j] & 0xf) | (((qh >>> j) & 1) << 4);
+      const x1 = (b[q + j] >> 4) | (((qh >>> (j + 16)) & 1) << 4);
+      if (withMin) {
+        out[y + j] = d * x0 + m;
+        out[y + j + 16] = d * x1 + m;
+      } else {
+        out[y + j] = d * (x0 - 16);
+        out[y + j + 16] = d * (x1 - 16);
+      }
     }
   }
   return out;
