@@ -7,7 +7,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
-import { hiddenStates, loadBaseModel, tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
+import { hiddenStates, loadBaseModel, outputLogits, tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
 import { createLora, disposeLora, loraVariables, type LoraParams } from "../../trainer/lora/params.js";
 import { storiesModelPath } from "../helpers/cli.js";
 
@@ -134,4 +134,17 @@ test("bad batches are refused with a clear message", { skip }, () => {
   assert.throws(() => tokenLogProbs(model, null, { tokens: [[1, 2, 512]], targetStart: [1] }), /token id 512 at \[0\]\[2\] is outside the vocabulary/);
   assert.throws(() => tokenLogProbs(model, null, { tokens: [[1, 2]], targetStart: [] }), /1 sequences but 0 targetStart/);
   assert.throws(() => tokenLogProbs(model, null, { tokens: [[1]], targetStart: [1] }), /shorter than 2 tokens/);
+});
+
+test("outputLogits and the deprecated weights.output give the same logits as the forward's projection", { skip }, () => {
+  const n0 = tf.memory().numTensors;
+  tf.tidy(() => {
+    const h = hiddenStates(model, null, tf.tensor2d(seqB, [1, seqB.length], "int32"));
+    const a = outputLogits(model, h);
+    const b = tf.matMul(h, model.weights.output, false, true);
+    assert.deepEqual(a.shape, [seqB.length, model.config.nVocab]);
+    assert.ok(tf.max(tf.abs(tf.sub(a, b))).dataSync()[0] < 1e-4);
+  });
+  assert.equal(tf.memory().numTensors, n0 + 1, "only the cached [nVocab, nEmbd] copy survives the tidy");
+  assert.equal(model.weights.output, model.weights.output, "cached");
 });

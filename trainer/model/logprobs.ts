@@ -10,6 +10,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "./base-model.js";
+import { mmFrozen } from "./fast-matmul.js";
 import { hiddenStates } from "./forward.js";
 
 export interface TokenBatch {
@@ -181,4 +182,9 @@ export function tokenLogProbs(model: BaseModel, lora: LoraParams | null, batch: 
     }
     return res as unknown as tf.TensorContainer;
   }) as unknown as TokenLogProbs;
+}
+
+/** Logits h·Wout for hidden rows h [N, nEmbd] → [N, nVocab], with a fast gradient w.r.t. h. */
+export function outputLogits(model: BaseModel, h: tf.Tensor2D): tf.Tensor2D {
+  return mmFrozen(h, model.weights.outputT);
 }

@@ -34,6 +34,11 @@ export interface ModelWeights {
   outputNorm: tf.Tensor1D;
   /** The output projection transposed, [nEmbd, nVocab] (a copy of tokEmbd's transpose when tied). */
   outputT: tf.Tensor2D;
+  /**
+   * @deprecated [nVocab, nEmbd], made (and kept) on first access; costs a second copy of the
+   * output matrix, and matMul(h, output, false, true) is slow on wasm. Use outputLogits().
+   */
+  readonly output: tf.Tensor2D;
   outputType: GgmlType;
 }
 
@@ -118,15 +123,31 @@ export function loadWeights(file: GgufFile, config: ModelConfig): ModelWeights {
       outputT = load("output.weight", [nEmbd, nVocab], true) as tf.Tensor2D;
     }
     const outputType = typeOf(config.tiedOutput ? "token_embd.weight" : "output.weight");
-    return { tokEmbd, layers, outputNorm, outputT, outputType };
+    let outputCopy: tf.Tensor2D | null = null;
+    const weights = { tokEmbd, layers, outputNorm, outputT, outputType } as Omit<ModelWeights, "output">;
+    Object.defineProperty(weights, "output", {
+      enumerable: false,
+      get(): tf.Tensor2D {
+        if (config.tiedOutput) return tokEmbd;
+        // keep(): a first access inside a caller's tidy must not dispose the cached copy.
+        outputCopy ??= tf.keep(tf.transpose(outputT));
+        return outputCopy;
+      },
+    });
+    outputCopies.set(weights as ModelWeights, () => outputCopy);
+    return weights as ModelWeights;
   } catch (e) {
     tf.dispose(made);
     throw e;
   }
 }
 
+const outputCopies = new WeakMap<ModelWeights, () => tf.Tensor2D | null>();
+
 export function disposeWeights(w: ModelWeights): void {
   const all: tf.Tensor[] = [w.tokEmbd, w.outputNorm, w.outputT];
+  const copy = outputCopies.get(w)?.();
+  if (copy) all.push(copy);
   for (const l of w.layers) {
     all.push(l.attnNorm, l.ffnNorm, ...Object.values(l.linear));
     if (l.bias) all.push(l.bias.q, l.bias.k, l.bias.v);
