@@ -29,6 +29,8 @@ let trayNote: string | undefined;
 let quitPhase: "running" | "stopping" | "done" = "running";
 /** The last main-frame load failed (core was down): reload once the core is back. */
 let loadFailed = false;
+/** Reload attempts since the core last became ready (bounded, so a broken page cannot spin). */
+let loadRetries = 0;
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();
@@ -96,8 +98,10 @@ async function main(): Promise<void> {
 }
 
 function onCoreReady(ep: CoreEndpoint): void {
-  const originChanged = endpoint === null || !win || new URL(win.webContents.getURL() || "about:blank").origin !== new URL(ep.url).origin;
+  const shown = win?.webContents.getURL() ?? "";
+  const originChanged = !shown || !isAllowedNavigation(shown, ep.url);
   endpoint = ep;
+  loadRetries = 0;
   void refreshLearning();
   if (!win) {
     createWindow(ep);
@@ -127,7 +131,10 @@ function createWindow(ep: CoreEndpoint): void {
     loadFailed = true;
     // The core is up (it was between restarts when we tried): try again shortly; otherwise
     // onCoreReady reloads when it is back.
-    if (endpoint) setTimeout(() => endpoint && loadFailed && win?.loadURL(endpoint.url), 1000);
+    if (endpoint && loadRetries < 5) {
+      loadRetries += 1;
+      setTimeout(() => endpoint && loadFailed && win?.loadURL(endpoint.url), 1000 * loadRetries);
+    }
   });
   win.webContents.on("did-finish-load", () => {
     loadFailed = false;
