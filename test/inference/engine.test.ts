@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { Token } from "node-llama-cpp";
+import { AbortedError, Engine, type GenerateResult } from "../../electron/core/inference/engine.js";
+import { tinyModel } from "../helpers/models.js";
+
+const messages = [{ role: "user" as const, content: "Tell me about the weather" }];
+
+describe("inference engine", () => {
+  let engine: Engine;
+  before(async () => {
+    engine = await Engine.load({ modelPath: await tinyModel({ arch: "qwen2" }), backend: "cpu", threads: 1, maxContextSize: 512, sequences: 1 });
+  });
+  after(async () => {
+    await engine?.close();
+  });
+
+  it("reports backend, context and chat template", () => {
+    const i = engine.info();
+    assert.equal(i.backend, "cpu");
+    assert.equal(i.gpuLayers, 0);
+    assert.equal(i.trainContextSize, 32768);
+    assert.ok(i.contextSize >= 512 && i.contextSize <= 1024, String(i.contextSize));
+    assert.equal(i.chatWrapper, "Qwen");
+    assert.equal(i.adapter, "base");
+  });
+
+  /** log p(response token) re-computed independently: prompt + response evaluated in one pass in a fresh context. */
+  async function referenceLogprobs(r: GenerateResult): Promise<number[]> {
+    const ctx = await engine.model.createContext({ contextSize: 512, threads: 1 });
+    try {
+      const seq = ctx.getSequence();
+      const all = [...r.promptTokens, ...r.responseTokens] as Token[];
+      const first = r.promptTokens.length - 1;
+      const out = await seq.controlledEvaluate(all.slice(0, -1).map((t, i) => (i >= first ? [t, { generateNext: { logits: true } }] : t)));
+      return r.responseTokens.map((tok, j) => {
+        const logits = out[first + j]!.next.logits!;
+        const max = Math.max(...logits.values());
+        let z = 0;
+        for (const l of logits.values()) z += Math.exp(l - max);
+        return logits.get(tok as Token)! - max - Math.log(z);
+      });
+    } finally {
+      await ctx.dispose();
+    }
+  }
+
+  for (const [label, sampling] of [
+    ["native sampler (temperature 1)", { temperature: 1 }],
+    ["JS sampler (temperature 0.7, top_p 0.9)", { temperature: 0.7, topP: 0.9 }],
+    ["greedy", { temperature: 0 }],
+  ] as const) {
+    it(`records temperature-1 log-probs of the sampled tokens: ${label}`, async () => {
+      const r = await engine.generate({ messages, maxTokens: 16, seed: 21, ...sampling });
+      assert.equal(r.tokenLogprobs.length, r.responseTokens.length);
+      const ref = await referenceLogprobs(r);
+      for (let j = 0; j < ref.length; j++) assert.ok(Math.abs(r.tokenLogprobs[j] - ref[j]) < 2e-3, `token ${j}: served ${r.tokenLogprobs[j]} vs reference ${ref[j]}`);
+    });
+  }
+
+  it("is deterministic for a seed", async () => {
+    const a = await engine.generate({ messages, maxTokens: 12, seed: 99, temperature: 0.8, topP: 0.95 });
+    const b = await engine.generate({ messages, maxTokens: 12, seed: 99, temperature: 0.8, topP: 0.95 });
+    assert.deepEqual(a.responseTokens, b.responseTokens);
+  });
+
+  it("queues beyond the pool first-in first-out, and a queued request can be aborted", async () => {
+    const order: number[] = [];
+    const ac = new AbortController();
+    const runs = [0, 1, 2, 3].map((i) =>
+      engine.generate({ messages: [{ role: "user", content: `q${i}` }], maxTokens: 6, seed: i }, { signal: i === 2 ? ac.signal : undefined }).then(
+        () => order.push(i),
+        (err: unknown) => {
+          assert.ok(err instanceof AbortedError);
+          order.push(-i);
+        },
+      ),
+    );
+    assert.equal(engine.gate.queued, 3);
+    ac.abort();
+    await Promise.all(runs);
+    assert.deepEqual(order, [-2, 0, 1, 3]);
+    assert.equal(engine.gate.queued, 0);
+    assert.equal(engine.gate.inflight, 0);
+  });
+});
