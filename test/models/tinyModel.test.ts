@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { getLlama, resolveChatWrapper, type ChatHistoryItem, type Llama, type LlamaModel, type Token } from "node-llama-cpp";
-import { TINY_ARCHS, TINY_TYPES } from "../../models/tiny/generate.js";
+import { createHash } from "node:crypto";
+import { encodeTinyModel, TINY_ARCHS, TINY_TYPES, type TinyModelOptions } from "../../models/tiny/generate.js";
 import { archNumber, findTensor, metaArray, metaNumber, metaString, readGguf } from "../../trainer/gguf/reader.js";
 import { GgmlType } from "../../trainer/gguf/types.js";
 import { tinyModel } from "../helpers/models.js";
@@ -106,6 +107,46 @@ describe("tiny model structure", () => {
     assert.ok(findTensor(g, "blk.2.ffn_down.weight"));
     assert.equal(findTensor(g, "blk.3.ffn_down.weight"), undefined);
     await withModel(g.path, async (m) => assert.equal((await greedy(m, "hi", 3)).length, 3));
+  });
+});
+
+describe("tiny model determinism", () => {
+  const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
+  it("same options give the same bytes, another seed different weights of the same size", async () => {
+    const cases: TinyModelOptions[] = [...TINY_ARCHS.map((arch) => ({ arch })), { arch: "qwen3", type: "q4_k" }];
+    for (const opts of cases) {
+      const cached = fs.readFileSync(await tinyModel(opts));
+      const again = encodeTinyModel(opts);
+      assert.equal(sha(again), sha(cached), JSON.stringify(opts));
+      if (opts.type === undefined) {
+        const other = encodeTinyModel({ ...opts, seed: 2 });
+        assert.equal(other.length, again.length);
+        assert.notEqual(sha(other), sha(again));
+      }
+    }
+  });
+});
+
+describe("tiny model long context", () => {
+  it("evaluates a 5k-token prompt (past the common 4096 default; kept short for the shared CI cores)", async () => {
+    await withModel(await tinyModel({ arch: "qwen2" }), async (model) => {
+      const line = "the assistant reads the question and answers it, step by step. ";
+      const tokens = model.tokenize(Array.from({ length: 560 }, (_, i) => `${i}: ${line}`).join(""));
+      assert.ok(tokens.length > 4096, `${tokens.length} tokens`);
+      const ctx = await model.createContext({ contextSize: tokens.length + 64, threads: 1 });
+      try {
+        const seq = ctx.getSequence();
+        const out: Token[] = [];
+        for await (const t of seq.evaluate(tokens, { temperature: 0 })) {
+          out.push(t);
+          if (out.length >= 2) break;
+        }
+        assert.equal(out.length, 2);
+        assert.equal(seq.nextTokenIndex, tokens.length + 1);
+      } finally {
+        await ctx.dispose();
+      }
+    });
   });
 });
 
