@@ -47,7 +47,7 @@ export function readModelConfig(file: GgufFile): ModelConfig {
     throw new GgufError(file.path, problem);
   };
   const type = metaString(file, "general.type");
-  if (type !== undefined && type !== "model") fail(`is a ${type} file, not a base model`);
+  if (type !== undefined && type !== "model") fail(`general.type is '${type}', not a base model`);
   const archName = metaArch(file) ?? fail("no general.architecture");
   if (!isArch(archName)) fail(`architecture '${archName}' is not supported by the trainer (supported: ${SUPPORTED_ARCHS.join(", ")})`);
   const arch = archName as Arch;
