@@ -50,6 +50,8 @@ describe("a crash mid-write", () => {
         const last = store.readTurn(turns[turns.length - 1].turnId);
         assert.equal(last.text, `answer ${last.turnId}`);
         lastRound = turns.length;
+        // Temp files of the killed writer are gone once a store opened the dir again.
+        assert.deepEqual(fs.readdirSync(dir).filter((n) => n.endsWith(".tmp")), []);
       } finally {
         store.close();
       }

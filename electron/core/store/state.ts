@@ -92,8 +92,32 @@ export class StateFileError extends Error {
   }
 }
 
+/** Removes temp files that a writer killed mid-write left behind (only those of dead processes). */
+function removeStaleTemps(file: string): void {
+  const dir = path.dirname(file);
+  const re = new RegExp(`^\\.${path.basename(file).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.(\\d+)\\.[0-9a-f]+\\.tmp$`);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = re.exec(name);
+    if (!m || Number(m[1]) === process.pid) continue;
+    try {
+      process.kill(Number(m[1]), 0);
+      continue; // alive: another core on this data dir may be writing it right now
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ESRCH") continue;
+    }
+    fs.rmSync(path.join(dir, name), { force: true });
+  }
+}
+
 /** Opens state.json (defaults when absent), filling keys a newer version added. */
 export function openState(file: string, readOnly = false): LowSync<StateData> {
+  if (!readOnly) removeStaleTemps(file);
   const adapter = new DurableJsonFile<StateData>(file);
   const db = new LowSync<StateData>(
     readOnly ? { read: () => adapter.read(), write: () => { throw new Error(`${file} is open read-only`); } } : adapter,

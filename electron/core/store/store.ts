@@ -259,6 +259,11 @@ export class Store {
     return this.turns.get(turnId);
   }
 
+  /** How many live turns there are. */
+  get turnCount(): number {
+    return this.turns.size;
+  }
+
   /** Every live turn, in log order. */
   turnEntries(): IterableIterator<TurnEntry> {
     return this.turns.values();

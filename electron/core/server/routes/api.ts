@@ -43,13 +43,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
 
   app.get("/api/status", async () => {
     const engine = deps.engineStatus ? await deps.engineStatus() : noEngine;
-    let turns = 0;
-    for (const _ of store.turnEntries()) turns++;
     return {
       ...engine,
       training: { ...store.state.training, ...(deps.trainingStatus?.() ?? {}) },
       sessions: store.sessions().length,
-      turns,
+      turns: store.turnCount,
       recovery: store.recoveryMessage,
     };
   });
