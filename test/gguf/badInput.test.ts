@@ -141,10 +141,10 @@ describe("GGUF reader: bad input", () => {
   });
 
   it("refuses to dequantize an unsupported type, naming the file and tensor", () => {
-    const p = file(ggufBytes({ tensors: [oneF32("q2", [256], 10 /* Q2_K */)], data: Buffer.alloc(96) }));
+    const p = file(ggufBytes({ tensors: [oneF32("q8k", [256], 15 /* Q8_K */)], data: Buffer.alloc(292) }));
     const f = readGguf(p);
-    assert.equal(readTensorBytes(f, "q2").length, 84);
-    assert.throws(() => readTensorF32(f, "q2"), (e: unknown) => e instanceof GgufError && e.message === `${p}: tensor 'q2' has unsupported tensor type Q2_K`);
+    assert.equal(readTensorBytes(f, "q8k").length, 292);
+    assert.throws(() => readTensorF32(f, "q8k"), (e: unknown) => e instanceof GgufError && e.message === `${p}: tensor 'q8k' has unsupported tensor type Q8_K`);
   });
 
   it("reports a file that shrank after its header was read", () => {

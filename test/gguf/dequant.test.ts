@@ -231,6 +231,95 @@ function packScaleMin(sc: number[], mn: number[]): Uint8Array {
 }
 
 describe("dequantize K-quant super-blocks", () => {
+  it("Q2_K: a hand-worked super-block, w = d·sc·q − dmin·m per 16-weight group", () => {
+    const b = new Uint8Array(84);
+    putU16(b, 80, H.half); // d
+    putU16(b, 82, H.quarter); // dmin
+    b[0] = 0x23; // group 0: scale 3, min 2
+    b[2] = 0x01; // group 2 (weights 32-47): scale 1
+    b[4] = 0x02; // group 4 (64-79): scale 2
+    b[5] = 0x71; // group 5 (80-95): scale 1, min 7
+    b[6] = 0x03; // group 6 (96-111): scale 3
+    b[16 + 0] = 0b11_10_01_00; // byte 0 carries weights 0, 32, 64, 96: q = 0, 1, 2, 3
+    b[16 + 16 + 3] = 0b0011_0000; // byte 19, plane 2: weight 64 + 16 + 3 = 83, q = 3
+    const exp = new Array(256).fill(0);
+    for (let l = 0; l < 16; l++) exp[l] = -0.5; // 0.5·3·0 − 0.25·2
+    for (let l = 80; l < 96; l++) exp[l] = -1.75; // 0 − 0.25·7
+    exp[32] = 0.5;
+    exp[64] = 2;
+    exp[96] = 4.5;
+    exp[83] = 0.5 * 1 * 3 - 1.75;
+    assert.deepEqual(dequantize(GgmlType.Q2_K, b, 256), f32s(exp));
+  });
+
+  it("Q3_K: a hand-worked super-block, signed 6-bit scales and the hmask bit", () => {
+    const b = new Uint8Array(110);
+    putU16(b, 108, H.half);
+    // Every group's stored scale 32 (value 0): low nibbles 0, top bits 0b10 everywhere.
+    b.fill(0xaa, 96 + 8, 96 + 12);
+    b[96 + 0] = 0x03; // group 0: stored 35 = 0b10_0011 → scale 3
+    b[96 + 1] = 0x40; // group 9 low bits 4 (high nibble of byte 1)
+    b[96 + 9] = 0x9a; // group 9 top bits 0b01 (byte 8 + 9%4, bits 4-5): stored 20 → scale −12
+    b[0] |= 1; // hmask bit 0 of weight 0 set: q = lo
+    b[32 + 0] = 2; // weight 0 lo = 2 → q = 2
+    b[32 + 1] = 1; // weight 1 lo = 1, hmask clear → q = −3
+    b[22] |= 1 << 4; // weight 128 + 22 = 150 (half 1, plane 0 → hmask bit 4)
+    b[64 + 22] = 3; // its lo = 3 → q = 3
+    const exp: number[] = [];
+    for (let w = 0; w < 256; w++) exp.push(0.5 * 0 * -4); // scale 0, q = 0 − 4
+    for (let l = 0; l < 16; l++) exp[l] = 0.5 * 3 * -4;
+    for (let l = 144; l < 160; l++) exp[l] = 0.5 * -12 * -4;
+    exp[0] = 0.5 * 3 * 2;
+    exp[1] = 0.5 * 3 * -3;
+    exp[150] = 0.5 * -12 * 3;
+    assert.deepEqual(dequantize(GgmlType.Q3_K, b, 256), f32s(exp));
+  });
+
+  it("Q2_K and Q3_K: two random super-blocks each against the formula", () => {
+    const r = rng(23);
+    for (const type of [GgmlType.Q2_K, GgmlType.Q3_K]) {
+      const size = type === GgmlType.Q2_K ? 84 : 110;
+      const b = new Uint8Array(2 * size);
+      const exp: number[] = [];
+      const ds = [0.046875, -1];
+      const dmins = [0.5, 0.0625];
+      for (let k = 0; k < 2; k++) {
+        const o = k * size;
+        const sc = Array.from({ length: 16 }, () => (type === GgmlType.Q2_K ? r(16) : r(64) - 32));
+        const mn = Array.from({ length: 16 }, () => r(16));
+        if (type === GgmlType.Q2_K) {
+          putU16(b, o + 80, k === 0 ? H.d3_64 : H.negOne);
+          putU16(b, o + 82, k === 0 ? H.half : H.d1_16);
+          for (let g = 0; g < 16; g++) b[o + g] = sc[g] | (mn[g] << 4);
+        } else {
+          putU16(b, o + 108, k === 0 ? H.d3_64 : H.negOne);
+          for (let g = 0; g < 16; g++) {
+            const u = sc[g] + 32;
+            b[o + 96 + (g & 7)] |= g < 8 ? u & 15 : (u & 15) << 4;
+            b[o + 96 + 8 + (g & 3)] |= (u >> 4) << (2 * (g >> 2));
+          }
+        }
+        for (let w = 0; w < 256; w++) {
+          const h = w >> 7;
+          const plane = (w & 127) >> 5;
+          const byte = w & 31;
+          const g = w >> 4;
+          if (type === GgmlType.Q2_K) {
+            const q = r(4);
+            b[o + 16 + h * 32 + byte] |= q << (2 * plane);
+            exp.push(ds[k] * sc[g] * q - dmins[k] * mn[g]);
+          } else {
+            const q = r(8) - 4; // −4..3: low 2 bits, and the hmask bit set for q >= 0
+            b[o + 32 + h * 32 + byte] |= (q & 3) << (2 * plane);
+            if (q >= 0) b[o + byte] |= 1 << (4 * h + plane);
+            exp.push(ds[k] * sc[g] * q);
+          }
+        }
+      }
+      assert.deepEqual(dequantize(type, b, 512), f32s(exp), GgmlType[type]);
+    }
+  });
+
   it("Q4_K: a hand-worked super-block", () => {
     const b = new Uint8Array(144);
     putU16(b, 0, H.half); // d
@@ -342,7 +431,7 @@ describe("dequantize bad input", () => {
   const isGguf = (re: RegExp) => (e: unknown) => e instanceof GgufError && re.test(e.message);
 
   it("refuses unsupported types by name and unknown ones by number", () => {
-    assert.throws(() => dequantize(GgmlType.Q2_K, new Uint8Array(84), 256), isGguf(/unsupported tensor type Q2_K/));
+    assert.throws(() => dequantize(GgmlType.Q8_K, new Uint8Array(292), 256), isGguf(/unsupported tensor type Q8_K/));
     assert.throws(() => dequantize(99 as GgmlType, new Uint8Array(4), 1), isGguf(/unsupported tensor type type 99/));
   });
 

@@ -40,6 +40,13 @@ function tame(type: GgmlType, b: Uint8Array): Uint8Array {
   if (type === GgmlType.F16) for (let i = 1; i < b.length; i += 2) b[i] = (b[i] & 0x83) | 0x30;
   else if (type === GgmlType.BF16) for (let i = 1; i < b.length; i += 2) b[i] = (b[i] & 0x80) | 0x3e;
   else if (type === GgmlType.Q6_K) for (let o = 0; o < b.length; o += size) scale(o + 208);
+  else if (type === GgmlType.Q3_K) for (let o = 0; o < b.length; o += size) scale(o + 108);
+  else if (type === GgmlType.Q2_K) {
+    for (let o = 0; o < b.length; o += size) {
+      scale(o + 80);
+      scale(o + 82);
+    }
+  }
   else {
     const hasMin = type === GgmlType.Q4_1 || type === GgmlType.Q5_1 || type === GgmlType.Q4_K || type === GgmlType.Q5_K;
     for (let o = 0; o < b.length; o += size) {
@@ -97,7 +104,7 @@ describe("dequantization matches llama.cpp", { skip: stories ? false : "stories2
     await llama?.dispose();
   });
 
-  const types = [GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
+  const types = [GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
   for (const type of types) {
     const name = GGML_TYPE_TRAITS[type]!.name;
     it(`${name}: llama.cpp logits equal our dequantized output weights`, async () => {

@@ -38,6 +38,8 @@ const SUPPORTED = new Set<GgmlType>([
   GgmlType.Q4_1,
   GgmlType.Q5_0,
   GgmlType.Q5_1,
+  GgmlType.Q2_K,
+  GgmlType.Q3_K,
   GgmlType.Q4_K,
   GgmlType.Q5_K,
   GgmlType.Q6_K,
@@ -85,6 +87,10 @@ export function dequantize(type: GgmlType, bytes: Uint8Array, nElements: number,
       return q5_0(bytes, nb, false);
     case GgmlType.Q5_1:
       return q5_0(bytes, nb, true);
+    case GgmlType.Q2_K:
+      return q2_K(bytes, nb);
+    case GgmlType.Q3_K:
+      return q3_K(bytes, nb);
     case GgmlType.Q4_K:
       return q4_K(bytes, nb);
     case GgmlType.Q5_K:
@@ -213,6 +219,79 @@ function unpackScaleMin(b: Uint8Array, o: number, sc: Uint8Array, mn: Uint8Array
     sc[j] = (b[o + j + 4] & 0xf) | ((b[o + j - 4] >> 6) << 4);
     mn[j] = (b[o + j + 4] >> 4) | ((b[o + j] >> 6) << 4);
   }
+}
+
+/**
+ * block_q2_K (84 bytes): scales[16], qs[64], f16 d, f16 dmin. Sixteen 16-weight groups; byte
+ * `scales[g]` holds the group's scale (low nibble) and min (high nibble). In each 128-weight
+ * half, the 32 bytes of qs hold four 2-bit planes (shift 2k for the k-th 32 weights), bytes
+ * 0-15 for the first 16 of those weights and 16-31 for the next. w = d·sc·q − dmin·m.
+ */
+function q2_K(b: Uint8Array, nb: number): Float32Array {
+  const t = f16ToF32Table();
+  const out = new Float32Array(nb * 256);
+  for (let i = 0; i < nb; i++) {
+    const o = i * 84;
+    const d = t[b[o + 80] | (b[o + 81] << 8)];
+    const dmin = t[b[o + 82] | (b[o + 83] << 8)];
+    for (let h = 0; h < 2; h++) {
+      const q = o + 16 + h * 32;
+      for (let k = 0; k < 4; k++) {
+        const shift = 2 * k;
+        for (let half = 0; half < 2; half++) {
+          const g = h * 8 + k * 2 + half;
+          const sc = b[o + g];
+          const dl = d * (sc & 0xf);
+          const ml = dmin * (sc >> 4);
+          const y = i * 256 + g * 16;
+          const qq = q + half * 16;
+          for (let l = 0; l < 16; l++) out[y + l] = dl * ((b[qq + l] >> shift) & 3) - ml;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * block_q3_K (110 bytes): hmask[32], qs[64], scales[12], f16 d. Same 2-bit planes as Q2_K plus
+ * a high bit from hmask (bit 4h+k of hmask[l], for weight l of the k-th 32 of half h); a set
+ * bit means q, a clear one q − 4. Sixteen signed 6-bit group scales (stored +32): low 4 bits
+ * in the nibbles of bytes 0-7 (groups 0-7 low nibbles, 8-15 high), top 2 bits in bytes 8-11
+ * (group g: byte 8 + g%4, bits 2·⌊g/4⌋). w = d·(scale−32)·q.
+ */
+function q3_K(b: Uint8Array, nb: number): Float32Array {
+  const t = f16ToF32Table();
+  const out = new Float32Array(nb * 256);
+  const scales = new Int32Array(16);
+  for (let i = 0; i < nb; i++) {
+    const o = i * 110;
+    const s = o + 96;
+    const d = t[b[o + 108] | (b[o + 109] << 8)];
+    for (let g = 0; g < 16; g++) {
+      const low = g < 8 ? b[s + g] & 0xf : b[s + g - 8] >> 4;
+      const high = (b[s + 8 + (g & 3)] >> (2 * (g >> 2))) & 3;
+      scales[g] = (low | (high << 4)) - 32;
+    }
+    for (let h = 0; h < 2; h++) {
+      const q = o + 32 + h * 32;
+      for (let k = 0; k < 4; k++) {
+        const shift = 2 * k;
+        const bit = 1 << (4 * h + k);
+        for (let half = 0; half < 2; half++) {
+          const g = h * 8 + k * 2 + half;
+          const dl = d * scales[g];
+          const y = i * 256 + g * 16;
+          const l0 = half * 16;
+          for (let l = 0; l < 16; l++) {
+            const lo = (b[q + l0 + l] >> shift) & 3;
+            out[y + l] = dl * (b[o + l0 + l] & bit ? lo : lo - 4);
+          }
+        }
+      }
+    }
+  }
+  return out;
 }
 
 /**
