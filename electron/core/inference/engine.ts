@@ -341,6 +341,9 @@ export class Engine {
         break;
       }
       textTokens.push(token);
+      // The model computes the next token while this one is decoded and streamed. A stop
+      // string found below then costs one wasted step, nothing else.
+      if (!forcedCall?.finished && responseTokens.length < maxTokens && seq.nextTokenIndex + 2 < contextSize) stepper.prefetch();
       text = this.model.detokenize(textTokens as Token[], false);
       const stopAt = stops.reduce((best, s) => {
         const i = text.indexOf(s);

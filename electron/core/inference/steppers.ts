@@ -11,6 +11,11 @@ export interface Step {
 /** Produces the answer's tokens one at a time; the caller feeds nothing back (each step's token is kept). */
 export interface Stepper {
   next(): Promise<Step>;
+  /**
+   * Starts evaluating the last returned token now, so the model computes the next step while
+   * the caller streams this one (the caller calls it only when it will ask for another token).
+   */
+  prefetch(): void;
   close(): Promise<void>;
 }
 
@@ -22,18 +27,26 @@ export interface Stepper {
  */
 export class NativeStepper implements Stepper {
   private readonly it: AsyncGenerator<{ token: Token; confidence: number }, void, void | Token | Token[]>;
+  private ahead: Promise<IteratorResult<{ token: Token; confidence: number }, void>> | null = null;
 
   constructor(seq: LlamaContextSequence, input: Token[], temperature: number, seed: number) {
     this.it = seq.evaluateWithMetadata(input, { confidence: true }, { temperature, topK: 0, topP: 1, minP: 0, seed, yieldEogToken: true });
   }
 
   async next(): Promise<Step> {
-    const r = await this.it.next();
+    const r = await (this.ahead ?? this.it.next());
+    this.ahead = null;
     if (r.done) throw new Error("generation ended without a token");
     return { token: r.value.token, logprob: Math.log(r.value.confidence), top: [] };
   }
 
+  prefetch(): void {
+    this.ahead ??= this.it.next();
+  }
+
   async close(): Promise<void> {
+    if (this.ahead) await this.ahead.catch(() => undefined);
+    this.ahead = null;
     await this.it.return();
   }
 }
@@ -50,6 +63,7 @@ export interface LogitsStepperOptions extends SampleOptions {
  */
 export class LogitsStepper implements Stepper {
   private pending: Token[];
+  private ahead: Promise<ReadonlyMap<number, number>> | null = null;
 
   constructor(
     private readonly seq: LlamaContextSequence,
@@ -59,14 +73,23 @@ export class LogitsStepper implements Stepper {
     this.pending = input;
   }
 
-  async next(): Promise<Step> {
-    const tokens = this.pending;
+  private async evaluate(tokens: Token[]): Promise<ReadonlyMap<number, number>> {
     const last = tokens.length - 1;
     // No sampling options: node-llama-cpp's greedy chain leaves the full raw logits untouched.
     const input: ControlledEvaluateInputItem[] = tokens.map((t, i) => (i === last ? [t, { generateNext: { logits: true } }] : t));
     const out = await this.seq.controlledEvaluate(input);
     const logits = out[last]?.next.logits;
     if (!logits) throw new Error("the model returned no logits");
+    return logits;
+  }
+
+  prefetch(): void {
+    this.ahead ??= this.evaluate(this.pending);
+  }
+
+  async next(): Promise<Step> {
+    const logits = await (this.ahead ?? this.evaluate(this.pending));
+    this.ahead = null;
     const forced = this.opts.forced?.();
     let step: Step;
     if (forced !== undefined && forced !== null) step = { token: forced, logprob: tokenLogprob(logits, forced), top: [] };
@@ -75,5 +98,8 @@ export class LogitsStepper implements Stepper {
     return step;
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    if (this.ahead) await this.ahead.catch(() => undefined);
+    this.ahead = null;
+  }
 }

@@ -1,0 +1,139 @@
+// Time to first token and decode speed through our server (HTTP + SSE, openai client, turn
+// recording, token log-probs) against node-llama-cpp called directly in the same process, on
+// the same model, prompt and greedy tokens. Goal: server ≥ 0.95 of direct.
+// Run: node --import tsx bench/server-vs-direct.ts [--model FILE] [--tokens N] [--rounds N] [--backend auto|cuda|vulkan|cpu]
+// (default model: the tiny qwen2 test model; CLAWRL_THREADS sets CPU threads, default all cores)
+import os from "node:os";
+import path from "node:path";
+import fs from "node:fs";
+import { parseArgs } from "node:util";
+import OpenAI from "openai";
+import type { Token } from "node-llama-cpp";
+import { startCore } from "../electron/core/core.js";
+import type { BackendPreference } from "../electron/core/inference/backend.js";
+import { tinyModel } from "../test/helpers/models.js";
+
+const { values } = parseArgs({
+  options: { model: { type: "string" }, tokens: { type: "string", default: "128" }, rounds: { type: "string", default: "7" }, backend: { type: "string", default: "auto" } },
+});
+const TOKENS = Number(values.tokens);
+const ROUNDS = Number(values.rounds);
+const threads = Number(process.env.CLAWRL_THREADS) || undefined;
+const model = values.model ?? (await tinyModel({ arch: "qwen2" }));
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-bench-svd-"));
+const messages = [{ role: "system" as const, content: "You are a helpful assistant." }, { role: "user" as const, content: "Tell me a long story about a robot who learns to paint." }];
+
+const core = await startCore({ model, dataDir, token: "bench-token-1", uiDir: "", engine: { sequences: 1, maxContextSize: 4096, threads, backend: values.backend as BackendPreference } });
+const engine = core.engine!;
+const info = engine.info();
+const client = new OpenAI({ baseURL: `${core.url}/v1`, apiKey: core.token, maxRetries: 0 });
+
+interface Run {
+  ttftMs: number;
+  decodeTokS: number;
+  tokens: number;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Direct: node-llama-cpp's own loop on a context of the same model, same prompt tokens, greedy. */
+const prompt = engine.renderPrompt({ messages }).tokens;
+const directCtx = await engine.model.createContext({ sequences: 1, contextSize: 4096, threads });
+const directSeq = directCtx.getSequence();
+async function direct(): Promise<Run> {
+  await directSeq.clearHistory();
+  const t0 = performance.now();
+  let first = 0;
+  let last = 0;
+  let n = 0;
+  for await (const tok of directSeq.evaluate(prompt as Token[], { temperature: 0 })) {
+    void tok;
+    last = performance.now();
+    if (n === 0) first = last;
+    if (++n >= TOKENS) break;
+  }
+  return { ttftMs: first - t0, decodeTokS: (n - 1) / ((last - first) / 1000), tokens: n };
+}
+
+/** Through the server: a streamed request; timings from the client's side of the socket. */
+async function server(): Promise<Run> {
+  // A fresh sequence state each round, as direct() has (no prefix reuse between rounds).
+  const lease = await engine.gate.acquire([]);
+  await lease.sequence.clearHistory();
+  lease.release();
+  const t0 = performance.now();
+  const stream = await client.chat.completions.create({ model: info.modelId, messages, max_tokens: TOKENS, temperature: 0, stream: true, logprobs: true, stream_options: { include_usage: true } });
+  let first = 0;
+  let last = 0;
+  let firstTokens = 0;
+  let n = 0;
+  let usage = 0;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage.completion_tokens;
+    const k = chunk.choices[0]?.logprobs?.content?.length ?? 0;
+    if (k === 0) continue;
+    last = performance.now();
+    if (n === 0) {
+      first = last;
+      firstTokens = k;
+    }
+    n += k;
+  }
+  return { ttftMs: first - t0, decodeTokS: (usage - firstTokens) / ((last - first) / 1000), tokens: usage };
+}
+
+/** Same request read with a bare fetch (no SDK parsing): how much of the gap is the client's. */
+async function rawServer(): Promise<Run> {
+  const lease = await engine.gate.acquire([]);
+  await lease.sequence.clearHistory();
+  lease.release();
+  const t0 = performance.now();
+  const res = await fetch(`${core.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${core.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: info.modelId, messages, max_tokens: TOKENS, temperature: 0, stream: true, logprobs: true }),
+  });
+  const reader = res.body!.getReader();
+  let first = 0;
+  let last = 0;
+  let n = 0;
+  let firstTokens = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    const k = Buffer.from(value).toString("utf8").split('"logprob":').length - 1 - (Buffer.from(value).toString("utf8").split('"top_logprobs":[{').length - 1);
+    if (k === 0) continue;
+    last = performance.now();
+    if (n === 0) {
+      first = last;
+      firstTokens = k;
+    }
+    n += k;
+  }
+  return { ttftMs: first - t0, decodeTokS: (n - firstTokens) / ((last - first) / 1000), tokens: n };
+}
+
+await direct(); // warm-up both
+await server();
+const d: Run[] = [];
+const s: Run[] = [];
+const raw: Run[] = [];
+for (let i = 0; i < ROUNDS; i++) {
+  d.push(await direct());
+  s.push(await server());
+  raw.push(await rawServer());
+}
+const dT = median(d.map((r) => r.ttftMs));
+const sT = median(s.map((r) => r.ttftMs));
+const dR = median(d.map((r) => r.decodeTokS));
+const sR = median(s.map((r) => r.decodeTokS));
+console.log(`model ${info.modelId} (${info.backend}, ${info.gpuLayers} GPU layers, threads ${threads ?? "default"}), prompt ${prompt.length} tokens, ${TOKENS} tokens x ${ROUNDS} rounds (medians)`);
+console.log(`tokens generated: direct ${d[0].tokens}, server ${s[0].tokens}`);
+console.log(`TTFT      direct ${dT.toFixed(2)} ms   server ${sT.toFixed(2)} ms   ratio (direct/server, goal ≥ 0.95) ${(dT / sT).toFixed(3)}`);
+console.log(`decode    direct ${dR.toFixed(1)} tok/s   server ${sR.toFixed(1)} tok/s   ratio (server/direct, goal ≥ 0.95) ${(sR / dR).toFixed(3)}`);
+const rT = median(raw.map((r) => r.ttftMs));
+const rR = median(raw.map((r) => r.decodeTokS));
+console.log(`(bare fetch client instead of the openai SDK: TTFT ratio ${(dT / rT).toFixed(3)}, decode ratio ${(rR / dR).toFixed(3)}, ${rR.toFixed(1)} tok/s)`);
+await directCtx.dispose();
+await core.close();
+fs.rmSync(dataDir, { recursive: true, force: true });
