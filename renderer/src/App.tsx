@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { CoreClient } from "./api/client.js";
-import { rememberToken, resolveConfig } from "./api/config.js";
+import { forgetToken, rememberToken, resolveConfig } from "./api/config.js";
 import { CoreProvider, useCore } from "./api/core.js";
 import { ErrorBoundary } from "./components/Notices.js";
 import { ChatIcon, CheckpointsIcon, ModelsIcon, MoonIcon, SettingsIcon, SunIcon, TrainingIcon } from "./components/Icons.js";
@@ -116,7 +116,7 @@ function Shell() {
   );
 }
 
-function SignIn({ onToken }: { onToken(t: string): void }) {
+function SignIn({ onToken, problem }: { onToken(t: string): void; problem: string | null }) {
   const [t, setT] = useState("");
   return (
     <div className="signin">
@@ -128,7 +128,15 @@ function SignIn({ onToken }: { onToken(t: string): void }) {
         }}
       >
         <h1>ClawRL</h1>
-        <p>Open the link that <code>clawrl serve</code> printed, or paste the token it showed.</p>
+        {problem ? (
+          <p className="note note-error" role="alert">
+            {problem}
+          </p>
+        ) : (
+          <p>
+            Open the link that <code>clawrl serve</code> printed, or paste the token it showed.
+          </p>
+        )}
         <input aria-label="Token" value={t} onChange={(e) => setT(e.target.value)} autoFocus />
         <button type="submit" className="primary" disabled={!t.trim()}>
           Sign in
@@ -140,11 +148,23 @@ function SignIn({ onToken }: { onToken(t: string): void }) {
 
 export function App() {
   const [client, setClient] = useState<CoreClient>(() => new CoreClient(resolveConfig()));
+  const [problem, setProblem] = useState<string | null>(null);
+  useEffect(
+    () =>
+      client.onUnauthorized((message) => {
+        forgetToken();
+        setProblem(message);
+        setClient(new CoreClient({ ...client.config, token: null }));
+      }),
+    [client],
+  );
   if (!client.token)
     return (
       <SignIn
+        problem={problem}
         onToken={(t) => {
           rememberToken(t);
+          setProblem(null);
           setClient(new CoreClient({ ...client.config, token: t }));
         }}
       />

@@ -3,6 +3,7 @@
 // write markdown, so here only the answer's bytes are scripted (Playwright answers
 // /v1/chat/completions in the browser); the page, the rest of the API and the core are real.
 import assert from "node:assert/strict";
+import http from "node:http";
 import { after, before, describe, test } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
@@ -80,7 +81,10 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
 
   test("Regenerate resends the conversation in the same session; Shift+Enter makes a new line", async () => {
     await page.getByRole("button", { name: "Regenerate" }).click();
-    await page.waitForFunction("document.querySelectorAll('.msg.assistant').length === 1 && !!document.querySelector('.msg.assistant h2')");
+    // (Locator waits only: the page's CSP forbids the eval that string predicates need.)
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    await page.locator(".msg.assistant h2").waitFor();
+    assert.equal(await page.locator(".msg.assistant").count(), 1);
     assert.equal(requests.length, 2);
     assert.equal(requests[1].headers["x-session-id"], "s-render");
     assert.deepEqual(requests[1].body.messages, [{ role: "user", content: "Show me some code" }]);
@@ -92,7 +96,7 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
     assert.equal(await box.inputValue(), "line one\nline two");
     assert.equal(requests.length, 2, "Shift+Enter does not send");
     await box.press("Enter");
-    await page.waitForFunction("document.querySelectorAll('.msg.assistant').length === 2");
+    await page.locator(".msg.assistant").nth(1).locator("h2").waitFor();
     assert.deepEqual(
       requests[2].body.messages.map((m) => m.role),
       ["user", "assistant", "user"],
@@ -105,6 +109,38 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
     await page.getByRole("button", { name: "Thumbs up" }).last().click();
     await page.getByRole("alert").filter({ hasText: /unknown turn/ }).waitFor();
     await screenshot(page, "chat-error");
+  });
+
+  test("Esc stops an answer that is streaming; the request is closed and the partial answer stays", async () => {
+    // An answer that never ends, from a real HTTP server, so the bytes really stream.
+    let closed = false;
+    const endless = http.createServer((req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream", "x-clawrl-session-id": "s-render", "x-clawrl-turn-id": "t-endless", "x-clawrl-adapter": "base" });
+      const timer = setInterval(() => res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "word " } }] })}\n\n`), 50);
+      res.on("close", () => {
+        clearInterval(timer);
+        closed = true;
+      });
+    });
+    await new Promise<void>((r) => endless.listen(0, "127.0.0.1", r));
+    const port = (endless.address() as { port: number }).port;
+    await page.unroute("**/v1/chat/completions");
+    await page.route("**/v1/chat/completions", (r) => r.continue({ url: `http://127.0.0.1:${port}/v1/chat/completions` }));
+    try {
+      const box = page.getByRole("textbox", { name: "Message" });
+      await box.fill("Talk forever");
+      await box.press("Enter");
+      await page.locator(".msg.assistant").last().getByText(/word word word/).waitFor();
+      await page.keyboard.press("Escape");
+      await page.getByRole("button", { name: "Send" }).waitFor();
+      const last = page.locator(".msg.assistant").last();
+      await last.getByText("Stopped.").waitFor();
+      assert.match((await last.textContent()) ?? "", /word word word/);
+      assert.equal(await last.getByRole("button", { name: "Thumbs up" }).count(), 0, "a stopped answer is not recorded, so it cannot be rated");
+      while (!closed) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      endless.close();
+    }
   });
 
   test("dark theme renders the same answer", async () => {

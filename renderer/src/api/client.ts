@@ -38,10 +38,12 @@ export async function errorFromResponse(res: Response, what: string): Promise<Ap
 
 /** Listeners told whether the core answered the last request (drives the "Reconnecting…" banner). */
 type ReachListener = (reachable: boolean) => void;
+type AuthListener = (message: string) => void;
 
 /** Every call to the core goes through here: base URL, bearer token, JSON, readable errors. */
 export class CoreClient {
   private listeners = new Set<ReachListener>();
+  private authListeners = new Set<AuthListener>();
   constructor(readonly config: CoreConfig) {}
 
   get token(): string | null {
@@ -55,6 +57,12 @@ export class CoreClient {
   onReachability(fn: ReachListener): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
+  }
+
+  /** Told when the core refuses our token (401), so the app can ask for another. */
+  onUnauthorized(fn: AuthListener): () => void {
+    this.authListeners.add(fn);
+    return () => this.authListeners.delete(fn);
   }
 
   reportReachable(ok: boolean): void {
@@ -78,6 +86,7 @@ export class CoreClient {
       throw new ApiError(0, "The core is not answering. Reconnecting…");
     }
     this.reportReachable(true);
+    if (res.status === 401) for (const fn of this.authListeners) fn("The core refused the sign-in token. Open the link that `clawrl serve` printed, or paste its token.");
     return res;
   }
 

@@ -54,6 +54,15 @@ export function resolveConfig(win: Window = window): CoreConfig {
   return { apiBase, token: readStorage() };
 }
 
+/** Drops a token the core refused. */
+export function forgetToken(): void {
+  try {
+    sessionStorage.removeItem(storageKey);
+  } catch {
+    // nothing stored
+  }
+}
+
 /** Stores a token typed by the user on the sign-in screen. */
 export function rememberToken(token: string): void {
   try {

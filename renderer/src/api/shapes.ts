@@ -115,6 +115,8 @@ export interface SessionSummary {
   title: string;
   updatedAt: number | null;
   turnCount: number | null;
+  /** "ui" (our chat) or "outside" (an API client such as OpenClaw) */
+  source: string | null;
 }
 
 function time(v: unknown): number | null {
@@ -134,6 +136,7 @@ export function readSessions(body: unknown): SessionSummary[] {
       title: str(pick(s, "title", "name")) ?? "",
       updatedAt: time(pick(s, "lastActivityAt", "updatedAt", "lastActivity", "createdAt")),
       turnCount: num(pick(s, "turnCount", "turns")),
+      source: str(pick(s, "source")),
     }))
     .filter((s) => s.id !== "")
     .sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));

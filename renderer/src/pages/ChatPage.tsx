@@ -262,7 +262,14 @@ function SessionItem({ session, active, onOpen, onChanged, onDeleted }: { sessio
         <>
           <button type="button" className="session-open" onClick={onOpen} aria-current={active ? "true" : undefined}>
             <span className="session-title">{titleOf(session)}</span>
-            <span className="session-time">{fmtTime(session.updatedAt)}</span>
+            <span className="session-time">
+              {fmtTime(session.updatedAt)}
+              {session.source === "outside" && (
+                <span className="tag" title="A conversation from an outside client (OpenClaw, an OpenAI SDK)">
+                  API
+                </span>
+              )}
+            </span>
           </button>
           <span className="session-actions">
             <button type="button" className="icon" aria-label={`Rename ${titleOf(session)}`} title="Rename" onClick={() => setRenaming(true)}>
