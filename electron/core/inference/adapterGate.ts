@@ -76,7 +76,7 @@ export class AdapterGate {
   private readonly drainTimeoutMs: number;
 
   constructor(private readonly opts: AdapterGateOptions) {
-    this.drainTimeoutMs = opts.drainTimeoutMs ?? 150;
+    this.drainTimeoutMs = opts.drainTimeoutMs ?? 100;
   }
 
   async init(adapterPath: string | null, version: string): Promise<void> {
