@@ -73,7 +73,7 @@ function bestTimes(cands: Array<[string, () => unknown]>, rounds = 9): Map<strin
 }
 
 const src = new Float32Array(n).fill(0.5);
-const types = [GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
+const types = [GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS];
 const cands: Array<[string, () => unknown]> = [["f32 copy", () => new Float32Array(src)]];
 for (const type of types) {
   const t = GGML_TYPE_TRAITS[type]!;

@@ -427,6 +427,53 @@ describe("dequantize K-quant super-blocks", () => {
   });
 });
 
+describe("dequantize IQ4 types", () => {
+  // ggml's kvalues_iq4nl, the 16 levels a nibble indexes.
+  const LEVELS = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
+
+  it("IQ4_NL: nibbles index the non-linear levels, w = d·level", () => {
+    const b = new Uint8Array(18 * 2);
+    putU16(b, 0, H.half);
+    b[2] = 0xf0; // weight 0: level 0 (−127); weight 16: level 15 (113)
+    b[2 + 7] = 0x98; // weight 7: level 8 (1); weight 23: level 9 (13)
+    putU16(b, 18, H.negOne);
+    for (let j = 0; j < 16; j++) b[20 + j] = j | ((15 - j) << 4);
+    const exp = new Array(64).fill(0.5 * -127);
+    exp[16] = 0.5 * 113;
+    exp[7] = 0.5 * 1;
+    exp[23] = 0.5 * 13;
+    for (let j = 0; j < 16; j++) {
+      exp[32 + j] = -LEVELS[j];
+      exp[48 + j] = -LEVELS[15 - j];
+    }
+    assert.deepEqual(dequantize(GgmlType.IQ4_NL, b, 64), f32s(exp));
+  });
+
+  it("IQ4_XS: 6-bit group scales split over scales_l and scales_h", () => {
+    const b = new Uint8Array(136);
+    putU16(b, 0, H.half);
+    // Group g's stored scale: low nibble g%2 of scales_l[g/2], top bits 2g of scales_h.
+    // Every group 32 (scale 0) except group 0 = 35 (scale 3) and group 5 = 20 (scale −12).
+    let sh = 0;
+    const stored = [35, 32, 32, 32, 32, 20, 32, 32];
+    stored.forEach((u, g) => {
+      b[4 + (g >> 1)] |= (u & 15) << (4 * (g & 1));
+      sh |= (u >> 4) << (2 * g);
+    });
+    putU16(b, 2, sh);
+    for (let j = 0; j < 128; j++) b[8 + j] = 0x88; // level 8 (= 1) everywhere
+    b[8 + 0] = 0x0f; // weight 0: level 15 (113); weight 16: level 0 (−127)
+    b[8 + 5 * 16 + 2] = 0x3c; // group 5 weight 2 (= 162): level 12 (53); weight 178: level 3 (−65)
+    const exp: number[] = [];
+    for (let w = 0; w < 256; w++) exp.push(0.5 * (stored[w >> 5] - 32) * 1);
+    exp[0] = 0.5 * 3 * 113;
+    exp[16] = 0.5 * 3 * -127;
+    exp[162] = 0.5 * -12 * 53;
+    exp[178] = 0.5 * -12 * -65;
+    assert.deepEqual(dequantize(GgmlType.IQ4_XS, b, 256), f32s(exp));
+  });
+});
+
 describe("dequantize bad input", () => {
   const isGguf = (re: RegExp) => (e: unknown) => e instanceof GgufError && re.test(e.message);
 

@@ -104,7 +104,7 @@ describe("dequantization matches llama.cpp", { skip: stories ? false : "stories2
     await llama?.dispose();
   });
 
-  const types = [GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
+  const types = [GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS];
   for (const type of types) {
     const name = GGML_TYPE_TRAITS[type]!.name;
     it(`${name}: llama.cpp logits equal our dequantized output weights`, async () => {

@@ -43,6 +43,8 @@ const SUPPORTED = new Set<GgmlType>([
   GgmlType.Q4_K,
   GgmlType.Q5_K,
   GgmlType.Q6_K,
+  GgmlType.IQ4_NL,
+  GgmlType.IQ4_XS,
 ]);
 
 export function canDequantize(type: GgmlType): boolean {
@@ -97,6 +99,10 @@ export function dequantize(type: GgmlType, bytes: Uint8Array, nElements: number,
       return q5_K(bytes, nb);
     case GgmlType.Q6_K:
       return q6_K(bytes, nb);
+    case GgmlType.IQ4_NL:
+      return iq4_nl(bytes, nb);
+    case GgmlType.IQ4_XS:
+      return iq4_xs(bytes, nb);
   }
   throw new GgufError(source, `unsupported tensor type ${typeName(type)}`);
 }
@@ -373,6 +379,52 @@ function q6_K(b: Uint8Array, nb: number): Float32Array {
           out[y + l + 64] = s2 * (((a >> 4) | (((hb >> 4) & 3) << 4)) - 32);
           out[y + l + 96] = s3 * (((c >> 4) | (((hb >> 6) & 3) << 4)) - 32);
         }
+      }
+    }
+  }
+  return out;
+}
+
+/** The 16 non-linear levels of IQ4_NL / IQ4_XS (ggml's kvalues_iq4nl). */
+const IQ4_LEVELS = new Int8Array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]);
+
+/** block_iq4_nl (18 bytes): f16 d, qs[16] (nibbles as Q4_0, each an index into the levels); w = d·level. */
+function iq4_nl(b: Uint8Array, nb: number): Float32Array {
+  const t = f16ToF32Table();
+  const out = new Float32Array(nb * 32);
+  for (let i = 0; i < nb; i++) {
+    const o = i * 18;
+    const y = i * 32;
+    const d = t[b[o] | (b[o + 1] << 8)];
+    for (let j = 0; j < 16; j++) {
+      const q = b[o + 2 + j];
+      out[y + j] = d * IQ4_LEVELS[q & 0xf];
+      out[y + j + 16] = d * IQ4_LEVELS[q >> 4];
+    }
+  }
+  return out;
+}
+
+/**
+ * block_iq4_xs (136 bytes): f16 d, u16 scales_h, scales_l[4], qs[128]. Eight 32-weight groups
+ * with 6-bit scales (stored +32): low 4 bits in nibble g%2 of scales_l[g/2], top 2 bits at
+ * bit 2g of scales_h. Each group's 16 qs bytes are laid out as IQ4_NL. w = d·(scale−32)·level.
+ */
+function iq4_xs(b: Uint8Array, nb: number): Float32Array {
+  const t = f16ToF32Table();
+  const out = new Float32Array(nb * 256);
+  for (let i = 0; i < nb; i++) {
+    const o = i * 136;
+    const d = t[b[o] | (b[o + 1] << 8)];
+    const sh = b[o + 2] | (b[o + 3] << 8);
+    for (let g = 0; g < 8; g++) {
+      const ls = ((b[o + 4 + (g >> 1)] >> (4 * (g & 1))) & 0xf) | (((sh >> (2 * g)) & 3) << 4);
+      const dl = d * (ls - 32);
+      const q = o + 8 + g * 16;
+      const y = i * 256 + g * 32;
+      for (let j = 0; j < 16; j++) {
+        out[y + j] = dl * IQ4_LEVELS[b[q + j] & 0xf];
+        out[y + j + 16] = dl * IQ4_LEVELS[b[q + j] >> 4];
       }
     }
   }

@@ -19,6 +19,8 @@ export enum GgmlType {
   Q5_K = 13,
   Q6_K = 14,
   Q8_K = 15,
+  IQ4_NL = 20,
+  IQ4_XS = 23,
   BF16 = 30,
 }
 
@@ -83,6 +85,8 @@ export const GGML_TYPE_TRAITS: Partial<Record<GgmlType, GgmlTypeTraits>> = {
   [GgmlType.Q5_K]: { name: "Q5_K", blockSize: 256, typeSize: 2 + 2 + 12 + 32 + 128 },
   [GgmlType.Q6_K]: { name: "Q6_K", blockSize: 256, typeSize: 128 + 64 + 16 + 2 },
   [GgmlType.Q8_K]: { name: "Q8_K", blockSize: 256, typeSize: 4 + 256 + 32 },
+  [GgmlType.IQ4_NL]: { name: "IQ4_NL", blockSize: 32, typeSize: 2 + 16 },
+  [GgmlType.IQ4_XS]: { name: "IQ4_XS", blockSize: 256, typeSize: 2 + 2 + 4 + 128 },
 };
 
 export const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
