@@ -108,6 +108,7 @@ describe("GGUF writer validation", () => {
     ["zero dim", { metadata: [], tensors: [t({ dims: [4, 0] })] }, /bad dim 0/],
     ["five dims", { metadata: [], tensors: [t({ dims: [1, 1, 1, 1, 4] })] }, /needs 1 to 4 dims/],
     ["unknown type", { metadata: [], tensors: [t({ type: 99 as GgmlType })] }, /unsupported type 99/],
+    ["too long a tensor name", { metadata: [], tensors: [t({ name: "n".repeat(64) })] }, /tensor name 'n+' must be 1 to 63 bytes/],
     ["duplicate tensor", { metadata: [], tensors: [t({}), t({})] }, /tensor 'w' appears twice/],
     ["duplicate key", { metadata: [["k", str("a")], ["k", str("b")]], tensors: [] }, /metadata key 'k' appears twice/],
     ["u8 out of range", { metadata: [["k", { type: GgufValueType.UINT8, value: 256 }]], tensors: [] }, /'k': 256 is out of range for UINT8/],

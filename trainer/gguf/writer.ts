@@ -179,6 +179,8 @@ export function encodeGguf(spec: GgufWriteSpec, file = "<gguf>"): Buffer {
   const offsets: number[] = [];
   let dataSize = 0;
   for (const t of spec.tensors) {
+    // ggml keeps names in a 64-byte field (GGML_MAX_NAME) with the terminating NUL.
+    if (t.name === "" || Buffer.byteLength(t.name) > 63) throw new GgufError(file, `tensor name '${t.name}' must be 1 to 63 bytes`);
     if (names.has(t.name)) throw new GgufError(file, `tensor '${t.name}' appears twice`);
     names.add(t.name);
     const expected = tensorByteLength(file, t.name, t.dims, t.type);
