@@ -10,6 +10,8 @@ import { EventBus } from "./rollout/events.js";
 import { Rollout } from "./rollout/rollout.js";
 import { Engine, type EngineOptions } from "./inference/engine.js";
 import { registerOpenAiRoutes } from "./server/routes/openai.js";
+import { ModelService } from "./models/modelService.js";
+import { registerModelRoutes } from "./server/routes/apiModels.js";
 
 export interface CoreOptions {
   dataDir?: string;
@@ -37,6 +39,8 @@ export interface RunningCore {
   bus: EventBus;
   /** sessions and turns: the /v1 route calls beginTurn/completeTurn/abortTurn */
   rollout: Rollout;
+  /** catalog, installed models, downloads */
+  models: ModelService;
   /** the loaded model, when `model` was given */
   engine: Engine | null;
   close(): Promise<void>;
@@ -58,6 +62,12 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const server = createServer({ token, uiDir: opts.uiDir ?? defaultUiDir, bodyLimit: opts.bodyLimit });
   registerApiRoutes(server, { store, rollout, bus, engineStatus: engine ? () => engineStatus(engine) : undefined });
   if (engine) registerOpenAiRoutes(server, { engine, rollout });
+  const models = new ModelService({
+    dir: paths.models,
+    emit: (name, payload) => bus.emit(name, payload),
+    served: engine ? () => ({ path: engine.info().modelPath, id: engine.info().modelId, contextSize: engine.info().contextSize, gpuLayers: engine.info().gpuLayers }) : undefined,
+  });
+  registerModelRoutes(server, models);
   const host = opts.host ?? "127.0.0.1";
   await server.listen({ host, port: opts.port ?? 0 });
   const addr = server.server.address();
@@ -71,8 +81,10 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     store,
     bus,
     rollout,
+    models,
     engine,
     close: async () => {
+      models.close();
       await server.close();
       await engine?.close();
       rollout.stop();

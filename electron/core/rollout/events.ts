@@ -29,6 +29,9 @@ export interface CoreEvents {
   session: { session: SessionMeta; change: "created" | "updated" | "renamed" | "closed" | "reopened" };
   sessionDeleted: { sessionId: string };
   settings: { settings: Settings };
+  /** model downloads (progress, paused, done, failed, cancelled) and model-list changes */
+  download: Record<string, unknown>;
+  models: Record<string, unknown>;
   /** engine / adapter / training changes, published by whoever owns them */
   status: Record<string, unknown>;
 }

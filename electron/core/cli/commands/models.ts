@@ -4,31 +4,13 @@ import path from "node:path";
 import { CliError, UsageError, stringOpt, type CommandSpec } from "../command.js";
 import { dataPaths, defaultDataDir } from "../../config/paths.js";
 import { loadCatalog, recommendModel } from "../../../../models/catalog.js";
-import { fmtBytes, type DownloadProgress } from "../../../../models/downloader.js";
+import { fmtBytes } from "../../../../models/downloader.js";
+import { progressLine } from "../progressLine.js";
 import { resolveModelSource } from "../../../../models/hfSource.js";
 import { pullModel } from "../../../../models/pull.js";
 import { ModelRegistry } from "../../../../models/registry.js";
 
 const ACTIONS = ["list", "pull", "import", "use", "remove"] as const;
-
-function progressPrinter(stream: NodeJS.WriteStream) {
-  let lastDecile = -1;
-  return (p: DownloadProgress) => {
-    const pct = p.totalBytes ? (100 * p.receivedBytes) / p.totalBytes : null;
-    const eta = p.etaSeconds !== null ? `${Math.ceil(p.etaSeconds)} s left` : "";
-    const line = `${pct !== null ? `${pct.toFixed(1)}% ` : ""}${fmtBytes(p.receivedBytes)}${p.totalBytes ? ` of ${fmtBytes(p.totalBytes)}` : ""}  ${fmtBytes(p.bytesPerSecond)}/s  ${eta}${p.resumed ? "  (resumed)" : ""}`;
-    if (stream.isTTY) {
-      stream.write(`\r${line.padEnd(78)}`);
-    } else {
-      // Logs and pipes get a line per 10%, not a flood.
-      const decile = pct === null ? -1 : Math.floor(pct / 10);
-      if (decile !== lastDecile) {
-        lastDecile = decile;
-        stream.write(`${line}\n`);
-      }
-    }
-  };
-}
 
 export const models: CommandSpec = {
   name: "models",
@@ -70,7 +52,7 @@ export const models: CommandSpec = {
           process.once("SIGINT", () => ac.abort());
           const source = resolveModelSource(target!);
           console.error(`Downloading ${source.repo}/${source.file}…`);
-          const m = await pullModel(registry, target!, { onProgress: progressPrinter(process.stderr), signal: ac.signal });
+          const m = await pullModel(registry, target!, { onProgress: progressLine("Downloading"), signal: ac.signal });
           if (process.stderr.isTTY) process.stderr.write("\n");
           console.log(`Downloaded ${m.id} to ${m.path} (${fmtBytes(m.sizeBytes)}, sha256 ${m.sha256})`);
           if (!m.trainable) console.log(`Note: architecture '${m.architecture}' can be served but not trained (the trainer supports llama, qwen2, qwen3).`);

@@ -1,31 +1,48 @@
-import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { CliError, intOpt, stringOpt, type CommandSpec } from "../command.js";
 import { startCore } from "../../core.js";
+import { shutdownCore } from "../../shutdown.js";
+import { dataPaths, defaultDataDir } from "../../config/paths.js";
+import { resolveModelArg } from "../../models/resolveModel.js";
+import { recommendModel } from "../../../../models/catalog.js";
+import { progressLine } from "../progressLine.js";
+import { ModelRegistry } from "../../../../models/registry.js";
 
 export const serve: CommandSpec = {
   name: "serve",
-  usage: "[--model FILE] [--port N] [--host ADDR] [--token T] [--data-dir DIR]",
+  usage: "[--model FILE|ID] [--port N] [--host ADDR] [--token T] [--data-dir DIR]",
   summary: "Start the headless core: the OpenAI-compatible API, the app API and the UI, on 127.0.0.1.",
   options: {
-    model: { type: "string", value: "FILE", description: "GGUF model to serve" },
+    model: { type: "string", value: "FILE|ID", description: "GGUF file, installed model id, or catalog id (downloaded first) to serve; default: the model chosen with 'clawrl models use'" },
     port: { type: "string", value: "N", description: "port to listen on (default 8765; 0 = any free port)" },
     host: { type: "string", value: "ADDR", description: "address to bind (default 127.0.0.1)" },
     token: { type: "string", value: "T", description: "bearer token to require (default: generated once, kept in the data dir)" },
     "data-dir": { type: "string", value: "DIR", description: "where state, logs and checkpoints live (default: $CLAWRL_HOME or the platform's app-data dir)" },
   },
   async run(args) {
-    const model = stringOpt(args, "model");
-    if (model !== undefined && !fs.existsSync(model)) throw new CliError(`model file not found: ${model}`);
+    const modelArg = stringOpt(args, "model");
     const token = stringOpt(args, "token");
     if (token !== undefined && !/^[\x21-\x7e]{8,}$/.test(token)) throw new CliError("--token must be at least 8 printable characters without spaces");
-    const dataDir = stringOpt(args, "data-dir");
+    const dataDir = path.resolve(stringOpt(args, "data-dir") ?? defaultDataDir());
+    let model: string | null;
+    try {
+      model = await resolveModelArg(new ModelRegistry(dataPaths(dataDir).models), modelArg, progressLine("Downloading model"));
+    } catch (err) {
+      throw new CliError((err as Error).message);
+    }
+    if (!model) {
+      const rec = recommendModel({ ramBytes: os.totalmem(), vramBytes: 0 });
+      console.log(`No model chosen yet: pick one on the UI's Models page, or run 'clawrl models pull ${rec.entry.id}' (recommended here) or 'clawrl models import FILE'.`);
+    } else {
+      console.log(`Loading ${model}…`);
+    }
     const core = await startCore({
-      model: model && path.resolve(model),
+      model: model ?? undefined,
       port: intOpt(args, "port", 0, 65535) ?? 8765,
       host: stringOpt(args, "host"),
       token,
-      dataDir: dataDir && path.resolve(dataDir),
+      dataDir,
     });
     console.log(`ClawRL core listening on ${core.url}`);
     console.log(`API base:  ${core.url}/v1`);
@@ -37,8 +54,9 @@ export const serve: CommandSpec = {
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
     });
-    console.log("Shutting down…");
-    await core.close();
+    console.log("Shutting down… (press Ctrl-C again to force)");
+    process.once("SIGINT", () => process.exit(130));
+    await shutdownCore(core, { drainMs: 5000 });
     return 0;
   },
 };
