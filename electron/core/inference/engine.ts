@@ -93,6 +93,8 @@ export interface GenerateResult {
   model: string;
   adapter: string;
   promptTokens: number[];
+  /** Prompt tokens whose KV cache was reused from the sequence's previous request (not evaluated again). */
+  cachedPromptTokens: number;
   responseTokens: number[];
   /** log p(token) at temperature 1 under the serving policy, one per response token. */
   tokenLogprobs: number[];
@@ -389,6 +391,7 @@ export class Engine {
       model: this.modelId,
       adapter,
       promptTokens: [...prompt],
+      cachedPromptTokens: start,
       responseTokens,
       tokenLogprobs,
       logprobs: infos,

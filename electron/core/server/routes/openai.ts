@@ -27,7 +27,7 @@ export interface TurnRecorder {
     fromUi: boolean;
     messages: ChatMessage[];
   }): TurnContext;
-  completeTurn(ctx: TurnContext, result: Omit<GenerateResult, "logprobs">): void;
+  completeTurn(ctx: TurnContext, result: Omit<GenerateResult, "logprobs" | "cachedPromptTokens">): void;
   abortTurn(ctx: TurnContext, reason: string): void;
 }
 
@@ -196,12 +196,13 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
       return reply;
     }
 
-    const { logprobs: infos, ...turn } = result;
+    const { logprobs: infos, cachedPromptTokens, ...turn } = result;
     rollout.completeTurn(ctx, turn);
     const usage = {
       prompt_tokens: result.promptTokens.length,
       completion_tokens: result.responseTokens.length,
       total_tokens: result.promptTokens.length + result.responseTokens.length,
+      prompt_tokens_details: { cached_tokens: cachedPromptTokens },
     };
     const toolCalls = result.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
 
