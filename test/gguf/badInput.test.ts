@@ -145,6 +145,11 @@ describe("GGUF reader: bad input", () => {
     const f = readGguf(p);
     assert.equal(readTensorBytes(f, "q8k").length, 292);
     assert.throws(() => readTensorF32(f, "q8k"), (e: unknown) => e instanceof GgufError && e.message === `${p}: tensor 'q8k' has unsupported tensor type Q8_K`);
+    // An IQ2_XXS model (66-byte blocks of 256) reads and lists; only dequantizing it is refused.
+    const p2 = file(ggufBytes({ tensors: [oneF32("iq", [512], 16 /* IQ2_XXS */)], data: Buffer.alloc(132) }));
+    const f2 = readGguf(p2);
+    assert.equal(f2.tensors[0].byteLength, 132);
+    assert.throws(() => readTensorF32(f2, "iq"), (e: unknown) => e instanceof GgufError && /unsupported tensor type IQ2_XXS/.test(e.message));
   });
 
   it("reports a file that shrank after its header was read", () => {

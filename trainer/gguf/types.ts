@@ -19,9 +19,24 @@ export enum GgmlType {
   Q5_K = 13,
   Q6_K = 14,
   Q8_K = 15,
+  IQ2_XXS = 16,
+  IQ2_XS = 17,
+  IQ3_XXS = 18,
+  IQ1_S = 19,
   IQ4_NL = 20,
+  IQ3_S = 21,
+  IQ2_S = 22,
   IQ4_XS = 23,
+  I8 = 24,
+  I16 = 25,
+  I32 = 26,
+  I64 = 27,
+  F64 = 28,
+  IQ1_M = 29,
   BF16 = 30,
+  TQ1_0 = 34,
+  TQ2_0 = 35,
+  MXFP4 = 39,
 }
 
 /** GGUF metadata value types. */
@@ -87,6 +102,22 @@ export const GGML_TYPE_TRAITS: Partial<Record<GgmlType, GgmlTypeTraits>> = {
   [GgmlType.Q8_K]: { name: "Q8_K", blockSize: 256, typeSize: 4 + 256 + 32 },
   [GgmlType.IQ4_NL]: { name: "IQ4_NL", blockSize: 32, typeSize: 2 + 16 },
   [GgmlType.IQ4_XS]: { name: "IQ4_XS", blockSize: 256, typeSize: 2 + 2 + 4 + 128 },
+  // Known geometry only (files using them can be read and inspected, not dequantized).
+  [GgmlType.IQ2_XXS]: { name: "IQ2_XXS", blockSize: 256, typeSize: 2 + 64 },
+  [GgmlType.IQ2_XS]: { name: "IQ2_XS", blockSize: 256, typeSize: 2 + 64 + 8 },
+  [GgmlType.IQ2_S]: { name: "IQ2_S", blockSize: 256, typeSize: 2 + 64 + 8 + 8 },
+  [GgmlType.IQ3_XXS]: { name: "IQ3_XXS", blockSize: 256, typeSize: 2 + 96 },
+  [GgmlType.IQ3_S]: { name: "IQ3_S", blockSize: 256, typeSize: 2 + 64 + 8 + 32 + 4 },
+  [GgmlType.IQ1_S]: { name: "IQ1_S", blockSize: 256, typeSize: 2 + 32 + 16 },
+  [GgmlType.IQ1_M]: { name: "IQ1_M", blockSize: 256, typeSize: 32 + 16 + 8 },
+  [GgmlType.TQ1_0]: { name: "TQ1_0", blockSize: 256, typeSize: 48 + 4 + 2 },
+  [GgmlType.TQ2_0]: { name: "TQ2_0", blockSize: 256, typeSize: 64 + 2 },
+  [GgmlType.MXFP4]: { name: "MXFP4", blockSize: 32, typeSize: 1 + 16 },
+  [GgmlType.I8]: { name: "I8", blockSize: 1, typeSize: 1 },
+  [GgmlType.I16]: { name: "I16", blockSize: 1, typeSize: 2 },
+  [GgmlType.I32]: { name: "I32", blockSize: 1, typeSize: 4 },
+  [GgmlType.I64]: { name: "I64", blockSize: 1, typeSize: 8 },
+  [GgmlType.F64]: { name: "F64", blockSize: 1, typeSize: 8 },
 };
 
 export const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
