@@ -2,6 +2,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "../model/base-model.js";
 import { hiddenStates } from "../model/forward.js";
+import { outputLogits } from "../model/logprobs.js";
 
 /**
  * log p(v | tokens[<t]) for given candidate ids v at scored positions (top-k select needs the
@@ -48,7 +49,7 @@ export function candidateLogProbs(
     const parts = spans.filter((s) => s.end > s.start).map((s) => tf.slice(hidden, [s.b * T + s.start - 1, 0], [s.end - s.start, D]));
     const h = parts.length === 1 ? parts[0] : tf.concat(parts);
     const N = h.shape[0];
-    const logits = tf.matMul(h, model.weights.output, false, true);
+    const logits = outputLogits(model, h);
     const logp = tf.sub(logits, tf.logSumExp(logits, 1, true));
     const oneHot = tf.reshape(tf.oneHot(tf.tensor1d(flat, "int32"), V), [N, k, V]);
     const picked = tf.sum(tf.mul(tf.expandDims(logp, 1), oneHot), 2);

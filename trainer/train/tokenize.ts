@@ -1,4 +1,4 @@
-import { getLlama, resolveChatWrapper, type ChatHistoryItem, type Llama, type LlamaModel } from "node-llama-cpp";
+import { getLlama, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper, type Llama, type LlamaModel } from "node-llama-cpp";
 import { hintSuffix } from "../loss/advantages.js";
 import { sampleHints, type ChatMessage, type Sample } from "./samples.js";
 
@@ -72,30 +72,36 @@ export interface PrepareOptions {
   appendEndToken?: boolean;
 }
 
+let sharedLlama: Promise<Llama> | null = null;
+
 /**
  * Tokenizes samples with the model's own vocabulary and chat template (node-llama-cpp,
  * vocabulary only: no weights are loaded).
  */
 export class SampleTokenizer {
+  private wrapper: ChatWrapper | undefined;
   private constructor(
     private readonly llama: Llama,
     readonly model: LlamaModel,
   ) {}
 
   static async open(modelPath: string): Promise<SampleTokenizer> {
-    const llama = await getLlama({ gpu: false, logLevel: "error" as never });
+    // One CPU llama.cpp binding per process (starting it costs seconds); only the vocabulary
+    // is loaded per model.
+    sharedLlama ??= getLlama({ gpu: false, logLevel: "error" as never });
+    const llama = await sharedLlama;
     try {
       const model = await llama.loadModel({ modelPath, vocabOnly: true });
       return new SampleTokenizer(llama, model);
     } catch (e) {
-      await llama.dispose();
       throw new Error(`cannot load the tokenizer of ${modelPath}: ${(e as Error).message.split("\n")[0]}`);
     }
   }
 
   /** The prompt as the chat template renders it (special tokens included). */
   renderPrompt(messages: readonly ChatMessage[], hint?: string): number[] {
-    const wrapper = resolveChatWrapper(this.model);
+    // Resolving compares the model's Jinja template with every built-in wrapper: slow, so once.
+    const wrapper = (this.wrapper ??= resolveChatWrapper(this.model));
     const { contextText } = wrapper.generateContextState({ chatHistory: toChatHistory(messages, hint) });
     return [...contextText.tokenize(this.model.tokenizer)];
   }
@@ -132,8 +138,8 @@ export class SampleTokenizer {
     };
   }
 
+  /** Frees the vocabulary (the shared binding stays for the next tokenizer). */
   async dispose(): Promise<void> {
     await this.model.dispose();
-    await this.llama.dispose();
   }
 }
