@@ -1,0 +1,267 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { ChatMessage } from "../api/chatTypes.js";
+import type { EventBus } from "./events.js";
+import { rewardOf, type Store, type TurnEntry } from "../store/store.js";
+import type { Sample } from "../../../trainer/train/samples.js";
+
+/**
+ * A main turn turned into a training sample once its reward and/or hint is known (method.md,
+ * combined method's table): hint and ±1 → both terms; hint only → OPD; ±1 only → RL;
+ * neither (or reward 0 without a hint) → no sample.
+ *
+ * Precedence: explicit thumbs override the judge's reward; an explicit hint overrides the
+ * judge's hints, and explicit thumbs without a hint drop the judge's hints too (the user
+ * judged the answer themselves). A hint-only feedback keeps the judge's reward, as the
+ * store's rewardOf does, so the sample matches what the UI shows.
+ */
+export interface PoolItem {
+  /** the turn id (one sample per turn) */
+  id: string;
+  sessionId: string;
+  /** adapter version that served the turn ("base" when none) */
+  adapter: string;
+  /** ±1 for the RL term, null when the turn only has a hint */
+  reward: -1 | 1 | null;
+  rewardSource: "thumbs" | "judge" | null;
+  /** OPD hint candidates, shortest first for the judge's; [] when none */
+  hints: string[];
+  hintSource: "feedback" | "judge" | null;
+  /** the prompt's messages as received (the teacher prompt appends the hint to the last user message) */
+  messages: ChatMessage[];
+  /**
+   * The trainer's sample (live form): served prompt/response token ids and log-probs, `reward`,
+   * `hint` (first candidate) with `hints` (all, when more than one) and `messages`.
+   */
+  sample: Sample;
+}
+
+/**
+ * The sample pool the training supervisor consumes. A claimed sample is not ready; `commit`
+ * marks a run's samples as trained for good, `release` returns them (the run failed). Claims
+ * live in memory only, so after a crash every claimed-but-uncommitted sample is ready again.
+ */
+export interface SamplePool {
+  /** samples not yet trained nor claimed, oldest turn first */
+  ready(): PoolItem[];
+  readonly readyCount: number;
+  /** Throws when an id is unknown, not ready, or already claimed/used. */
+  claim(ids: readonly string[], runId: string): void;
+  /** Durable (fsynced) before it returns. Unknown run ids are ignored. */
+  commit(runId: string): void;
+  release(runId: string): void;
+  /** Calls `fn` when the ready count (or a ready sample) changed. Returns an unsubscribe. */
+  onChange(fn: (readyCount: number) => void): () => void;
+}
+
+/** Decides what sample a turn makes from its feedback and judge result; null = none. */
+export function sampleTerms(
+  e: Pick<TurnEntry, "feedback" | "judge">,
+  judgeHints: () => string[],
+): { reward: -1 | 1 | null; rewardSource: PoolItem["rewardSource"]; hints: string[]; hintSource: PoolItem["hintSource"] } | null {
+  const r = rewardOf(e);
+  const reward = r.reward === 1 || r.reward === -1 ? r.reward : null;
+  let hints: string[] = [];
+  let hintSource: PoolItem["hintSource"] = null;
+  if (e.feedback?.hint) {
+    hints = [e.feedback.hint];
+    hintSource = "feedback";
+  } else if (!e.feedback?.thumbs && e.judge) {
+    hints = judgeHints();
+    if (hints.length) hintSource = "judge";
+  }
+  if (reward === null && hints.length === 0) return null;
+  return { reward, rewardSource: reward === null ? null : r.source, hints, hintSource };
+}
+
+/**
+ * The durable pool: samples are derived from the trajectories log (turns, feedback, judge
+ * lines), so a restart rebuilds them; trained ids are appended to `training/used.jsonl`
+ * (one fsynced line per committed run: `{runId, time, ids}`). Feedback or judge changes on a
+ * turn not yet trained update its sample.
+ */
+export class TurnSamplePool implements SamplePool {
+  private readonly used = new Set<string>();
+  /** runId → claimed ids */
+  private readonly claims = new Map<string, string[]>();
+  private readonly claimedIds = new Set<string>();
+  /** turnId → sample, for every main turn that makes one and is not used (claimed ones included) */
+  private readonly items = new Map<string, PoolItem>();
+  private readonly listeners = new Set<(n: number) => void>();
+  private readonly offs: Array<() => void> = [];
+  readonly usedFile: string;
+
+  constructor(
+    private readonly store: Store,
+    bus: EventBus | null,
+    opts: { usedFile?: string } = {},
+  ) {
+    this.usedFile = opts.usedFile ?? path.join(store.dataDir, "training", "used.jsonl");
+    this.loadUsed();
+    for (const e of store.turnEntries()) this.refresh(e.turnId, false);
+    if (bus) {
+      const on = (p: { turnId: string }) => this.update(p.turnId);
+      this.offs.push(bus.on("feedback", on), bus.on("judge", on));
+      // A deleted session's turns leave the store: drop their samples.
+      this.offs.push(bus.on("sessionDeleted", () => this.prune()));
+    }
+  }
+
+  close(): void {
+    for (const off of this.offs.splice(0)) off();
+    this.listeners.clear();
+  }
+
+  private loadUsed(): void {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.usedFile, "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw new Error(`cannot read the sample pool's used list ${this.usedFile}: ${(err as Error).message}`);
+    }
+    for (const line of text.split("\n")) {
+      if (!line.trim()) continue;
+      try {
+        const r = JSON.parse(line) as { ids?: unknown };
+        if (Array.isArray(r.ids)) for (const id of r.ids) if (typeof id === "string") this.used.add(id);
+      } catch {
+        // A torn last line (crash mid-write): that run never committed, its samples stay ready.
+      }
+    }
+  }
+
+  /** Re-reads one turn's sample (after feedback or a judge result) and notifies if it changed. */
+  update(turnId: string): void {
+    const before = this.readyCount;
+    const changed = this.refresh(turnId, true);
+    if (changed || this.readyCount !== before) this.notify();
+  }
+
+  /** Returns true when the turn's ready sample changed. */
+  private refresh(turnId: string, compare: boolean): boolean {
+    const e = this.store.turnEntry(turnId);
+    const prev = this.items.get(turnId);
+    // Trained or claimed samples keep what they were trained / are being trained on.
+    if (this.used.has(turnId) || this.claimedIds.has(turnId)) return false;
+    const item = e && e.type === "main" ? this.build(e) : null;
+    if (!item) {
+      this.items.delete(turnId);
+      return prev !== undefined;
+    }
+    this.items.set(turnId, item);
+    return !compare || !prev || JSON.stringify(prev.sample) !== JSON.stringify(item.sample);
+  }
+
+  private build(e: TurnEntry): PoolItem | null {
+    const terms = sampleTerms(e, () => this.store.readJudge(e.turnId)?.hints ?? []);
+    if (!terms) return null;
+    const t = this.store.readTurn(e.turnId);
+    if (t.promptTokens.length === 0 || t.responseTokens.length === 0) return null;
+    const hasUser = t.messages.some((m) => m.role === "user");
+    // A hint needs a user message to append to; without one only the RL term is possible.
+    const hints = hasUser ? terms.hints : [];
+    if (terms.reward === null && hints.length === 0) return null;
+    const logprobsOk = t.tokenLogprobs.length === t.responseTokens.length && t.tokenLogprobs.every((x) => Number.isFinite(x) && x <= 0);
+    const sample: Sample = {
+      prompt_tokens: t.promptTokens,
+      response_tokens: t.responseTokens,
+      ...(logprobsOk ? { logprobs: t.tokenLogprobs } : {}),
+      ...(terms.reward !== null ? { reward: terms.reward } : {}),
+      ...(hints.length ? { hint: hints[0], messages: t.messages as Sample["messages"] } : {}),
+      ...(hints.length > 1 ? { hints } : {}),
+    };
+    return {
+      id: e.turnId,
+      sessionId: e.sessionId,
+      adapter: t.adapter,
+      reward: terms.reward,
+      rewardSource: terms.rewardSource,
+      hints,
+      hintSource: hints.length ? terms.hintSource : null,
+      messages: t.messages,
+      sample,
+    };
+  }
+
+  private prune(): void {
+    const before = this.readyCount;
+    for (const id of [...this.items.keys()]) if (!this.store.turnEntry(id) && !this.claimedIds.has(id)) this.items.delete(id);
+    if (this.readyCount !== before) this.notify();
+  }
+
+  ready(): PoolItem[] {
+    return [...this.items.values()].filter((i) => !this.claimedIds.has(i.id));
+  }
+
+  get readyCount(): number {
+    return this.items.size - this.claimedIds.size;
+  }
+
+  /** A sample by turn id (ready or claimed), or undefined. */
+  get(id: string): PoolItem | undefined {
+    return this.items.get(id);
+  }
+
+  isUsed(id: string): boolean {
+    return this.used.has(id);
+  }
+
+  claim(ids: readonly string[], runId: string): void {
+    if (this.claims.has(runId)) throw new Error(`run '${runId}' already holds a claim`);
+    if (new Set(ids).size !== ids.length) throw new Error(`claim for run '${runId}' names a sample twice`);
+    for (const id of ids) {
+      if (this.used.has(id)) throw new Error(`sample ${id} is already trained`);
+      if (this.claimedIds.has(id)) throw new Error(`sample ${id} is already claimed`);
+      if (!this.items.has(id)) throw new Error(`unknown sample ${id}`);
+    }
+    this.claims.set(runId, [...ids]);
+    for (const id of ids) this.claimedIds.add(id);
+    if (ids.length) this.notify();
+  }
+
+  commit(runId: string): void {
+    const ids = this.claims.get(runId);
+    if (!ids) return;
+    fs.mkdirSync(path.dirname(this.usedFile), { recursive: true });
+    const fd = fs.openSync(this.usedFile, "a", 0o600);
+    try {
+      fs.writeSync(fd, `${JSON.stringify({ runId, time: new Date().toISOString(), ids })}\n`);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    this.claims.delete(runId);
+    for (const id of ids) {
+      this.claimedIds.delete(id);
+      this.used.add(id);
+      this.items.delete(id);
+    }
+  }
+
+  release(runId: string): void {
+    const ids = this.claims.get(runId);
+    if (!ids) return;
+    this.claims.delete(runId);
+    for (const id of ids) this.claimedIds.delete(id);
+    // Feedback may have changed while the run held them.
+    for (const id of ids) this.refresh(id, false);
+    this.notify();
+  }
+
+  onChange(fn: (readyCount: number) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private notify(): void {
+    const n = this.readyCount;
+    for (const fn of [...this.listeners]) {
+      try {
+        fn(n);
+      } catch (err) {
+        console.error(`sample pool listener failed: ${(err as Error).message}`);
+      }
+    }
+  }
+}
