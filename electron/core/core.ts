@@ -12,6 +12,10 @@ import { Engine, type EngineOptions } from "./inference/engine.js";
 import { registerOpenAiRoutes } from "./server/routes/openai.js";
 import { ModelService } from "./models/modelService.js";
 import { registerModelRoutes } from "./server/routes/apiModels.js";
+import { Checkpoints, startupAdapter } from "./training/checkpoints.js";
+import { StoreSamplePool, type SamplePool } from "./training/pool.js";
+import { TrainingSupervisor, type SupervisorOptions } from "./training/supervisor.js";
+import { registerTrainingRoutes } from "./server/routes/training.js";
 
 export interface CoreOptions {
   dataDir?: string;
@@ -26,6 +30,8 @@ export interface CoreOptions {
   engine?: Omit<EngineOptions, "modelPath">;
   /** Largest request body (bytes); larger gets 413. */
   bodyLimit?: number;
+  /** The learning loop (trainer process, gate, checkpoints); on when a model is served. */
+  training?: false | (Partial<Pick<SupervisorOptions, "stepsPerRun" | "gate" | "evalTurns" | "restartBackoffMs" | "worker">> & { pool?: SamplePool });
 }
 
 export interface RunningCore {
@@ -43,6 +49,8 @@ export interface RunningCore {
   models: ModelService;
   /** the loaded model, when `model` was given */
   engine: Engine | null;
+  /** the learning loop, when a model is served and training is not turned off */
+  training: TrainingSupervisor | null;
   close(): Promise<void>;
 }
 
@@ -58,9 +66,28 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const bus = new EventBus();
   const rollout = new Rollout({ store, bus });
   rollout.start();
-  const engine = opts.model ? await Engine.load({ ...opts.engine, threads: opts.engine?.threads ?? envThreads(), modelPath: opts.model }) : null;
+  const checkpoints = new Checkpoints(store, paths.checkpoints);
+  const adapter = opts.engine?.adapter ?? startupAdapter(store, checkpoints);
+  const engine = opts.model ? await Engine.load({ ...opts.engine, adapter, threads: opts.engine?.threads ?? envThreads(), modelPath: opts.model }) : null;
+  let training: TrainingSupervisor | null = null;
+  let ownPool: StoreSamplePool | null = null;
+  if (engine && opts.training !== false) {
+    const t = opts.training ?? {};
+    const pool = t.pool ?? (ownPool = new StoreSamplePool(store, bus, paths.root));
+    training = new TrainingSupervisor({ ...t, store, bus, pool, checkpoints, engine, modelPath: opts.model! });
+  }
   const server = createServer({ token, uiDir: opts.uiDir ?? defaultUiDir, bodyLimit: opts.bodyLimit });
-  registerApiRoutes(server, { store, rollout, bus, engineStatus: engine ? () => engineStatus(engine) : undefined });
+  registerApiRoutes(server, {
+    store,
+    rollout,
+    bus,
+    engineStatus: engine ? () => engineStatus(engine) : undefined,
+    trainingStatus: training ? ((t) => () => ({ ...t.status() }))(training) : undefined,
+  });
+  if (training) {
+    registerTrainingRoutes(server, training, () => checkpoints.list(), () => store.state.training.activeCheckpoint);
+    training.start();
+  }
   if (engine) registerOpenAiRoutes(server, { engine, rollout });
   const models = new ModelService({
     dir: paths.models,
@@ -83,7 +110,10 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     rollout,
     models,
     engine,
+    training,
     close: async () => {
+      await training?.stop();
+      ownPool?.close();
       models.close();
       await server.close();
       await engine?.close();

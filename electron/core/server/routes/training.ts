@@ -1,0 +1,88 @@
+import type { FastifyInstance } from "fastify";
+import { ApiError, badRequest } from "../errors.js";
+import type { CheckpointEntry } from "../../training/checkpoints.js";
+import { ActivationError, type TrainingSupervisor } from "../../training/supervisor.js";
+import { CheckpointError } from "../../training/checkpoints.js";
+
+/** A checkpoint as the UI reads it (renderer/src/api/shapes.ts readCheckpoints). */
+export function checkpointView(c: CheckpointEntry, activeId: number | null) {
+  return {
+    n: c.id,
+    version: c.version,
+    createdAt: c.createdAt,
+    parent: c.parent,
+    samples: c.samples,
+    meanReward: c.meanReward,
+    loss: c.loss,
+    kl: c.kl,
+    verdict: c.verdict,
+    gate: c.gate,
+    totalSteps: c.totalSteps,
+    swapPauseMs: c.swapPauseMs,
+    pinned: c.pinned,
+    active: c.id === activeId,
+  };
+}
+
+function checkpointNumber(raw: string): number {
+  if (!/^\d+$/.test(raw)) throw badRequest(`checkpoint number must be a positive integer, got '${raw}'`, "n");
+  return Number(raw);
+}
+
+function asApiError(e: unknown): unknown {
+  if (e instanceof ActivationError || e instanceof CheckpointError) {
+    return new ApiError(e.status, e.message, e.status >= 500 ? "server_error" : "invalid_request_error", null, e.status === 404 ? "not_found" : "checkpoint_unusable");
+  }
+  return e;
+}
+
+/**
+ * Checkpoints and training control: GET /api/checkpoints, POST /api/checkpoints/:n/activate,
+ * POST /api/checkpoints/:n/pin ({pinned?: boolean}, default true), POST /api/training/run,
+ * POST /api/training/pause, POST /api/training/resume.
+ */
+export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSupervisor, list: () => CheckpointEntry[], activeId: () => number | null): void {
+  app.get("/api/checkpoints", async () => {
+    const active = activeId();
+    const items = list().map((c) => checkpointView(c, active)).reverse();
+    return { checkpoints: items, active: active === null ? null : `ckpt-${active}` };
+  });
+
+  app.post<{ Params: { n: string } }>("/api/checkpoints/:n/activate", async (req) => {
+    const n = checkpointNumber(req.params.n);
+    try {
+      const r = await sup.activate(n);
+      return { checkpoint: checkpointView(r.checkpoint, activeId()), swap: { pauseMs: r.swap.pauseMs, drained: r.swap.drained, version: r.swap.version } };
+    } catch (e) {
+      throw asApiError(e);
+    }
+  });
+
+  app.post<{ Params: { n: string } }>("/api/checkpoints/:n/pin", async (req) => {
+    const n = checkpointNumber(req.params.n);
+    const body = req.body as { pinned?: unknown } | undefined | null;
+    const pinned = body && typeof body === "object" && "pinned" in body ? body.pinned : true;
+    if (typeof pinned !== "boolean") throw badRequest("'pinned' must be true or false", "pinned");
+    try {
+      return { checkpoint: checkpointView(sup.pin(n, pinned), activeId()) };
+    } catch (e) {
+      throw asApiError(e);
+    }
+  });
+
+  app.post("/api/training/run", async (_req, reply) => {
+    const r = sup.runNow();
+    if (!r.started) return reply.status(409).send(new ApiError(409, r.reason ?? "cannot start a run", "invalid_request_error", null, "nothing_to_train").toJSON());
+    return reply.status(202).send({ started: true, samplesWaiting: r.samplesWaiting });
+  });
+
+  app.post("/api/training/pause", async () => {
+    sup.pause();
+    return { training: sup.status() };
+  });
+
+  app.post("/api/training/resume", async () => {
+    sup.resume();
+    return { training: sup.status() };
+  });
+}

@@ -1,0 +1,226 @@
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { Store } from "../store/store.js";
+import type { CheckpointMeta } from "../store/state.js";
+import { fsyncDir, writeFileAtomicSync } from "../store/atomicFile.js";
+import type { GateResult } from "./gate.js";
+
+export const CKPT_FILES = { adapter: "adapter.gguf", optimizer: "optimizer.bin", metrics: "metrics.json" } as const;
+/** Newest checkpoints kept besides the pinned ones and the one being served. */
+export const KEEP_NEWEST = 20;
+const STAGING_PREFIX = ".staging-";
+
+/** A checkpoint in the lowdb index (state.json `checkpoints`). */
+export interface CheckpointEntry extends CheckpointMeta {
+  /** adapter version as served (X-Clawrl-Adapter) */
+  version: string;
+  dir: string;
+  verdict: "published" | "rejected";
+  pinned: boolean;
+  runId: string;
+  /** turn ids of the samples it was trained on */
+  sampleIds: string[];
+  samples: number;
+  meanReward: number | null;
+  loss: number;
+  /** mean KL(candidate || serving) on recent prompts (nats per token) */
+  kl: number | null;
+  gate: GateResult;
+  totalSteps: number;
+  /** admission pause of the swap that put it in service (ms), when it was published */
+  swapPauseMs: number | null;
+  sha256: { adapter: string; optimizer: string };
+}
+
+export class CheckpointError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+    this.name = "CheckpointError";
+  }
+}
+
+function sha256File(file: string): string {
+  return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+}
+
+export interface CommitInfo {
+  verdict: CheckpointEntry["verdict"];
+  runId: string;
+  sampleIds: string[];
+  meanReward: number | null;
+  loss: number;
+  kl: number | null;
+  gate: GateResult;
+  totalSteps: number;
+  parent: number | null;
+}
+
+/**
+ * checkpoints/<n>/ directories (adapter.gguf, optimizer.bin, metrics.json) and their index in
+ * state.json. A candidate is written by the trainer into a staging directory, completed here
+ * (metrics with the gate's verdict and file checksums), fsynced, and renamed into place in one
+ * step: a crash leaves either no checkpoint or a whole one, never half of one.
+ */
+export class Checkpoints {
+  constructor(
+    private readonly store: Store,
+    readonly root: string,
+  ) {
+    fs.mkdirSync(root, { recursive: true });
+  }
+
+  list(): CheckpointEntry[] {
+    return (this.store.state.checkpoints as CheckpointEntry[]).slice().sort((a, b) => a.id - b.id);
+  }
+
+  get(n: number): CheckpointEntry | undefined {
+    return this.list().find((c) => c.id === n);
+  }
+
+  /** A new staging directory name for a run (does not create it: the trainer does). */
+  stagingDir(runId: string): string {
+    return path.join(this.root, `${STAGING_PREFIX}${runId.replace(/[^A-Za-z0-9_-]/g, "_")}`);
+  }
+
+  /** Removes staging directories (a trainer killed mid-write leaves one). */
+  cleanStaging(): number {
+    let n = 0;
+    for (const name of fs.readdirSync(this.root)) {
+      if (!name.startsWith(STAGING_PREFIX)) continue;
+      fs.rmSync(path.join(this.root, name), { recursive: true, force: true });
+      n++;
+    }
+    return n;
+  }
+
+  private nextNumber(): number {
+    const used = this.list().map((c) => c.id);
+    // Directories on disk count too: a checkpoint renamed into place whose index write was lost.
+    for (const name of fs.readdirSync(this.root)) if (/^\d+$/.test(name)) used.push(Number(name));
+    return used.length ? Math.max(...used) + 1 : 1;
+  }
+
+  /** Completes a staged candidate and moves it into place as checkpoint <n>. */
+  commit(stagingDir: string, info: CommitInfo): CheckpointEntry {
+    for (const f of Object.values(CKPT_FILES)) {
+      if (!fs.existsSync(path.join(stagingDir, f))) throw new CheckpointError(`candidate in ${stagingDir} is incomplete: ${f} is missing`, 500);
+    }
+    const n = this.nextNumber();
+    const dir = path.join(this.root, String(n));
+    const sha256 = { adapter: sha256File(path.join(stagingDir, CKPT_FILES.adapter)), optimizer: sha256File(path.join(stagingDir, CKPT_FILES.optimizer)) };
+    const createdAt = new Date().toISOString();
+    const metricsFile = path.join(stagingDir, CKPT_FILES.metrics);
+    const trainerMetrics = JSON.parse(fs.readFileSync(metricsFile, "utf8")) as Record<string, unknown>;
+    // The trainer's fields stay as they are (a resume reads them); ours are added beside them.
+    const metrics = {
+      ...trainerMetrics,
+      checkpoint: n,
+      createdAt,
+      parent: info.parent,
+      runId: info.runId,
+      samplesUsed: info.sampleIds.length,
+      sampleIds: info.sampleIds,
+      meanReward: info.meanReward,
+      loss: info.loss,
+      klToServing: info.kl,
+      gate: info.gate,
+      sha256,
+    };
+    writeFileAtomicSync(metricsFile, `${JSON.stringify(metrics, null, 2)}\n`);
+    fsyncDir(stagingDir);
+    fs.renameSync(stagingDir, dir);
+    fsyncDir(this.root);
+    const entry: CheckpointEntry = {
+      id: n,
+      createdAt,
+      path: path.join(dir, CKPT_FILES.adapter),
+      parent: info.parent,
+      version: `ckpt-${n}`,
+      dir,
+      verdict: info.verdict,
+      pinned: false,
+      runId: info.runId,
+      sampleIds: info.sampleIds,
+      samples: info.sampleIds.length,
+      meanReward: info.meanReward,
+      loss: info.loss,
+      kl: info.kl,
+      gate: info.gate,
+      totalSteps: info.totalSteps,
+      swapPauseMs: null,
+      sha256,
+    };
+    this.store.updateState((d) => {
+      d.checkpoints.push(entry);
+    });
+    this.applyRetention();
+    return entry;
+  }
+
+  update(n: number, patch: Partial<Pick<CheckpointEntry, "pinned" | "swapPauseMs">>): CheckpointEntry {
+    let out: CheckpointEntry | undefined;
+    this.store.updateState((d) => {
+      const c = (d.checkpoints as CheckpointEntry[]).find((x) => x.id === n);
+      if (c) {
+        Object.assign(c, patch);
+        out = { ...c };
+      }
+    });
+    if (!out) throw new CheckpointError(`no checkpoint ${n}`, 404);
+    if (patch.pinned === false) this.applyRetention();
+    return out;
+  }
+
+  /**
+   * Checks that checkpoint n is whole and unchanged on disk (files present, checksums as
+   * written). Throws CheckpointError with a message naming the problem.
+   */
+  verifyFiles(n: number): CheckpointEntry {
+    const c = this.get(n);
+    if (!c) throw new CheckpointError(`no checkpoint ${n}`, 404);
+    for (const [key, f] of [["adapter", CKPT_FILES.adapter], ["optimizer", CKPT_FILES.optimizer]] as const) {
+      const file = path.join(c.dir, f);
+      if (!fs.existsSync(file)) throw new CheckpointError(`checkpoint ${n} is damaged: ${f} is missing`, 422);
+      if (sha256File(file) !== c.sha256[key]) throw new CheckpointError(`checkpoint ${n} is damaged: ${f} does not match the checksum recorded when it was written`, 422);
+    }
+    if (!fs.existsSync(path.join(c.dir, CKPT_FILES.metrics))) throw new CheckpointError(`checkpoint ${n} is damaged: ${CKPT_FILES.metrics} is missing`, 422);
+    return c;
+  }
+
+  /** Keeps the newest KEEP_NEWEST, every pinned one and the active one; deletes the rest. */
+  applyRetention(): void {
+    const active = this.store.state.training.activeCheckpoint;
+    const all = this.list();
+    const keep = new Set(all.slice(-KEEP_NEWEST).map((c) => c.id));
+    const drop = all.filter((c) => !keep.has(c.id) && !c.pinned && c.id !== active);
+    if (drop.length === 0) return;
+    const ids = new Set(drop.map((c) => c.id));
+    this.store.updateState((d) => {
+      d.checkpoints = d.checkpoints.filter((c) => !ids.has(c.id));
+    });
+    for (const c of drop) fs.rmSync(c.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The adapter to serve at start: the active checkpoint if it is whole, else none (with a
+ * warning, and the index says base model), so a damaged file never stops the app starting.
+ */
+export function startupAdapter(store: Store, checkpoints: Checkpoints): { path: string; version: string } | undefined {
+  const n = store.state.training.activeCheckpoint;
+  if (n === null) return undefined;
+  try {
+    const c = checkpoints.verifyFiles(n);
+    return { path: c.path, version: c.version };
+  } catch (e) {
+    console.warn(`serving the base model: ${(e as Error).message}`);
+    store.updateState((d) => {
+      d.training.activeCheckpoint = null;
+    });
+    return undefined;
+  }
+}

@@ -1,0 +1,431 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import type { EventBus } from "../rollout/events.js";
+import { rewardOf, type Store } from "../store/store.js";
+import type { SwapResult } from "../inference/adapterGate.js";
+import type { ScoredSequence, TrainSettings } from "../../../trainer/protocol.js";
+import { CheckpointError, Checkpoints, type CheckpointEntry } from "./checkpoints.js";
+import { GATE_DEFAULTS, gateVerdict, type GateOptions } from "./gate.js";
+import type { SamplePool } from "./pool.js";
+import { WorkerClient, WorkerExitError, type WorkerSpawnOptions } from "./workerClient.js";
+
+/** What the supervisor needs from the inference engine. */
+export interface AdapterTarget {
+  swapAdapter(adapterPath: string | null, version: string): Promise<SwapResult>;
+}
+
+export interface SupervisorOptions {
+  store: Store;
+  bus: EventBus;
+  pool: SamplePool;
+  checkpoints: Checkpoints;
+  engine: AdapterTarget;
+  modelPath: string;
+  /** optimizer steps per batch (default 4) */
+  stepsPerRun?: number;
+  gate?: Partial<GateOptions>;
+  /** recent main turns the gate measures KL on; liked/disliked answers compared, each (default 8) */
+  evalTurns?: number;
+  /** first restart delay after a trainer crash; doubles up to 30 s (default 1 s) */
+  restartBackoffMs?: number;
+  /** smallest learning-rate scale after repeated rejections (default 1/64) */
+  minLrScale?: number;
+  worker?: WorkerSpawnOptions;
+}
+
+export type TrainingPhase = "starting" | "idle" | "training" | "evaluating" | "publishing" | "paused" | "restarting" | "error";
+
+export interface TrainingLiveStatus {
+  state: TrainingPhase;
+  paused: boolean;
+  /** step i of n of the run in progress */
+  step: number | null;
+  steps: number | null;
+  loss: number | null;
+  runId: string | null;
+  samplesWaiting: number;
+  batchSize: number;
+  backend: string | null;
+  device: string | null;
+  activeCheckpoint: number | null;
+  lastError: string | null;
+  /** learning-rate multiplier (halved on each rejected candidate, back to 1 on a publish) */
+  lrScale: number;
+  lastSwap: { pauseMs: number; version: string; at: string } | null;
+  trainerPid: number | null;
+  restarts: number;
+}
+
+/** Why an activation failed, with the HTTP status the API should answer. */
+export class ActivationError extends CheckpointError {}
+
+/**
+ * Runs the trainer process and the learning loop: batches from the pool → train → evaluate →
+ * gate → checkpoint → hot-swap. The trainer is a separate, lower-priority process: serving never
+ * waits for it. If it dies, the run's samples go back to the pool, the staging directory is
+ * removed, and a new trainer starts (with back-off) from the checkpoint being served.
+ */
+export class TrainingSupervisor {
+  private worker: WorkerClient | null = null;
+  private ready: Promise<void> | null = null;
+  private workerReady = false;
+  private stopping = false;
+  private busy = false;
+  /** serialises runs and activations */
+  private lock: Promise<unknown> = Promise.resolve();
+  private runRequested = false;
+  /** a run failed for a reason other than a crash: wait for new samples before retrying */
+  private blocked = false;
+  private backoffMs: number;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private offPool: () => void;
+  private offSettings: () => void;
+  private readonly st: TrainingLiveStatus;
+
+  constructor(private readonly o: SupervisorOptions) {
+    this.backoffMs = o.restartBackoffMs ?? 1000;
+    this.st = {
+      state: "starting",
+      paused: false,
+      step: null,
+      steps: null,
+      loss: null,
+      runId: null,
+      samplesWaiting: 0,
+      batchSize: o.store.settings.batchSize,
+      backend: null,
+      device: null,
+      activeCheckpoint: o.store.state.training.activeCheckpoint,
+      lastError: null,
+      lrScale: 1,
+      lastSwap: null,
+      trainerPid: null,
+      restarts: 0,
+    };
+    this.offPool = o.pool.onChange(() => {
+      this.blocked = false;
+      this.refreshWaiting();
+      this.kick();
+    });
+    this.offSettings = o.bus.on("settings", () => {
+      this.st.batchSize = o.store.settings.batchSize;
+      this.publishStatus();
+      this.kick();
+    });
+  }
+
+  /**
+   * Starts supervising. The trainer process itself starts when there is first something to
+   * train (it loads tfjs and the model: no cost for an app that never gets feedback).
+   */
+  start(): void {
+    const n = this.o.checkpoints.cleanStaging();
+    if (n > 0) console.warn(`removed ${n} unfinished checkpoint${n > 1 ? "s" : ""} left by a trainer that stopped mid-write`);
+    this.refreshWaiting();
+    this.setPhase(this.st.paused ? "paused" : "idle");
+    this.kick();
+  }
+
+  status(): TrainingLiveStatus {
+    return { ...this.st, lastSwap: this.st.lastSwap && { ...this.st.lastSwap } };
+  }
+
+  get trainerPid(): number | null {
+    return this.worker?.pid ?? null;
+  }
+
+  private settings(): TrainSettings {
+    const s = this.o.store.settings;
+    return {
+      method: s.learningMethod,
+      rank: s.loraRank,
+      alpha: s.loraAlpha,
+      lr: s.learningRate,
+      maxContext: s.maxTrainContext ?? 1024,
+      teacher: s.teacherSource === "base" ? "base" : "current",
+      seed: 0,
+    };
+  }
+
+  private activeDir(): string | null {
+    const n = this.o.store.state.training.activeCheckpoint;
+    if (n === null) return null;
+    return this.o.checkpoints.get(n)?.dir ?? null;
+  }
+
+  private spawn(): void {
+    if (this.stopping) return;
+    const w = new WorkerClient(this.o.worker);
+    this.worker = w;
+    this.workerReady = false;
+    this.st.trainerPid = w.pid ?? null;
+    this.setPhase(this.st.paused ? "paused" : "starting");
+    void w.exit.then((e) => this.onExit(w, e));
+    this.ready = w
+      .request({ type: "init", modelPath: this.o.modelPath, settings: this.settings(), resumeDir: this.activeDir() })
+      .then((r) => {
+        this.st.backend = r.backend;
+        this.st.device = r.device;
+        this.workerReady = w === this.worker;
+        this.setPhase(this.st.paused ? "paused" : "idle");
+        this.kick();
+      });
+    this.ready.catch((e: Error) => {
+      if (e instanceof WorkerExitError) return; // onExit restarts it
+      this.st.lastError = `trainer could not start: ${e.message}`;
+      this.setPhase("error");
+      w.kill();
+    });
+  }
+
+  private onExit(w: WorkerClient, e: WorkerExitError): void {
+    if (this.worker !== w) return;
+    this.worker = null;
+    this.st.trainerPid = null;
+    if (this.stopping) return;
+    this.st.restarts++;
+    this.st.lastError = `${e.message}; restarting in ${(this.backoffMs / 1000).toFixed(1)} s`;
+    this.setPhase("restarting");
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      this.spawn();
+    }, this.backoffMs);
+    this.restartTimer.unref?.();
+    this.backoffMs = Math.min(this.backoffMs * 2, 30_000);
+  }
+
+  private setPhase(p: TrainingPhase): void {
+    this.st.state = p;
+    if (p !== "training" && p !== "evaluating" && p !== "publishing") {
+      this.st.step = null;
+      this.st.steps = null;
+      this.st.runId = null;
+    }
+    this.publishStatus();
+  }
+
+  private refreshWaiting(): void {
+    try {
+      this.st.samplesWaiting = this.o.pool.ready().length;
+    } catch (e) {
+      this.st.lastError = `sample pool: ${(e as Error).message}`;
+    }
+  }
+
+  private publishStatus(): void {
+    this.o.bus.emit("status", { training: this.status() });
+  }
+
+  /** "Train now": a run on whatever is ready, even less than a batch. */
+  runNow(): { started: boolean; samplesWaiting: number; reason: string | null } {
+    this.refreshWaiting();
+    if (this.st.samplesWaiting === 0) return { started: false, samplesWaiting: 0, reason: "no samples are ready (give feedback on some answers first)" };
+    if (this.st.paused) return { started: false, samplesWaiting: this.st.samplesWaiting, reason: "training is paused" };
+    this.runRequested = true;
+    this.blocked = false;
+    this.kick();
+    return { started: true, samplesWaiting: this.st.samplesWaiting, reason: null };
+  }
+
+  pause(): void {
+    this.st.paused = true;
+    if (!this.busy && this.st.state !== "restarting" && this.st.state !== "error") this.setPhase("paused");
+    else this.publishStatus();
+  }
+
+  resume(): void {
+    this.st.paused = false;
+    if (!this.busy && this.st.state === "paused") this.setPhase(this.worker && !this.workerReady ? "starting" : "idle");
+    else this.publishStatus();
+    this.kick();
+  }
+
+  /** Waits until no run is in progress (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.busy) await this.lock;
+  }
+
+  private kick(): void {
+    if (this.busy || this.stopping || this.st.paused || this.blocked) return;
+    if (this.st.state !== "idle") return;
+    const ready = this.o.pool.ready();
+    this.st.samplesWaiting = ready.length;
+    const batchSize = this.o.store.settings.batchSize;
+    const auto = this.o.store.settings.autoLearn && ready.length >= batchSize;
+    if (!auto && !(this.runRequested && ready.length > 0)) return;
+    if (!this.worker) {
+      this.spawn(); // kicks again once it is ready
+      return;
+    }
+    this.runRequested = false;
+    this.busy = true;
+    const run = this.lock.then(() => this.runOnce(ready.slice(0, batchSize)));
+    this.lock = run.catch(() => undefined);
+    void run.finally(() => {
+      this.busy = false;
+      this.refreshWaiting();
+      if (this.worker && this.st.state !== "restarting" && this.st.state !== "error") this.setPhase(this.st.paused ? "paused" : "idle");
+      this.kick();
+    });
+  }
+
+  private async runOnce(batch: ReturnType<SamplePool["ready"]>): Promise<void> {
+    const w = this.worker;
+    if (!w) return;
+    const runId = `${Date.now().toString(36)}-${crypto.randomBytes(3).toString("hex")}`;
+    const ids = batch.map((b) => b.id);
+    this.o.pool.claim(ids, runId);
+    const staging = this.o.checkpoints.stagingDir(runId);
+    const steps = this.o.stepsPerRun ?? 4;
+    let committed = false;
+    try {
+      this.st.runId = runId;
+      this.st.step = 0;
+      this.st.steps = steps;
+      this.setPhase("training");
+      const lr = this.o.store.settings.learningRate * this.st.lrScale;
+      const res = await w.request(
+        { type: "train", runId, samples: batch.map((b) => b.sample), steps, lr, batchSize: Math.min(batch.length, this.o.store.settings.batchSize), outDir: staging },
+        (p) => {
+          this.st.step = p.step;
+          this.st.steps = p.steps;
+          this.st.loss = p.loss;
+          this.publishStatus();
+        },
+      );
+      this.setPhase("evaluating");
+      const servingDir = this.activeDir();
+      const serving = this.o.store.state.training.activeCheckpoint;
+      const evalSets = this.evalSets();
+      const ev = await w.request({ type: "evaluate", runId, servingAdapter: serving === null ? null : (this.o.checkpoints.get(serving)?.path ?? null), ...evalSets });
+      const gate = gateVerdict(ev, { ...GATE_DEFAULTS, ...this.o.gate });
+      this.setPhase("publishing");
+      const rewards = batch.map((b) => b.reward).filter((r): r is number => r !== null);
+      const entry = this.o.checkpoints.commit(staging, {
+        verdict: gate.verdict,
+        runId,
+        sampleIds: ids,
+        meanReward: rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : null,
+        loss: res.loss,
+        kl: ev.kl,
+        gate,
+        totalSteps: res.totalSteps,
+        parent: serving,
+      });
+      // The samples are in a checkpoint now (published or kept for inspection): used.
+      this.o.pool.commit(runId);
+      committed = true;
+      this.backoffMs = this.o.restartBackoffMs ?? 1000;
+      this.o.bus.emit("status", { checkpoint: entry });
+      if (gate.verdict === "published") {
+        await this.swapTo(entry);
+        this.st.lrScale = 1;
+      } else {
+        // Keep serving what we had; train on from it with a smaller step.
+        this.st.lrScale = Math.max(this.st.lrScale / 2, this.o.minLrScale ?? 1 / 64);
+        await w.request({ type: "load", dir: servingDir });
+      }
+    } catch (e) {
+      if (!committed) {
+        fs.rmSync(staging, { recursive: true, force: true });
+        this.o.pool.release(runId);
+      }
+      if (!(e instanceof WorkerExitError)) {
+        this.st.lastError = `training run failed: ${(e as Error).message}`;
+        // Retrying the same samples would fail the same way: wait for something new.
+        this.blocked = !committed;
+        console.warn(this.st.lastError);
+      }
+    }
+  }
+
+  /** Recent main turns (KL), liked and disliked answers, newest last, as token sequences. */
+  private evalSets(): { prompts: ScoredSequence[]; liked: ScoredSequence[]; disliked: ScoredSequence[] } {
+    const n = this.o.evalTurns ?? 8;
+    const recent: string[] = [];
+    const liked: string[] = [];
+    const disliked: string[] = [];
+    for (const e of this.o.store.turnEntries()) {
+      if (e.type !== "main") continue;
+      recent.push(e.turnId);
+      const r = rewardOf(e).reward;
+      if (r === 1) liked.push(e.turnId);
+      else if (r === -1) disliked.push(e.turnId);
+    }
+    const seqs = (ids: string[]) =>
+      ids.slice(-n).flatMap((id) => {
+        const t = this.o.store.readTurn(id);
+        if (t.promptTokens.length === 0 || t.responseTokens.length === 0) return [];
+        return [{ tokens: [...t.promptTokens, ...t.responseTokens], start: t.promptTokens.length }];
+      });
+    return { prompts: seqs(recent), liked: seqs(liked), disliked: seqs(disliked) };
+  }
+
+  private async swapTo(entry: CheckpointEntry): Promise<SwapResult> {
+    const r = await this.o.engine.swapAdapter(entry.path, entry.version);
+    this.o.store.updateState((d) => {
+      d.training.activeCheckpoint = entry.id;
+      d.training.updatedAt = new Date().toISOString();
+    });
+    this.o.checkpoints.update(entry.id, { swapPauseMs: r.pauseMs });
+    this.st.activeCheckpoint = entry.id;
+    this.st.lastSwap = { pauseMs: r.pauseMs, version: entry.version, at: new Date().toISOString() };
+    this.o.bus.emit("status", { adapter: entry.version, swap: { pauseMs: r.pauseMs, drained: r.drained, stragglers: r.stragglers, checkpoint: entry.id } });
+    this.o.checkpoints.applyRetention();
+    return r;
+  }
+
+  /**
+   * Rollback / roll-forward: serve checkpoint n and continue training from it. A damaged
+   * checkpoint is refused before anything changes (ActivationError with its HTTP status).
+   */
+  activate(n: number): Promise<{ checkpoint: CheckpointEntry; swap: SwapResult }> {
+    const run = this.lock.then(async () => {
+      const entry = this.o.checkpoints.get(n);
+      if (!entry) throw new ActivationError(`no checkpoint ${n}`, 404);
+      if (entry.verdict !== "published") throw new ActivationError(`checkpoint ${n} was rejected by the publish gate (${entry.gate.reasons.join("; ")}); it is kept for inspection only`, 409);
+      try {
+        this.o.checkpoints.verifyFiles(n);
+      } catch (e) {
+        if (e instanceof CheckpointError) throw new ActivationError(e.message, e.status);
+        throw e;
+      }
+      const w = this.worker;
+      if (w && this.workerReady) {
+        const v = await w.request({ type: "verify", dir: entry.dir }).catch((e: Error) => ({ ok: false, error: e.message }));
+        if (!v.ok) throw new ActivationError(`checkpoint ${n} cannot be read: ${v.error}`, 422);
+      }
+      let swap: SwapResult;
+      try {
+        swap = await this.swapTo(entry);
+      } catch (e) {
+        throw new ActivationError(`cannot serve checkpoint ${n}: ${(e as Error).message.split("\n")[0]}`, 500);
+      }
+      this.st.lrScale = 1;
+      // Continue training from it (a trainer that is starting reads the active checkpoint itself).
+      if (w && w === this.worker && this.workerReady) await w.request({ type: "load", dir: entry.dir }).catch((e: Error) => (this.st.lastError = `trainer could not load checkpoint ${n}: ${e.message}`));
+      return { checkpoint: this.o.checkpoints.get(n)!, swap };
+    });
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  pin(n: number, pinned: boolean): CheckpointEntry {
+    return this.o.checkpoints.update(n, { pinned });
+  }
+
+  /** Kills the trainer in a test (the fault test); the supervisor restarts it. */
+  killTrainer(signal: NodeJS.Signals = "SIGKILL"): void {
+    this.worker?.kill(signal);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.offPool();
+    this.offSettings();
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const w = this.worker;
+    this.worker = null;
+    await w?.stop();
+  }
+}

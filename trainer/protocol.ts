@@ -1,0 +1,115 @@
+/**
+ * The messages between the training supervisor (core process) and the trainer worker (child
+ * process), over Node's IPC channel. Both sides validate what they receive with these schemas:
+ * a malformed message is a bug worth a clear error, not a silent hang. The core imports this
+ * file from trainer/ (imports run core → trainer, never back).
+ *
+ * Every command carries an `id`; the worker answers it with exactly one final reply (`ready`,
+ * `result`, `evaluation`, `loaded`, `verified` or `error`) carrying the same id, and may send
+ * `progress` messages with that id before it. Commands run one at a time, in order.
+ */
+import { z } from "zod";
+import { sampleSchema } from "./train/samples.js";
+
+const id = z.number().int().nonnegative();
+const tokenIds = z.array(z.number().int().nonnegative());
+
+/** A token sequence scored from `start` (the first response token) to its end. */
+export const scoredSequenceSchema = z.object({ tokens: tokenIds.min(2), start: z.number().int().min(1) }).refine((s) => s.start < s.tokens.length, {
+  message: "start must be inside the sequence",
+});
+export type ScoredSequence = z.infer<typeof scoredSequenceSchema>;
+
+export const trainSettingsSchema = z.object({
+  method: z.enum(["binary", "opd", "combined", "topk"]),
+  rank: z.number().int().min(1),
+  alpha: z.number().positive(),
+  lr: z.number().positive(),
+  maxContext: z.number().int().min(2),
+  teacher: z.enum(["current", "base"]),
+  seed: z.number().int().nonnegative(),
+  /** tfjs backend to start from (tfjs-node-gpu, tfjs-node, wasm, cpu); absent = best available */
+  backend: z.string().optional(),
+});
+export type TrainSettings = z.infer<typeof trainSettingsSchema>;
+
+export const commandSchema = z.discriminatedUnion("type", [
+  /** Load the base model once; start from `resumeDir` (a checkpoint dir) or a fresh adapter. */
+  z.object({ type: z.literal("init"), id, modelPath: z.string().min(1), settings: trainSettingsSchema, resumeDir: z.string().nullable() }),
+  /**
+   * Train `steps` updates on `samples` and write the candidate (adapter.gguf, optimizer.bin,
+   * metrics.json) into `outDir`, a NEW directory (node-llama-cpp caches adapters per path).
+   */
+  z.object({
+    type: z.literal("train"),
+    id,
+    runId: z.string().min(1),
+    samples: z.array(sampleSchema).min(1),
+    steps: z.number().int().min(1),
+    lr: z.number().positive(),
+    batchSize: z.number().int().min(1),
+    outDir: z.string().min(1),
+  }),
+  /**
+   * Compare the candidate now in memory with the serving adapter (`servingAdapter`, null =
+   * base model): mean KL(candidate || serving) of the next-token distributions over the scored
+   * positions of `prompts`, and mean per-token log-prob of the liked and disliked answers.
+   */
+  z.object({
+    type: z.literal("evaluate"),
+    id,
+    runId: z.string().min(1),
+    servingAdapter: z.string().nullable(),
+    prompts: z.array(scoredSequenceSchema),
+    liked: z.array(scoredSequenceSchema),
+    disliked: z.array(scoredSequenceSchema),
+  }),
+  /** Replace the training state with a checkpoint's (null = a fresh adapter): rollback, rejection. */
+  z.object({ type: z.literal("load"), id, dir: z.string().nullable() }),
+  /** Read a checkpoint fully (adapter fits the model, optimizer matches) without using it. */
+  z.object({ type: z.literal("verify"), id, dir: z.string().min(1) }),
+  z.object({ type: z.literal("shutdown"), id }),
+]);
+export type Command = z.infer<typeof commandSchema>;
+export type CommandType = Command["type"];
+
+const stepMetricsSchema = z.looseObject({
+  step: z.number(),
+  loss: z.number(),
+  gradNorm: z.number(),
+  samples: z.number(),
+  trainedTokens: z.number(),
+  seconds: z.number(),
+});
+
+const lpCompare = z.object({ candidate: z.number().nullable(), serving: z.number().nullable(), count: z.number().int().nonnegative() });
+
+export const replySchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ready"), id, backend: z.string(), device: z.string(), step: z.number().int().nonnegative() }),
+  z.object({ type: z.literal("progress"), id, runId: z.string(), step: z.number().int(), steps: z.number().int(), loss: z.number(), optimizerStep: z.number().int() }),
+  z.object({
+    type: z.literal("result"),
+    id,
+    runId: z.string(),
+    dir: z.string(),
+    totalSteps: z.number().int(),
+    samples: z.number().int(),
+    /** mean loss over this run's steps */
+    loss: z.number(),
+    steps: z.array(stepMetricsSchema),
+  }),
+  z.object({ type: z.literal("evaluation"), id, runId: z.string(), kl: z.number().nullable(), positions: z.number().int(), liked: lpCompare, disliked: lpCompare, seconds: z.number() }),
+  z.object({ type: z.literal("loaded"), id, dir: z.string().nullable(), step: z.number().int() }),
+  z.object({ type: z.literal("verified"), id, dir: z.string(), ok: z.boolean(), error: z.string().nullable() }),
+  z.object({ type: z.literal("error"), id: id.nullable(), message: z.string() }),
+]);
+export type Reply = z.infer<typeof replySchema>;
+export type ReplyOf<T extends Reply["type"]> = Extract<Reply, { type: T }>;
+export type Evaluation = ReplyOf<"evaluation">;
+export type TrainResult = ReplyOf<"result">;
+
+/** One-line description of a zod failure. */
+export function describeProtocolError(err: z.ZodError): string {
+  const i = err.issues[0];
+  return `${i.path.length ? `${i.path.join(".")}: ` : ""}${i.message}`;
+}

@@ -1,0 +1,258 @@
+/**
+ * The trainer process: a Node child of the core, driven over IPC by
+ * electron/core/training/supervisor.ts with the messages of protocol.ts. It loads the base
+ * model once, keeps the LoRA and AdamW state between batches, and writes each candidate into a
+ * new directory. Commands run one at a time, in arrival order.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import * as tf from "@tensorflow/tfjs-core";
+import { initBackend, type BackendChoice } from "./backend.js";
+import { readLoraAdapter } from "./lora/adapter-file.js";
+import { createLora, disposeLora, type LoraParams } from "./lora/params.js";
+import { loadBaseModel, type BaseModel } from "./model/base-model.js";
+import { hiddenStates } from "./model/forward.js";
+import { outputLogits, tokenLogProbs } from "./model/logprobs.js";
+import { AdamW } from "./optim/adamw.js";
+import { commandSchema, describeProtocolError, type Command, type Reply, type ScoredSequence, type TrainSettings } from "./protocol.js";
+import { loadCheckpoint, modelIdentity, saveCheckpoint, type RunMetrics } from "./train/checkpoint.js";
+import { SampleTokenizer } from "./train/tokenize.js";
+import { loraParamRecord, trainSteps, type StepMetrics } from "./train/trainSteps.js";
+
+interface Loaded {
+  modelPath: string;
+  settings: TrainSettings;
+  backend: BackendChoice;
+  model: BaseModel;
+  tokenizer: SampleTokenizer;
+  lora: LoraParams;
+  optimizer: AdamW;
+  /** recent step metrics carried into each checkpoint's metrics.json (bounded) */
+  history: StepMetrics[];
+}
+
+let w: Loaded | null = null;
+const HISTORY = 200;
+
+function send(msg: Reply): void {
+  process.send?.(msg);
+}
+
+function need(): Loaded {
+  if (!w) throw new Error("the trainer has not been initialised");
+  return w;
+}
+
+function setState(dir: string | null): number {
+  const s = need();
+  let lora: LoraParams;
+  let optimizer: AdamW;
+  let history: StepMetrics[] = [];
+  if (dir) {
+    const ck = loadCheckpoint(dir, s.model, { lr: s.settings.lr });
+    lora = ck.lora;
+    optimizer = ck.optimizer;
+    history = (ck.metrics.steps ?? []).slice(-HISTORY);
+  } else {
+    lora = createLora(s.model, { rank: s.settings.rank, alpha: s.settings.alpha, seed: s.settings.seed });
+    optimizer = new AdamW(loraParamRecord(lora), { lr: s.settings.lr });
+  }
+  s.optimizer.dispose();
+  disposeLora(s.lora);
+  s.lora = lora;
+  s.optimizer = optimizer;
+  s.history = history;
+  return optimizer.step;
+}
+
+async function init(cmd: Extract<Command, { type: "init" }>): Promise<Reply> {
+  if (w) throw new Error("the trainer is already initialised");
+  const backend = await initBackend(cmd.settings.backend);
+  const model = await loadBaseModel(cmd.modelPath);
+  const tokenizer = await SampleTokenizer.open(cmd.modelPath);
+  const lora = createLora(model, { rank: cmd.settings.rank, alpha: cmd.settings.alpha, seed: cmd.settings.seed });
+  const optimizer = new AdamW(loraParamRecord(lora), { lr: cmd.settings.lr });
+  w = { modelPath: cmd.modelPath, settings: cmd.settings, backend, model, tokenizer, lora, optimizer, history: [] };
+  const step = cmd.resumeDir ? setState(cmd.resumeDir) : 0;
+  return { type: "ready", id: cmd.id, backend: backend.name, device: backend.device, step };
+}
+
+async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
+  const s = need();
+  const prepared = cmd.samples.map((sample, i) => {
+    try {
+      return s.tokenizer.prepare(sample, { maxContext: s.settings.maxContext });
+    } catch (e) {
+      throw new Error(`sample ${i + 1}: ${(e as Error).message}`);
+    }
+  });
+  const V = s.model.config.nVocab;
+  for (const p of prepared) {
+    const bad = [p.tokens, ...p.teachers.map((t) => t.tokens)].flat().find((t) => t >= V);
+    if (bad !== undefined) throw new Error(`token id ${bad} is outside the model's vocabulary (${V} tokens)`);
+  }
+  let i = 0;
+  const done = await trainSteps(
+    { model: s.model, lora: s.lora, optimizer: s.optimizer },
+    prepared,
+    { method: s.settings.method, steps: cmd.steps, batchSize: cmd.batchSize, lr: cmd.lr, teacher: s.settings.teacher },
+    { onStep: (m) => send({ type: "progress", id: cmd.id, runId: cmd.runId, step: ++i, steps: cmd.steps, loss: m.loss, optimizerStep: m.step }) },
+  );
+  s.history = [...s.history, ...done].slice(-HISTORY);
+  const metrics: RunMetrics = {
+    version: 1,
+    model: { ...modelIdentity(s.model), file: s.modelPath },
+    method: s.settings.method,
+    rank: s.lora.rank,
+    alpha: s.lora.alpha,
+    lr: cmd.lr,
+    maxContext: s.settings.maxContext,
+    batchSize: cmd.batchSize,
+    totalSteps: s.optimizer.step,
+    samples: prepared.length,
+    truncatedSamples: prepared.filter((p) => p.truncated).length,
+    backend: s.backend.name,
+    steps: s.history,
+  };
+  if (fs.existsSync(cmd.outDir)) throw new Error(`${cmd.outDir} already exists: candidates go to new directories`);
+  saveCheckpoint(cmd.outDir, { model: s.model, lora: s.lora, optimizer: s.optimizer }, metrics);
+  fsyncDir(cmd.outDir);
+  const loss = done.length ? done.reduce((a, m) => a + m.loss, 0) / done.length : 0;
+  return { type: "result", id: cmd.id, runId: cmd.runId, dir: cmd.outDir, totalSteps: s.optimizer.step, samples: prepared.length, loss, steps: done.map((m) => ({ ...m })) };
+}
+
+function fsyncDir(dir: string): void {
+  try {
+    const fd = fs.openSync(dir, "r");
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    // Some platforms (Windows) cannot open a directory: the files themselves are fsynced.
+  }
+}
+
+/** Mean KL(p_cand || p_serv) over the positions that predict each sequence's scored tokens. */
+function meanKl(model: BaseModel, cand: LoraParams, serving: LoraParams | null, seqs: ScoredSequence[]): { kl: number | null; positions: number } {
+  let sum = 0;
+  let n = 0;
+  for (const s of seqs) {
+    const T = s.tokens.length;
+    const rows = T - s.start; // rows start-1 .. T-2 predict tokens start .. T-1
+    const kl = tf.tidy(() => {
+      const ids = tf.tensor2d(s.tokens, [1, T], "int32");
+      const pick = (h: tf.Tensor2D) => tf.slice(h, [s.start - 1, 0], [rows, h.shape[1]]);
+      const lc = tf.logSoftmax(outputLogits(model, pick(hiddenStates(model, cand, ids))));
+      const ls = tf.logSoftmax(outputLogits(model, pick(hiddenStates(model, serving, ids))));
+      return tf.sum(tf.mul(tf.exp(lc), tf.sub(lc, ls))).dataSync()[0];
+    });
+    sum += kl;
+    n += rows;
+  }
+  // Tiny negative values are rounding; KL is never below 0.
+  return { kl: n > 0 ? Math.max(0, sum / n) : null, positions: n };
+}
+
+/** Mean per-token log-prob of the scored tokens, pooled over the sequences. */
+function meanLogProb(model: BaseModel, lora: LoraParams | null, seqs: ScoredSequence[]): number | null {
+  let sum = 0;
+  let n = 0;
+  for (const s of seqs) {
+    sum += tf.tidy(() => {
+      const r = tokenLogProbs(model, lora, { tokens: [s.tokens], targetStart: [s.start] });
+      return tf.sum(tf.mul(r.logprobs, r.mask)).dataSync()[0];
+    });
+    n += s.tokens.length - s.start;
+  }
+  return n > 0 ? sum / n : null;
+}
+
+function evaluate(cmd: Extract<Command, { type: "evaluate" }>): Reply {
+  const s = need();
+  const t0 = performance.now();
+  const fit = (q: ScoredSequence[]) => q.map((x) => fitSeq(x, s.settings.maxContext, s.model.config.nVocab)).filter((x): x is ScoredSequence => x !== null);
+  const serving = cmd.servingAdapter ? readLoraAdapter(cmd.servingAdapter, s.model) : null;
+  try {
+    const prompts = fit(cmd.prompts);
+    const liked = fit(cmd.liked);
+    const disliked = fit(cmd.disliked);
+    const { kl, positions } = meanKl(s.model, s.lora, serving, prompts);
+    const cmp = (q: ScoredSequence[]) => ({ candidate: meanLogProb(s.model, s.lora, q), serving: meanLogProb(s.model, serving, q), count: q.length });
+    return { type: "evaluation", id: cmd.id, runId: cmd.runId, kl, positions, liked: cmp(liked), disliked: cmp(disliked), seconds: (performance.now() - t0) / 1000 };
+  } finally {
+    if (serving) disposeLora(serving);
+  }
+}
+
+/** Keeps the end of a long sequence (the answer matters), drops ones with foreign token ids. */
+function fitSeq(s: ScoredSequence, maxContext: number, nVocab: number): ScoredSequence | null {
+  if (s.tokens.some((t) => t >= nVocab)) return null;
+  if (s.tokens.length <= maxContext) return s;
+  const cut = s.tokens.length - maxContext;
+  const start = Math.max(1, s.start - cut);
+  return { tokens: s.tokens.slice(cut), start };
+}
+
+function verify(cmd: Extract<Command, { type: "verify" }>): Reply {
+  const s = need();
+  try {
+    const ck = loadCheckpoint(cmd.dir, s.model, { lr: s.settings.lr });
+    ck.optimizer.dispose();
+    disposeLora(ck.lora);
+    return { type: "verified", id: cmd.id, dir: cmd.dir, ok: true, error: null };
+  } catch (e) {
+    return { type: "verified", id: cmd.id, dir: cmd.dir, ok: false, error: (e as Error).message.split("\n")[0] };
+  }
+}
+
+async function handle(cmd: Command): Promise<Reply | null> {
+  switch (cmd.type) {
+    case "init":
+      return init(cmd);
+    case "train":
+      return train(cmd);
+    case "evaluate":
+      return evaluate(cmd);
+    case "load":
+      return { type: "loaded", id: cmd.id, dir: cmd.dir, step: setState(cmd.dir) };
+    case "verify":
+      return verify(cmd);
+    case "shutdown":
+      return null;
+  }
+}
+
+let chain: Promise<void> = Promise.resolve();
+
+process.on("message", (raw: unknown) => {
+  const parsed = commandSchema.safeParse(raw);
+  if (!parsed.success) {
+    const maybeId = (raw as { id?: unknown } | null)?.id;
+    send({ type: "error", id: typeof maybeId === "number" ? maybeId : null, message: `bad command: ${describeProtocolError(parsed.error)}` });
+    return;
+  }
+  const cmd = parsed.data;
+  chain = chain.then(async () => {
+    try {
+      const reply = await handle(cmd);
+      if (reply) send(reply);
+      else {
+        await w?.tokenizer.dispose().catch(() => undefined);
+        process.disconnect?.();
+        process.exit(0);
+      }
+    } catch (e) {
+      send({ type: "error", id: cmd.id, message: (e as Error).message.split("\n")[0] });
+    }
+  });
+});
+
+// The core went away: nothing left to train for.
+process.on("disconnect", () => process.exit(0));
+
+if (!process.send) {
+  console.error(`${path.basename(process.argv[1] ?? "worker")}: the trainer worker runs as a child of the core (IPC channel missing)`);
+  process.exit(2);
+}
