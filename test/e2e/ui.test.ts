@@ -181,8 +181,14 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 1_800_000
     await screenshot(page, "training");
     if (!(await needRoute(t, "GET", "/api/checkpoints"))) return;
     if (!(await needRoute(t, "POST", "/api/training/run", {}))) return;
+    const accepted = page.waitForResponse((r) => r.url().endsWith("/api/training/run"));
     await page.getByRole("button", { name: "Train now" }).click();
-    await page.getByRole("group", { name: "Learner" }).getByText(/Training|Publishing|Judging|Waiting|Idle/).waitFor();
+    const res = await accepted;
+    assert.ok(res.status() < 400, `POST /api/training/run answered ${res.status()}: ${await res.text()}`);
+    // The learner's state is shown (whatever the core says it is doing) and no error appeared.
+    await page.getByRole("group", { name: "Learner" }).getByText(/^(Training|Publishing|Judging|Waiting|Idle|Paused|Error)/).waitFor();
+    assert.equal(await page.locator(".note-error").count(), 0, (await page.locator(".note-error").allTextContents()).join("; "));
+    await screenshot(page, "training-run");
   });
 
   test("checkpoints page: Roll back swaps and the next answer shows the version", async (t) => {

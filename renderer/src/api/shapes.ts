@@ -182,7 +182,8 @@ export function readTurn(t: unknown): Turn {
   const messages = arr(pick(t, "messages", "prompt.messages", "request.messages", "prompt"))
     .filter(isObj)
     .map((m) => ({ role: str(m.role) ?? "user", content: contentText(m.content) }));
-  const lastUser = [...messages].reverse().find((m) => m.role === "user");
+  // OpenClaw appends its internal context as a last user message: that is not what the user said.
+  const lastUser = [...messages].reverse().find((m) => m.role === "user" && !m.content.trimStart().startsWith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT"));
   const thumbs = str(pick(t, "feedback.thumbs", "thumbs"));
   return {
     id: str(pick(t, "id", "turnId")) ?? "",
@@ -284,6 +285,11 @@ export interface CatalogEntry {
   license: string | null;
   installed: boolean;
   download: DownloadState | null;
+  recommended: boolean;
+  quantization: string | null;
+  notes: string | null;
+  serveMemoryBytes: number | null;
+  trainMemoryBytes: number | null;
 }
 
 export interface DownloadState {
@@ -307,7 +313,16 @@ export function readDownload(d: unknown): DownloadState | null {
   };
 }
 
-export function readModels(body: unknown): { active: ModelInfo | null; catalog: CatalogEntry[] } {
+export interface ModelsView {
+  active: ModelInfo | null;
+  catalog: CatalogEntry[];
+  /** downloaded or imported models (ids usable with "use") */
+  installed: (ModelInfo & { id: string; origin: string | null })[];
+  recommendation: string | null;
+  restartRequired: boolean;
+}
+
+export function readModels(body: unknown): ModelsView {
   return {
     active: readModel(pick(body, "active", "current", "model")),
     catalog: arr(pick(body, "catalog", "models", "available") ?? (Array.isArray(body) ? body : []))
@@ -320,7 +335,17 @@ export function readModels(body: unknown): { active: ModelInfo | null; catalog: 
         license: str(pick(m, "license")),
         installed: bool(pick(m, "installed", "downloaded", "present")),
         download: readDownload(pick(m, "download", "progress")),
+        recommended: bool(pick(m, "recommended")),
+        quantization: str(pick(m, "quantization")),
+        notes: str(pick(m, "notes")),
+        serveMemoryBytes: num(pick(m, "serveMemoryBytes")),
+        trainMemoryBytes: num(pick(m, "trainMemoryBytes")),
       })),
+    installed: arr(pick(body, "installed"))
+      .filter(isObj)
+      .map((m) => ({ ...readModel(m)!, id: str(pick(m, "id")) ?? "", origin: str(pick(m, "origin")) })),
+    recommendation: str(pick(body, "recommendation.reason")),
+    restartRequired: bool(pick(body, "restartRequired")),
   };
 }
 

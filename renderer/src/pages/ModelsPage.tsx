@@ -46,8 +46,58 @@ export function ModelsPage() {
         <p className="muted">No model loaded.</p>
       )}
       {active?.trainable === false && <p className="note note-muted">This model's architecture can be served but not trained.</p>}
+      {models.data?.restartRequired && (
+        <p className="note note-info" role="status">
+          A different model is chosen; it is served after the app restarts.
+        </p>
+      )}
+
+      {models.data && models.data.installed.length > 0 && (
+        <>
+          <h2>On this computer</h2>
+          <table className="table">
+            <thead>
+              <tr>
+                <th>Model</th>
+                <th>Size</th>
+                <th>Architecture</th>
+                <th>Context</th>
+                <th>
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {models.data.installed.map((m) => (
+                <tr key={m.id}>
+                  <td>
+                    <strong>{m.name}</strong>
+                    <div className="small muted">
+                      {m.origin === "import" ? "imported" : "downloaded"}
+                      {m.trainable === false ? " · serve only (training not supported)" : ""}
+                    </div>
+                  </td>
+                  <td className="nowrap">{fmtBytes(m.sizeBytes)}</td>
+                  <td>{m.arch ?? "—"}</td>
+                  <td>{m.contextSize ? m.contextSize.toLocaleString() : "—"}</td>
+                  <td className="row-actions">
+                    {active?.path && m.path === active.path ? (
+                      <span className="tag tag-active">active</span>
+                    ) : (
+                      <button type="button" disabled={busy !== null} onClick={() => void act(`Use ${m.name}`, "/api/models/use", { id: m.id })}>
+                        Use
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
 
       <h2>Catalog</h2>
+      {models.data?.recommendation && <p className="muted">Recommended for this computer: {models.data.recommendation}</p>}
       {models.error && <LoadProblem error={models.error} what="The model catalog" onRetry={models.reload} />}
       {models.data && models.data.catalog.length === 0 && <p className="muted">The catalog is empty.</p>}
       {models.data && models.data.catalog.length > 0 && (
@@ -106,7 +156,9 @@ function CatalogRow({ m, busy, onAct }: { m: CatalogEntry; busy: boolean; onAct(
     <tr>
       <td>
         <strong>{m.name}</strong>
-        {m.license && <div className="small muted">{m.license}</div>}
+        {m.recommended && <span className="tag tag-active">recommended</span>}
+        <div className="small muted">{[m.quantization, m.license, m.serveMemoryBytes ? `serve ${fmtBytes(m.serveMemoryBytes)} · train ${fmtBytes(m.trainMemoryBytes)}` : null].filter(Boolean).join(" · ")}</div>
+        {m.notes && <div className="small muted">{m.notes}</div>}
       </td>
       <td className="nowrap">{fmtBytes(m.sizeBytes)}</td>
       <td>{m.arch ?? "—"}</td>
