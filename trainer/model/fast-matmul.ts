@@ -43,6 +43,18 @@ export function mmT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
 }
 
 /**
+ * x [M,K] · w [N,K]ᵀ with w a frozen weight kept in [N,K] layout (the vocabulary projection):
+ * computed as (w·xᵀ)ᵀ; only x gets a gradient, dx = dy·w (a plain product).
+ */
+export function mmFrozenT(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  const f = tf.customGrad((xi: In) => ({
+    value: tf.transpose(tf.matMul(w, tf.transpose(xi as tf.Tensor2D))),
+    gradFunc: (dy: tf.Tensor) => tf.matMul(dy as tf.Tensor2D, w),
+  }));
+  return f(x) as tf.Tensor2D;
+}
+
+/**
  * x [M,K] · w [K,N] with w a frozen (non-trainable, long-lived) weight: only x gets a
  * gradient, dx = dy·wᵀ computed as (w·dyᵀ)ᵀ so the large weight is never transposed.
  */

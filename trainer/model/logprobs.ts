@@ -10,7 +10,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "./base-model.js";
-import { mmFrozen } from "./fast-matmul.js";
+import { mmFrozenT } from "./fast-matmul.js";
 import { hiddenStates } from "./forward.js";
 
 export interface TokenBatch {
@@ -36,9 +36,14 @@ export interface TokenLogProbs {
   topK?: { ids: tf.Tensor3D; logprobs: tf.Tensor3D };
 }
 
-/** log softmax(h·Wt)[y] for rows h [N, D], targets y, projection Wt [D, V]; custom grad w.r.t. h. */
-function targetLogProbsChunk(h: tf.Tensor2D, targetIds: number[], wT: tf.Tensor2D): tf.Tensor1D {
-  const V = wT.shape[1];
+/** Logits h·Wᵀ for W [V, D] as (W·hᵀ)ᵀ: plain products only (transposed matMul is slow on wasm). */
+function logitsOf(h: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  return tf.transpose(tf.matMul(w, tf.transpose(h))) as tf.Tensor2D;
+}
+
+/** log softmax(h·Wᵀ)[y] for rows h [N, D], targets y, projection W [V, D]; custom grad w.r.t. h. */
+function targetLogProbsChunk(h: tf.Tensor2D, targetIds: number[], w: tf.Tensor2D): tf.Tensor1D {
+  const V = w.shape[0];
   const N = targetIds.length;
   // Index of (row i, target y_i) in the flattened [N, V] logits.
   const flatIdx = tf.tensor1d(targetIds.map((y, i) => i * V + y), "int32");
@@ -46,7 +51,7 @@ function targetLogProbsChunk(h: tf.Tensor2D, targetIds: number[], wT: tf.Tensor2
     const hx = hIn as tf.Tensor2D;
     (save as tf.GradSaveFunc)([hx]);
     const value = tf.tidy(() => {
-      const logits = tf.matMul(hx, wT);
+      const logits = logitsOf(hx, w);
       const lse = tf.logSumExp(logits, 1);
       const picked = tf.gather(tf.reshape(logits, [N * V]), flatIdx);
       return tf.sub(picked, lse) as tf.Tensor1D;
@@ -54,7 +59,7 @@ function targetLogProbsChunk(h: tf.Tensor2D, targetIds: number[], wT: tf.Tensor2
     const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) =>
       tf.tidy(() => {
         const hs = saved[0] as tf.Tensor2D;
-        const logits = tf.matMul(hs, wT);
+        const logits = logitsOf(hs, w);
         const p = tf.softmax(logits);
         // d/dlogits of log softmax[y] = onehot(y) − p, scaled by the upstream gradient.
         // Tensors made outside gradFunc may be gone by now (the forward's tidy has ended), so
@@ -62,17 +67,16 @@ function targetLogProbsChunk(h: tf.Tensor2D, targetIds: number[], wT: tf.Tensor2
         // (int32 one-hot then cast: the wasm backend's OneHot returns zeros when asked for float32.)
         const onehot = tf.cast(tf.oneHot(tf.tensor1d(targetIds, "int32"), V), "float32");
         const g = tf.mul(tf.sub(onehot, p), tf.reshape(dy, [-1, 1]));
-        // g·Wtᵀ as (Wt·gᵀ)ᵀ: plain products only (transposed matMul is slow on wasm).
-        return tf.transpose(tf.matMul(wT, tf.transpose(g)));
+        return tf.matMul(g, w);
       });
     return { value, gradFunc };
   });
   return f(h) as tf.Tensor1D;
 }
 
-function topKChunk(h: tf.Tensor2D, wT: tf.Tensor2D, k: number): { ids: tf.Tensor2D; logprobs: tf.Tensor2D } {
+function topKChunk(h: tf.Tensor2D, w: tf.Tensor2D, k: number): { ids: tf.Tensor2D; logprobs: tf.Tensor2D } {
   return tf.tidy(() => {
-    const logits = tf.matMul(h, wT);
+    const logits = logitsOf(h, w);
     const lse = tf.logSumExp(logits, 1, true);
     const { values, indices } = tf.topk(logits, k);
     return { ids: indices as tf.Tensor2D, logprobs: tf.sub(values, lse) as tf.Tensor2D };
@@ -165,9 +169,9 @@ export function tokenLogProbs(model: BaseModel, lora: LoraParams | null, batch: 
     for (let s = 0; s < n; s += chunkRows) {
       const len = Math.min(chunkRows, n - s);
       const h = tf.slice(rows, [s, 0], [len, nEmbd]);
-      picked.push(targetLogProbsChunk(h, plan.targets.slice(s, s + len), model.weights.outputT));
+      picked.push(targetLogProbsChunk(h, plan.targets.slice(s, s + len), model.weights.output));
       if (k > 0) {
-        const tk = topKChunk(h, model.weights.outputT, k);
+        const tk = topKChunk(h, model.weights.output, k);
         topIds.push(tk.ids);
         topLp.push(tk.logprobs);
       }
@@ -186,5 +190,5 @@ export function tokenLogProbs(model: BaseModel, lora: LoraParams | null, batch: 
 
 /** Logits h·Wout for hidden rows h [N, nEmbd] → [N, nVocab], with a fast gradient w.r.t. h. */
 export function outputLogits(model: BaseModel, h: tf.Tensor2D): tf.Tensor2D {
-  return mmFrozen(h, model.weights.outputT);
+  return mmFrozenT(h, model.weights.output);
 }

@@ -32,13 +32,11 @@ export interface ModelWeights {
   tokEmbd: tf.Tensor2D;
   layers: LayerWeights[];
   outputNorm: tf.Tensor1D;
-  /** The output projection transposed, [nEmbd, nVocab] (a copy of tokEmbd's transpose when tied). */
-  outputT: tf.Tensor2D;
   /**
-   * @deprecated [nVocab, nEmbd], made (and kept) on first access; costs a second copy of the
-   * output matrix, and matMul(h, output, false, true) is slow on wasm. Use outputLogits().
+   * The output projection in GGUF's layout [nVocab, nEmbd]; the same tensor as tokEmbd when
+   * tied. Use outputLogits() (matMul(h, output, false, true) is slow on wasm).
    */
-  readonly output: tf.Tensor2D;
+  output: tf.Tensor2D;
   outputType: GgmlType;
 }
 
@@ -115,39 +113,20 @@ export function loadWeights(file: GgufFile, config: ModelConfig): ModelWeights {
       layers.push(layer);
     }
     const outputNorm = load("output_norm.weight", [nEmbd]) as tf.Tensor1D;
-    let outputT: tf.Tensor2D;
-    if (config.tiedOutput) {
-      outputT = tf.transpose(tokEmbd);
-      made.push(outputT);
-    } else {
-      outputT = load("output.weight", [nEmbd, nVocab], true) as tf.Tensor2D;
-    }
+    // Kept [nVocab, nEmbd] (no transposed copy): logits are computed as (W·hᵀ)ᵀ and the
+    // gradient as g·W, which together beat a [nEmbd, nVocab] copy on wasm and save its memory.
+    const output = config.tiedOutput ? tokEmbd : (load("output.weight", [nEmbd, nVocab]) as tf.Tensor2D);
     const outputType = typeOf(config.tiedOutput ? "token_embd.weight" : "output.weight");
-    let outputCopy: tf.Tensor2D | null = null;
-    const weights = { tokEmbd, layers, outputNorm, outputT, outputType } as Omit<ModelWeights, "output">;
-    Object.defineProperty(weights, "output", {
-      enumerable: false,
-      get(): tf.Tensor2D {
-        if (config.tiedOutput) return tokEmbd;
-        // keep(): a first access inside a caller's tidy must not dispose the cached copy.
-        outputCopy ??= tf.keep(tf.transpose(outputT));
-        return outputCopy;
-      },
-    });
-    outputCopies.set(weights as ModelWeights, () => outputCopy);
-    return weights as ModelWeights;
+    return { tokEmbd, layers, outputNorm, output, outputType };
   } catch (e) {
     tf.dispose(made);
     throw e;
   }
 }
 
-const outputCopies = new WeakMap<ModelWeights, () => tf.Tensor2D | null>();
-
 export function disposeWeights(w: ModelWeights): void {
-  const all: tf.Tensor[] = [w.tokEmbd, w.outputNorm, w.outputT];
-  const copy = outputCopies.get(w)?.();
-  if (copy) all.push(copy);
+  const all: tf.Tensor[] = [w.tokEmbd, w.outputNorm];
+  if (w.output !== w.tokEmbd) all.push(w.output);
   for (const l of w.layers) {
     all.push(l.attnNorm, l.ffnNorm, ...Object.values(l.linear));
     if (l.bias) all.push(l.bias.q, l.bias.k, l.bias.v);
