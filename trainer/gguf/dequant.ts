@@ -283,7 +283,7 @@ function q3_K(b: Uint8Array, nb: number): Float32Array {
       const q = o + 32 + h * 32;
       for (let k = 0; k < 4; k++) {
         const shift = 2 * k;
-        const bit = 1 << (4 * h + k);
+        const bit = 4 * h + k;
         for (let half = 0; half < 2; half++) {
           const g = h * 8 + k * 2 + half;
           const dl = d * scales[g];
@@ -291,7 +291,8 @@ function q3_K(b: Uint8Array, nb: number): Float32Array {
           const l0 = half * 16;
           for (let l = 0; l < 16; l++) {
             const lo = (b[q + l0 + l] >> shift) & 3;
-            out[y + l] = dl * (b[o + l0 + l] & bit ? lo : lo - 4);
+            // Branch-free: random high bits would mispredict a conditional half the time.
+            out[y + l] = dl * (lo - 4 + (((b[o + l0 + l] >> bit) & 1) << 2));
           }
         }
       }
