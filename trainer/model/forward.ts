@@ -68,7 +68,7 @@ export function hiddenStates(model: BaseModel, lora: LoraParams | null, tokens: 
   const [B, T] = tokens.shape;
   const N = B * T;
   const { nHead, nHeadKv, headDim, headDimV, rmsEps } = config;
-  const { cos, sin } = ropeTables(config, T);
+  const { cos, sin } = ropeTables(config, T, weights.ropeFreqFactors);
   const mask = causalMask(T);
   const emulate = model.activationRounding === "llama.cpp-cpu";
   let x = tf.gather(weights.tokEmbd, tf.reshape(tokens, [N])) as tf.Tensor2D;

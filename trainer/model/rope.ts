@@ -6,8 +6,11 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { ModelConfig } from "./config.js";
 
-/** cos and sin tables [T, nRot/2] for positions 0..T-1, computed like ggml (f32 theta steps). */
-export function ropeTables(config: ModelConfig, T: number): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
+/**
+ * cos and sin tables [T, nRot/2] for positions 0..T-1, computed like ggml (f32 theta steps);
+ * `freqFactors` (Llama 3.x `rope_freqs.weight`) divide each pair's angle, as ggml does.
+ */
+export function ropeTables(config: ModelConfig, T: number, freqFactors?: Float32Array): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
   const half = config.ropeDim / 2;
   const cos = new Float32Array(T * half);
   const sin = new Float32Array(T * half);
@@ -16,7 +19,8 @@ export function ropeTables(config: ModelConfig, T: number): { cos: tf.Tensor2D; 
     // ggml starts at θ = p and multiplies by theta_scale in f32 for each pair.
     let theta = Math.fround(p);
     for (let i = 0; i < half; i++) {
-      const t = Math.fround(theta * config.ropeFreqScale);
+      const ff = freqFactors ? freqFactors[i] : 1;
+      const t = Math.fround(Math.fround(theta / ff) * config.ropeFreqScale);
       cos[p * half + i] = Math.cos(t);
       sin[p * half + i] = Math.sin(t);
       theta = Math.fround(theta * thetaScale);

@@ -38,6 +38,8 @@ export interface ModelWeights {
    */
   output: tf.Tensor2D;
   outputType: GgmlType;
+  /** `rope_freqs.weight` (Llama 3.x): per rotary pair, θ is divided by this factor. */
+  ropeFreqFactors?: Float32Array;
 }
 
 /** `[in, out]` of a block's linear layer, in ggml ne order. */
@@ -117,7 +119,15 @@ export function loadWeights(file: GgufFile, config: ModelConfig): ModelWeights {
     // gradient as g·W, which together beat a [nEmbd, nVocab] copy on wasm and save its memory.
     const output = config.tiedOutput ? tokEmbd : (load("output.weight", [nEmbd, nVocab]) as tf.Tensor2D);
     const outputType = typeOf(config.tiedOutput ? "token_embd.weight" : "output.weight");
-    return { tokEmbd, layers, outputNorm, output, outputType };
+    const weights: ModelWeights = { tokEmbd, layers, outputNorm, output, outputType };
+    const rf = findTensor(file, "rope_freqs.weight");
+    if (rf) {
+      if (rf.dims.length !== 1 || rf.dims[0] !== config.ropeDim / 2) {
+        throw new GgufError(file.path, `tensor 'rope_freqs.weight' has shape [${rf.dims.join(", ")}], expected [${config.ropeDim / 2}]`);
+      }
+      weights.ropeFreqFactors = readTensorF32(file, rf);
+    }
+    return weights;
   } catch (e) {
     tf.dispose(made);
     throw e;
