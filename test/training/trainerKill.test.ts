@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { RunningCore } from "../../electron/core/core.js";
+import { api, chat, checkpoints, feedback, startLearningCore, waitFor } from "./helpers.js";
+
+/**
+ * Fault: the trainer process is killed (SIGKILL) in the middle of a run. The server keeps
+ * answering on the adapter it had, the supervisor restarts the trainer, no half-written
+ * checkpoint appears, and the run's samples are trained exactly once afterwards.
+ */
+describe("trainer killed mid-run", () => {
+  let core: RunningCore;
+  before(async () => {
+    core = await startLearningCore({ stepsPerRun: 40, gate: { klBound: 10 } });
+  });
+  after(async () => {
+    await core?.close();
+  });
+
+  it("keeps serving, restarts the trainer, loses no sample and uses none twice", async () => {
+    const a = await chat(core, "first question");
+    const b = await chat(core, "second question");
+    await feedback(core, a.turnId, "up");
+    await feedback(core, b.turnId, "down", "answer in one sentence");
+    const running = await waitFor("the trainer in a step", async () => {
+      const t = (await api(core, "GET", "/api/status")).json.training;
+      return t.state === "training" && t.step >= 1 && t.trainerPid ? t : undefined;
+    });
+    const pid = running.trainerPid as number;
+    process.kill(pid, "SIGKILL");
+
+    // Serving never depended on the trainer.
+    const during = await chat(core, "are you there");
+    assert.equal(during.adapter, "base");
+    const restarted = await waitFor("a new trainer", async () => {
+      const t = (await api(core, "GET", "/api/status")).json.training;
+      return t.restarts >= 1 && t.trainerPid && t.trainerPid !== pid ? t : undefined;
+    });
+    assert.match(restarted.lastError ?? "", /SIGKILL/);
+    // The killed run left nothing behind: no checkpoint in the index, no directory on disk.
+    assert.equal((await checkpoints(core)).length, 0);
+    assert.deepEqual(fs.readdirSync(core.paths.checkpoints).filter((n) => /^\d+$/.test(n)), []);
+
+    // The samples went back to the pool and are trained by the new trainer, once.
+    const c1 = await waitFor("checkpoint 1", async () => (await checkpoints(core)).find((c) => c.n === 1));
+    assert.equal(c1.verdict, "published");
+    const m = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, "1", "metrics.json"), "utf8"));
+    assert.deepEqual([...m.sampleIds].sort(), [a.turnId, b.turnId].sort());
+    assert.deepEqual(fs.readdirSync(core.paths.checkpoints).sort(), ["1"], "no staging directory remains");
+    const used = fs
+      .readFileSync(path.join(core.paths.root, "training", "used.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .flatMap((l) => JSON.parse(l).ids as string[]);
+    assert.deepEqual(used.sort(), [a.turnId, b.turnId].sort(), "each sample committed exactly once");
+    await waitFor("an answer from ckpt-1", async () => ((await chat(core, "and now")).adapter === "ckpt-1" ? true : undefined));
+    assert.equal((await api(core, "GET", "/api/status")).json.training.samplesWaiting, 0);
+  });
+});
