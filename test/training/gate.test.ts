@@ -1,0 +1,135 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { RunningCore } from "../../electron/core/core.js";
+import { Checkpoints, KEEP_NEWEST } from "../../electron/core/training/checkpoints.js";
+import { gateVerdict } from "../../electron/core/training/gate.js";
+import { Store } from "../../electron/core/store/store.js";
+import { commandSchema, replySchema } from "../../trainer/protocol.js";
+import { tempDir } from "../helpers/cli.js";
+import { api, chat, checkpoints, feedback, startLearningCore, waitFor } from "./helpers.js";
+
+const cmp = (candidate: number, serving: number, count = 1) => ({ candidate, serving, count });
+
+describe("publish gate rules", () => {
+  const opts = { klBound: 0.05, tolerance: 1e-4 };
+  it("publishes a small step that keeps liked answers likely and disliked ones unlikely", () => {
+    const g = gateVerdict({ kl: 0.01, liked: cmp(-2.0, -2.1), disliked: cmp(-3.2, -3.0) }, opts);
+    assert.equal(g.verdict, "published");
+    assert.deepEqual(g.reasons, []);
+  });
+  it("rejects a step whose KL to the serving policy is above the bound", () => {
+    const g = gateVerdict({ kl: 0.2, liked: cmp(-2, -2), disliked: cmp(-3, -3) }, opts);
+    assert.equal(g.verdict, "rejected");
+    assert.match(g.reasons[0], /KL .* above the bound 0.05/);
+  });
+  it("rejects when liked answers lose probability or disliked ones gain it", () => {
+    assert.match(gateVerdict({ kl: 0, liked: cmp(-2.01, -2.0), disliked: cmp(-3, -3) }, opts).reasons.join(), /liked answers became less likely/);
+    assert.match(gateVerdict({ kl: 0, liked: cmp(-2, -2), disliked: cmp(-2.9, -3.0) }, opts).reasons.join(), /disliked answers became more likely/);
+  });
+  it("ignores float-rounding differences within the tolerance, and empty comparisons", () => {
+    assert.equal(gateVerdict({ kl: 0, liked: cmp(-2.00001, -2.0), disliked: cmp(-2.99999, -3.0) }, opts).verdict, "published");
+    assert.equal(gateVerdict({ kl: null, liked: { candidate: null, serving: null, count: 0 }, disliked: { candidate: null, serving: null, count: 0 } }, opts).verdict, "published");
+  });
+  it("treats a NaN KL as over the bound", () => {
+    assert.equal(gateVerdict({ kl: Number.NaN, liked: cmp(0, 0, 0), disliked: cmp(0, 0, 0) }, opts).verdict, "rejected");
+  });
+});
+
+describe("trainer protocol", () => {
+  it("refuses malformed commands and replies with a path to the problem", () => {
+    const bad = commandSchema.safeParse({ type: "train", id: 1, runId: "r", samples: [], steps: 1, lr: 1e-3, batchSize: 2, outDir: "/x" });
+    assert.equal(bad.success, false);
+    assert.equal(commandSchema.safeParse({ type: "nope", id: 1 }).success, false);
+    assert.equal(commandSchema.safeParse({ type: "evaluate", id: 1, runId: "r", servingAdapter: null, prompts: [{ tokens: [1, 2], start: 2 }], liked: [], disliked: [] }).success, false, "start past the end");
+    assert.equal(replySchema.safeParse({ type: "progress", id: 1, runId: "r", step: 1, steps: 2, loss: 0.5, optimizerStep: 3 }).success, true);
+  });
+});
+
+describe("checkpoint store", () => {
+  function stage(root: string, name: string): string {
+    const d = path.join(root, name);
+    fs.mkdirSync(d, { recursive: true });
+    fs.writeFileSync(path.join(d, "adapter.gguf"), `adapter ${name}`);
+    fs.writeFileSync(path.join(d, "optimizer.bin"), `optimizer ${name}`);
+    fs.writeFileSync(path.join(d, "metrics.json"), JSON.stringify({ version: 1, totalSteps: 1 }));
+    return d;
+  }
+  const info = (runId: string) => ({
+    verdict: "published" as const,
+    runId,
+    sampleIds: [runId],
+    meanReward: 1,
+    loss: 0.1,
+    kl: 0.001,
+    gate: gateVerdict({ kl: 0.001, liked: cmp(0, 0, 0), disliked: cmp(0, 0, 0) }),
+    totalSteps: 1,
+    parent: null,
+  });
+
+  it("keeps the newest 20 plus pinned and active ones, numbers them in order, and removes staging leftovers", () => {
+    const dataDir = tempDir("clawrl-ckpt-");
+    const store = Store.open(dataDir);
+    try {
+      const ck = new Checkpoints(store, path.join(dataDir, "checkpoints"));
+      const first = ck.commit(stage(ck.root, ".staging-a0"), info("a0"));
+      assert.equal(first.id, 1);
+      ck.update(1, { pinned: true });
+      const second = ck.commit(stage(ck.root, ".staging-a1"), info("a1"));
+      store.updateState((d) => {
+        d.training.activeCheckpoint = second.id;
+      });
+      for (let i = 2; i < KEEP_NEWEST + 5; i++) ck.commit(stage(ck.root, `.staging-a${i}`), info(`a${i}`));
+      const ids = ck.list().map((c) => c.id);
+      assert.equal(ids.length, KEEP_NEWEST + 2);
+      assert.ok(ids.includes(1) && ids.includes(2), "pinned and active kept");
+      assert.ok(!ids.includes(3) && fs.existsSync(path.join(ck.root, "1")) && !fs.existsSync(path.join(ck.root, "3")));
+      assert.equal(Math.max(...ids), KEEP_NEWEST + 5);
+      const m = JSON.parse(fs.readFileSync(path.join(ck.root, "2", "metrics.json"), "utf8"));
+      assert.equal(m.totalSteps, 1, "the trainer's fields stay");
+      assert.equal(m.gate.verdict, "published");
+      stage(ck.root, ".staging-left");
+      assert.equal(ck.cleanStaging(), 1);
+      fs.writeFileSync(path.join(ck.root, "2", "optimizer.bin"), "changed");
+      assert.throws(() => ck.verifyFiles(2), /checkpoint 2 is damaged: optimizer\.bin does not match/);
+      fs.rmSync(path.join(ck.root, "2", "adapter.gguf"));
+      assert.throws(() => ck.verifyFiles(2), /adapter\.gguf is missing/);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe("gate rejection in the running loop", () => {
+  let core: RunningCore;
+  before(async () => {
+    // A bound no real update can meet: every candidate is rejected.
+    core = await startLearningCore({ gate: { klBound: 1e-12 } });
+  });
+  after(async () => {
+    await core?.close();
+  });
+
+  it("keeps a rejected candidate for inspection, serves what it had, and halves the step", async () => {
+    const a = await chat(core, "one");
+    const b = await chat(core, "two");
+    await feedback(core, a.turnId, "up");
+    await feedback(core, b.turnId, "down");
+    const c = await waitFor("a candidate", async () => (await checkpoints(core)).find((x) => x.n === 1));
+    assert.equal(c.verdict, "rejected");
+    assert.match(c.gate.reasons.join(), /above the bound/);
+    assert.equal(c.active, false);
+    assert.ok(fs.existsSync(path.join(core.paths.checkpoints, "1", "adapter.gguf")), "kept on disk");
+    const st = await waitFor("idle after the rejection", async () => {
+      const t = (await api(core, "GET", "/api/status")).json.training;
+      return t.state === "idle" ? t : undefined;
+    });
+    assert.equal(st.lrScale, 0.5);
+    assert.equal(st.activeCheckpoint, null);
+    assert.equal((await chat(core, "three")).adapter, "base");
+    const r = await api(core, "POST", "/api/checkpoints/1/activate");
+    assert.equal(r.status, 409);
+    assert.match(r.json.error.message, /rejected by the publish gate/);
+  });
+});
