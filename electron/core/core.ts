@@ -10,10 +10,14 @@ import { EventBus } from "./rollout/events.js";
 import { Rollout } from "./rollout/rollout.js";
 import { Engine, type EngineOptions } from "./inference/engine.js";
 import { registerOpenAiRoutes } from "./server/routes/openai.js";
+import { registerCompletionRoutes } from "./server/routes/completions.js";
 import { ModelService } from "./models/modelService.js";
 import { registerModelRoutes } from "./server/routes/apiModels.js";
 import { Checkpoints, startupAdapter } from "./training/checkpoints.js";
-import { StoreSamplePool, type SamplePool } from "./training/pool.js";
+import type { SamplePool } from "./training/pool.js";
+import { TurnSamplePool } from "./rollout/samples.js";
+import { JudgeService } from "./judge/service.js";
+import { judgeBackendFactory } from "./judge/sources.js";
 import { TrainingSupervisor, type SupervisorOptions } from "./training/supervisor.js";
 import { registerTrainingRoutes } from "./server/routes/training.js";
 
@@ -51,6 +55,10 @@ export interface RunningCore {
   engine: Engine | null;
   /** the learning loop, when a model is served and training is not turned off */
   training: TrainingSupervisor | null;
+  /** the background judge (turns with a next state → judge lines in the log) */
+  judge: JudgeService;
+  /** main turns with a reward and/or hint, for the trainer */
+  samples: TurnSamplePool;
   close(): Promise<void>;
 }
 
@@ -70,10 +78,12 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const adapter = opts.engine?.adapter ?? startupAdapter(store, checkpoints);
   const engine = opts.model ? await Engine.load({ ...opts.engine, adapter, threads: opts.engine?.threads ?? envThreads(), modelPath: opts.model }) : null;
   let training: TrainingSupervisor | null = null;
-  let ownPool: StoreSamplePool | null = null;
+  const samples = new TurnSamplePool(store, bus);
+  const judge = new JudgeService({ store, bus, backendFor: judgeBackendFactory(engine, { threads: opts.engine?.threads ?? envThreads() }) });
+  judge.start();
   if (engine && opts.training !== false) {
     const t = opts.training ?? {};
-    const pool = t.pool ?? (ownPool = new StoreSamplePool(store, bus, paths.root));
+    const pool = t.pool ?? samples;
     training = new TrainingSupervisor({ ...t, store, bus, pool, checkpoints, engine, modelPath: opts.model! });
   }
   const server = createServer({ token, uiDir: opts.uiDir ?? defaultUiDir, bodyLimit: opts.bodyLimit });
@@ -82,13 +92,14 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     rollout,
     bus,
     engineStatus: engine ? () => engineStatus(engine) : undefined,
-    trainingStatus: training ? ((t) => () => ({ ...t.status() }))(training) : undefined,
+    trainingStatus: () => ({ ...(training?.status() ?? {}), judgeQueue: judge.queueLength }),
   });
   if (training) {
     registerTrainingRoutes(server, training, () => checkpoints.list(), () => store.state.training.activeCheckpoint);
     training.start();
   }
   if (engine) registerOpenAiRoutes(server, { engine, rollout });
+  if (engine) registerCompletionRoutes(server, { engine, rollout });
   const models = new ModelService({
     dir: paths.models,
     emit: (name, payload) => bus.emit(name, payload),
@@ -111,9 +122,12 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     models,
     engine,
     training,
+    judge,
+    samples,
     close: async () => {
+      await judge.close();
       await training?.stop();
-      ownPool?.close();
+      samples.close();
       models.close();
       await server.close();
       await engine?.close();

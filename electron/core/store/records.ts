@@ -78,6 +78,8 @@ export interface JudgeVote {
   /** -1, 0, 1; null when the output held no valid \boxed{} */
   score: -1 | 0 | 1 | null;
   text: string;
+  /** why the judge gave no output for this vote (endpoint error...) */
+  error?: string;
 }
 
 export interface JudgeRecord {
@@ -91,6 +93,8 @@ export interface JudgeRecord {
   votes: JudgeVote[];
   /** OPD hint candidates, shortest first */
   hints: string[];
+  /** the hint extractor's votes (\boxed{1|-1} + hint), raw texts included */
+  hintVotes?: Array<JudgeVote & { hint: string | null }>;
   representative: string | null;
   /** which judge answered (e.g. "base", a GGUF path, an endpoint model) */
   judge: string;
