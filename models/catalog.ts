@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { SUPPORTED_ARCHS } from "../trainer/model/config.js";
 
-export const TRAINABLE_ARCHITECTURES = ["llama", "qwen2", "qwen3"] as const;
 
 const entrySchema = z.object({
   id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/),
@@ -10,7 +10,7 @@ const entrySchema = z.object({
   repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/),
   file: z.string().endsWith(".gguf"),
   revision: z.string().default("main"),
-  architecture: z.enum(TRAINABLE_ARCHITECTURES),
+  architecture: z.enum(SUPPORTED_ARCHS),
   parameters: z.number().int().positive(),
   quantization: z.string(),
   sizeBytes: z.number().int().positive(),

@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { metaArch, metaString, archNumber, readGguf } from "../trainer/gguf/reader.js";
-import { TRAINABLE_ARCHITECTURES } from "./catalog.js";
+import { readGguf } from "../trainer/gguf/reader.js";
+import { summarizeGguf } from "../trainer/gguf/summary.js";
 
 const installedSchema = z.object({
   id: z.string(),
@@ -23,15 +23,14 @@ type Index = z.infer<typeof indexSchema>;
 
 /** What the GGUF says about itself; throws GgufError (naming the file) for anything invalid. */
 export function describeGguf(file: string) {
-  const g = readGguf(file);
-  if (metaString(g, "general.type") === "adapter") throw new Error(`${file}: this is a LoRA adapter, not a model`);
-  const architecture = metaArch(g) ?? "unknown";
+  const s = summarizeGguf(readGguf(file));
+  if (s.kind !== "model") throw new Error(`${file}: this is ${s.kind === "lora-adapter" ? "a LoRA adapter" : "not a model"}, not something to serve`);
   return {
-    architecture,
-    name: metaString(g, "general.name") ?? path.basename(file, ".gguf"),
-    contextLength: archNumber(g, "context_length") ?? null,
-    trainable: (TRAINABLE_ARCHITECTURES as readonly string[]).includes(architecture),
-    sizeBytes: g.fileSize,
+    architecture: s.architecture ?? "unknown",
+    name: s.name ?? path.basename(file, ".gguf"),
+    contextLength: s.contextLength,
+    trainable: s.trainerSupported,
+    sizeBytes: s.fileSize,
   };
 }
 

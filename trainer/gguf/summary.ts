@@ -2,11 +2,12 @@
  * A plain description of a GGUF file (model or LoRA adapter) from its header alone:
  * what `clawrl inspect` prints and what the app can show about a model.
  */
+import { SUPPORTED_ARCHS } from "../model/config.js";
 import { typeName } from "./dequant.js";
 import { archNumber, metaArch, metaArray, metaNumber, metaString, type GgufFile } from "./reader.js";
 
-/** Architectures the trainer can run (kept in step with trainer/model/config.ts SUPPORTED_ARCHS). */
-export const TRAINABLE_ARCHS: readonly string[] = ["llama", "qwen2", "qwen3"];
+/** Architectures the trainer can run: one list, owned by the trainer's model config. */
+export const TRAINABLE_ARCHS: readonly string[] = SUPPORTED_ARCHS;
 
 /** llama.cpp's `enum llama_ftype` (general.file_type), the names it prints. */
 const FILE_TYPES: Record<number, string> = {
