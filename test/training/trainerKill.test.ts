@@ -49,12 +49,10 @@ describe("trainer killed mid-run", () => {
     const m = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, "1", "metrics.json"), "utf8"));
     assert.deepEqual([...m.sampleIds].sort(), [a.turnId, b.turnId].sort());
     assert.deepEqual(fs.readdirSync(core.paths.checkpoints).sort(), ["1"], "no staging directory remains");
-    const used = fs
-      .readFileSync(path.join(core.paths.root, "training", "used.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .flatMap((l) => JSON.parse(l).ids as string[]);
-    assert.deepEqual(used.sort(), [a.turnId, b.turnId].sort(), "each sample committed exactly once");
+    // Used once: nothing is ready to train again, and no other candidate holds them.
+    const again = await api(core, "POST", "/api/training/run");
+    assert.equal(again.status, 409, "the trained samples are not offered again");
+    assert.deepEqual((await checkpoints(core)).map((c) => c.n), [1]);
     await waitFor("an answer from ckpt-1", async () => ((await chat(core, "and now")).adapter === "ckpt-1" ? true : undefined));
     assert.equal((await api(core, "GET", "/api/status")).json.training.samplesWaiting, 0);
   });

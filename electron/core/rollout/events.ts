@@ -34,6 +34,10 @@ export interface CoreEvents {
   models: Record<string, unknown>;
   /** engine / adapter / training changes, published by whoever owns them */
   status: Record<string, unknown>;
+  /** learning loop (electron/core/training): live training status, a new checkpoint, an adapter swap */
+  training: { training: Record<string, unknown> };
+  checkpoint: { checkpoint: Record<string, unknown> };
+  swap: { version: string; checkpoint: number; pauseMs: number; drained: boolean; stragglers: number };
 }
 export type CoreEventName = keyof CoreEvents;
 

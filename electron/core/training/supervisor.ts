@@ -213,7 +213,7 @@ export class TrainingSupervisor {
   }
 
   private publishStatus(): void {
-    this.o.bus.emit("status", { training: this.status() });
+    this.o.bus.emit("training", { training: { ...this.status() } });
   }
 
   /** "Train now": a run on whatever is ready, even less than a batch. */
@@ -316,7 +316,7 @@ export class TrainingSupervisor {
       this.o.pool.commit(runId);
       committed = true;
       this.backoffMs = this.o.restartBackoffMs ?? 1000;
-      this.o.bus.emit("status", { checkpoint: entry });
+      this.o.bus.emit("checkpoint", { checkpoint: { ...entry } });
       if (gate.verdict === "published") {
         await this.swapTo(entry);
         this.st.lrScale = 1;
@@ -370,7 +370,8 @@ export class TrainingSupervisor {
     this.o.checkpoints.update(entry.id, { swapPauseMs: r.pauseMs });
     this.st.activeCheckpoint = entry.id;
     this.st.lastSwap = { pauseMs: r.pauseMs, version: entry.version, at: new Date().toISOString() };
-    this.o.bus.emit("status", { adapter: entry.version, swap: { pauseMs: r.pauseMs, drained: r.drained, stragglers: r.stragglers, checkpoint: entry.id } });
+    this.o.bus.emit("swap", { version: entry.version, checkpoint: entry.id, pauseMs: r.pauseMs, drained: r.drained, stragglers: r.stragglers });
+    this.o.bus.emit("status", { adapter: entry.version });
     this.o.checkpoints.applyRetention();
     return r;
   }

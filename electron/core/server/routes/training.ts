@@ -48,6 +48,12 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
     return { checkpoints: items, active: active === null ? null : `ckpt-${active}` };
   });
 
+  // The Training page's detail: live status plus the metric history (one point per candidate).
+  app.get("/api/training", async () => {
+    const history = list().map((c) => ({ n: c.id, at: c.createdAt, meanReward: c.meanReward, loss: c.loss, kl: c.kl, verdict: c.verdict, swapPauseMs: c.swapPauseMs }));
+    return { training: sup.status(), history };
+  });
+
   app.post<{ Params: { n: string } }>("/api/checkpoints/:n/activate", async (req) => {
     const n = checkpointNumber(req.params.n);
     try {
