@@ -46,6 +46,23 @@ async function activate(name: string): Promise<void> {
   await tf.ready();
 }
 
+const HANDLED_EVENTS = ["uncaughtException", "unhandledRejection"] as const;
+
+// Plain EventEmitter view of process: its typed overloads do not take a union of event names.
+const emitter: NodeJS.EventEmitter = process;
+
+function processHandlers(): Map<string, Set<unknown>> {
+  return new Map(HANDLED_EVENTS.map((e) => [e, new Set<unknown>(emitter.listeners(e))]));
+}
+
+function removeHandlersAddedSince(before: Map<string, Set<unknown>>): void {
+  for (const e of HANDLED_EVENTS) {
+    for (const l of emitter.listeners(e)) {
+      if (!before.get(e)?.has(l)) emitter.removeListener(e, l as (...args: unknown[]) => void);
+    }
+  }
+}
+
 const CANDIDATES: Candidate[] = [
   {
     name: "tfjs-node-gpu",
@@ -71,7 +88,15 @@ const CANDIDATES: Candidate[] = [
       // fetch them relative to a page URL, which does not exist under Node.
       const dir = path.dirname(require.resolve("@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm"));
       wasm.setWasmPaths(dir + path.sep);
-      await activate("wasm");
+      // The Emscripten runtime installs process handlers that re-throw every uncaught error
+      // from inside its one-line, 30 kB loader, so Node prints that whole line with any crash.
+      // Remove them: Node's default handling is what we want.
+      const before = processHandlers();
+      try {
+        await activate("wasm");
+      } finally {
+        removeHandlersAddedSince(before);
+      }
       const simd = Boolean(await tf.env().getAsync("WASM_HAS_SIMD_SUPPORT"));
       const threads = Boolean(await tf.env().getAsync("WASM_HAS_MULTITHREAD_SUPPORT"));
       const features = [simd ? "simd" : "no simd", threads ? `${wasm.getThreadsCount()} threads` : "1 thread"];

@@ -60,3 +60,14 @@ test("an unknown backend name is refused", () => {
   assert.notEqual(r.code, 0);
   assert.match(r.err, /unknown tfjs backend "tpu" \(one of tfjs-node-gpu, tfjs-node, wasm, cpu\)/);
 });
+
+test("a crash after the wasm backend starts is reported by Node normally (not through Emscripten's 30 kB loader line)", { skip: nativeInstalled && "tfjs-node is installed here" }, () => {
+  const script = `
+    import { initBackend } from "./trainer/backend.ts";
+    await initBackend();
+    setTimeout(() => { throw new Error("boom from the trainer"); }, 1);`;
+  const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: repoRoot, encoding: "utf8", timeout: 120_000 });
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /Error: boom from the trainer/);
+  assert.ok(r.stderr.length < 5000, `stderr is ${r.stderr.length} characters`);
+});
