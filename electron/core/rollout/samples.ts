@@ -120,13 +120,19 @@ export class TurnSamplePool implements SamplePool {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
       throw new Error(`cannot read the sample pool's used list ${this.usedFile}: ${(err as Error).message}`);
     }
+    // A torn last line (crash mid-commit: that run never committed) is cut, so the next commit starts on a line of its own.
+    const end = text.lastIndexOf("\n") + 1;
+    if (end < text.length) {
+      fs.truncateSync(this.usedFile, Buffer.byteLength(text.slice(0, end)));
+      text = text.slice(0, end);
+    }
     for (const line of text.split("\n")) {
       if (!line.trim()) continue;
       try {
         const r = JSON.parse(line) as { ids?: unknown };
         if (Array.isArray(r.ids)) for (const id of r.ids) if (typeof id === "string") this.used.add(id);
       } catch {
-        // A torn last line (crash mid-write): that run never committed, its samples stay ready.
+        // A damaged line: skipped, as if that run never committed (its samples train again).
       }
     }
   }
