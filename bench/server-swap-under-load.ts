@@ -91,7 +91,7 @@ async function load(during: () => Promise<void>) {
   return { outcomes, tokPerS: tokens / seconds, seconds };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 await load(() => sleep(500)); // warm-up
 
 const pauses: number[] = [];
