@@ -33,6 +33,16 @@ interface Run {
   ttftMs: number;
   decodeTokS: number;
   tokens: number;
+  /** process CPU time (all threads: model, server, client) per generated token, ms */
+  cpuMsPerToken?: number;
+}
+
+/** Runs `f` and adds the process's CPU time per token: steadier than wall time on a busy machine. */
+async function withCpu(f: () => Promise<Run>): Promise<Run> {
+  const c0 = process.cpuUsage();
+  const r = await f();
+  const c = process.cpuUsage(c0);
+  return { ...r, cpuMsPerToken: (c.user + c.system) / 1000 / r.tokens };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -105,8 +115,8 @@ const d: Run[] = [];
 const s: Run[] = [];
 const raw: Run[] = [];
 for (let i = 0; i < ROUNDS; i++) {
-  d.push(await direct());
-  s.push(await server());
+  d.push(await withCpu(direct));
+  s.push(await withCpu(server));
   raw.push(await workerServer());
 }
 const dT = median(d.map((r) => r.ttftMs));
@@ -117,6 +127,9 @@ console.log(`model ${info.modelId} (${info.backend}, ${info.gpuLayers} GPU layer
 console.log(`tokens generated: direct ${d[0].tokens}, server ${s[0].tokens}`);
 console.log(`TTFT      direct ${dT.toFixed(2)} ms   server ${sT.toFixed(2)} ms   ratio (direct/server, goal ≥ 0.95) ${(dT / sT).toFixed(3)}`);
 console.log(`decode    direct ${dR.toFixed(1)} tok/s   server ${sR.toFixed(1)} tok/s   ratio (server/direct, goal ≥ 0.95) ${(sR / dR).toFixed(3)}`);
+const dC = median(d.map((r) => r.cpuMsPerToken!));
+const sC = median(s.map((r) => r.cpuMsPerToken!));
+console.log(`CPU/token direct ${dC.toFixed(3)} ms   server+client ${sC.toFixed(3)} ms   ratio (direct/server) ${(dC / sC).toFixed(3)}`);
 const rT = median(raw.map((r) => r.ttftMs));
 const rR = median(raw.map((r) => r.decodeTokS));
 console.log(`client in a worker thread: TTFT ${rT.toFixed(2)} ms ratio ${(dT / rT).toFixed(3)}; decode ${rR.toFixed(1)} tok/s ratio ${(rR / dR).toFixed(3)}`);
