@@ -199,4 +199,19 @@ describe("judge on the local model (base, no adapter, own context)", () => {
       store.close();
     }
   });
+
+  it("another local GGUF as the judge; a missing file is a clear error", async () => {
+    const other = await tinyModel({ arch: "llama" });
+    const factory = judgeBackendFactory(engine, { threads: 1 });
+    const backend = await factory({ kind: "gguf", path: other }, 2);
+    try {
+      assert.equal(backend.name, `gguf:${other}`);
+      const out = await judgeTurn(backend, input, { votes: 2, seed: 3, maxTokens: 8, hints: false });
+      assert.equal(out.votes.length, 2);
+      assert.ok(out.votes.every((v) => v.error === undefined && typeof v.text === "string"));
+    } finally {
+      await backend.close();
+    }
+    await assert.rejects(factory({ kind: "gguf", path: "/nonexistent/judge.gguf" }, 2), (e: Error) => e instanceof JudgeUnavailableError && /cannot load the judge model \/nonexistent\/judge\.gguf/.test(e.message));
+  });
 });
