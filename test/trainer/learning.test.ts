@@ -36,7 +36,7 @@ function writeJsonl(dir: string, rows: object[]): string {
 }
 
 describe("learning, measured under llama.cpp with the adapter we wrote", () => {
-  test("Binary RL: rewarding A and punishing B raises log p(A) − log p(B) by more than 2 nats", async () => {
+  test("Binary RL: rewarding A and punishing B raises log p(A) − log p(B) by more than 10 nats (measured: about 50)", async () => {
     const dir = tempDir();
     const messages = [{ role: "user" as const, content: "What color is the sky?" }];
     const data = writeJsonl(dir, [
@@ -50,7 +50,7 @@ describe("learning, measured under llama.cpp with the adapter we wrote", () => {
     const before = sum(await responseLogProbs(messages, "Blue.")) - sum(await responseLogProbs(messages, "Green."));
     const after = sum(await responseLogProbs(messages, "Blue.", adapter)) - sum(await responseLogProbs(messages, "Green.", adapter));
     console.log(`binary: log p(A) − log p(B) ${before.toFixed(3)} → ${after.toFixed(3)} (rise ${(after - before).toFixed(3)} nats)`);
-    assert.ok(after - before > 2, `rise ${after - before} ≤ 2 nats`);
+    assert.ok(after - before > 10, `rise ${after - before} ≤ 10 nats`);
   });
 
   test("OPD: the per-token gap between teacher (hinted) and student log-probs shrinks by more than half", async () => {

@@ -140,14 +140,18 @@ function step(state: TrainState, batchSamples: PreparedSample[], opts: TrainOpti
   const teacherLora = opts.teacher === "base" ? null : lora;
 
   // 1. lp_old with the current adapter (and, for top-k, the student's top-k ids), no gradient.
-  const old = tf.tidy(() => {
-    const r = tokenLogProbs(model, lora, batch, method === "topk" ? { topK: k } : {});
-    return {
-      lp: r.logprobs.arraySync(),
-      topIds: r.topK ? (r.topK.ids.arraySync() as number[][][]) : undefined,
-      topLp: r.topK ? (r.topK.logprobs.arraySync() as number[][][]) : undefined,
-    };
-  });
+  //    Skipped when every sample brings the log-probs it was served with (and top-k is off).
+  const needOld = method === "topk" || batchSamples.some((s) => !s.servedLogprobs);
+  const old = needOld
+    ? tf.tidy(() => {
+        const r = tokenLogProbs(model, lora, batch, method === "topk" ? { topK: k } : {});
+        return {
+          lp: r.logprobs.arraySync(),
+          topIds: r.topK ? (r.topK.ids.arraySync() as number[][][]) : undefined,
+          topLp: r.topK ? (r.topK.logprobs.arraySync() as number[][][]) : undefined,
+        };
+      })
+    : { lp: [] as number[][], topIds: undefined, topLp: undefined };
   const oldResp = batchSamples.map((s, b) => s.servedLogprobs ?? responseSlice(old.lp[b], s));
 
   // 2. Teacher log-probs on the hint-augmented prompt, scoring the same response tokens.
