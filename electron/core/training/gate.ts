@@ -16,11 +16,13 @@ export interface GateOptions {
 }
 
 /**
- * Default KL bound: 0.05 nats/token. From bench/learning-gate-kl.ts on stories260K (rank 16,
- * lr 1e-4, batches of 4, 4 steps per batch): a single batch moves the policy by 1e-4..1e-2
- * nats/token, and runs with 10x the learning rate, which visibly change answers, by 0.1 and
- * more. The bound lets ordinary steps through and stops the ones that would change behaviour
- * abruptly.
+ * Default KL bound: 0.05 nats/token, from bench/learning-gate-kl.ts on stories260K (one batch
+ * of 4 ±1 samples from a fresh adapter, rank 16, KL to the policy before the batch on 6
+ * held-out prompts): at the default lr 1e-4 a batch moves the policy by 1.5e-3 (4 steps) to
+ * 2.8e-2 (16 steps); at lr 1e-3 by 0.15 (4 steps, liked answers +1 nat/token: answers change
+ * wholesale) and 1.4 (16 steps); at 1e-2 by 4 to 17. 0.05 passes every ordinary step with
+ * room and stops the abrupt ones; a rejection halves the step, which brings the next
+ * candidate under it.
  */
 export const GATE_DEFAULTS: GateOptions = { klBound: 0.05, tolerance: 1e-4 };
 
