@@ -34,6 +34,16 @@ export async function llamaCppTokenize(modelPath: string, text: string): Promise
 
 /** lp[t] = log p(tokens[t] | tokens[<t]) for t = 1..len−1 (lp[0] = NaN). */
 export async function llamaCppLogProbs(modelPath: string, tokens: number[], opts: ReferenceOptions = {}): Promise<number[]> {
+  const dists = await llamaCppDistributions(modelPath, tokens, opts);
+  return [NaN, ...dists.map((d, i) => {
+    const v = d.get(tokens[i + 1]);
+    if (v === undefined) throw new Error(`logits at position ${i} lack token ${tokens[i + 1]}`);
+    return v;
+  })];
+}
+
+/** The full next-token log-distribution after each prefix tokens[0..i], i = 0..len−2 (f64 log-softmax of llama.cpp's logits). */
+export async function llamaCppDistributions(modelPath: string, tokens: number[], opts: ReferenceOptions = {}): Promise<Array<Map<number, number>>> {
   const l = await cpuLlama();
   const model = await l.loadModel({ modelPath, gpuLayers: 0 });
   try {
@@ -49,7 +59,7 @@ export async function llamaCppLogProbs(modelPath: string, tokens: number[], opts
       const seq = ctx.getSequence();
       const items: ControlledEvaluateInputItem[] = tokens.map((t, i) => (i < tokens.length - 1 ? [t as Token, { generateNext: { logits: true } }] : (t as Token)));
       const out = await seq.controlledEvaluate(items);
-      const lp: number[] = [NaN];
+      const dists: Array<Map<number, number>> = [];
       for (let i = 0; i < tokens.length - 1; i++) {
         const logits = out[i]?.next.logits;
         if (!logits) throw new Error(`no logits at position ${i}`);
@@ -57,11 +67,10 @@ export async function llamaCppLogProbs(modelPath: string, tokens: number[], opts
         for (const v of logits.values()) max = Math.max(max, v);
         let sum = 0;
         for (const v of logits.values()) sum += Math.exp(v - max);
-        const target = logits.get(tokens[i + 1] as Token);
-        if (target === undefined) throw new Error(`logits at position ${i} lack token ${tokens[i + 1]}`);
-        lp.push(target - max - Math.log(sum));
+        const lse = max + Math.log(sum);
+        dists.push(new Map([...logits].map(([t, v]) => [Number(t), v - lse])));
       }
-      return lp;
+      return dists;
     } finally {
       await ctx.dispose();
     }

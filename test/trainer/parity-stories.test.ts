@@ -8,7 +8,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
 import { loadBaseModel, tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
 import { storiesModelPath } from "../helpers/cli.js";
-import { llamaCppLogProbs, llamaCppTokenize } from "./parity-reference.js";
+import { llamaCppDistributions, llamaCppLogProbs, llamaCppTokenize } from "./parity-reference.js";
 
 const storiesPath = storiesModelPath();
 const TOL = 1e-3;
@@ -56,4 +56,27 @@ test("stories260K: arbitrary token ids (low-probability tail) match too, and a p
   assertClose(mineB, refB, 3, "sequence b in batch");
   assert.deepEqual(mineB.slice(0, 3), [0, 0, 0], "positions before targetStart are 0");
   assert.deepEqual(mineB.slice(b.length), new Array(a.length - b.length).fill(0), "padding is 0");
+});
+
+test("stories260K: top-k next-token candidates and their log-probs equal llama.cpp's", { skip: !storiesPath && "stories260K.gguf not found" }, async () => {
+  const tokens = await llamaCppTokenize(storiesPath!, "Tom had a red ball. He threw it to his friend, and they laughed.");
+  const K = 5;
+  const dists = await llamaCppDistributions(storiesPath!, tokens);
+  const r = tokenLogProbs(model, null, { tokens: [tokens], targetStart: [1] }, { topK: K });
+  const ids = r.topK!.ids.arraySync()[0];
+  const lps = r.topK!.logprobs.arraySync()[0];
+  tf.dispose([r.logprobs, r.mask, r.topK!.ids, r.topK!.logprobs]);
+  let compared = 0;
+  for (let t = 1; t < tokens.length; t++) {
+    const ref = [...dists[t - 1]].sort((a, b) => b[1] - a[1]);
+    for (let j = 0; j < K; j++) {
+      // Our j-th candidate has llama.cpp's log-prob for that id, and the same rank unless two
+      // candidates are within the tolerance of each other (a legitimate tie).
+      const refLp = dists[t - 1].get(ids[t][j])!;
+      assert.ok(Math.abs(refLp - lps[t][j]) <= TOL, `position ${t} candidate ${j}: ${lps[t][j]} vs ${refLp}`);
+      assert.ok(Math.abs(ref[j][1] - lps[t][j]) <= TOL, `position ${t}: rank ${j} log-prob ${lps[t][j]} vs llama.cpp's ${ref[j][1]}`);
+      compared++;
+    }
+  }
+  assert.equal(compared, (tokens.length - 1) * K);
 });
