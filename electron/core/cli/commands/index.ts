@@ -11,4 +11,5 @@ export const commands: Record<string, { summary: string; load: () => Promise<Com
   inspect: { summary: "describe a GGUF model or LoRA adapter", load: async () => (await import("./inspect.js")).inspect },
   export: { summary: "write all recorded trajectories (turns, feedback, votes, rewards, hints) as JSONL", load: async () => (await import("./export.js")).exportCommand },
   train: { summary: "train a LoRA adapter offline from JSONL samples (binary, opd, combined, topk)", load: async () => (await import("./train.js")).train },
+  eval: { summary: "score a personalization scenario: baseline vs learning methods, before/after with CI, report.json + chart.svg", load: async () => (await import("./eval.js")).evalCommand },
 };

@@ -1,0 +1,267 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { RunningCore } from "../core.js";
+import type { EngineOptions } from "../inference/engine.js";
+import { CoreClient, type Answer, type GenerateOptions } from "./client.js";
+import { EVAL_METHODS, writeReport, type EvalMethod, type EvalPoint, type EvalReport, type MethodRun } from "./report.js";
+import { makeScorer, reactionFor, type AnswerScorer } from "./rules.js";
+import { renderPrompt, type Scenario } from "./scenario.js";
+import { exportSamples } from "./samplesExport.js";
+import { gainInterval, scoreInterval } from "./stats.js";
+
+export interface EvalRunOptions {
+  scenario: Scenario;
+  scenarioFile: string;
+  /** GGUF path (in-process) or a label (with `url`) */
+  model: string;
+  methods: EvalMethod[];
+  interactions: number;
+  /** how many of the scenario's seeds to use (more are derived when it has fewer) */
+  seedCount?: number;
+  outDir: string;
+  /** an already running core; then only methods[0] runs there, and the baseline is its first scoring */
+  url?: string;
+  token?: string;
+  /** in-process core's engine settings (threads, context, backend) */
+  engine?: { threads?: number; maxContextSize?: number; sequences?: number; backend?: EngineOptions["backend"] };
+  /** longest wait for the learning loop to settle before a scoring (default 30 min) */
+  settleTimeoutMs?: number;
+  log?: (line: string) => void;
+  /** for tests: a scorer other than the scenario's */
+  scorer?: AnswerScorer;
+}
+
+const BOOT = { level: 0.95, resamples: 2000, seed: 12345 };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function seedList(s: Scenario, count?: number): number[] {
+  const n = count ?? s.seeds.length;
+  const out = s.seeds.slice(0, n);
+  for (let i = out.length; i < n; i++) out.push(1000 + i);
+  return out;
+}
+
+/** Runs a scenario: a baseline and each method, writes DIR/report.json and DIR/chart.svg. */
+export async function runEval(o: EvalRunOptions): Promise<EvalReport> {
+  const log = o.log ?? (() => {});
+  const t0 = performance.now();
+  const s = o.scenario;
+  const seeds = seedList(s, o.seedCount);
+  const evalEvery = s.evalEvery ?? s.training.batchSize;
+  const scorer = o.scorer ?? makeScorer(s);
+  fs.mkdirSync(o.outDir, { recursive: true });
+  const report: EvalReport = {
+    version: 1,
+    scenario: { name: s.name, file: path.resolve(o.scenarioFile) },
+    model: o.url ? o.model : path.resolve(o.model),
+    mode: o.url ? "url" : "in-process",
+    createdAt: new Date().toISOString(),
+    interactions: o.interactions,
+    evalEvery,
+    seeds,
+    samplesPerPrompt: s.samplesPerPrompt,
+    heldOutPrompts: s.heldOutPrompts.length,
+    ci: { method: "bootstrap-prompts", level: BOOT.level, resamples: BOOT.resamples, unit: "held-out prompt (its samples × seeds averaged)" },
+    runs: [],
+    timings: { totalSeconds: 0 },
+    chart: "chart.svg",
+  };
+  const save = () => {
+    report.timings.totalSeconds = (performance.now() - t0) / 1000;
+    writeReport(o.outDir, report);
+  };
+
+  if (o.url) {
+    if (!o.token) throw new Error("--url needs --token");
+    const client = new CoreClient(o.url.replace(/\/+$/, ""), o.token);
+    const run = await runMethod(client, null, o.methods[0], { o, seeds, evalEvery, scorer, log, baseline: null });
+    // Against a running core there is no separate untouched copy: its first scoring is the baseline.
+    const base: MethodRun = { ...emptyRun("baseline"), points: [run.points[0]], notes: ["the served adapter before the run's first interaction (--url mode)"] };
+    finishGain(run, base);
+    report.runs.push(base, run);
+    save();
+    return report;
+  }
+
+  const { startCore } = await import("../core.js");
+  // The baseline: the model without learning, scored once (fixed seeds: it would score the same at every point).
+  const baseDir = path.join(o.outDir, "runs", "baseline");
+  fs.rmSync(baseDir, { recursive: true, force: true });
+  const tb = performance.now();
+  const baseCore = await startCore({ model: o.model, dataDir: path.join(baseDir, "data"), uiDir: "", engine: engineOpts(o), training: false });
+  let basePoint: EvalPoint;
+  try {
+    const client = new CoreClient(baseCore.url, baseCore.token);
+    basePoint = await scoreHeldOut(client, s, seeds, scorer, 0, "baseline", log);
+  } finally {
+    await baseCore.close();
+  }
+  const base: MethodRun = { ...emptyRun("baseline"), points: [basePoint], dataDir: path.join(baseDir, "data"), seconds: (performance.now() - tb) / 1000, notes: ["no learning: the base model with the same prompts and seeds; scored once, since nothing changes between points"] };
+  report.runs.push(base);
+  save();
+
+  for (const method of o.methods) {
+    const dir = path.join(o.outDir, "runs", method);
+    fs.rmSync(dir, { recursive: true, force: true });
+    const core = await startCore({
+      model: o.model,
+      dataDir: path.join(dir, "data"),
+      uiDir: "",
+      engine: engineOpts(o),
+      training: { stepsPerRun: s.training.stepsPerRun, ...(s.training.klBound !== undefined ? { gate: { klBound: s.training.klBound } } : {}) },
+    });
+    try {
+      const client = new CoreClient(core.url, core.token);
+      const run = await runMethod(client, core, method, { o, seeds, evalEvery, scorer, log, baseline: basePoint });
+      run.dataDir = core.paths.root;
+      finishGain(run, base);
+      report.runs.push(run);
+      save();
+    } finally {
+      await core.close();
+    }
+  }
+  save();
+  return report;
+}
+
+function engineOpts(o: EvalRunOptions) {
+  return { threads: o.engine?.threads, maxContextSize: o.engine?.maxContextSize ?? 512, sequences: o.engine?.sequences ?? 2, ...(o.engine?.backend ? { backend: o.engine.backend } : {}) };
+}
+
+function emptyRun(method: MethodRun["method"]): MethodRun {
+  return { method, points: [], gain: null, adaptersServed: [], checkpoints: [], finalAdapter: null, reactions: { up: 0, down: 0, hint: 0, next: 0, none: 0 }, logPath: null, dataDir: null, samplesPath: null, replay: [], notes: [], seconds: 0 };
+}
+
+function finishGain(run: MethodRun, base: MethodRun): void {
+  const last = run.points[run.points.length - 1];
+  const b = base.points[0];
+  if (!last || !b) return;
+  const g = gainInterval(last.promptMeans.map((x) => [x]), b.promptMeans.map((x) => [x]), BOOT);
+  run.gain = { ...g, significant: g.lo > 0 || g.hi < 0 };
+}
+
+async function generate(client: CoreClient, s: Scenario, prompt: string, o: GenerateOptions): Promise<Answer> {
+  const r = renderPrompt(s, prompt);
+  return r.kind === "completion" ? client.complete(r.prompt, o) : client.chat(r.messages, o);
+}
+
+/** Scores every held-out prompt × sample × seed with the adapter being served now. */
+export async function scoreHeldOut(client: CoreClient, s: Scenario, seeds: number[], scorer: AnswerScorer, interactions: number, label: string, log: (l: string) => void): Promise<EvalPoint> {
+  const t = performance.now();
+  const rows: number[][] = [];
+  const adapters = new Set<string>();
+  for (const [pi, prompt] of s.heldOutPrompts.entries()) {
+    const row: number[] = [];
+    for (const seed of seeds) {
+      for (let k = 0; k < s.samplesPerPrompt; k++) {
+        const a = await generate(client, s, prompt, {
+          seed: seed * 100_003 + pi * 101 + k,
+          maxTokens: s.generation.maxTokens,
+          temperature: s.generation.temperature,
+          turnType: "side",
+          sessionId: `eval-${label}-${interactions}-${pi}-${seed}-${k}`,
+          sessionDone: true,
+        });
+        adapters.add(a.adapter);
+        row.push(await scorer(prompt, a.text));
+      }
+    }
+    rows.push(row);
+  }
+  const score = scoreInterval(rows, BOOT);
+  log(`${label} @ ${interactions}: score ${score.mean.toFixed(3)} [${score.lo.toFixed(3)}, ${score.hi.toFixed(3)}] (adapter ${[...adapters].join(", ")})`);
+  return { interactions, score, promptMeans: rows.map((r) => r.reduce((a, b) => a + b, 0) / r.length), adapters: [...adapters], seconds: (performance.now() - t) / 1000 };
+}
+
+interface MethodCtx {
+  o: EvalRunOptions;
+  seeds: number[];
+  evalEvery: number;
+  scorer: AnswerScorer;
+  log: (l: string) => void;
+  baseline: EvalPoint | null;
+}
+
+async function runMethod(client: CoreClient, core: RunningCore | null, method: EvalMethod, c: MethodCtx): Promise<MethodRun> {
+  const t = performance.now();
+  const s = c.o.scenario;
+  const run = emptyRun(method);
+  const ckpts0 = await client.checkpoints();
+  if (ckpts0 === null) run.notes.push("this core has no learning loop (/api/checkpoints is missing): scores cannot change");
+  await client.patchSettings({
+    learningMethod: method,
+    autoLearn: true,
+    batchSize: s.training.batchSize,
+    ...(s.training.loraRank !== undefined ? { loraRank: s.training.loraRank } : {}),
+    ...(s.training.loraAlpha !== undefined ? { loraAlpha: s.training.loraAlpha } : {}),
+    ...(s.training.learningRate !== undefined ? { learningRate: s.training.learningRate } : {}),
+  });
+  // The first point: the untouched model, already measured by the baseline (same model, prompts, seeds).
+  run.points.push(c.baseline ? { ...c.baseline } : await scoreHeldOut(client, s, c.seeds, c.scorer, 0, method, c.log));
+  const served = new Map<string, { firstInteraction: number; answers: number }>();
+  for (let i = 1; i <= c.o.interactions; i++) {
+    const prompt = s.trainPrompts[(i - 1) % s.trainPrompts.length];
+    const sessionId = `eval-${method}-train-${i}`;
+    const a = await generate(client, s, prompt, { seed: 7_000_000 + i, maxTokens: s.generation.maxTokens, temperature: s.generation.temperature, turnType: "main", sessionId });
+    const sv = served.get(a.adapter) ?? { firstInteraction: i, answers: 0 };
+    sv.answers++;
+    served.set(a.adapter, sv);
+    const react = reactionFor(s, a.text);
+    if (!react) run.reactions.none++;
+    else {
+      if (react.thumbs === "up") run.reactions.up++;
+      if (react.thumbs === "down") run.reactions.down++;
+      if (react.hint) run.reactions.hint++;
+      if (react.thumbs || react.hint) await client.feedback(a.turnId, react.thumbs, react.hint);
+      if (react.next) {
+        run.reactions.next++;
+        // The user's next message in the same session: the judge reads it as the turn's next state.
+        const r = renderPrompt(s, prompt);
+        const history = r.kind === "chat" ? r.messages : [{ role: "user", content: r.prompt }];
+        await client.chat([...history, { role: "assistant", content: a.text }, { role: "user", content: react.next }], {
+          seed: 1, maxTokens: 1, temperature: s.generation.temperature, turnType: "main", sessionId, sessionDone: true,
+        });
+      }
+    }
+    if (i % c.evalEvery === 0 || i === c.o.interactions) {
+      await settle(client, s.training.batchSize, c.o.settleTimeoutMs ?? 30 * 60_000, c.log);
+      run.points.push(await scoreHeldOut(client, s, c.seeds, c.scorer, i, method, c.log));
+    }
+  }
+  run.adaptersServed = [...served.entries()].map(([version, v]) => ({ version, ...v })).sort((x, y) => x.firstInteraction - y.firstInteraction);
+  const ckpts = (await client.checkpoints()) ?? [];
+  run.checkpoints = ckpts.map((k) => ({ n: k.n, version: k.version, parent: k.parent, verdict: k.verdict, samples: k.samples, kl: k.kl, loss: k.loss, reasons: k.gate.reasons })).sort((x, y) => x.n - y.n);
+  run.finalAdapter = (await client.status()).adapter ?? null;
+  if (core) {
+    run.logPath = core.paths.trajectories;
+    const exp = exportSamples(core, ckpts, path.join(c.o.outDir, "runs", method), c.o.model, method, s.training.stepsPerRun);
+    run.samplesPath = exp.samplesPath;
+    run.replay = exp.replay;
+    run.notes.push(...exp.notes);
+  } else run.notes.push("--url mode: samples are not exported; `clawrl export` on that core's data dir has the log");
+  run.seconds = (performance.now() - t) / 1000;
+  return run;
+}
+
+/** Waits until the judge queue is empty and no training run is in progress or due. */
+async function settle(client: CoreClient, batchSize: number, timeoutMs: number, log: (l: string) => void): Promise<void> {
+  const t0 = Date.now();
+  let calm = 0;
+  for (;;) {
+    const tr = (await client.status()).training;
+    if (!tr || tr.state === undefined) return; // no learning loop
+    const quiet = (tr.judgeQueue ?? 0) === 0 && (tr.state === "idle" || tr.state === "error" || tr.state === "paused");
+    const due = (tr.samplesWaiting ?? 0) >= batchSize;
+    // A run that is due starts within a moment; a due batch that stays idle (a blocked run) is let go after a while.
+    calm = quiet ? calm + 1 : 0;
+    if (quiet && (!due ? calm >= 3 : calm >= 20)) {
+      if (due) log(`training stayed idle with ${tr.samplesWaiting} samples waiting${tr.lastError ? ` (${tr.lastError})` : ""}`);
+      return;
+    }
+    if (Date.now() - t0 > timeoutMs) throw new Error(`the learning loop did not settle within ${Math.round(timeoutMs / 1000)} s (state ${tr.state}, ${tr.samplesWaiting} samples waiting)`);
+    await sleep(300);
+  }
+}
+
+export { EVAL_METHODS };

@@ -1,0 +1,77 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { RunningCore } from "../core.js";
+import { sampleTerms } from "../rollout/samples.js";
+import { writeFileAtomicSync } from "../store/atomicFile.js";
+import type { Sample } from "../../../trainer/train/samples.js";
+import type { CheckpointView } from "./client.js";
+
+/**
+ * Exports what the final adapter was trained on, in the `clawrl train --data` format: one JSONL
+ * file per checkpoint on the chain that leads to it (root first), with the `clawrl train`
+ * commands that replay the chain (each run resumes from the previous one, with the settings and
+ * learning-rate scale the supervisor used), plus all of them in one samples.jsonl.
+ */
+export function exportSamples(core: RunningCore, ckpts: CheckpointView[], dir: string, model: string, method: string, stepsPerRun: number): { samplesPath: string | null; replay: string[]; notes: string[] } {
+  const notes: string[] = [];
+  const byN = new Map(ckpts.map((c) => [c.n, c]));
+  const active = ckpts.find((c) => c.active) ?? null;
+  if (!active) return { samplesPath: null, replay: [], notes: ["no checkpoint was published: the final adapter is the base model, nothing to replay"] };
+  const chain: CheckpointView[] = [];
+  for (let c: CheckpointView | undefined = active; c; c = c.parent === null ? undefined : byN.get(c.parent)) chain.unshift(c);
+  if (chain[0].parent !== null) notes.push(`checkpoint ${chain[0].parent} (a parent) is no longer kept: the replay starts after it`);
+  // The learning-rate scale each run used: halved after each rejected candidate, reset by a publish.
+  const lrScale = new Map<number, number>();
+  let scale = 1;
+  for (const c of [...ckpts].sort((a, b) => a.n - b.n)) {
+    lrScale.set(c.n, scale);
+    scale = c.verdict === "published" ? 1 : Math.max(scale / 2, 1 / 64);
+  }
+  const st = core.store.settings;
+  const replayDir = path.join(dir, "replay");
+  fs.mkdirSync(replayDir, { recursive: true });
+  const all: string[] = [];
+  const replay: string[] = [];
+  let prev: string | null = null;
+  for (const c of chain) {
+    const metrics = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, String(c.n), "metrics.json"), "utf8")) as { sampleIds?: string[] };
+    const lines = (metrics.sampleIds ?? []).map((id) => JSON.stringify(sampleOf(core, id)));
+    all.push(...lines);
+    const data = path.join(replayDir, `ckpt-${c.n}.jsonl`);
+    writeFileAtomicSync(data, lines.join("\n") + "\n", 0o644);
+    const out = path.join(replayDir, `out-${c.n}`);
+    const lr = st.learningRate * (lrScale.get(c.n) ?? 1);
+    replay.push(
+      [
+        "clawrl train", `--model ${q(model)}`, `--data ${q(data)}`, `--out ${q(out)}`, `--method ${method}`, `--steps ${stepsPerRun}`,
+        `--batch-size ${Math.min(lines.length, st.batchSize)}`, `--lr ${lr}`, `--rank ${st.loraRank}`, `--alpha ${st.loraAlpha}`,
+        `--max-context ${st.maxTrainContext ?? 1024}`, "--seed 0", ...(prev ? [`--resume ${q(prev)}`] : []),
+      ].join(" "),
+    );
+    prev = out;
+  }
+  const samplesPath = path.join(dir, "samples.jsonl");
+  writeFileAtomicSync(samplesPath, all.join("\n") + "\n", 0o644);
+  writeFileAtomicSync(path.join(replayDir, "replay.sh"), `#!/bin/sh\n# Replays the checkpoints ${chain.map((c) => c.n).join(" → ")}; the last out-N/adapter.gguf is the final adapter.\nset -e\n${replay.join("\n")}\n`, 0o755);
+  return { samplesPath, replay, notes };
+}
+
+const q = (s: string) => (/^[\w./@:+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The trainer sample of a turn, built as the sample pool builds it (served tokens, reward, hint). */
+function sampleOf(core: RunningCore, id: string): Sample {
+  const e = core.store.turnEntry(id);
+  if (!e) throw new Error(`sample ${id} is not in the log`);
+  const t = core.store.readTurn(id);
+  const terms = sampleTerms(e, () => core.store.readJudge(id)?.hints ?? []);
+  const hints = terms && t.messages.some((m) => m.role === "user") ? terms.hints : [];
+  const lpOk = t.tokenLogprobs.length === t.responseTokens.length && t.tokenLogprobs.every((x) => Number.isFinite(x) && x <= 0);
+  return {
+    prompt_tokens: t.promptTokens,
+    response_tokens: t.responseTokens,
+    ...(lpOk ? { logprobs: t.tokenLogprobs } : {}),
+    ...(terms?.reward != null ? { reward: terms.reward } : {}),
+    ...(hints.length ? { hint: hints[0], messages: t.messages as Sample["messages"] } : {}),
+    ...(hints.length > 1 ? { hints } : {}),
+  };
+}
