@@ -123,6 +123,8 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunMetrics> {
       lr,
       maxContext,
       batchSize,
+      teacher: o.teacher ?? "current",
+      klBeta: o.ppo?.klBeta ?? 0,
       totalSteps: optimizer.step,
       samples: samples.length,
       truncatedSamples: truncated,

@@ -4,7 +4,7 @@ import { CliError, choiceOpt, floatOpt, intOpt, requiredString, stringOpt, type 
 
 export const train: CommandSpec = {
   name: "train",
-  usage: "--model M --data FILE.jsonl --out DIR [--method binary|opd|combined|topk] [--resume DIR] [--steps N] [--lr X] [--rank R] [--alpha A] [--max-context N] [--batch-size N] [--backend NAME]",
+  usage: "--model M --data FILE.jsonl --out DIR [--method binary|opd|combined|topk] [--resume DIR] [--steps N] [--lr X] [--rank R] [--alpha A] [--max-context N] [--batch-size N] [--backend NAME] [--teacher current|base] [--kl-beta B]",
   summary:
     'Train a LoRA adapter offline from samples, one JSON object per line: {"messages": [...], "response": "...", "reward"?: -1|0|1, "hint"?: "..."} ' +
     "(or served prompt_tokens/response_tokens/logprobs). Writes DIR/adapter.gguf, DIR/optimizer.bin and DIR/metrics.json.",
@@ -22,6 +22,8 @@ export const train: CommandSpec = {
     "batch-size": { type: "string", value: "N", description: "samples per step (default 8)" },
     seed: { type: "string", value: "N", description: "seed of the fresh adapter's A matrices (default 0)" },
     backend: { type: "string", value: "NAME", description: "tfjs backend to start from: tfjs-node-gpu, tfjs-node, wasm or cpu" },
+    teacher: { type: "string", value: "WHO", description: "who scores the hinted prompt for OPD: current (policy, default) or base (no adapter)" },
+    "kl-beta": { type: "string", value: "B", description: "weight of the k3 KL to the frozen base (default 0)" },
   },
   async run(args) {
     const modelPath = requiredString(args, "model");
@@ -37,6 +39,8 @@ export const train: CommandSpec = {
     const batchSize = intOpt(args, "batch-size", 1, 4096);
     const seed = intOpt(args, "seed", 0, 2 ** 31 - 1);
     const backend = choiceOpt(args, "backend", ["tfjs-node-gpu", "tfjs-node", "wasm", "cpu"] as const);
+    const teacher = choiceOpt(args, "teacher", ["current", "base"] as const);
+    const klBeta = floatOpt(args, "kl-beta", 0, 100);
     for (const [flag, p] of [["--model", modelPath], ["--data", dataPath]] as const) {
       if (!fs.existsSync(p)) throw new CliError(`${flag} ${p}: no such file`);
     }
@@ -45,7 +49,8 @@ export const train: CommandSpec = {
     const { runTraining } = await import("../../../../trainer/train/run.js");
     const t0 = performance.now();
     const metrics = await runTraining({
-      modelPath, dataPath, outDir, resumeDir, method, steps, lr, rank, alpha, maxContext, batchSize, seed, backend,
+      modelPath, dataPath, outDir, resumeDir, method, steps, lr, rank, alpha, maxContext, batchSize, seed, backend, teacher,
+      ...(klBeta !== undefined ? { ppo: { klBeta } } : {}),
       log: (line) => console.log(line),
       onStep: (m, i, n) =>
         console.log(
