@@ -84,3 +84,34 @@ describe("inference engine", () => {
     assert.equal(engine.gate.inflight, 0);
   });
 });
+
+describe("prompt rendering", () => {
+  let engine: Engine;
+  before(async () => {
+    engine = await Engine.load({ modelPath: await tinyModel({ arch: "qwen2" }), backend: "cpu", threads: 1, maxContextSize: 1024, sequences: 1 });
+  });
+  after(async () => {
+    await engine?.close();
+  });
+
+  it("renders tools, an assistant tool call with its result, developer and text-part messages through the chat template", () => {
+    const { tokens } = engine.renderPrompt({
+      messages: [
+        { role: "developer", content: "Obey the rules." },
+        { role: "user", content: [{ type: "text", text: "Weather " }, { type: "text", text: "in Paris?" }] },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
+        { role: "tool", tool_call_id: "c1", content: "Sunny, 21 C" },
+        { role: "user", content: "Thanks" },
+      ],
+      tools: [{ name: "get_weather", description: "Weather in a city", parameters: { type: "object", properties: { city: { type: "string" } } } }],
+    });
+    const text = engine.model.detokenize(tokens, true);
+    for (const part of ["Obey the rules.", "Weather in Paris?", "get_weather", '"city"', "Paris", "Sunny, 21 C", "Thanks", "<|im_start|>assistant"]) assert.ok(text.includes(part), `missing ${JSON.stringify(part)} in:\n${text}`);
+    assert.ok(text.indexOf("Sunny, 21 C") < text.indexOf("Thanks"));
+    assert.ok(text.trimEnd().endsWith("<|im_start|>assistant"), text.slice(-80));
+  });
+
+  it("throws ContextLengthError for a prompt that leaves no room", () => {
+    assert.throws(() => engine.renderPrompt({ messages: [{ role: "user", content: "many words ".repeat(2000) }] }), (e: Error) => e.name === "ContextLengthError");
+  });
+});
