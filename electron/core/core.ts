@@ -11,7 +11,6 @@ import { Rollout } from "./rollout/rollout.js";
 import { Engine, type EngineOptions } from "./inference/engine.js";
 import { registerOpenAiRoutes } from "./server/routes/openai.js";
 import { registerCompletionRoutes } from "./server/routes/completions.js";
-import { registerEvalRoutes } from "./eval/latest.js";
 import { ModelService } from "./models/modelService.js";
 import { registerModelRoutes } from "./server/routes/apiModels.js";
 import { Checkpoints, startupAdapter } from "./training/checkpoints.js";
@@ -109,7 +108,6 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   }
   if (engine) registerOpenAiRoutes(server, { engine, rollout });
   if (engine) registerCompletionRoutes(server, { engine, rollout });
-  registerEvalRoutes(server, paths.root);
   const models = new ModelService({
     dir: paths.models,
     emit: (name, payload) => bus.emit(name, payload),
