@@ -11,6 +11,7 @@ import { Rollout } from "./rollout/rollout.js";
 import { Engine, type EngineOptions } from "./inference/engine.js";
 import { registerOpenAiRoutes } from "./server/routes/openai.js";
 import { registerCompletionRoutes } from "./server/routes/completions.js";
+import { registerEvalRoutes } from "./eval/latest.js";
 import { ModelService } from "./models/modelService.js";
 import { registerModelRoutes } from "./server/routes/apiModels.js";
 import { Checkpoints, startupAdapter } from "./training/checkpoints.js";
@@ -76,15 +77,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   rollout.start();
   const checkpoints = new Checkpoints(store, paths.checkpoints);
   const adapter = opts.engine?.adapter ?? startupAdapter(store, checkpoints);
-  let engine: Engine | null = null;
-  try {
-    if (opts.model) engine = await Engine.load({ ...opts.engine, adapter, threads: opts.engine?.threads ?? envThreads(), modelPath: opts.model });
-  } catch (err) {
-    // Nothing may stay open (the rollout's idle timer would keep the process alive).
-    rollout.stop();
-    store.close();
-    throw err;
-  }
+  const engine = opts.model ? await Engine.load({ ...opts.engine, adapter, threads: opts.engine?.threads ?? envThreads(), modelPath: opts.model }) : null;
   let training: TrainingSupervisor | null = null;
   const samples = new TurnSamplePool(store, bus);
   const judge = new JudgeService({ store, bus, backendFor: judgeBackendFactory(engine, { threads: opts.engine?.threads ?? envThreads() }) });
@@ -108,6 +101,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   }
   if (engine) registerOpenAiRoutes(server, { engine, rollout });
   if (engine) registerCompletionRoutes(server, { engine, rollout });
+  registerEvalRoutes(server, paths.root);
   const models = new ModelService({
     dir: paths.models,
     emit: (name, payload) => bus.emit(name, payload),

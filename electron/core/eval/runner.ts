@@ -42,11 +42,14 @@ export function seedList(s: Scenario, count?: number): number[] {
 }
 
 /** Runs a scenario: a baseline and each method, writes DIR/report.json and DIR/chart.svg. */
-export async function runEval(o: EvalRunOptions): Promise<EvalReport> {
+export async function runEval(opts: EvalRunOptions): Promise<EvalReport> {
+  let o = opts;
   const log = o.log ?? (() => {});
   const t0 = performance.now();
   const s = o.scenario;
   const seeds = seedList(s, o.seedCount);
+  // Absolute: the report and the replay commands name files under it.
+  o = { ...o, outDir: path.resolve(o.outDir) };
   const evalEvery = s.evalEvery ?? s.training.batchSize;
   const scorer = o.scorer ?? makeScorer(s);
   fs.mkdirSync(o.outDir, { recursive: true });

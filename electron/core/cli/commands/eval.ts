@@ -6,7 +6,7 @@ const METHODS = ["combined", "binary", "opd"] as const;
 
 export const evalCommand: CommandSpec = {
   name: "eval",
-  usage: "--scenario FILE --model M --out DIR [--method combined|binary|opd|all] [--interactions N] [--seeds K] [--url URL --token T] [--threads N]",
+  usage: "--scenario FILE --model M --out DIR [--method combined|binary|opd|all] [--interactions N] [--seeds K] [--url URL --token T] [--threads N] [--data-dir DIR]",
   summary:
     "Run a personalization scenario through the real server and learning loop: a no-learning baseline and each method, held-out scores " +
     "before/after (and every batch) with a 95% bootstrap CI over prompts. Writes DIR/report.json, DIR/chart.svg, and per method the data dir (JSONL log), samples.jsonl and replay/ (clawrl train commands).",
@@ -20,6 +20,7 @@ export const evalCommand: CommandSpec = {
     url: { type: "string", value: "URL", description: "run against a running core instead of starting one (one method; its first scoring is the baseline)" },
     token: { type: "string", value: "T", description: "the core's API token (with --url)" },
     threads: { type: "string", value: "N", description: "CPU threads for inference (in-process)" },
+    "data-dir": { type: "string", value: "DIR", description: "the app's data dir, where the report is published for the Training page (default: the app's; runs never touch its models or logs)" },
   },
   async run(args) {
     const scenarioFile = requiredString(args, "scenario");
@@ -44,11 +45,14 @@ export const evalCommand: CommandSpec = {
       scenario, scenarioFile, model, methods: methods as Array<(typeof METHODS)[number]>, interactions, seedCount: seeds, outDir, url, token,
       engine: { threads }, log: (l) => console.log(l),
     });
+    const { publishLatest } = await import("../../eval/latest.js");
+    const { defaultDataDir } = await import("../../config/paths.js");
+    const published = publishLatest(stringOpt(args, "data-dir") ?? defaultDataDir(), report, outDir);
     for (const r of report.runs) {
       const last = r.points[r.points.length - 1];
       const g = r.gain ? `  gain ${r.gain.mean >= 0 ? "+" : ""}${r.gain.mean.toFixed(3)} [${r.gain.lo.toFixed(3)}, ${r.gain.hi.toFixed(3)}]${r.gain.significant ? " (beyond the CI)" : ""}` : "";
       console.log(`${r.method.padEnd(9)} score ${last.score.mean.toFixed(3)} [${last.score.lo.toFixed(3)}, ${last.score.hi.toFixed(3)}] after ${last.interactions} interactions${g}  adapters ${r.adaptersServed.map((a) => a.version).join(", ") || "-"}`);
     }
-    console.log(`wrote ${path.join(outDir, "report.json")} and ${path.join(outDir, report.chart)} (${report.timings.totalSeconds.toFixed(0)} s)`);
+    console.log(`wrote ${path.join(outDir, "report.json")} and ${path.join(outDir, report.chart)} (${report.timings.totalSeconds.toFixed(0)} s); latest report for the app: ${published}`);
   },
 };
