@@ -77,7 +77,15 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   rollout.start();
   const checkpoints = new Checkpoints(store, paths.checkpoints);
   const adapter = opts.engine?.adapter ?? startupAdapter(store, checkpoints);
-  const engine = opts.model ? await Engine.load({ ...opts.engine, adapter, threads: opts.engine?.threads ?? envThreads(), modelPath: opts.model }) : null;
+  let engine: Engine | null = null;
+  try {
+    if (opts.model) engine = await Engine.load({ ...opts.engine, adapter, threads: opts.engine?.threads ?? envThreads(), modelPath: opts.model });
+  } catch (err) {
+    // Nothing may stay open (the rollout's idle timer would keep the process alive).
+    rollout.stop();
+    store.close();
+    throw err;
+  }
   let training: TrainingSupervisor | null = null;
   const samples = new TurnSamplePool(store, bus);
   const judge = new JudgeService({ store, bus, backendFor: judgeBackendFactory(engine, { threads: opts.engine?.threads ?? envThreads() }) });
