@@ -140,6 +140,7 @@ async function releaseCachedAdapter(model: LlamaModel, filePath: string): Promis
 /** Loads a GGUF and serves chat generations from a pool of sequences, with adapter hot-swap. */
 export class Engine {
   private readonly tokenTexts = new Map<number, string>();
+  private readonly specialTokens = new Map<number, boolean>();
   readonly syntax: ToolCallSyntax;
   readonly modelId: string;
 
@@ -213,6 +214,16 @@ export class Engine {
       this.tokenTexts.set(token, t);
     }
     return t;
+  }
+
+  /** True for control tokens (their text only appears when special tokens are rendered). */
+  isSpecialToken(token: number): boolean {
+    let special = this.specialTokens.get(token);
+    if (special === undefined) {
+      special = this.model.detokenize([token as Token], false) !== this.tokenText(token);
+      this.specialTokens.set(token, special);
+    }
+    return special;
   }
 
   /** Renders the prompt and checks it fits (throws ContextLengthError). */
@@ -460,7 +471,7 @@ class ForcedToolCall {
   }
 
   allows(token: number): boolean {
-    if (this.engine.model.isEogToken(token as Token)) return false;
+    if (this.engine.model.isEogToken(token as Token) || this.engine.isSpecialToken(token)) return false;
     const t = this.engine.tokenText(token);
     if (!t) return false;
     if (this.phase === "name") {
