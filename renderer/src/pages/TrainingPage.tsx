@@ -5,6 +5,7 @@ import { listOf, metricSeries, pick, readCheckpoints, readTraining, readTurn, ty
 import { LineChart, VerdictStrip } from "../components/Charts.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtTime } from "../components/format.js";
+import { EvalReportSection } from "./EvalReportSection.js";
 
 /** "Training step 3 of 8", "Judging", "Idle" … */
 export function describeTraining(t: TrainingStatus): string {
@@ -79,6 +80,8 @@ export function TrainingPage() {
         <LineChart title="KL to serving policy" values={series.map((p) => p.kl)} color="var(--c-orange)" />
         <VerdictStrip verdicts={series.map((p) => p.verdict)} />
       </div>
+
+      <EvalReportSection />
 
       <h2>Latest judged turns</h2>
       {judged.length === 0 ? (
