@@ -37,12 +37,15 @@ export interface LocalJudgeOptions {
   maxContextSize?: number;
   threads?: number;
   /**
-   * True while chat is generating: the judge waits (up to `maxYieldMs` per completion batch)
-   * before starting, so serving goes first.
+   * True while chat is generating: the judge waits (up to `maxYieldMs` each time) before a
+   * batch of votes and between tokens, so serving goes first.
    */
   busy?: () => boolean;
   maxYieldMs?: number;
 }
+
+/** Prompt tokens evaluated at a time by a local judge (it yields to chat between chunks). */
+const PROMPT_CHUNK = 64;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -146,8 +149,16 @@ export class LocalJudgeBackend implements JudgeBackend {
     const max = Math.min(opts.maxTokens, room);
     const tokens: Token[] = [];
     let text = "";
-    // Lowest evaluation priority: inside this context nothing else competes, but it documents intent.
-    for await (const t of seq.evaluate(prompt, { temperature: opts.temperature, seed, evaluationPriority: 1 } as Parameters<LlamaContextSequence["evaluate"]>[1])) {
+    // The prompt goes in in chunks, with chat going first between them: a judge prompt is long,
+    // and one evaluation of it all would hold the CPU while a chat request waits.
+    let at = 0;
+    for (; prompt.length - at > PROMPT_CHUNK; at += PROMPT_CHUNK) {
+      await this.yieldToChat(opts.signal);
+      if (opts.signal?.aborted) throw new Error("judge aborted");
+      await seq.evaluateWithoutGeneratingNewTokens(prompt.slice(at, at + PROMPT_CHUNK));
+    }
+    await this.yieldToChat(opts.signal);
+    for await (const t of seq.evaluate(prompt.slice(at), { temperature: opts.temperature, seed })) {
       if (opts.signal?.aborted) throw new Error("judge aborted");
       if (this.model.isEogToken(t)) break;
       tokens.push(t);
@@ -158,6 +169,8 @@ export class LocalJudgeBackend implements JudgeBackend {
         break;
       }
       if (tokens.length >= max) break;
+      // Chat goes first: between tokens the judge's context sits still while chat generates.
+      if (this.opts.busy?.()) await this.yieldToChat(opts.signal);
     }
     return text;
   }
