@@ -123,6 +123,27 @@ describe("the judge service", () => {
     }
   });
 
+  it("a turn with only an explicit hint is judged for its reward, without hint extraction", async () => {
+    const ep = await scriptedJudge((kind) => (kind === "prm" ? "\\boxed{-1}" : "\\boxed{1} [HINT_START]A judge hint nobody needs.[HINT_END]"));
+    const { store, bus } = tempStore();
+    store.updateSettings({ judgeSource: { kind: "endpoint", baseUrl: ep.baseUrl, model: "m" } });
+    const t = addTurn(store, { next: [{ role: "user", content: "Not what I asked." }] });
+    store.appendFeedback(t, { hint: "Answer the question that was asked." });
+    const service = new JudgeService({ store, bus, backendFor: judgeBackendFactory(null) });
+    try {
+      service.start();
+      await service.whenIdle();
+      const [line] = judgeLines(store);
+      assert.deepEqual([line.turnId, line.reward, line.hintVotes, line.hints], [t, -1, [], []]);
+      assert.ok(ep.requests.every((r) => r.kind === "prm"));
+      assert.deepEqual([store.turnView(t).reward, store.turnView(t).rewardSource], [-1, "judge"]);
+    } finally {
+      await service.close();
+      await ep.close();
+      store.close();
+    }
+  });
+
   it("a judge failure records nothing and the turn is queued again on the next start", async () => {
     const ep = await scriptedJudge(() => 503);
     const { store, bus } = tempStore();

@@ -115,7 +115,8 @@ export class JudgeService {
     const outcome = await judgeTurn(
       backend,
       { context: turn.messages, answer: turn.text, toolCalls: turn.toolCalls, nextState },
-      { ...this.opts.judge, votes: settings.judgeVotes, temperature: settings.judgeTemperature, signal: this.abort.signal },
+      // An explicit hint overrides the judge's: hint extraction would be wasted.
+      { hints: !store.turnEntry(turnId)?.feedback?.hint, ...this.opts.judge, votes: settings.judgeVotes, temperature: settings.judgeTemperature, signal: this.abort.signal },
     );
     // The session may have been deleted, or thumbs given, while the judge ran.
     const e = store.turnEntry(turnId);
