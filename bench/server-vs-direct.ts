@@ -47,7 +47,7 @@ async function withCpu(f: () => Promise<Run>): Promise<Run> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** Direct: node-llama-cpp's own loop on a context of the same model, same prompt tokens, greedy. */
+/** Direct: the chat template rendered, then node-llama-cpp's own loop on a context of the same model, greedy. */
 const prompt = engine.renderPrompt({ messages }).tokens;
 const directCtx = await engine.model.createContext({ sequences: 1, contextSize: 4096, threads });
 const directSeq = directCtx.getSequence();
@@ -57,7 +57,9 @@ async function direct(): Promise<Run> {
   let first = 0;
   let last = 0;
   let n = 0;
-  for await (const tok of directSeq.evaluate(prompt as Token[], { temperature: 0 })) {
+  // Rendering the chat template is part of answering a chat request, directly or not.
+  const tokens = engine.renderPrompt({ messages }).tokens;
+  for await (const tok of directSeq.evaluate(tokens as Token[], { temperature: 0 })) {
     void tok;
     last = performance.now();
     if (n === 0) first = last;
