@@ -68,6 +68,10 @@ export interface TrainingStatus {
   lastError: string | null;
   /** checkpoint number being served; null = base model */
   activeCheckpoint: number | null;
+  /** the last adapter swap: how long new requests waited */
+  lastSwapMs: number | null;
+  loss: number | null;
+  restarts: number | null;
 }
 
 export function readTraining(t: unknown): TrainingStatus {
@@ -83,6 +87,9 @@ export function readTraining(t: unknown): TrainingStatus {
     paused: bool(pick(t, "paused")) || state === "paused",
     lastError: str(pick(t, "lastError", "error")),
     activeCheckpoint: num(pick(t, "activeCheckpoint")),
+    lastSwapMs: num(pick(t, "lastSwap.pauseMs")),
+    loss: num(pick(t, "loss")),
+    restarts: num(pick(t, "restarts")),
   };
 }
 

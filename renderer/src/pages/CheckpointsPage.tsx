@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 import { messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
-import { readCheckpoints, type Checkpoint } from "../api/shapes.js";
+import { num, pick, readCheckpoints, type Checkpoint } from "../api/shapes.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtNum, fmtTime } from "../components/format.js";
 
@@ -19,8 +19,9 @@ export function CheckpointsPage() {
     setDone(null);
     setError(null);
     try {
-      await client.post(`/api/checkpoints/${c.n}/activate`);
-      setDone(`Now serving ${c.version}. The next answer in Chat uses it.`);
+      const r = await client.post<unknown>(`/api/checkpoints/${c.n}/activate`);
+      const pause = num(pick(r, "swap.pauseMs"));
+      setDone(`Now serving ${c.version}. The next answer in Chat uses it.${pause !== null ? ` The swap held new requests for ${Math.round(pause)} ms.` : ""}`);
     } catch (e) {
       setError(`Could not roll back to ${c.version}: ${messageOf(e)}`);
     } finally {

@@ -68,7 +68,14 @@ export function TrainingPage() {
         <Card label="Samples waiting" value={training?.samplesWaiting ?? "—"} />
         <Card label="Judge queue" value={training?.judgeQueue ?? "—"} />
         <Card label="Serving" value={status ? (status.adapter === "base" ? "base model" : `adapter ${status.adapter}`) : "—"} />
+        <Card label="Last swap pause" value={training?.lastSwapMs != null ? `${Math.round(training.lastSwapMs)} ms` : "—"} />
       </div>
+      {training && (training.loss !== null || training.restarts) ? (
+        <p className="small muted">
+          {training.loss !== null ? `Current loss ${Number(training.loss.toPrecision(3))}. ` : ""}
+          {training.restarts ? `The trainer restarted ${training.restarts} time${training.restarts === 1 ? "" : "s"}.` : ""}
+        </p>
+      ) : null}
       {training?.step !== null && training?.steps ? <progress className="wide-progress" aria-label="Training progress" max={training.steps} value={training.step ?? 0} /> : null}
       {training?.lastError && <ErrorNote error={`Last training error: ${training.lastError}`} />}
 
