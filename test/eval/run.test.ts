@@ -1,0 +1,159 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { startCore, type RunningCore } from "../../electron/core/core.js";
+import type { EvalReport } from "../../electron/core/eval/report.js";
+import { parseSamplesJsonl } from "../../trainer/train/samples.js";
+import { repoRoot, runCliAsync, storiesModelPath, tempDir } from "../helpers/cli.js";
+
+const stories = storiesModelPath();
+const skip = stories ? false : "stories260K.gguf is not in ../shared/models";
+
+describe("/v1/completions: a plain prompt, no chat template", { skip }, () => {
+  let core: RunningCore;
+  before(async () => {
+    core = await startCore({ model: stories!, dataDir: tempDir("clawrl-cmpl-"), token: "t", uiDir: "", training: false, engine: { maxContextSize: 256, sequences: 1, threads: 1, backend: "cpu" } });
+  });
+  after(async () => {
+    await core?.close();
+  });
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${core.url}/v1/completions`, { method: "POST", headers: { authorization: "Bearer t", "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+
+  it("tokenizes the prompt as is (BOS + text) and records a turn with the served tokens", async () => {
+    const prompt = "Once upon a time, there was a cat.";
+    const res = await post({ prompt, max_tokens: 8, seed: 3, temperature: 1 }, { "x-turn-type": "main", "x-session-id": "s1" });
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { object: string; choices: Array<{ text: string }>; usage: { prompt_tokens: number; completion_tokens: number } };
+    assert.equal(body.object, "text_completion");
+    const expected = core.engine!.model.tokenize(prompt, false).length + (core.engine!.model.tokens.shouldPrependBosToken ? 1 : 0);
+    assert.equal(body.usage.prompt_tokens, expected, "no template tokens around the prompt");
+    assert.ok(body.usage.completion_tokens > 0 && body.usage.completion_tokens <= 8);
+    assert.equal(res.headers.get("x-clawrl-adapter"), "base");
+    const turnId = res.headers.get("x-clawrl-turn-id")!;
+    const t = core.store.readTurn(turnId);
+    assert.equal(t.promptTokens.length, expected);
+    assert.equal(core.engine!.model.detokenize(t.responseTokens as never), body.choices[0].text);
+    assert.equal(t.tokenLogprobs.length, t.responseTokens.length);
+    // Same seed, same answer: sampling is seeded.
+    const again = (await (await post({ prompt, max_tokens: 8, seed: 3, temperature: 1 })).json()) as { choices: Array<{ text: string }> };
+    assert.equal(again.choices[0].text, body.choices[0].text);
+  });
+
+  it("refuses a request without a string prompt", async () => {
+    const res = await post({ prompt: ["a"] });
+    assert.equal(res.status, 400);
+    assert.match(((await res.json()) as { error: { message: string } }).error.message, /prompt/);
+  });
+});
+
+/**
+ * A short real run: stories260K, the cats scenario cut down (4 interactions = one batch, few
+ * held-out samples), the combined method, the real learning loop (trainer process, gate,
+ * hot-swap). Checks the report's structure and adapter versions, the exported samples, and that
+ * replaying them with `clawrl train` reproduces the final adapter byte for byte.
+ */
+describe("clawrl eval: a short real run on stories260K", { skip }, () => {
+  const dir = tempDir("clawrl-eval-run-");
+  const out = path.join(dir, "out");
+  const appData = path.join(dir, "app");
+  let report: EvalReport;
+
+  before(async () => {
+    const base = JSON.parse(fs.readFileSync(path.join(repoRoot, "eval", "scenarios", "stories-cats.json"), "utf8"));
+    const scenario = { ...base, heldOutPrompts: base.heldOutPrompts.slice(0, 3), samplesPerPrompt: 2, seeds: [1], generation: { maxTokens: 32, temperature: 1 } };
+    const file = path.join(dir, "scenario.json");
+    fs.writeFileSync(file, JSON.stringify(scenario));
+    const r = await runCliAsync(["eval", "--scenario", file, "--model", stories!, "--out", out, "--interactions", "4", "--threads", "1", "--data-dir", appData], { CLAWRL_THREADS: "1" }, 540_000);
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /combined\s+score [\d.]+ \[[\d.]+, [\d.]+\] after 4 interactions/);
+    report = JSON.parse(fs.readFileSync(path.join(out, "report.json"), "utf8")) as EvalReport;
+  });
+
+  it("writes a report: baseline and method, scores with intervals, the CI method, timings", () => {
+    assert.equal(report.version, 1);
+    assert.equal(report.mode, "in-process");
+    assert.deepEqual(report.runs.map((r) => r.method), ["baseline", "combined"]);
+    assert.equal(report.ci.method, "bootstrap-prompts");
+    assert.deepEqual(report.seeds, [1]);
+    const [base, run] = report.runs;
+    assert.equal(base.points.length, 1);
+    assert.deepEqual(run.points.map((p) => p.interactions), [0, 4]);
+    for (const p of [...base.points, ...run.points]) {
+      assert.equal(p.promptMeans.length, 3);
+      assert.ok(p.score.lo <= p.score.mean && p.score.mean <= p.score.hi && p.score.lo >= 0 && p.score.hi <= 1, JSON.stringify(p.score));
+    }
+    assert.ok(run.gain !== null);
+    assert.ok(Math.abs(run.gain.mean - (run.points[1].score.mean - base.points[0].score.mean)) < 1e-9, "gain = final − baseline");
+    assert.ok(report.timings.totalSeconds > 0 && run.seconds > 0);
+    assert.equal(run.reactions.up + run.reactions.down, 4, "every story got a thumb");
+    const svg = fs.readFileSync(path.join(out, "chart.svg"), "utf8");
+    assert.match(svg, /^<svg /);
+    assert.match(svg, /data-name="combined"/);
+    assert.match(svg, /data-name="baseline \(no learning\)"/);
+  });
+
+  it("names the adapter versions: base answered the batch, the published checkpoint answered the held-out prompts after it", () => {
+    const run = report.runs[1];
+    assert.deepEqual(run.adaptersServed, [{ version: "base", firstInteraction: 1, answers: 4 }]);
+    assert.deepEqual(run.points[0].adapters, ["base"]);
+    assert.equal(run.checkpoints.length, 1);
+    const c = run.checkpoints[0];
+    assert.equal(c.samples, 4);
+    if (c.verdict === "published") {
+      assert.deepEqual(run.points[1].adapters, ["ckpt-1"]);
+      assert.equal(run.finalAdapter, "ckpt-1");
+    } else {
+      assert.deepEqual(run.points[1].adapters, ["base"], `rejected: ${c.reasons.join("; ")}`);
+    }
+    assert.ok(run.logPath && fs.statSync(run.logPath).size > 0, "the run's JSONL log");
+  });
+
+  it("exports the trained samples and a replay that reproduces the final adapter", async () => {
+    const run = report.runs[1];
+    assert.ok(run.checkpoints[0].verdict === "published", "the scenario's gate bound lets the first batch through");
+    const samples = parseSamplesJsonl(fs.readFileSync(run.samplesPath!, "utf8"), run.samplesPath!);
+    assert.equal(samples.length, 4);
+    for (const { sample } of samples) assert.ok(sample.prompt_tokens && sample.response_tokens && (sample.reward === 1 || sample.reward === -1));
+    assert.equal(run.replay.length, 1);
+    const argv = run.replay[0].split(" ").slice(2); // drop "clawrl train"
+    const r = await runCliAsync(["train", ...argv], { CLAWRL_THREADS: "1" }, 300_000);
+    assert.equal(r.code, 0, r.stderr);
+    const outArg = argv[argv.indexOf("--out") + 1];
+    const replayed = fs.readFileSync(path.join(outArg, "adapter.gguf"));
+    const served = fs.readFileSync(path.join(run.dataDir!, "checkpoints", "1", "adapter.gguf"));
+    assert.ok(replayed.equals(served), "the replayed adapter is byte-identical to the served checkpoint");
+  });
+
+  it("publishes the report for the app: GET /api/eval/latest", async () => {
+    const core = await startCore({ dataDir: appData, token: "t", uiDir: "" });
+    try {
+      const res = await fetch(`${core.url}/api/eval/latest`, { headers: { authorization: "Bearer t" } });
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as { report: EvalReport; summary: { rows: Array<{ method: string; adapters: string[] }> } };
+      assert.equal(body.report.createdAt, report.createdAt);
+      assert.deepEqual(body.summary.rows.map((r) => r.method), ["baseline", "combined"]);
+      const svg = await fetch(`${core.url}/api/eval/latest/chart.svg`, { headers: { authorization: "Bearer t" } });
+      assert.equal(svg.status, 200);
+      assert.match(svg.headers.get("content-type") ?? "", /image\/svg\+xml/);
+    } finally {
+      await core.close();
+    }
+  });
+});
+
+describe("GET /api/eval/latest without a report", () => {
+  it("answers report null", async () => {
+    const core = await startCore({ dataDir: tempDir("clawrl-eval-none-"), token: "t", uiDir: "" });
+    try {
+      const body = (await (await fetch(`${core.url}/api/eval/latest`, { headers: { authorization: "Bearer t" } })).json()) as { report: unknown };
+      assert.equal(body.report, null);
+      assert.equal((await fetch(`${core.url}/api/eval/latest/chart.svg`, { headers: { authorization: "Bearer t" } })).status, 404);
+    } finally {
+      await core.close();
+    }
+  });
+});
+
+
