@@ -21,6 +21,8 @@ export interface TinyModelOptions {
   layers?: number;
   /** Embedding width; default 64 (256 for q4_k, whose rows must be multiples of 256). */
   dim?: number;
+  /** Declared context length (GGUF `<arch>.context_length`); default TINY_CONTEXT_LENGTH. */
+  contextLength?: number;
 }
 
 /** Resolved shape of a tiny model. */
@@ -81,9 +83,13 @@ export function resolveTinyDims(opts: TinyModelOptions): TinyDims {
     throw new TinyModelError(`dim must be a multiple of ${multiple} for ${why}, got ${dim}`);
   }
   const headDim = dim / HEADS;
+  const contextLength = opts.contextLength ?? TINY_CONTEXT_LENGTH;
+  if (!Number.isInteger(contextLength) || contextLength < 64 || contextLength > 1 << 20) {
+    throw new TinyModelError(`contextLength must be an integer between 64 and ${1 << 20}, got ${contextLength}`);
+  }
   return {
     arch: opts.arch, type, seed, layers, dim, heads: HEADS, kvHeads: KV_HEADS, headDim,
-    ffn: 2 * dim, vocab: VOCAB().tokens.length, contextLength: TINY_CONTEXT_LENGTH,
+    ffn: 2 * dim, vocab: VOCAB().tokens.length, contextLength,
   };
 }
 
