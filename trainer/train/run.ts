@@ -29,6 +29,7 @@ export interface RunTrainingOptions {
   resumeDir?: string;
   method?: Method;
   steps?: number;
+  /** Learning rate; default 1e-4, or the resumed run's. */
   lr?: number;
   rank?: number;
   alpha?: number;
@@ -85,7 +86,8 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunMetrics> {
   const steps = o.steps ?? TRAIN_DEFAULTS.steps;
   const maxContext = o.maxContext ?? TRAIN_DEFAULTS.maxContext;
   const batchSize = o.batchSize ?? TRAIN_DEFAULTS.batchSize;
-  const lr = o.lr ?? TRAIN_DEFAULTS.lr;
+  // A resumed run keeps its learning rate unless told otherwise.
+  let lr = o.lr ?? TRAIN_DEFAULTS.lr;
   const backend = await initBackend(o.backend, log);
   const samples = await prepareSamplesFile(o.modelPath, o.dataPath, maxContext);
   const truncated = samples.filter((s) => s.truncated).length;
@@ -98,6 +100,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunMetrics> {
     let previous: StepMetrics[] = [];
     if (o.resumeDir) {
       const ck = loadCheckpoint(o.resumeDir, model, { lr });
+      if (o.lr === undefined && typeof ck.metrics.lr === "number") lr = ck.metrics.lr;
       lora = ck.lora;
       optimizer = ck.optimizer;
       previous = ck.metrics.steps ?? [];

@@ -15,7 +15,7 @@ export const train: CommandSpec = {
     method: { type: "string", value: "NAME", description: "binary, opd, combined (default) or topk" },
     resume: { type: "string", value: "DIR", description: "continue from a previous output directory" },
     steps: { type: "string", value: "N", description: "optimizer steps (default 10)" },
-    lr: { type: "string", value: "X", description: "learning rate (default 1e-4)" },
+    lr: { type: "string", value: "X", description: "learning rate (default 1e-4, or the resumed run's)" },
     rank: { type: "string", value: "R", description: "LoRA rank (default 16)" },
     alpha: { type: "string", value: "A", description: "LoRA alpha (default 32; scale = alpha/rank)" },
     "max-context": { type: "string", value: "N", description: "maximum training context in tokens; longer samples keep the end of the prompt (default 2048)" },
