@@ -12,11 +12,24 @@ import { api, chat, checkpoints, feedback, startLearningCore, waitFor } from "./
  */
 describe("learning loop: feedback → train → gate → publish → swap → rollback", () => {
   let core: RunningCore;
+  let events = "";
+  const sse = new AbortController();
   before(async () => {
-    // A generous KL bound: this test is about the loop, gate-test.test.ts about the bound.
+    // A generous KL bound: this test is about the loop, gate.test.ts about the bound.
     core = await startLearningCore({ gate: { klBound: 10 } });
+    const res = await fetch(`${core.url}/api/events?token=${core.token}`, { signal: sse.signal });
+    const reader = res.body!.getReader();
+    const dec = new TextDecoder();
+    void (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        events += dec.decode(value, { stream: true });
+      }
+    })().catch(() => undefined);
   });
   after(async () => {
+    sse.abort();
     await core?.close();
   });
 
@@ -66,6 +79,10 @@ describe("learning loop: feedback → train → gate → publish → swap → ro
     assert.deepEqual([...m.sampleIds].sort(), [a.turnId, b.turnId].sort());
     assert.equal(m.samplesUsed, 2);
     assert.equal(typeof m.klToServing, "number");
+    // The UI hears about it: training progress, the new checkpoint and the swap, over SSE.
+    assert.match(events, /event: training\ndata: \{"training":\{"state":"training"/);
+    assert.match(events, /event: checkpoint\ndata: \{"checkpoint":\{"id":1,/);
+    assert.match(events, /event: swap\ndata: \{"version":"ckpt-1","checkpoint":1,"pauseMs":/);
   });
 
   it("publishes checkpoint 2 from new feedback, then rolls back to 1 and forward again", async () => {

@@ -161,9 +161,13 @@ export class TrainingSupervisor {
     this.st.trainerPid = w.pid ?? null;
     this.setPhase(this.st.paused ? "paused" : "starting");
     void w.exit.then((e) => this.onExit(w, e));
+    const initDir = this.activeDir();
     this.ready = w
-      .request({ type: "init", modelPath: this.o.modelPath, settings: this.settings(), resumeDir: this.activeDir() })
-      .then((r) => {
+      .request({ type: "init", modelPath: this.o.modelPath, settings: this.settings(), resumeDir: initDir })
+      .then(async (r) => {
+        // A checkpoint activated while the trainer was starting: train on from that one.
+        const now = this.activeDir();
+        if (now !== initDir) await w.request({ type: "load", dir: now });
         this.st.backend = r.backend;
         this.st.device = r.device;
         this.workerReady = w === this.worker;

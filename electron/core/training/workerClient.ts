@@ -35,7 +35,7 @@ export class WorkerExitError extends WorkerError {
 }
 
 export interface WorkerSpawnOptions {
-  /** OS niceness for the trainer (higher = lower priority); default 10. */
+  /** OS niceness for the trainer (higher = lower priority); default 19, the lowest priority. */
   niceness?: number;
   env?: NodeJS.ProcessEnv;
   /** stderr lines of the worker (logs); default: prefixed to the core's stderr */
@@ -71,7 +71,7 @@ export class WorkerClient {
     if (this.child.pid !== undefined) {
       try {
         // Serving must not wait for training: the trainer yields the CPU to the core.
-        os.setPriority(this.child.pid, opts.niceness ?? 10);
+        os.setPriority(this.child.pid, opts.niceness ?? 19);
       } catch {
         // Not permitted on this system: training still works, at normal priority.
       }
