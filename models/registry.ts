@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { writeFileAtomicSync } from "../trainer/atomicFile.js";
 import { readGguf } from "../trainer/gguf/reader.js";
 import { summarizeGguf } from "../trainer/gguf/summary.js";
 
@@ -56,15 +57,7 @@ export class ModelRegistry {
 
   private write(index: Index): void {
     fs.mkdirSync(this.dir, { recursive: true });
-    const tmp = `${this.indexFile}.${process.pid}.tmp`;
-    const fd = fs.openSync(tmp, "w");
-    try {
-      fs.writeSync(fd, JSON.stringify(index, null, 2));
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, this.indexFile);
+    writeFileAtomicSync(this.indexFile, JSON.stringify(index, null, 2), 0o644);
   }
 
   list(): InstalledModel[] {

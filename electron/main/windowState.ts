@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { writeFileAtomicSync } from "../core/store/atomicFile.js";
 import { defaultWindowSize, minWindowSize } from "./security.js";
 
 export interface Rect {
@@ -39,15 +40,7 @@ export function saveWindowState(file: string, state: WindowState): void {
   const valid = parseWindowState(state);
   if (!valid) throw new Error("refusing to save an invalid window state");
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  const fd = fs.openSync(tmp, "w", 0o600);
-  try {
-    fs.writeSync(fd, `${JSON.stringify(valid)}\n`);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
+  writeFileAtomicSync(file, `${JSON.stringify(valid)}\n`);
 }
 
 function overlap(a: Rect, b: Rect): { width: number; height: number } {

@@ -3,8 +3,7 @@
  * padded to the file's alignment. Files are written atomically (temp name, fsync, rename) so
  * a reader never sees half a model.
  */
-import fs from "node:fs";
-import path from "node:path";
+import { writeFileAtomicSync } from "../atomicFile.js";
 import {
   GGML_TYPE_TRAITS,
   GGUF_DEFAULT_ALIGNMENT,
@@ -220,27 +219,9 @@ export function encodeGguf(spec: GgufWriteSpec, file = "<gguf>"): Buffer {
   return out.result();
 }
 
-/** Writes `bytes` to `file` atomically: temp file in the same dir, fsync, rename. */
+/** Writes `bytes` to `file` atomically (temp name, fsync, rename), readable by all as GGUF files are. */
 export function writeFileAtomic(file: string, bytes: Uint8Array): void {
-  const dir = path.dirname(path.resolve(file));
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
-  const fd = fs.openSync(tmp, "w", 0o644);
-  try {
-    let off = 0;
-    while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
-    fs.fsyncSync(fd);
-  } catch (err) {
-    fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
-    throw err;
-  }
-  fs.closeSync(fd);
-  try {
-    fs.renameSync(tmp, file);
-  } catch (err) {
-    fs.rmSync(tmp, { force: true });
-    throw err;
-  }
+  writeFileAtomicSync(file, bytes, 0o644);
 }
 
 /** Writes a GGUF v3 file atomically. Throws GgufError on inconsistent input. */

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { writeFileAtomicSync } from "../store/atomicFile.js";
 
 /**
  * The bearer token: generated on first start, stored owner-only (0600), reused afterwards.
@@ -20,15 +21,7 @@ export function loadOrCreateToken(file: string, override?: string): string {
   }
   const token = crypto.randomBytes(24).toString("base64url");
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.tmp`;
-  const fd = fs.openSync(tmp, "w", 0o600);
-  try {
-    fs.writeSync(fd, `${token}\n`);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
+  writeFileAtomicSync(file, `${token}\n`);
   return token;
 }
 

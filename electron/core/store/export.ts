@@ -1,7 +1,5 @@
-import crypto from "node:crypto";
 import fs from "node:fs";
-import path from "node:path";
-import { fsyncDir } from "./atomicFile.js";
+import { writeFileAtomicWith } from "./atomicFile.js";
 import type { FeedbackRecord, JudgeRecord, TurnRecord } from "./records.js";
 import { rewardOf, type FeedbackState, type Store } from "./store.js";
 import type { ChatMessage } from "../api/chatTypes.js";
@@ -31,13 +29,10 @@ export interface ExportSummary {
  * hints as JSON Lines. Written to a temp file, fsynced, renamed: the output is whole or absent.
  */
 export function exportTrajectories(store: Store, outFile: string): ExportSummary {
-  const dir = path.dirname(path.resolve(outFile));
-  const tmp = path.join(dir, `.${path.basename(outFile)}.${process.pid}.${crypto.randomBytes(4).toString("hex")}.tmp`);
-  const fd = fs.openSync(tmp, "w", 0o600);
-  const sessions = new Set<string>();
-  let turns = 0;
-  let bytes = 0;
-  try {
+  return writeFileAtomicWith(outFile, 0o600, (fd) => {
+    const sessions = new Set<string>();
+    let turns = 0;
+    let bytes = 0;
     for (const e of store.turnEntries()) {
       const { kind: _k, v: _v, prefixKey: _p, ...turn } = store.readTurn(e.turnId);
       const judgeRec = store.readJudge(e.turnId);
@@ -59,14 +54,6 @@ export function exportTrajectories(store: Store, outFile: string): ExportSummary
       turns++;
       sessions.add(e.sessionId);
     }
-    fs.fsyncSync(fd);
-  } catch (err) {
-    fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
-    throw err;
-  }
-  fs.closeSync(fd);
-  fs.renameSync(tmp, outFile);
-  fsyncDir(dir);
-  return { turns, sessions: sessions.size, bytes };
+    return { turns, sessions: sessions.size, bytes };
+  });
 }
