@@ -106,6 +106,8 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
     rank: s.lora.rank,
     alpha: s.lora.alpha,
     lr: cmd.lr,
+    teacher: s.settings.teacher,
+    klBeta: 0,
     maxContext: s.settings.maxContext,
     batchSize: cmd.batchSize,
     totalSteps: s.optimizer.step,
