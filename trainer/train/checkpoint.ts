@@ -38,9 +38,10 @@ export interface RunMetrics {
   lr: number;
   maxContext: number;
   batchSize: number;
-  /** Who scored hinted prompts (OPD teacher) and the KL weight, as this run used them. */
-  teacher: "current" | "base";
-  klBeta: number;
+  /** Who scored hinted prompts (OPD teacher) and the KL weight, as this run used them
+   * (optional: writers from before these fields, e.g. the worker, leave them out). */
+  teacher?: "current" | "base";
+  klBeta?: number;
   /** Optimizer steps done in total (across resumes). */
   totalSteps: number;
   samples: number;
