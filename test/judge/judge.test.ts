@@ -4,6 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { Engine } from "../../electron/core/inference/engine.js";
 import { EndpointJudgeBackend, JudgeUnavailableError } from "../../electron/core/judge/backends.js";
 import { judgeTurn } from "../../electron/core/judge/judge.js";
+import { prmMessages } from "../../electron/core/judge/prompts.js";
 import { JudgeService } from "../../electron/core/judge/service.js";
 import { judgeBackendFactory } from "../../electron/core/judge/sources.js";
 import type { JudgeRecord } from "../../electron/core/store/records.js";
@@ -218,6 +219,18 @@ describe("judge on the local model (base, no adapter, own context)", () => {
     } finally {
       await service.close();
       store.close();
+    }
+  });
+
+  it("a conversation too long for the judge's context is trimmed until it fits", async () => {
+    const backend = await judgeBackendFactory(engine, { threads: 1, maxContextSize: 1024 })({ kind: "base" }, 1);
+    try {
+      const long = { ...input, context: Array.from({ length: 40 }, (_, i) => ({ role: "user" as const, content: `turn ${i}: ${"lorem ipsum ".repeat(100)}` })) };
+      assert.equal(backend.fits(prmMessages(long), 8), false, "the default budget must not fit, or this test proves nothing");
+      const out = await judgeTurn(backend, long, { votes: 1, seed: 2, maxTokens: 8, hints: false });
+      assert.equal(out.votes[0].error, undefined, out.votes[0].error);
+    } finally {
+      await backend.close();
     }
   });
 

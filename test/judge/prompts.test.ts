@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { clip, hintMessages, prmMessages } from "../../electron/core/judge/prompts.js";
+
+describe("judge prompts", () => {
+  const input = {
+    context: Array.from({ length: 30 }, (_, i) => ({ role: (i % 2 ? "assistant" : "user") as "user" | "assistant", content: `message ${i} ${"x".repeat(300)}` })),
+    answer: "The answer.",
+    toolCalls: [{ name: "search", arguments: '{"q":"moon"}' }],
+    nextState: [{ role: "tool" as const, content: "ERROR: bad query", tool_call_id: "c1" }],
+  };
+
+  it("keeps the newest context within the budget and says how much was left out", () => {
+    const user = String(prmMessages(input, { context: 1000, answer: 500, nextState: 500 })[1].content);
+    assert.match(user, /message 29 /);
+    assert.doesNotMatch(user, /message 0 /);
+    const left = /\[… (\d+) earlier message\(s\) left out …\]/.exec(user);
+    assert.ok(left, user.slice(0, 300));
+    const shown = (user.match(/message \d+ /g) ?? []).length;
+    assert.equal(Number(left[1]) + shown, 30);
+    // The answer's tool call and the tool result are shown.
+    assert.match(user, /calls tool search with \{"q":"moon"\}/);
+    assert.match(user, /\[tool result\] ERROR: bad query/);
+  });
+
+  it("a single message over budget is clipped, not dropped", () => {
+    const user = String(prmMessages({ context: [{ role: "user", content: "y".repeat(5000) }], answer: "a", nextState: [] }, { context: 800, answer: 100, nextState: 100 })[1].content);
+    assert.match(user, /characters cut/);
+    assert.ok(user.length < 3000);
+  });
+
+  it("clip keeps head and tail", () => {
+    const s = `HEAD${"m".repeat(1000)}TAIL`;
+    const c = clip(s, 200);
+    assert.ok(c.startsWith("HEAD") && c.endsWith("TAIL") && c.length <= 240);
+    assert.equal(clip("short", 200), "short");
+  });
+
+  it("the PRM prompt asks for \\boxed{1|-1|0}; the hint prompt for \\boxed{1|-1} and hint markers", () => {
+    const prm = String(prmMessages(input)[1].content);
+    assert.match(prm, /progress[\s\S]*correction[\s\S]*ambiguous/);
+    assert.match(prm, /\\boxed\{1\}[\s\S]*\\boxed\{-1\}[\s\S]*\\boxed\{0\}/);
+    const hint = String(hintMessages(input)[1].content);
+    assert.match(hint, /\[HINT_START\][\s\S]*\[HINT_END\]/);
+    assert.doesNotMatch(hint, /\\boxed\{0\}/);
+  });
+});
