@@ -52,6 +52,27 @@ function commonPrefix(a: readonly Token[], b: readonly Token[]): number {
   return i;
 }
 
+/**
+ * Which free sequence serves `prompt` (`free` is in least-recently-released order). The one
+ * whose cache holds the longest prefix of the prompt, among those where that reuse is at least
+ * what the prompt would throw away of another conversation's cache (so a chat template's common
+ * opening never evicts a conversation, while a shared long system prompt is reused); when none
+ * qualifies, the least recently used sequence.
+ */
+export function pickSequence(free: readonly { contextTokens: readonly Token[] }[], prompt: readonly Token[]): number {
+  let best = -1;
+  let bestLen = -1;
+  for (let i = 0; i < free.length; i++) {
+    const held = free[i].contextTokens;
+    const len = commonPrefix(held, prompt);
+    if (len >= held.length - len && len > bestLen) {
+      best = i;
+      bestLen = len;
+    }
+  }
+  return best >= 0 ? best : 0;
+}
+
 export class AbortedError extends Error {
   constructor() {
     super("request aborted");
@@ -106,7 +127,7 @@ export class AdapterGate {
     return { context, adapterPath, version, free, inflight: 0, retired: false, onIdle: [] };
   }
 
-  /** Waits for a sequence (FIFO); prefers the free sequence that already holds the longest prefix of `prompt`. */
+  /** Waits for a sequence (FIFO); the free sequence that pickSequence chooses for `prompt`. */
   acquire(prompt: readonly Token[], signal?: AbortSignal): Promise<Lease> {
     if (this.closed) return Promise.reject(new Error("engine is closed"));
     if (signal?.aborted) return Promise.reject(new AbortedError());
@@ -132,16 +153,7 @@ export class AdapterGate {
       const w = this.queue.shift()!;
       if (w.signal && w.onAbort) w.signal.removeEventListener("abort", w.onAbort);
       const slot = this.current;
-      let best = 0;
-      let bestLen = -1;
-      for (let i = 0; i < slot.free.length; i++) {
-        const len = commonPrefix(slot.free[i].contextTokens, w.prompt);
-        if (len > bestLen) {
-          best = i;
-          bestLen = len;
-        }
-      }
-      const sequence = slot.free.splice(best, 1)[0];
+      const sequence = slot.free.splice(pickSequence(slot.free, w.prompt), 1)[0];
       slot.inflight++;
       let released = false;
       w.resolve({
