@@ -107,7 +107,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     registerTrainingRoutes(server, training, () => checkpoints.list(), () => store.state.training.activeCheckpoint);
     training.start();
   }
-  if (engine) registerOpenAiRoutes(server, { engine, rollout });
+  if (engine) registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => store.settings.defaultMaxTokens });
   if (engine) registerCompletionRoutes(server, { engine, rollout });
   registerEvalRoutes(server, paths.root);
   const models = new ModelService({

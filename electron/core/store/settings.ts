@@ -40,6 +40,8 @@ export const SettingsSchema = z
     sessionIdleMinutes: z.number().positive().max(7 * 24 * 60).default(30),
     /** inference backend: auto = CUDA, then Vulkan, then CPU */
     backend: z.enum(["auto", "cuda", "vulkan", "cpu"]).default("auto"),
+    /** answer length when a request sets none (OpenAI clients usually send one; our chat UI relies on this) */
+    defaultMaxTokens: z.int().min(1).max(1_000_000).default(2048),
     /** trainer's longest sample in tokens; null = fitted to the backend */
     maxTrainContext: z.int().min(64).nullable().default(null),
   })

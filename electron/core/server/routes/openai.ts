@@ -47,9 +47,11 @@ export function ephemeralRecorder(): TurnRecorder {
 export interface OpenAiRoutesOptions {
   engine: Engine;
   rollout?: TurnRecorder;
+  /** Answer length when a request sets no max_tokens (a setting): bounds runaway answers from models that rarely stop. */
+  defaultMaxTokens?: () => number | undefined;
 }
 
-function toGenerateRequest(body: ChatCompletionRequest): GenerateRequest {
+function toGenerateRequest(body: ChatCompletionRequest, defaultMaxTokens?: number): GenerateRequest {
   const tools = body.tools?.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters }));
   let toolChoice: GenerateRequest["toolChoice"] = "auto";
   const tc = body.tool_choice;
@@ -68,7 +70,7 @@ function toGenerateRequest(body: ChatCompletionRequest): GenerateRequest {
     toolChoice,
     temperature,
     topP: body.top_p && body.top_p > 0 ? body.top_p : 1,
-    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? defaultMaxTokens,
     stop,
     seed: body.seed ?? undefined,
     topLogprobs: body.logprobs ? (body.top_logprobs ?? 0) : 0,
@@ -104,7 +106,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
 
   app.post("/v1/chat/completions", async (req: FastifyRequest, reply: FastifyReply) => {
     const body = parseChatRequest(req.body);
-    const genReq = toGenerateRequest(body);
+    const genReq = toGenerateRequest(body, opts.defaultMaxTokens?.());
     let prepared: ReturnType<Engine["renderPrompt"]>;
     try {
       prepared = engine.renderPrompt(genReq);
