@@ -39,6 +39,9 @@ console.log(`baseline (no learning)  score ${base.mean.toFixed(3)} [${base.lo.to
 for (const r of report.runs.slice(1)) {
   const last = r.points[r.points.length - 1];
   const g = r.gain!;
+  const trail = r.points.map((p) => `${p.interactions}: ${p.score.mean.toFixed(3)}${p.gain ? ` (${p.gain.mean >= 0 ? "+" : ""}${p.gain.mean.toFixed(3)} [${p.gain.lo.toFixed(3)}, ${p.gain.hi.toFixed(3)}])` : ""} ${p.adapters.join("/")}`).join("; ");
+  console.log(`${r.method.padEnd(9)} per point: ${trail}`);
+  console.log(`${"".padEnd(9)} first gain beyond the CI at ${r.firstGainBeyondCi ?? "none"} interactions; best gain ${r.bestGain ? `${r.bestGain.mean.toFixed(3)} [${r.bestGain.lo.toFixed(3)}, ${r.bestGain.hi.toFixed(3)}] at ${r.bestGain.interactions}` : "-"}`);
   const ratio = base.mean > 0 ? `${(last.score.mean / base.mean).toFixed(2)}x baseline` : "baseline 0";
   console.log(
     `${r.method.padEnd(9)} score ${last.score.mean.toFixed(3)} [${last.score.lo.toFixed(3)}, ${last.score.hi.toFixed(3)}] (${ratio})  gain ${g.mean >= 0 ? "+" : ""}${g.mean.toFixed(3)} [${g.lo.toFixed(3)}, ${g.hi.toFixed(3)}] ${g.significant && g.lo > 0 ? "beyond the CI" : "NOT beyond the CI"}  checkpoints ${r.checkpoints.map((c) => `${c.n}:${c.verdict[0]}`).join(" ") || "-"}  ${r.seconds.toFixed(0)} s`,

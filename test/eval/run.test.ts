@@ -86,6 +86,8 @@ describe("clawrl eval: a short real run on stories260K", { skip }, () => {
     }
     assert.ok(run.gain !== null);
     assert.ok(Math.abs(run.gain.mean - (run.points[1].score.mean - base.points[0].score.mean)) < 1e-9, "gain = final − baseline");
+    assert.deepEqual(run.points.map((p) => p.gain?.mean), [0, run.gain.mean], "a gain at every point; none at the start");
+    assert.equal(run.firstGainBeyondCi, run.gain.lo > 0 ? 4 : null);
     assert.ok(report.timings.totalSeconds > 0 && run.seconds > 0);
     assert.equal(run.reactions.up + run.reactions.down, 4, "every story got a thumb");
     const svg = fs.readFileSync(path.join(out, "chart.svg"), "utf8");

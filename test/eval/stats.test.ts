@@ -84,7 +84,7 @@ describe("eval chart and report", () => {
     const report: EvalReport = {
       version: 1, scenario: { name: "s", file: "/s.json" }, model: "/m.gguf", mode: "in-process", createdAt: new Date().toISOString(), interactions: 4, evalEvery: 4,
       seeds: [1], samplesPerPrompt: 1, heldOutPrompts: 3, ci: { method: "bootstrap-prompts", level: 0.95, resamples: 2000, unit: "prompt" },
-      runs: [{ method: "baseline", points: [{ interactions: 0, score: iv, promptMeans: [0.5, 0.5, 0.5], adapters: ["base"], seconds: 1 }], gain: null, adaptersServed: [], checkpoints: [], finalAdapter: null, reactions: { up: 0, down: 0, hint: 0, next: 0, none: 0 }, logPath: null, dataDir: null, samplesPath: null, replay: [], notes: [], seconds: 1 }],
+      runs: [{ method: "baseline", points: [{ interactions: 0, score: iv, promptMeans: [0.5, 0.5, 0.5], adapters: ["base"], seconds: 1 }], gain: null, firstGainBeyondCi: null, bestGain: null, adaptersServed: [], checkpoints: [], finalAdapter: null, reactions: { up: 0, down: 0, hint: 0, next: 0, none: 0 }, logPath: null, dataDir: null, samplesPath: null, replay: [], notes: [], seconds: 1 }],
       timings: { totalSeconds: 2 }, chart: "chart.svg",
     };
     const r = writeReport(dir, report);

@@ -16,6 +16,8 @@ export interface EvalPoint {
   promptMeans: number[];
   /** adapter versions that answered the held-out prompts at this point */
   adapters: string[];
+  /** score − baseline on the same prompts (paired bootstrap), null for the baseline itself */
+  gain?: (Interval & { significant: boolean }) | null;
   seconds: number;
 }
 
@@ -24,6 +26,10 @@ export interface MethodRun {
   points: EvalPoint[];
   /** final score − baseline, paired over prompts; `significant` when the interval excludes 0 */
   gain: (Interval & { significant: boolean }) | null;
+  /** the first scoring whose gain over the baseline is above its interval (lo > 0), or null */
+  firstGainBeyondCi: number | null;
+  /** the scoring with the highest mean gain */
+  bestGain: { interactions: number; mean: number; lo: number; hi: number } | null;
   /** adapter versions that answered the training prompts, with the interaction each first served */
   adaptersServed: Array<{ version: string; firstInteraction: number; answers: number }>;
   checkpoints: Array<{ n: number; version: string; parent: number | null; verdict: string; samples: number; kl: number | null; loss: number | null; reasons: string[] }>;

@@ -133,15 +133,20 @@ function engineOpts(o: EvalRunOptions) {
 }
 
 function emptyRun(method: MethodRun["method"]): MethodRun {
-  return { method, points: [], gain: null, adaptersServed: [], checkpoints: [], finalAdapter: null, reactions: { up: 0, down: 0, hint: 0, next: 0, none: 0 }, logPath: null, dataDir: null, samplesPath: null, replay: [], notes: [], seconds: 0 };
+  return { method, points: [], gain: null, firstGainBeyondCi: null, bestGain: null, adaptersServed: [], checkpoints: [], finalAdapter: null, reactions: { up: 0, down: 0, hint: 0, next: 0, none: 0 }, logPath: null, dataDir: null, samplesPath: null, replay: [], notes: [], seconds: 0 };
 }
 
 function finishGain(run: MethodRun, base: MethodRun): void {
-  const last = run.points[run.points.length - 1];
   const b = base.points[0];
-  if (!last || !b) return;
-  const g = gainInterval(last.promptMeans.map((x) => [x]), b.promptMeans.map((x) => [x]), BOOT);
-  run.gain = { ...g, significant: g.lo > 0 || g.hi < 0 };
+  if (!b || run.points.length === 0) return;
+  for (const p of run.points) {
+    const g = gainInterval(p.promptMeans.map((x) => [x]), b.promptMeans.map((x) => [x]), BOOT);
+    p.gain = { ...g, significant: g.lo > 0 || g.hi < 0 };
+  }
+  run.gain = run.points[run.points.length - 1].gain ?? null;
+  run.firstGainBeyondCi = run.points.find((p) => p.gain && p.gain.lo > 0)?.interactions ?? null;
+  const best = run.points.reduce((x, y) => ((y.gain?.mean ?? -Infinity) > (x.gain?.mean ?? -Infinity) ? y : x));
+  run.bestGain = best.gain ? { interactions: best.interactions, mean: best.gain.mean, lo: best.gain.lo, hi: best.gain.hi } : null;
 }
 
 async function generate(client: CoreClient, s: Scenario, prompt: string, o: GenerateOptions): Promise<Answer> {
