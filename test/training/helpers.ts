@@ -11,7 +11,9 @@ export async function startLearningCore(training: Exclude<CoreOptions["training"
     token: "learn-token",
     uiDir: "",
     engine: { maxContextSize: 512, sequences: 2, threads: 1, backend: "cpu" },
-    training: { stepsPerRun: 2, restartBackoffMs: 200, ...training },
+    // The default niceness (19) lets a busy shared test machine starve the trainer; the kill
+    // test checks that the niceness given is applied.
+    training: { stepsPerRun: 2, restartBackoffMs: 200, worker: { niceness: 5 }, ...training },
   });
   await api(core, "PATCH", "/api/settings", { batchSize: 2, loraRank: 4, loraAlpha: 8, learningRate: 1e-3, maxTrainContext: 256 });
   return core;

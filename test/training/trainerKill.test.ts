@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { RunningCore } from "../../electron/core/core.js";
@@ -29,6 +30,7 @@ describe("trainer killed mid-run", () => {
       return t.state === "training" && t.step >= 1 && t.trainerPid ? t : undefined;
     });
     const pid = running.trainerPid as number;
+    assert.equal(os.getPriority(pid), 5, "the trainer runs at the niceness asked for");
     process.kill(pid, "SIGKILL");
 
     // Serving never depended on the trainer.
@@ -55,5 +57,26 @@ describe("trainer killed mid-run", () => {
     assert.deepEqual((await checkpoints(core)).map((c) => c.n), [1]);
     await waitFor("an answer from ckpt-1", async () => ((await chat(core, "and now")).adapter === "ckpt-1" ? true : undefined));
     assert.equal((await api(core, "GET", "/api/status")).json.training.samplesWaiting, 0);
+  });
+
+  it("after a core crash between writing a checkpoint and recording it, re-indexes it and trains none of its samples again", async () => {
+    const dataDir = core.paths.root;
+    await core.close();
+    // What a crash right after the rename leaves: the directory, but no index entry and no
+    // committed samples.
+    const stateFile = path.join(dataDir, "state.json");
+    const state = JSON.parse(fs.readFileSync(stateFile, "utf8"));
+    state.checkpoints = [];
+    state.training.activeCheckpoint = null;
+    fs.writeFileSync(stateFile, JSON.stringify(state));
+    fs.rmSync(path.join(dataDir, "training", "used.jsonl"), { force: true });
+    core = await startLearningCore({ stepsPerRun: 2, gate: { klBound: 10 } }, dataDir);
+    const list = await checkpoints(core);
+    assert.deepEqual(list.map((c) => [c.n, c.verdict]), [[1, "published"]]);
+    assert.equal((await api(core, "GET", "/api/status")).json.training.samplesWaiting, 0);
+    assert.equal((await api(core, "POST", "/api/training/run")).status, 409);
+    const act = await api(core, "POST", "/api/checkpoints/1/activate");
+    assert.equal(act.status, 200, JSON.stringify(act.json));
+    assert.equal((await chat(core, "recovered")).adapter, "ckpt-1");
   });
 });

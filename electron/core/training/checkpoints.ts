@@ -97,6 +97,51 @@ export class Checkpoints {
     return n;
   }
 
+  /**
+   * Indexes checkpoint directories that are on disk but not in state.json (the core stopped
+   * between the rename and the index write), from their metrics.json. Returns them.
+   */
+  recoverOrphans(): CheckpointEntry[] {
+    const known = new Set(this.list().map((c) => c.id));
+    const found: CheckpointEntry[] = [];
+    for (const name of fs.readdirSync(this.root)) {
+      if (!/^\d+$/.test(name) || known.has(Number(name))) continue;
+      const dir = path.join(this.root, name);
+      try {
+        const m = JSON.parse(fs.readFileSync(path.join(dir, CKPT_FILES.metrics), "utf8")) as Record<string, any>; // any: a file we wrote, fields checked below
+        if (m.checkpoint !== Number(name) || !m.gate || !m.sha256 || !Array.isArray(m.sampleIds)) continue;
+        found.push({
+          id: Number(name),
+          createdAt: String(m.createdAt),
+          path: path.join(dir, CKPT_FILES.adapter),
+          parent: m.parent ?? null,
+          version: `ckpt-${name}`,
+          dir,
+          verdict: m.gate.verdict === "published" ? "published" : "rejected",
+          pinned: false,
+          runId: String(m.runId),
+          sampleIds: m.sampleIds,
+          samples: m.sampleIds.length,
+          meanReward: m.meanReward ?? null,
+          loss: Number(m.loss),
+          kl: m.klToServing ?? null,
+          gate: m.gate,
+          totalSteps: Number(m.totalSteps),
+          swapPauseMs: null,
+          sha256: m.sha256,
+        });
+      } catch {
+        // Not ours or unreadable: left alone, never served.
+      }
+    }
+    if (found.length) {
+      this.store.updateState((d) => {
+        d.checkpoints.push(...found);
+      });
+    }
+    return found;
+  }
+
   private nextNumber(): number {
     const used = this.list().map((c) => c.id);
     // Directories on disk count too: a checkpoint renamed into place whose index write was lost.

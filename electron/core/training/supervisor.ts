@@ -121,9 +121,27 @@ export class TrainingSupervisor {
   start(): void {
     const n = this.o.checkpoints.cleanStaging();
     if (n > 0) console.warn(`removed ${n} unfinished checkpoint${n > 1 ? "s" : ""} left by a trainer that stopped mid-write`);
+    this.o.checkpoints.recoverOrphans();
+    this.settleUsedSamples();
     this.refreshWaiting();
     this.setPhase(this.st.paused ? "paused" : "idle");
     this.kick();
+  }
+
+  /**
+   * Samples that a checkpoint holds but the pool still offers (the core stopped between
+   * writing the checkpoint and committing its samples): committed now, so none trains twice.
+   */
+  private settleUsedSamples(): void {
+    const ready = new Set(this.o.pool.ready().map((p) => p.id));
+    for (const c of this.o.checkpoints.list()) {
+      const ids = c.sampleIds.filter((id) => ready.has(id));
+      if (ids.length === 0) continue;
+      const runId = `settle-${c.runId}`;
+      this.o.pool.claim(ids, runId);
+      this.o.pool.commit(runId);
+      for (const id of ids) ready.delete(id);
+    }
   }
 
   status(): TrainingLiveStatus {
