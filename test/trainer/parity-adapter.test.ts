@@ -10,7 +10,7 @@ import { initBackend } from "../../trainer/backend.js";
 import { loadBaseModel, tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
 import { createLora, disposeLora, loraVariables, readLoraAdapter, writeLoraAdapter, type LoraParams } from "../../trainer/lora/index.js";
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
-import { llamaCppLogProbs } from "./parity-reference.js";
+import { llamaCppLogProbs, ourLogProbs } from "./parity-reference.js";
 
 const storiesPath = storiesModelPath();
 const TOL = 1e-3;
@@ -24,10 +24,7 @@ before(async () => {
 after(() => model?.dispose());
 
 function lps(lora: LoraParams | null, tokens: number[]): number[] {
-  const r = tokenLogProbs(model, lora, { tokens: [tokens], targetStart: [1] });
-  const out = r.logprobs.arraySync()[0];
-  tf.dispose([r.logprobs, r.mask]);
-  return out;
+  return ourLogProbs(model, lora, tokens);
 }
 
 /** Plain SGD on −log p(sequence): moves B away from zero the way training does. */

@@ -15,19 +15,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
 import { GgmlType } from "../../trainer/gguf/types.js";
-import { loadBaseModel, tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
+import { loadBaseModel } from "../../trainer/model/index.js";
 import { tinyModel } from "../helpers/models.js";
-import { llamaCppLogProbs, llamaCppTokenize } from "./parity-reference.js";
+import { llamaCppLogProbs, llamaCppTokenize, ourLogProbs } from "./parity-reference.js";
 
-function lps(model: BaseModel, tokens: number[]): number[] {
-  const r = tokenLogProbs(model, null, { tokens: [tokens], targetStart: [1] });
-  const out = r.logprobs.arraySync()[0];
-  tf.dispose([r.logprobs, r.mask]);
-  return out;
-}
 
 function stats(a: number[], b: number[]): { max: number; mean: number } {
   let max = 0;
@@ -54,9 +47,9 @@ for (const arch of ["llama", "qwen2", "qwen3"] as const) {
         const tokens = await llamaCppTokenize(file, "The quick brown fox jumps over the lazy dog. Hello world, this is a test of the tiny model!");
         const ref = await llamaCppLogProbs(file, tokens);
         model.activationRounding = "none";
-        const plain = stats(lps(model, tokens), ref);
+        const plain = stats(ourLogProbs(model, null, tokens), ref);
         model.activationRounding = "llama.cpp-cpu";
-        const emulated = stats(lps(model, tokens), ref);
+        const emulated = stats(ourLogProbs(model, null, tokens), ref);
         const what = `${arch} ${type}: plain ${fmt(plain)}; emulated ${fmt(emulated)}`;
         if (type === "f16") {
           assert.ok(plain.max <= 1e-2, what);

@@ -1,8 +1,12 @@
 /**
  * llama.cpp's log-probs (through node-llama-cpp, CPU) for parity tests: evaluates a token
  * sequence once and reads the full next-token logits at every position, then log-softmaxes them
- * in f64 (the raw logits avoid any truncation of the probabilities map).
+ * in f64 (the raw logits avoid any truncation of the probabilities map). Also our side of the
+ * comparison (the tfjs forward pass's log-probs) and the distance between the two.
  */
+import * as tf from "@tensorflow/tfjs-core";
+import type { LoraParams } from "../../trainer/lora/index.js";
+import { tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
 import { getLlama, type ControlledEvaluateInputItem, type Llama, type Token } from "node-llama-cpp";
 
 let llama: Promise<Llama> | null = null;
@@ -77,4 +81,24 @@ export async function llamaCppDistributions(modelPath: string, tokens: number[],
   } finally {
     await model.dispose();
   }
+}
+
+/** Our forward pass's log-probs for a batch: row b holds log p(tokens[b][t] | tokens[b][<t]). */
+export function ourBatchLogProbs(model: BaseModel, lora: LoraParams | null, tokens: number[][], targetStart: number[]): number[][] {
+  const r = tokenLogProbs(model, lora, { tokens, targetStart });
+  const out = r.logprobs.arraySync();
+  tf.dispose([r.logprobs, r.mask]);
+  return out;
+}
+
+/** Our log-probs of one sequence, aligned with llamaCppLogProbs (position 0 is not scored). */
+export function ourLogProbs(model: BaseModel, lora: LoraParams | null, tokens: number[]): number[] {
+  return ourBatchLogProbs(model, lora, [tokens], [1])[0];
+}
+
+/** max |a[t] − b[t]| over the scored positions t ≥ 1. */
+export function maxLogProbDiff(a: number[], b: number[]): number {
+  let worst = 0;
+  for (let t = 1; t < b.length; t++) worst = Math.max(worst, Math.abs(a[t] - b[t]));
+  return worst;
 }

@@ -5,23 +5,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
 import { GgmlType } from "../../trainer/gguf/types.js";
 import { readGguf, readTensorBytes } from "../../trainer/gguf/reader.js";
 import { f32Bytes, writeGguf } from "../../trainer/gguf/writer.js";
-import { loadBaseModel, tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
+import { loadBaseModel } from "../../trainer/model/index.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
-import { llamaCppLogProbs, llamaCppTokenize } from "./parity-reference.js";
+import { llamaCppLogProbs, llamaCppTokenize, maxLogProbDiff as maxDiff, ourLogProbs } from "./parity-reference.js";
 
-function lps(model: BaseModel, tokens: number[]): number[] {
-  const r = tokenLogProbs(model, null, { tokens: [tokens], targetStart: [1] });
-  const out = r.logprobs.arraySync()[0];
-  tf.dispose([r.logprobs, r.mask]);
-  return out;
-}
-const maxDiff = (a: number[], b: number[]) => Math.max(...b.slice(1).map((x, i) => Math.abs(a[i + 1] - x)));
 
 test("llama with rope_freqs.weight (Llama 3.x style): parity with llama.cpp within 1e-3", async () => {
   await initBackend();
@@ -44,9 +36,9 @@ test("llama with rope_freqs.weight (Llama 3.x style): parity with llama.cpp with
     assert.deepEqual(model.weights.ropeFreqFactors, factors);
     const tokens = await llamaCppTokenize(file, "The quick brown fox jumps over the lazy dog again and again, far away from home.");
     const ref = await llamaCppLogProbs(file, tokens);
-    const ours = lps(model, tokens);
+    const ours = ourLogProbs(model, null, tokens);
     assert.ok(maxDiff(ours, ref) <= 1e-3, `max |ours − llama.cpp| = ${maxDiff(ours, ref)}`);
-    assert.ok(maxDiff(lps(plainModel, tokens), ref) > 1e-3, "the factors change the result");
+    assert.ok(maxDiff(ourLogProbs(plainModel, null, tokens), ref) > 1e-3, "the factors change the result");
   } finally {
     model.dispose();
     plainModel.dispose();

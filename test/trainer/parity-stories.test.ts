@@ -8,7 +8,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
 import { loadBaseModel, tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
 import { storiesModelPath } from "../helpers/cli.js";
-import { llamaCppDistributions, llamaCppLogProbs, llamaCppTokenize } from "./parity-reference.js";
+import { llamaCppDistributions, llamaCppLogProbs, llamaCppTokenize, ourBatchLogProbs } from "./parity-reference.js";
 
 const storiesPath = storiesModelPath();
 const TOL = 1e-3;
@@ -22,10 +22,7 @@ before(async () => {
 after(() => model?.dispose());
 
 function ours(tokens: number[][], targetStart: number[]): number[][] {
-  const r = tokenLogProbs(model, null, { tokens, targetStart });
-  const out = r.logprobs.arraySync();
-  tf.dispose([r.logprobs, r.mask]);
-  return out;
+  return ourBatchLogProbs(model, null, tokens, targetStart);
 }
 
 function assertClose(actual: number[], expected: number[], from: number, what: string) {

@@ -7,21 +7,14 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
-import { loadBaseModel, tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
-import { createLora, disposeLora, loraVariables, writeLoraAdapter, type LoraParams } from "../../trainer/lora/index.js";
+import { loadBaseModel, tokenLogProbs } from "../../trainer/model/index.js";
+import { createLora, disposeLora, loraVariables, writeLoraAdapter } from "../../trainer/lora/index.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
 import { ggufVariant } from "./model-variants.js";
-import { llamaCppLogProbs, llamaCppTokenize } from "./parity-reference.js";
+import { llamaCppLogProbs, llamaCppTokenize, maxLogProbDiff as maxDiff, ourLogProbs as lps } from "./parity-reference.js";
 
-function lps(model: BaseModel, lora: LoraParams | null, tokens: number[]): number[] {
-  const r = tokenLogProbs(model, lora, { tokens: [tokens], targetStart: [1] });
-  const out = r.logprobs.arraySync()[0];
-  tf.dispose([r.logprobs, r.mask]);
-  return out;
-}
 
-const maxDiff = (a: number[], b: number[]) => Math.max(...b.slice(1).map((x, i) => Math.abs(a[i + 1] - x)));
 
 test("tied-output qwen2: log-probs equal llama.cpp's within 1e-3, with and without an adapter", async () => {
   await initBackend();

@@ -8,26 +8,15 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
-import { loadBaseModel, tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
-import { createLora, disposeLora, loraVariables, writeLoraAdapter, type LoraParams } from "../../trainer/lora/index.js";
+import { loadBaseModel, tokenLogProbs } from "../../trainer/model/index.js";
+import { createLora, disposeLora, loraVariables, writeLoraAdapter } from "../../trainer/lora/index.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
-import { llamaCppLogProbs, llamaCppTokenize } from "./parity-reference.js";
+import { llamaCppLogProbs, llamaCppTokenize, maxLogProbDiff as maxDiff, ourLogProbs as lps } from "./parity-reference.js";
 
 const TOL = 1e-3;
 
-function lps(model: BaseModel, lora: LoraParams | null, tokens: number[]): number[] {
-  const r = tokenLogProbs(model, lora, { tokens: [tokens], targetStart: [1] });
-  const out = r.logprobs.arraySync()[0];
-  tf.dispose([r.logprobs, r.mask]);
-  return out;
-}
 
-function maxDiff(a: number[], b: number[]): number {
-  let worst = 0;
-  for (let t = 1; t < b.length; t++) worst = Math.max(worst, Math.abs(a[t] - b[t]));
-  return worst;
-}
 
 for (const arch of ["llama", "qwen2", "qwen3"] as const) {
   test(`tiny ${arch}: log-probs equal llama.cpp's within 1e-3, without and with a trained adapter`, async () => {
