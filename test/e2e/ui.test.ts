@@ -10,8 +10,8 @@ import { tinyModel } from "../helpers/models.js";
 
 const missing = browserMissing();
 
-// Generous limits: on a loaded 2-core CI machine a tiny model's answer can take minutes.
-describe("UI in headless Chromium", { skip: missing ?? false, timeout: 1_800_000 }, () => {
+// Generous limits: on a loaded 2-core machine a tiny model's answer can take many minutes.
+describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000 }, () => {
   let core: RunningCore;
   let browser: Browser;
   let context: BrowserContext;
@@ -40,6 +40,17 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 1_800_000
     await browser?.close();
     await core?.close();
   });
+
+  /** Waits for the answer to finish (Send is back); on a timeout, says how far it got and saves a screenshot. */
+  async function answerDone(): Promise<void> {
+    try {
+      await page.getByRole("button", { name: "Send" }).waitFor({ timeout: 900_000 });
+    } catch (e) {
+      const shown = (await page.locator(".msg.assistant .bubble").last().textContent().catch(() => "")) ?? "";
+      await screenshot(page, "chat-timeout").catch(() => undefined);
+      throw new Error(`the answer did not finish (${shown.length} characters shown so far): ${(e as Error).message.split("\n")[0]}`);
+    }
+  }
 
   /** Skips a test whose API is not in this core yet (its issue has not landed), saying which. */
   async function needRoute(t: TestContext, method: string, path: string, body?: unknown): Promise<boolean> {
@@ -92,7 +103,7 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 1_800_000
     await box.fill("Hello there");
     await box.press("Enter");
     await page.getByRole("button", { name: "Stop" }).waitFor();
-    await page.getByRole("button", { name: "Send" }).waitFor({ timeout: 600_000 });
+    await answerDone();
     const lengths = (await page.evaluate("window.__lengths")) as number[];
     assert.ok(lengths.length >= 2, `the answer arrived in ${lengths.length} update(s), expected a stream`);
     assert.equal(await page.locator(".msg.user .bubble").first().textContent(), "Hello there");
@@ -232,7 +243,7 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 1_800_000
     const box = page.getByRole("textbox", { name: "Message" });
     await box.fill("And now?");
     await box.press("Enter");
-    await page.getByRole("button", { name: "Send" }).waitFor({ timeout: 600_000 });
+    await answerDone();
     assert.match((await page.locator(".msg.assistant .tag").last().textContent()) ?? "", new RegExp(version.replace(/^v/, "")));
   });
 
