@@ -417,11 +417,6 @@ export function metaNumber(file: GgufFile, key: string): number | undefined {
   return undefined;
 }
 
-export function metaBool(file: GgufFile, key: string): boolean | undefined {
-  const v = file.metadata.get(key);
-  return v?.type === GgufValueType.BOOL ? v.value : undefined;
-}
-
 /** The items of an array metadata value, or undefined when absent or not an array. */
 export function metaArray(file: GgufFile, key: string): Array<number | bigint | boolean | string> | undefined {
   const v = file.metadata.get(key);

@@ -103,18 +103,7 @@ export class Rollout {
     const ctx: TurnContext = { sessionId, turnId: crypto.randomUUID(), turnType, sessionDone: rl.sessionDone };
     const now = this.now();
     if (!this.store.session(sessionId) && !this.drafts.has(sessionId)) {
-      const iso = new Date(now).toISOString();
-      this.drafts.set(sessionId, {
-        id: sessionId,
-        title: titleFrom(visible),
-        createdAt: iso,
-        lastActivityAt: iso,
-        turnCount: 0,
-        mainTurnCount: 0,
-        closed: false,
-        closedReason: null,
-        source: origin.fromUi ? "ui" : "outside",
-      });
+      this.drafts.set(sessionId, newSessionMeta(sessionId, visible, origin.fromUi, new Date(now).toISOString()));
     }
     this.activity.set(sessionId, now);
     this.pending.set(ctx.turnId, { ctx, startedAt: now, fromUi: origin.fromUi, messages: origin.messages, visible, chain, continues });
@@ -129,7 +118,7 @@ export class Rollout {
     const iso = new Date(now).toISOString();
     const { sessionId } = ctx;
     const existing = this.store.session(sessionId);
-    const meta: SessionMeta = existing ? { ...existing } : (this.drafts.get(sessionId) ?? this.draftFor(sessionId, p, iso));
+    const meta: SessionMeta = existing ? { ...existing } : (this.drafts.get(sessionId) ?? newSessionMeta(sessionId, p.visible, p.fromUi, iso));
     const reopened = meta.closed;
     meta.closed = false;
     meta.closedReason = null;
@@ -248,20 +237,6 @@ export class Rollout {
     return false;
   }
 
-  private draftFor(sessionId: string, p: Pending, iso: string): SessionMeta {
-    return {
-      id: sessionId,
-      title: titleFrom(p.visible),
-      createdAt: iso,
-      lastActivityAt: iso,
-      turnCount: 0,
-      mainTurnCount: 0,
-      closed: false,
-      closedReason: null,
-      source: p.fromUi ? "ui" : "outside",
-    };
-  }
-
   /**
    * The latest earlier turn whose prompt + answer this request starts with (issue 10). With a
    * session id from the client, only that session's turns count.
@@ -301,6 +276,21 @@ export class Rollout {
     if (!prev || prev.type !== "main" || prev.nextState || prev.sessionId !== sessionId || appended.length === 0) return null;
     return { turnId: prev.turnId, sessionId, messages: appended };
   }
+}
+
+/** A session's meta before its first turn is written. */
+function newSessionMeta(id: string, visible: ChatMessage[], fromUi: boolean, iso: string): SessionMeta {
+  return {
+    id,
+    title: titleFrom(visible),
+    createdAt: iso,
+    lastActivityAt: iso,
+    turnCount: 0,
+    mainTurnCount: 0,
+    closed: false,
+    closedReason: null,
+    source: fromUi ? "ui" : "outside",
+  };
 }
 
 function titleFrom(visible: ChatMessage[]): string | null {
