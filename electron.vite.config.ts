@@ -11,6 +11,8 @@ export default defineConfig({
           index: resolve(import.meta.dirname, "electron/main/index.ts"),
           // The core's process entry (plain Node; main forks it with ELECTRON_RUN_AS_NODE).
           core: resolve(import.meta.dirname, "electron/core/entry.ts"),
+          // The trainer process the core forks (electron/core/training/workerClient.ts looks for it).
+          "trainer-worker": resolve(import.meta.dirname, "trainer/worker.ts"),
         },
       },
     },

@@ -44,8 +44,11 @@ export interface WorkerSpawnOptions {
 
 /** How to run trainer/worker: the TypeScript source through tsx, or a bundled JS next to the core. */
 function workerEntry(): { entry: string; execArgv: string[] } {
-  const bundled = path.join(import.meta.dirname, "trainer-worker.js");
-  if (fs.existsSync(bundled)) return { entry: bundled, execArgv: [] };
+  // Bundled (electron-vite): out/main/trainer-worker.js, beside the core's entry or one level up
+  // when this code landed in a shared chunk.
+  for (const bundled of [path.join(import.meta.dirname, "trainer-worker.js"), path.join(import.meta.dirname, "..", "trainer-worker.js")]) {
+    if (fs.existsSync(bundled)) return { entry: bundled, execArgv: [] };
+  }
   return { entry: path.join(appRoot, "trainer", "worker.ts"), execArgv: ["--import", "tsx"] };
 }
 
