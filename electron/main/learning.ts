@@ -37,7 +37,8 @@ export function learningStateFromStatus(body: unknown): LearningState {
   )?.toLowerCase();
   if (word === undefined) return "unknown";
   if (word === "paused") return "paused";
-  if (["running", "training", "learning", "busy", "judging"].includes(word)) return "learning";
+  // The supervisor's phases of a run (electron/core/training/supervisor.ts) are all learning.
+  if (["running", "training", "learning", "busy", "judging", "starting", "evaluating", "publishing", "restarting"].includes(word)) return "learning";
   if (["idle", "waiting", "ready", "stopped", "off", "queued"].includes(word)) return "idle";
   return "unknown";
 }

@@ -15,6 +15,7 @@ describe("learningStateFromStatus", () => {
     assert.equal(learningStateFromStatus({ training: { status: "paused" } }), "paused");
     assert.equal(learningStateFromStatus({ training: "idle" }), "idle");
     assert.equal(learningStateFromStatus({ trainingState: "Training" }), "learning");
+    for (const state of ["starting", "evaluating", "publishing", "restarting"]) assert.equal(learningStateFromStatus({ training: { state } }), "learning", state);
   });
   it("is unknown for bodies without a training state", () => {
     for (const body of [null, 3, "x", {}, { training: {} }, { training: { state: 5 } }, { training: { state: "exploded" } }]) {
