@@ -11,6 +11,7 @@ import type { ChatMessage } from "../api/chatTypes.js";
 import { AdapterGate, AbortedError, type SwapResult } from "./adapterGate.js";
 import { loadBackend, type BackendName, type BackendPreference } from "./backend.js";
 import { renderPrompt, type FunctionTool } from "./chatPrompt.js";
+import { IncrementalDetokenizer } from "./detokenizer.js";
 import { JsonObjectPrefix } from "./jsonPrefix.js";
 import { createRng } from "./sampling.js";
 import { LogitsStepper, NativeStepper, type Stepper } from "./steppers.js";
@@ -291,7 +292,8 @@ export class Engine {
     const tokenLogprobs: number[] = [];
     const infos: TokenLogprob[] = [];
     let finishReason: GenerateResult["finishReason"] = "length";
-    let textTokens: number[] = []; // response tokens that make up the text (no end-of-generation token)
+    // The response tokens that make up the text (no end-of-generation token), detokenized incrementally.
+    const textOf = new IncrementalDetokenizer(this.model);
 
     // Streaming state: what was already sent.
     let sentContent = "";
@@ -353,13 +355,14 @@ export class Engine {
         finishReason = "stop";
         break;
       }
-      textTokens.push(token);
       // The model computes the next token while this one is decoded and streamed. A stop
       // string found below then costs one wasted step, nothing else.
       if (!forcedCall?.finished && responseTokens.length < maxTokens && seq.nextTokenIndex + 2 < contextSize) stepper.prefetch();
-      text = this.model.detokenize(textTokens as Token[], false);
+      // Text before this mark cannot change, and was searched for stop strings already.
+      const settled = textOf.settledLength;
+      text = textOf.push(token);
       const stopAt = stops.reduce((best, s) => {
-        const i = text.indexOf(s);
+        const i = text.indexOf(s, Math.max(0, settled - s.length + 1));
         return i >= 0 && (best < 0 || i < best) ? i : best;
       }, -1);
       if (stopAt >= 0) {
@@ -380,7 +383,7 @@ export class Engine {
     } finally {
       await stepper.close();
     }
-    if (textTokens.length === 0) text = "";
+    if (textOf.length === 0) text = "";
     emit(text, true);
 
     let content = text;
