@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type OpenAI from "openai";
 import type { RunningCore } from "../../electron/core/core.js";
+import { callApi } from "../helpers/api.js";
 import { startTinyCore } from "../openai/helpers.js";
 import { internalContext } from "../rollout/fixtures.js";
 
@@ -12,13 +13,7 @@ describe("conversation capture through /v1 and the app API", () => {
   let core: RunningCore;
   let client: OpenAI;
   let modelId: string;
-  const api = async (path: string, init: RequestInit = {}) => {
-    const r = await fetch(`${core.url}${path}`, { ...init, headers: { authorization: `Bearer ${core.token}`, ...(init.body ? { "content-type": "application/json" } : {}) } });
-    // Tests read response bodies structurally; `any` keeps the assertions readable.
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const body: any = r.status === 204 ? {} : await r.json();
-    return { status: r.status, body };
-  };
+  const api = (route: string) => callApi(core, "GET", route);
   before(async () => {
     ({ core, client, modelId } = await startTinyCore());
   });
@@ -56,7 +51,7 @@ describe("conversation capture through /v1 and the app API", () => {
     assert.deepEqual(detail.body.turns[0].nextState, [{ role: "user", content: "Tell me a short story." }]);
     assert.equal(detail.body.turns[0].text, (t1.answer as { content: string }).content);
 
-    const fb = await api("/api/feedback", { method: "POST", body: JSON.stringify({ turnId: t2.turnId, thumbs: "down", hint: "Make the story about a cat." }) });
+    const fb = await callApi(core, "POST", "/api/feedback", { turnId: t2.turnId, thumbs: "down", hint: "Make the story about a cat." });
     assert.equal(fb.status, 200);
     const after = await api(`/api/sessions/${t1.sessionId}`);
     assert.deepEqual([after.body.turns[1].feedback.thumbs, after.body.turns[1].feedback.hint, after.body.turns[1].reward], ["down", "Make the story about a cat.", -1]);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
+import { callApi } from "../helpers/api.js";
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
 import { startFakeHub } from "./hfServer.js";
 
@@ -11,15 +12,7 @@ describe("/api/models", { skip: stories ? false : "stories260K.gguf is absent" }
   let core: RunningCore;
   let hub: Awaited<ReturnType<typeof startFakeHub>>;
   const events: Array<Record<string, unknown>> = [];
-  const call = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${core.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${core.token}`, ...(body ? { "content-type": "application/json" } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    // any: the test reads loose JSON bodies field by field.
-    return { status: r.status, body: (await r.json()) as Record<string, any> };
-  };
+  const call = (method: string, route: string, body?: unknown) => callApi(core, method, route, body);
 
   before(async () => {
     hub = await startFakeHub({ files: { "acme/tiny-GGUF/stories.gguf": { body: fs.readFileSync(stories!) } } });
