@@ -10,23 +10,13 @@ import {
   type GenerateResult,
   type TokenLogprob,
 } from "../../inference/engine.js";
+import type { TurnContext, TurnOrigin } from "../../rollout/rollout.js";
 import { ApiError, badRequest } from "../errors.js";
 import { parseChatRequest, type ChatCompletionRequest } from "./openaiSchema.js";
 
 /** The rollout as the /v1 route uses it (electron/core/rollout/rollout.ts implements it). */
-export interface TurnContext {
-  sessionId: string;
-  turnId: string;
-  turnType: "main" | "side";
-  sessionDone: boolean;
-}
 export interface TurnRecorder {
-  beginTurn(origin: {
-    headers: Record<string, string | string[] | undefined>;
-    bodyFields: { session_id?: unknown; turn_type?: unknown; session_done?: unknown };
-    fromUi: boolean;
-    messages: ChatMessage[];
-  }): TurnContext;
+  beginTurn(origin: TurnOrigin): TurnContext;
   completeTurn(ctx: TurnContext, result: Omit<GenerateResult, "logprobs" | "cachedPromptTokens">): void;
   abortTurn(ctx: TurnContext, reason: string): void;
 }
