@@ -70,7 +70,7 @@ describe("trainer killed mid-run", () => {
     state.training.activeCheckpoint = null;
     fs.writeFileSync(stateFile, JSON.stringify(state));
     fs.rmSync(path.join(dataDir, "training", "used.jsonl"), { force: true });
-    core = await startLearningCore({ stepsPerRun: 2, gate: { klBound: 10 } }, dataDir);
+    core = await startLearningCore({ stepsPerRun: 40, gate: { klBound: 10 } }, dataDir);
     const list = await checkpoints(core);
     assert.deepEqual(list.map((c) => [c.n, c.verdict]), [[1, "published"]]);
     assert.equal((await api(core, "GET", "/api/status")).json.training.samplesWaiting, 0);
@@ -78,5 +78,30 @@ describe("trainer killed mid-run", () => {
     const act = await api(core, "POST", "/api/checkpoints/1/activate");
     assert.equal(act.status, 200, JSON.stringify(act.json));
     assert.equal((await chat(core, "recovered")).adapter, "ckpt-1");
+  });
+
+  it("pause stops a run at once (samples back in the pool, nothing written); resume trains them", async () => {
+    const a = await chat(core, "pause me");
+    const b = await chat(core, "pause me too");
+    await feedback(core, a.turnId, "up");
+    await feedback(core, b.turnId, "down");
+    const running = await waitFor("a run in progress", async () => {
+      const t = (await api(core, "GET", "/api/status")).json.training;
+      return t.state === "training" && t.step >= 1 ? t : undefined;
+    });
+    await api(core, "POST", "/api/training/pause");
+    const paused = await waitFor("the trainer stopped", async () => {
+      const t = (await api(core, "GET", "/api/status")).json.training;
+      return t.state === "paused" && t.trainerPid === null ? t : undefined;
+    });
+    assert.equal(paused.samplesWaiting, 2, "the run's samples are ready again");
+    assert.equal(paused.restarts, running.restarts, "a pause is not a crash: no restart");
+    assert.deepEqual(fs.readdirSync(core.paths.checkpoints), ["1"], "nothing staged or written");
+    assert.equal((await chat(core, "while paused")).adapter, "ckpt-1");
+    await api(core, "POST", "/api/training/resume");
+    const c2 = await waitFor("checkpoint 2", async () => (await checkpoints(core)).find((c) => c.n === 2));
+    const m = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, "2", "metrics.json"), "utf8"));
+    assert.deepEqual([...m.sampleIds].sort(), [a.turnId, b.turnId].sort());
+    assert.equal(c2.verdict, "published");
   });
 });

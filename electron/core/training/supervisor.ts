@@ -69,6 +69,8 @@ export class TrainingSupervisor {
   private worker: WorkerClient | null = null;
   private ready: Promise<void> | null = null;
   private workerReady = false;
+  /** the trainer was stopped by pause(), not by a crash: no restart */
+  private pausedKill = false;
   private stopping = false;
   private busy = false;
   /** serialises runs and activations */
@@ -205,6 +207,11 @@ export class TrainingSupervisor {
     this.worker = null;
     this.st.trainerPid = null;
     if (this.stopping) return;
+    if (this.pausedKill) {
+      this.pausedKill = false;
+      this.setPhase("paused");
+      return;
+    }
     this.st.restarts++;
     this.st.lastError = `${e.message}; restarting in ${(this.backoffMs / 1000).toFixed(1)} s`;
     this.setPhase("restarting");
@@ -249,15 +256,24 @@ export class TrainingSupervisor {
     return { started: true, samplesWaiting: this.st.samplesWaiting, reason: null };
   }
 
+  /**
+   * Pauses learning at once: a run in progress is stopped by ending the trainer process (its
+   * samples go back to the pool, nothing is written); an idle trainer is left as it is.
+   * Resume starts a trainer again, from the served checkpoint, when there is work.
+   */
   pause(): void {
     this.st.paused = true;
+    if (this.busy && this.worker) {
+      this.pausedKill = true;
+      this.worker.kill("SIGKILL");
+    }
     if (!this.busy && this.st.state !== "restarting" && this.st.state !== "error") this.setPhase("paused");
     else this.publishStatus();
   }
 
   resume(): void {
     this.st.paused = false;
-    if (!this.busy && this.st.state === "paused") this.setPhase(this.worker && !this.workerReady ? "starting" : "idle");
+    if (this.restartTimer === null && this.st.state === "paused") this.setPhase(this.worker && !this.workerReady ? "starting" : "idle");
     else this.publishStatus();
     this.kick();
   }
