@@ -97,11 +97,15 @@ describe("OpenClaw (real client from npm) against the server", { timeout: 2 * TU
     assert.equal(info.contextSize, CONTEXT);
   });
 
-  it("two turns of `openclaw agent --local --session-id s1`: one session, two main turns, next state, prefix cache reused", async () => {
+  it("two turns of `openclaw agent --local --session-id s1`: one session, two main turns, next state, prefix cache reused", async (t) => {
     const first = "Hello, who are you?";
     const second = "Tell me a short story about a lighthouse.";
+    const t0 = performance.now();
     const r1 = parseAgentJson(await runAgent(oc, env, first));
+    const t1 = performance.now();
     const r2 = parseAgentJson(await runAgent(oc, env, second));
+    t.diagnostic(`turn 1: ${((t1 - t0) / 1000).toFixed(1)} s, usage ${JSON.stringify(r1.usage)}`);
+    t.diagnostic(`turn 2: ${((performance.now() - t1) / 1000).toFixed(1)} s, usage ${JSON.stringify(r2.usage)}`);
 
     const sessions = (await api("/api/sessions")).sessions as Array<{ id: string; turnCount: number; mainTurnCount: number; source: string }>;
     assert.equal(sessions.length, 1, `expected one session, got ${JSON.stringify(sessions)}`);
