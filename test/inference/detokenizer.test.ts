@@ -38,4 +38,19 @@ describe("incremental detokenizer", () => {
       assert.equal(inc.text, model.detokenize(tokens, false));
     }
   });
+
+  it("equals it on random tokens too (invalid UTF-8 byte runs, as random models emit), and keeps its re-detokenized tail short", () => {
+    // Ids below 460: byte tokens (ids 0-255 in the tiny vocabulary, 3-258 in stories260K's) and short merges.
+    for (const [name, model] of models) {
+      let s = 7;
+      const rand = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
+      const tokens = Array.from({ length: 400 }, () => Math.floor(rand() * 460)) as Token[];
+      const inc = new IncrementalDetokenizer(model);
+      for (let i = 0; i < tokens.length; i++) {
+        assert.equal(inc.push(tokens[i]), model.detokenize(tokens.slice(0, i + 1), false), `${name}: after random token ${i + 1}`);
+        // Settling keeps up: the unsettled tail never holds more than a few tokens' text.
+        assert.ok(inc.text.length - inc.settledLength <= 64, `${name}: unsettled tail of ${inc.text.length - inc.settledLength} chars after token ${i + 1}`);
+      }
+    }
+  });
 });

@@ -42,8 +42,9 @@ export class IncrementalDetokenizer {
     const context = this.tokens.slice(Math.max(0, this.cut - CONTEXT_TOKENS), this.cut);
     const tailText = this.model.detokenize(tail, false, context);
     this.current = this.settled + tailText;
-    // Settle only on a complete character: a token may end inside a multi-byte one.
-    if (tail.length >= FOLD_AFTER && !tailText.includes("\uFFFD")) {
+    // Settle only on a complete character: a token may end inside a multi-byte one. (A U+FFFD
+    // before the end stands for invalid bytes that no later token can complete.)
+    if (tail.length >= FOLD_AFTER && !tailText.endsWith("\uFFFD")) {
       this.settled = this.current;
       this.cut = this.tokens.length;
     }
