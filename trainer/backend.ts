@@ -4,7 +4,6 @@
  * are optional dependencies whose install downloads libtensorflow, so they are usually absent
  * offline; every other trainer module imports @tensorflow/tfjs-core only.
  */
-import { registerGradients } from "./loss/gradients.js";
 import path from "node:path";
 import { createRequire } from "node:module";
 import * as tf from "@tensorflow/tfjs-core";
@@ -115,6 +114,15 @@ const CANDIDATES: Candidate[] = [
 ];
 
 let current: BackendChoice | null = null;
+
+/**
+ * tfjs-core registers no gradients itself (the union package does); the trainer differentiates
+ * through the model, so register them here. Its ESM build uses directory imports Node's ESM
+ * loader refuses, hence require. Same module as trainer/loss/gradients.ts, so it runs once.
+ */
+function registerGradients(): void {
+  require("@tensorflow/tfjs-core/dist/register_all_gradients.js");
+}
 
 /**
  * Starts the best available backend. `prefer` ("tfjs-node-gpu", "tfjs-node", "wasm", "cpu", or
