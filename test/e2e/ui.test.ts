@@ -30,6 +30,10 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
+    // A tiny random model samples at temperature 1 and may ramble to the end of its context
+    // (minutes on a loaded machine). Cap the length of its answers: the request still goes to
+    // the real core and streams real tokens; only max_tokens is added to what the UI sent.
+    await page.route("**/v1/chat/completions", (r) => r.continue({ postData: JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: 40 }) }));
     page.on("pageerror", (e) => pageProblems.push(`page error: ${e.message}`));
     page.on("console", (m) => {
       if (/Content Security Policy|Refused to/i.test(m.text())) pageProblems.push(`CSP: ${m.text()}`);
