@@ -95,6 +95,19 @@ export function ChatPage() {
       const key = nextKey();
       setMessages([...history, { key, role: "assistant", content: "", streaming: true }]);
       const update = (fn: (m: DisplayMessage) => DisplayMessage) => setMessages((ms) => ms.map((m) => (m.key === key ? fn(m) : m)));
+      let pending = "";
+      let flushTimer: number | null = null;
+      const flush = () => {
+        flushTimer = null;
+        if (!pending) return;
+        const text = pending;
+        pending = "";
+        update((m) => ({ ...m, content: m.content + text }));
+      };
+      const flushNow = () => {
+        if (flushTimer !== null) window.clearTimeout(flushTimer);
+        flush();
+      };
       const wire: ChatMessage[] = history.filter((m) => !m.error || m.content).map((m) => ({ role: m.role, content: m.content }));
       const isNew = sessionId === null;
       try {
@@ -107,10 +120,17 @@ export function ChatPage() {
               update((m) => ({ ...m, turnId: info.turnId, adapter: info.adapter }));
               if (info.sessionId) setSessionId(info.sessionId);
             },
-            onDelta: (d) => update((m) => ({ ...m, content: m.content + d })),
+            onDelta: (d) => {
+              // Re-rendering the markdown for every token makes long answers crawl (each render
+              // parses the whole text): collect tokens and render them ~30 times a second (a timer,
+              // not requestAnimationFrame, so a background tab still fills in).
+              pending += d;
+              if (flushTimer === null) flushTimer = window.setTimeout(flush, 33);
+            },
           },
           ctrl.signal,
         );
+        flushNow();
         update((m) => ({ ...m, streaming: false }));
         if (isNew && info.sessionId) {
           const first = history.find((m) => m.role === "user")?.content ?? "";
@@ -119,6 +139,7 @@ export function ChatPage() {
           if (title) await client.patch(`/api/sessions/${encodeURIComponent(info.sessionId)}`, { title }).catch(() => undefined);
         }
       } catch (e) {
+        flushNow(); // a stopped or failed answer keeps what had arrived
         if (e instanceof DOMException && e.name === "AbortError") update((m) => ({ ...m, streaming: false, stopped: true }));
         else update((m) => ({ ...m, streaming: false, error: e instanceof ApiError || e instanceof Error ? e.message : messageOf(e) }));
       } finally {
