@@ -11,6 +11,7 @@ import {
   type TokenLogprob,
 } from "../../inference/engine.js";
 import type { TurnContext, TurnOrigin } from "../../rollout/rollout.js";
+import { SseWriter } from "../sseWriter.js";
 import { ApiError, badRequest } from "../errors.js";
 import { parseChatRequest, type ChatCompletionRequest } from "./openaiSchema.js";
 
@@ -132,9 +133,9 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
     let started = false;
     const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
       `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }] })}\n\n`;
-    const write = (s: string) => {
-      if (!reply.raw.destroyed) reply.raw.write(s);
-    };
+    const sse = new SseWriter(reply.raw);
+    const write = (s: string) => sse.write(s);
+    let firstContentSent = false;
 
     if (stream) reply.hijack();
 
@@ -155,6 +156,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
                 ...turnHeaders(adapter),
               });
               write(chunk({ role: "assistant", content: "" }));
+              sse.flush();
             } else reply.headers(turnHeaders(adapter));
           },
           onEvent: stream
@@ -162,6 +164,10 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
                 if (ev.type === "content") {
                   const lp = body.logprobs ? { logprobs: { content: logprobEntries(ev.logprobs), refusal: null } } : {};
                   if (ev.text || body.logprobs) write(chunk({ content: ev.text }, lp));
+                  if (!firstContentSent) {
+                    firstContentSent = true;
+                    sse.flush(); // time to first token is never delayed
+                  }
                 } else if (ev.type === "toolCall")
                   write(chunk({ tool_calls: [{ index: ev.index, id: ev.id, type: "function", function: { name: ev.name, arguments: "" } }] }));
                 else write(chunk({ tool_calls: [{ index: ev.index, function: { arguments: ev.text } }] }));
@@ -183,6 +189,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
         reply.raw.end(JSON.stringify(apiErr.toJSON()));
       } else if (!aborted) {
         write(`data: ${JSON.stringify(new ApiError(500, `Generation failed: ${(err as Error).message}`).toJSON())}\n\n`);
+        sse.flush();
         reply.raw.end();
       } else reply.raw.destroy();
       return reply;
@@ -202,6 +209,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
       write(chunk({}, { finish_reason: result.finishReason }));
       if (includeUsage) write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
       write("data: [DONE]\n\n");
+      sse.flush();
       reply.raw.end();
       return reply;
     }
