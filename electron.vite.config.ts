@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { defineConfig, externalizeDepsPlugin } from "electron-vite";
 import react from "@vitejs/plugin-react";
+import { manualChunks } from "./renderer/chunks";
 
 export default defineConfig({
   main: {
@@ -30,6 +31,7 @@ export default defineConfig({
   renderer: {
     root: resolve(import.meta.dirname, "renderer"),
     plugins: [react()],
-    build: { rollupOptions: { input: { index: resolve(import.meta.dirname, "renderer/index.html") } } },
+    // The same bundle as the headless build (renderer/vite.config.ts): minified, vendor chunks.
+    build: { minify: "esbuild", rollupOptions: { input: { index: resolve(import.meta.dirname, "renderer/index.html") }, output: { manualChunks } } },
   },
 });
