@@ -1,3 +1,4 @@
+import { createRng } from "../inference/sampling.js";
 /**
  * Confidence intervals for eval scores. Held-out scores come as one row per prompt (its
  * samples × seeds). Answers to the same prompt are correlated, so the prompt is the resampling
@@ -16,17 +17,8 @@ export interface Interval {
   n: number;
 }
 
-/** Deterministic PRNG (mulberry32): uniform in [0, 1). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG: the same mulberry32 the sampler uses. */
+export const rng = createRng;
 
 export function mean(xs: readonly number[]): number {
   if (xs.length === 0) throw new Error("mean of no values");
