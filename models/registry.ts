@@ -64,6 +64,12 @@ export class ModelRegistry {
     return this.read().models;
   }
 
+  /** The installed models and the chosen one, from one read of the index. */
+  snapshot(): { models: InstalledModel[]; active: InstalledModel | null } {
+    const index = this.read();
+    return { models: index.models, active: index.models.find((m) => m.id === index.active) ?? null };
+  }
+
   get(id: string): InstalledModel | undefined {
     return this.read().models.find((m) => m.id === id);
   }
@@ -121,7 +127,6 @@ export class ModelRegistry {
   }
 
   active(): InstalledModel | null {
-    const index = this.read();
-    return index.models.find((m) => m.id === index.active) ?? null;
+    return this.snapshot().active;
   }
 }

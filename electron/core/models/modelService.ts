@@ -47,9 +47,9 @@ export class ModelService {
   }
 
   list() {
-    const installed = this.registry.list();
+    const { models: installed, active: chosen } = this.registry.snapshot();
     const served = this.opts.served?.() ?? null;
-    const activeEntry = served ? installed.find((m) => m.path === served.path) : this.registry.active();
+    const activeEntry = served ? installed.find((m) => m.path === served.path) : chosen;
     const rec = recommendModel({ ramBytes: os.totalmem(), vramBytes: 0 });
     return {
       active: served
@@ -64,7 +64,7 @@ export class ModelService {
       })),
       downloads: [...this.downloads.values()].map((d) => this.publicState(d.id)),
       recommendation: { id: rec.entry.id, reason: rec.reason },
-      restartRequired: Boolean(served && this.registry.active() && this.registry.active()!.path !== served.path),
+      restartRequired: Boolean(served && chosen && chosen.path !== served.path),
     };
   }
 
