@@ -104,7 +104,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     trainingStatus: () => ({ ...(training?.status() ?? {}), judgeQueue: judge.queueLength }),
   });
   if (training) {
-    registerTrainingRoutes(server, training, () => checkpoints.list(), () => store.state.training.activeCheckpoint);
+    registerTrainingRoutes(server, training, () => checkpoints.list(), () => store.state.training.activeCheckpoint, { store, judgeQueue: () => judge.queueLength });
     training.start();
   }
   if (engine) registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => store.settings.defaultMaxTokens });

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { ApiError, badRequest } from "../errors.js";
 import type { CheckpointEntry } from "../../training/checkpoints.js";
+import type { Store, TurnView } from "../../store/store.js";
 import { ActivationError, type TrainingSupervisor } from "../../training/supervisor.js";
 import { CheckpointError } from "../../training/checkpoints.js";
 
@@ -36,22 +37,45 @@ function asApiError(e: unknown): unknown {
   return e;
 }
 
+/** How many judged turns GET /api/training lists (the Training page's table). */
+export const RECENT_JUDGED = 20;
+
+/**
+ * The newest turns that carry a verdict (judge votes, thumbs or a hint), newest first: what
+ * the learner learns from. One pass over the in-memory index; only the listed turns are read.
+ */
+export function recentJudged(store: Store, limit = RECENT_JUDGED): TurnView[] {
+  const ids: string[] = [];
+  for (const e of store.turnEntries()) {
+    if (e.judge || e.feedback?.thumbs || e.feedback?.hint) ids.push(e.turnId);
+  }
+  return ids.slice(-limit).reverse().map((id) => store.turnView(id));
+}
+
+/** What GET /api/training adds beside the supervisor: the judge's queue and the judged turns. */
+export interface TrainingDetailDeps {
+  store: Store;
+  judgeQueue(): number;
+}
+
 /**
  * Checkpoints and training control: GET /api/checkpoints, POST /api/checkpoints/:n/activate,
  * POST /api/checkpoints/:n/pin ({pinned?: boolean}, default true), POST /api/training/run,
  * POST /api/training/pause, POST /api/training/resume.
  */
-export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSupervisor, list: () => CheckpointEntry[], activeId: () => number | null): void {
+export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSupervisor, list: () => CheckpointEntry[], activeId: () => number | null, detail?: TrainingDetailDeps): void {
   app.get("/api/checkpoints", async () => {
     const active = activeId();
     const items = list().map((c) => checkpointView(c, active)).reverse();
     return { checkpoints: items, active: active === null ? null : `ckpt-${active}` };
   });
 
-  // The Training page's detail: live status plus the metric history (one point per candidate).
+  // The Training page's detail: live status (with the judge queue), the metric history (one
+  // point per candidate) and the latest judged turns with their votes and hints.
   app.get("/api/training", async () => {
     const history = list().map((c) => ({ n: c.id, at: c.createdAt, meanReward: c.meanReward, loss: c.loss, kl: c.kl, verdict: c.verdict, swapPauseMs: c.swapPauseMs }));
-    return { training: sup.status(), history };
+    const judgeQueue = detail ? detail.judgeQueue() : null;
+    return { training: { ...sup.status(), judgeQueue }, history, recentJudged: detail ? recentJudged(detail.store) : [] };
   });
 
   app.post<{ Params: { n: string } }>("/api/checkpoints/:n/activate", async (req) => {
