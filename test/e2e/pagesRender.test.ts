@@ -1,7 +1,9 @@
-// Training, Checkpoints and Models pages with data. Their routes (issues 5 and 8) are built in
-// parallel with this UI, so until they land, Playwright answers them in the browser with the
-// shapes those issues describe; everything else (page, core, status, settings) is real.
-// The real-route tests are in ui.test.ts and run as soon as the routes exist.
+// Training, Checkpoints and Models pages with data a fresh test core does not have (a run in
+// progress, a rejected candidate, judge votes, a download): Playwright answers those routes in
+// the browser with the shapes the real routes return (electron/core/server/routes/training.ts,
+// apiModels.ts); everything else (page, core, status, settings) is real. The same pages
+// against the real learning loop are in ui.test.ts; GET /api/training's real answer is
+// checked in test/training/trainingDetail.test.ts.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page, Route } from "playwright-core";
@@ -11,14 +13,51 @@ import { tempDir } from "../helpers/cli.js";
 
 const hour = 3600_000;
 const t0 = Date.now() - 5 * hour;
-const checkpoints = [1, 2, 3, 4].map((id) => ({
-  id,
-  createdAt: new Date(t0 + id * hour).toISOString(),
-  path: `checkpoints/${id}/adapter.gguf`,
-  parent: id > 1 ? id - 1 : null,
-  metrics: { samples: 16, meanReward: [0.1, 0.35, 0.2, 0.6][id - 1], loss: [0.9, 0.7, 0.75, 0.5][id - 1], kl: [0.01, 0.02, 0.08, 0.03][id - 1], gate: { verdict: id === 3 ? "rejected" : "published" } },
-  pinned: id === 1,
+// GET /api/checkpoints's items (checkpointView), oldest first here; the route lists newest first.
+const checkpoints = [1, 2, 3, 4].map((n) => ({
+  n,
+  version: `ckpt-${n}`,
+  createdAt: new Date(t0 + n * hour).toISOString(),
+  parent: n > 1 ? n - 1 : null,
+  samples: 16,
+  meanReward: [0.1, 0.35, 0.2, 0.6][n - 1],
+  loss: [0.9, 0.7, 0.75, 0.5][n - 1],
+  kl: [0.01, 0.02, 0.08, 0.03][n - 1],
+  verdict: n === 3 ? "rejected" : "published",
+  gate: { verdict: n === 3 ? "rejected" : "published", reasons: n === 3 ? ["KL to the serving adapter 0.0800 is above the bound 0.05"] : [], klBound: 0.05 },
+  totalSteps: n * 4,
+  swapPauseMs: n === 3 ? null : 3,
+  pinned: n === 1,
 }));
+
+/** A turn as GET /api/training's recentJudged lists it (the store's TurnView). */
+function judgedTurn(turnId: string, question: string, text: string, extra: object) {
+  const time = new Date().toISOString();
+  return {
+    turnId,
+    sessionId: "s1",
+    index: 0,
+    type: "main",
+    startedAt: time,
+    time,
+    fromUi: true,
+    model: "tiny",
+    adapter: "ckpt-2",
+    messages: [{ role: "user", content: question }],
+    text,
+    finishReason: "stop",
+    sampling: { temperature: 1, topP: 1 },
+    sessionDone: false,
+    promptTokenCount: 12,
+    responseTokenCount: 8,
+    nextState: null,
+    feedback: null,
+    judge: null,
+    reward: null,
+    rewardSource: null,
+    ...extra,
+  };
+}
 
 describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? false, timeout: 300_000 }, () => {
   let core: RunningCore;
@@ -43,23 +82,54 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     core = await startCore({ port: 0, dataDir: tempDir("clawrl-pages-"), token });
     browser = await launchBrowser();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    await page.route("**/api/checkpoints", (r) => r.fulfill({ json: { checkpoints: checkpoints.map((c) => ({ ...c, active: c.id === active })), active } }));
+    await page.route("**/api/checkpoints", (r) => r.fulfill({ json: { checkpoints: checkpoints.map((c) => ({ ...c, active: c.n === active })).reverse(), active: `ckpt-${active}` } }));
     await page.route(/\/api\/checkpoints\/\d+\/(activate|pin)$/, async (r) => {
       record(r);
       const m = /checkpoints\/(\d+)\/(\w+)$/.exec(r.request().url())!;
+      const c = checkpoints[Number(m[1]) - 1];
       if (m[2] === "activate") {
         await new Promise((res) => setTimeout(res, 800)); // long enough to see the swap in progress
-        active = Number(m[1]);
+        active = c.n;
+        return r.fulfill({ json: { checkpoint: { ...c, active: true }, swap: { pauseMs: 3, drained: 0, version: c.version } } });
       }
-      await r.fulfill({ json: { ok: true } });
+      c.pinned = (r.request().postDataJSON() as { pinned: boolean }).pinned;
+      await r.fulfill({ json: { checkpoint: { ...c, active: c.n === active } } });
     });
     await page.route("**/api/training", (r) =>
       r.fulfill({
         json: {
-          training: { state: "training", step: 3, steps: 8, samplesReady: 5, judgeQueue: 2, backend: "wasm", device: "CPU" },
+          training: {
+            state: "training",
+            paused: false,
+            step: 3,
+            steps: 8,
+            loss: 0.61,
+            runId: "r1",
+            samplesWaiting: 5,
+            batchSize: 16,
+            backend: "wasm",
+            device: "CPU",
+            activeCheckpoint: active,
+            lastError: null,
+            lrScale: 1,
+            lastSwap: { pauseMs: 3, version: `ckpt-${active}`, at: new Date().toISOString() },
+            trainerPid: 4242,
+            restarts: 0,
+            judgeQueue: 2,
+          },
+          history: checkpoints.map((c) => ({ n: c.n, at: c.createdAt, meanReward: c.meanReward, loss: c.loss, kl: c.kl, verdict: c.verdict, swapPauseMs: c.swapPauseMs })),
           recentJudged: [
-            { turnId: "t1", time: new Date().toISOString(), text: "Paris is the capital of France.", judge: { reward: 1, votes: [{ score: 1, text: "" }, { score: 1, text: "" }, { score: 0, text: "" }], hints: [] }, reward: 1 },
-            { turnId: "t2", time: new Date().toISOString(), text: "The answer is 5.", feedback: { thumbs: "down", hint: "Show the working." }, judge: { reward: -1, votes: [{ score: -1, text: "" }, { score: -1, text: "" }, { score: null, text: "" }], hints: [] }, reward: -1 },
+            judgedTurn("t1", "What is the capital of France?", "Paris is the capital of France.", {
+              judge: { time: new Date().toISOString(), reward: 1, votes: [{ score: 1, text: "\\boxed{1}" }, { score: 1, text: "\\boxed{1}" }, { score: 0, text: "\\boxed{0}" }], hints: [], representative: null, judge: "base" },
+              reward: 1,
+              rewardSource: "judge",
+            }),
+            judgedTurn("t2", "What is 2+2?", "The answer is 5.", {
+              feedback: { thumbs: "down", hint: "Show the working.", time: new Date().toISOString() },
+              judge: { time: new Date().toISOString(), reward: -1, votes: [{ score: -1, text: "\\boxed{-1}" }, { score: -1, text: "\\boxed{-1}" }, { score: null, text: "no verdict" }], hints: [], representative: null, judge: "base" },
+              reward: -1,
+              rewardSource: "thumbs",
+            }),
           ],
         },
       }),
@@ -99,21 +169,22 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     await rows.first().waitFor();
     assert.equal(await rows.count(), 4);
     const first = rows.first(); // newest first
-    assert.match((await first.textContent()) ?? "", /v4.*active/);
+    assert.match((await first.textContent()) ?? "", /ckpt-4.*active/);
     assert.ok(await first.getByRole("button", { name: "Roll back" }).isDisabled(), "the active checkpoint cannot be rolled back to");
     assert.match((await rows.nth(1).textContent()) ?? "", /rejected/);
+    assert.ok(await rows.nth(1).getByRole("button", { name: "Roll back" }).isDisabled(), "a candidate the gate rejected cannot be served");
     await screenshot(page, "checkpoints-list");
 
-    const v2 = rows.filter({ hasText: "v2" });
-    await v2.getByRole("button", { name: "Pin" }).click();
-    await v2.getByRole("button", { name: "Roll back" }).click();
-    const dialog = page.getByRole("dialog", { name: "Roll back to v2?" });
+    const c2 = rows.filter({ hasText: "ckpt-2" });
+    await c2.getByRole("button", { name: "Pin" }).click();
+    await c2.getByRole("button", { name: "Roll back" }).click();
+    const dialog = page.getByRole("dialog", { name: "Roll back to ckpt-2?" });
     await dialog.waitFor();
     await screenshot(page, "checkpoints-confirm");
     await dialog.getByRole("button", { name: "Confirm roll back" }).click();
-    await page.getByRole("status").filter({ hasText: "Swapping to v2" }).waitFor();
+    await page.getByRole("status").filter({ hasText: "Swapping to ckpt-2" }).waitFor();
     await screenshot(page, "checkpoints-swapping");
-    await page.getByText("Now serving v2").waitFor();
+    await page.getByText("Now serving ckpt-2").waitFor();
     assert.deepEqual(
       calls.filter((c) => c.path.startsWith("/api/checkpoints/")).map((c) => [c.path, c.body]),
       [
@@ -121,7 +192,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
         ["/api/checkpoints/2/activate", {}],
       ],
     );
-    await rows.filter({ hasText: "v2" }).getByText("active").waitFor();
+    await rows.filter({ hasText: "ckpt-2" }).getByText("active").waitFor();
   });
 
   test("Training: state, backend, queues, charts over time, judged turns, Train now", async () => {
@@ -137,7 +208,8 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     await page.getByRole("img", { name: "Gate verdicts: 3 published of 4" }).waitFor();
     const judged = page.locator("table tbody tr");
     assert.equal(await judged.count(), 2);
-    assert.match((await judged.nth(1).textContent()) ?? "", /−1 −1 ✗.*Show the working\./);
+    assert.match((await judged.nth(0).textContent()) ?? "", /What is the capital of France\?.*Paris is the capital of France\..*\+1 \+1 0/);
+    assert.match((await judged.nth(1).textContent()) ?? "", /What is 2\+2\?.*The answer is 5\..*−1 −1 ✗.*thumbs down.*Show the working\./);
     await screenshot(page, "training-data");
     await page.getByRole("button", { name: "Train now" }).click();
     await called("/api/training/run");

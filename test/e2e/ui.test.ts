@@ -2,7 +2,7 @@
 // real store, a real tiny GGUF), driving the page by accessible role and name as a user would.
 import assert from "node:assert/strict";
 import { after, before, describe, test, type TestContext } from "node:test";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl } from "../helpers/browser.js";
 import { tempDir } from "../helpers/cli.js";
@@ -388,6 +388,191 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
       "the core recorded the answer as written by the rolled-back adapter",
     );
     await screenshot(page, "chat-after-rollback");
+  });
+
+  /**
+   * Presses Tab (or Shift+Tab) until `target` has the focus, at most `max` times; fails naming
+   * what had the focus instead. Reaching a control this way is what "keyboard-operable" means.
+   */
+  async function tabTo(target: Locator, what: string, key: "Tab" | "Shift+Tab" = "Tab", max = 60): Promise<void> {
+    const focused = page.locator(":focus");
+    for (let i = 0; i <= max; i++) {
+      if ((await target.and(focused).count()) > 0) return;
+      await page.keyboard.press(key);
+    }
+    const at = (await page.evaluate("document.activeElement ? document.activeElement.outerHTML.slice(0, 160) : 'nothing'")) as string;
+    throw new Error(`${what} not reached with ${key} in ${max} presses; the focus is on ${at}`);
+  }
+
+  /** The focused control draws a visible focus ring (keyboard focus, :focus-visible). */
+  async function assertFocusRing(what: string): Promise<void> {
+    // Page scripts as strings (this file compiles without the DOM's types): an expression, not a function.
+    const style = (await page.evaluate("(() => { const s = getComputedStyle(document.activeElement); return s.outlineStyle + ' ' + s.outlineWidth; })()")) as string;
+    assert.match(style, /^(solid|dotted|dashed|double|auto) [1-9]/, `${what} has no visible focus outline (${style})`);
+  }
+
+  async function focusedName(): Promise<string> {
+    return (await page.evaluate("(() => { const el = document.activeElement; return el ? (el.getAttribute('aria-label') || el.textContent || el.tagName).trim() : ''; })()")) as string;
+  }
+
+  test("keyboard only: nav, Checkpoints' Roll back with its dialog, Chat's thumbs and hint, Train now, Settings' save, Models' import", async () => {
+    const [newest, older] = published;
+    const nav = page.getByRole("navigation", { name: "Pages" });
+    await page.goto(`${core.url}/#/chat`);
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+
+    // Checkpoints: reach it from the nav with Shift+Tab (the composer has the focus), Enter opens it.
+    await tabTo(nav.getByRole("link", { name: "Checkpoints" }), "the Checkpoints link", "Shift+Tab");
+    await assertFocusRing("the Checkpoints link");
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Checkpoints" }).waitFor();
+    const newestRow = page.locator("tbody tr").filter({ has: page.locator("strong", { hasText: new RegExp(`^${newest.version}$`) }) });
+    const rollBack = newestRow.getByRole("button", { name: "Roll back" });
+    await rollBack.and(page.locator(":enabled")).waitFor();
+    await tabTo(rollBack, `Roll back on ${newest.version}`);
+    await assertFocusRing("Roll back");
+    await page.keyboard.press("Enter");
+    const dialog = page.getByRole("dialog", { name: `Roll back to ${newest.version}?` });
+    await dialog.waitFor();
+    // The focus moves into the dialog and stays there however often Tab or Shift+Tab is pressed.
+    assert.equal(await focusedName(), "Confirm roll back");
+    for (const key of ["Tab", "Tab", "Tab", "Shift+Tab", "Shift+Tab", "Shift+Tab"]) {
+      await page.keyboard.press(key);
+      assert.equal(await dialog.locator(":focus").count(), 1, `${key} took the focus out of the dialog (to ${await focusedName()})`);
+    }
+    await screenshot(page, "checkpoints-real-confirm");
+    // Esc cancels: the dialog goes, nothing is activated, the focus is back on Roll back.
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "detached" });
+    await rollBack.and(page.locator(":focus")).waitFor();
+    assert.equal((await coreApi(core, "GET", "/api/status")).json.adapter, older.version, "Esc rolled nothing back");
+    // Space opens it again; Enter on Confirm rolls forward, and the outcome gets the focus.
+    await page.keyboard.press("Space");
+    await dialog.waitFor();
+    await tabTo(dialog.getByRole("button", { name: "Confirm roll back" }), "Confirm roll back");
+    await page.keyboard.press("Enter");
+    const done = page.getByRole("status").filter({ hasText: `Now serving ${newest.version}` });
+    await done.waitFor({ timeout: 120_000 });
+    await done.and(page.locator(":focus")).waitFor();
+    assert.equal((await coreApi(core, "GET", "/api/status")).json.adapter, newest.version);
+
+    // Chat: Thumbs up with Space keeps the focus on it; Add hint with Enter, typed, Enter saves,
+    // and the focus comes back to the hint button.
+    await tabTo(nav.getByRole("link", { name: "Chat" }), "the Chat link", "Shift+Tab");
+    await page.keyboard.press("Enter");
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+    await page.locator(".session-open").first().waitFor();
+    if ((await page.locator(".msg.assistant").count()) === 0) {
+      // Open the rollback test's chat (the newest) from the list.
+      await tabTo(page.locator(".session-open").first(), "the newest chat in the list", "Shift+Tab");
+      await page.keyboard.press("Enter");
+    }
+    const last = page.locator(".msg.assistant").last();
+    await last.getByRole("button", { name: "Thumbs up" }).waitFor();
+    await page.getByRole("textbox", { name: "Message" }).focus();
+    await tabTo(last.getByRole("button", { name: "Thumbs up" }), "Thumbs up", "Shift+Tab");
+    await assertFocusRing("Thumbs up");
+    await page.keyboard.press("Space");
+    await last.locator('button[aria-label="Thumbs up"][aria-pressed="true"]').waitFor();
+    assert.equal(await focusedName(), "Thumbs up", "the focus stays on the button after the feedback is saved");
+    await tabTo(last.getByRole("button", { name: "Add hint" }), "Add hint");
+    await page.keyboard.press("Enter");
+    const hintBox = page.getByRole("textbox", { name: "Hint" });
+    await hintBox.and(page.locator(":focus")).waitFor();
+    await page.keyboard.type("Answer in one short sentence.");
+    await page.keyboard.press("Enter");
+    await page.getByText("Answer in one short sentence.").waitFor();
+    await last.getByRole("button", { name: "Edit hint" }).and(page.locator(":focus")).waitFor();
+    const sessions = (await coreApi(core, "GET", "/api/sessions")).json.sessions as { id: string }[];
+    const turns = (await Promise.all(sessions.map(async (x) => (await coreApi(core, "GET", `/api/sessions/${x.id}`)).json.turns as { feedback: { thumbs: string | null; hint: string | null } | null }[]))).flat();
+    assert.ok(
+      turns.some((t) => t.feedback?.thumbs === "up" && t.feedback.hint === "Answer in one short sentence."),
+      "the thumbs and hint given with the keyboard reached the core",
+    );
+    // Esc closes the hint box without saving, the focus back on its button.
+    await page.keyboard.press("Enter");
+    await hintBox.and(page.locator(":focus")).waitFor();
+    await page.keyboard.press("Escape");
+    await hintBox.waitFor({ state: "detached" });
+    await last.getByRole("button", { name: "Edit hint" }).and(page.locator(":focus")).waitFor();
+
+    // Training: Train now with Enter; the core answers (a run starts on the rated answer, or a
+    // reason is shown) and the focus stays on the button.
+    await tabTo(nav.getByRole("link", { name: "Training" }), "the Training link", "Shift+Tab");
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Training" }).waitFor();
+    const trainNow = page.getByRole("button", { name: "Train now" });
+    await tabTo(trainNow, "Train now");
+    await assertFocusRing("Train now");
+    const answered = page.waitForResponse((r) => r.url().endsWith("/api/training/run"));
+    await page.keyboard.press("Enter");
+    const res = await answered;
+    assert.ok([202, 409].includes(res.status()), `Train now answered ${res.status()}`);
+    if (res.status() === 409) await page.getByRole("alert").first().waitFor();
+    await page.getByRole("button", { name: "Train now" }).and(page.locator(":focus")).waitFor();
+
+    // Settings: a field and Save settings, both by keyboard; the focus stays on Save.
+    await tabTo(nav.getByRole("link", { name: "Settings" }), "the Settings link", "Shift+Tab");
+    await page.keyboard.press("Enter");
+    const batch = page.getByRole("spinbutton", { name: "Batch size" });
+    await batch.waitFor();
+    await tabTo(batch, "Batch size");
+    await page.keyboard.press("ArrowUp"); // 2 → 3
+    await tabTo(page.getByRole("button", { name: "Save settings" }), "Save settings");
+    await assertFocusRing("Save settings");
+    await page.keyboard.press("Enter");
+    await page.getByText("Saved.").waitFor();
+    assert.equal((await coreApi(core, "GET", "/api/settings")).json.batchSize, 3);
+    assert.equal(await focusedName(), "Save settings");
+
+    // Models: the import form; Enter submits, and the core's refusal is shown readably.
+    await tabTo(nav.getByRole("link", { name: "Models" }), "the Models link", "Shift+Tab");
+    await page.keyboard.press("Enter");
+    const file = page.getByRole("textbox", { name: "GGUF file path" });
+    await file.waitFor();
+    await tabTo(file, "the GGUF file path field");
+    await page.keyboard.type("/nonexistent/model.gguf");
+    await page.keyboard.press("Enter");
+    await page.getByRole("alert").filter({ hasText: /nonexistent/ }).waitFor();
+    await screenshot(page, "models-keyboard-import-error");
+
+    // The theme toggle too.
+    await tabTo(page.getByRole("button", { name: "Switch to dark theme" }), "the theme toggle");
+    await page.keyboard.press("Enter");
+    assert.equal(await page.evaluate("document.documentElement.dataset.theme"), "dark");
+    await page.keyboard.press("Enter");
+    assert.equal(await page.evaluate("document.documentElement.dataset.theme"), "light");
+  });
+
+  test("every page in the light and the dark theme, with real data, saved for a person to look at", async () => {
+    const pages: [id: string, heading: string, ready: () => Promise<unknown>][] = [
+      ["chat", "", async () => {
+        await page.locator(".session-open").first().click();
+        await page.locator(".msg.assistant .tag").first().waitFor();
+      }],
+      ["training", "Training", () => page.locator("table tbody tr").first().waitFor()],
+      ["checkpoints", "Checkpoints", () => page.locator("tbody tr").first().waitFor()],
+      ["models", "Models", () => page.locator(".cards").first().waitFor()],
+      ["settings", "Settings", () => page.getByRole("combobox", { name: "Learning method" }).waitFor()],
+    ];
+    for (const theme of ["light", "dark"] as const) {
+      await page.goto(`${core.url}/#/chat`);
+      await page.getByRole("button", { name: "New chat" }).waitFor();
+      if ((await page.evaluate("document.documentElement.dataset.theme")) !== theme) {
+        await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
+      }
+      assert.equal(await page.evaluate("document.documentElement.dataset.theme"), theme);
+      for (const [id, heading, ready] of pages) {
+        await page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name: id[0].toUpperCase() + id.slice(1) }).click();
+        if (heading) await page.getByRole("heading", { name: heading, exact: true }).waitFor();
+        await ready();
+        // Nothing wider than the window: a horizontal scrollbar means something overflows.
+        const overflow = (await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")) as number;
+        assert.ok(overflow <= 0, `the ${id} page overflows the window by ${overflow}px in the ${theme} theme`);
+        await screenshot(page, `page-${id}-${theme}`);
+      }
+    }
+    await page.getByRole("button", { name: "Switch to light theme" }).click();
   });
 
   test("no script errors on the way", () => {

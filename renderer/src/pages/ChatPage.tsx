@@ -313,6 +313,12 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
   const [hintText, setHintText] = useState(msg.hint ?? "");
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
+  // Keyboard: closing the hint box (Esc, Cancel, saved) puts focus back on its button.
+  const hintButton = useRef<HTMLButtonElement | null>(null);
+  const closeHint = () => {
+    setHinting(false);
+    setTimeout(() => hintButton.current?.focus(), 0);
+  };
 
   const send = async (body: { thumbs?: Thumbs; hint?: string | null }, patch: Partial<DisplayMessage>) => {
     if (!msg.turnId) return;
@@ -331,6 +337,7 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
   };
 
   const thumb = (t: "up" | "down") => {
+    if (saving) return;
     const next = msg.thumbs === t ? null : t; // clicking the chosen one again withdraws it
     void send({ thumbs: next }, { thumbs: next });
   };
@@ -348,15 +355,17 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
         <div className="msg-tools">
           {canRate && (
             <>
-              <button type="button" className={msg.thumbs === "up" ? "icon on" : "icon"} aria-pressed={msg.thumbs === "up"} aria-label="Thumbs up" title="Good answer" disabled={saving} onClick={() => thumb("up")}>
+              <button type="button" className={msg.thumbs === "up" ? "icon on" : "icon"} aria-pressed={msg.thumbs === "up"} aria-label="Thumbs up" title="Good answer" aria-disabled={saving} onClick={() => thumb("up")}>
                 <ThumbUpIcon />
               </button>
-              <button type="button" className={msg.thumbs === "down" ? "icon on" : "icon"} aria-pressed={msg.thumbs === "down"} aria-label="Thumbs down" title="Bad answer" disabled={saving} onClick={() => thumb("down")}>
+              <button type="button" className={msg.thumbs === "down" ? "icon on" : "icon"} aria-pressed={msg.thumbs === "down"} aria-label="Thumbs down" title="Bad answer" aria-disabled={saving} onClick={() => thumb("down")}>
                 <ThumbDownIcon />
               </button>
               <button
                 type="button"
                 className="link"
+                ref={hintButton}
+                aria-expanded={hinting}
                 onClick={() => {
                   setHintText(msg.hint ?? "");
                   setHinting((h) => !h);
@@ -392,14 +401,14 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
             e.preventDefault();
             const h = hintText.trim();
             if (!h) return;
-            void send({ hint: h }, { hint: h }).then((ok) => ok && setHinting(false));
+            void send({ hint: h }, { hint: h }).then((ok) => ok && closeHint());
           }}
         >
-          <input aria-label="Hint" placeholder="What should the assistant have done instead?" maxLength={500} value={hintText} autoFocus onChange={(e) => setHintText(e.target.value)} onKeyDown={(e) => e.key === "Escape" && setHinting(false)} />
+          <input aria-label="Hint" placeholder="What should the assistant have done instead?" maxLength={500} value={hintText} autoFocus onChange={(e) => setHintText(e.target.value)} onKeyDown={(e) => e.key === "Escape" && closeHint()} />
           <button type="submit" className="primary" disabled={!hintText.trim() || saving}>
             Save hint
           </button>
-          <button type="button" onClick={() => setHinting(false)}>
+          <button type="button" onClick={closeHint}>
             Cancel
           </button>
         </form>

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
 import { num, pick, readCheckpoints, type Checkpoint } from "../api/shapes.js";
@@ -12,6 +12,22 @@ export function CheckpointsPage() {
   const [swapping, setSwapping] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // Keyboard: focus goes back to the Roll back button that opened the dialog when it is
+  // cancelled, and to the outcome (done or error) when a roll back finishes.
+  const opener = useRef<HTMLButtonElement | null>(null);
+  const outcome = useRef<HTMLDivElement | null>(null);
+  const [focusOutcome, setFocusOutcome] = useState(false);
+  useEffect(() => {
+    if (!focusOutcome) return;
+    setFocusOutcome(false);
+    outcome.current?.focus();
+  }, [focusOutcome]);
+
+  const cancel = () => {
+    setConfirm(null);
+    // After React has removed the dialog (its removal would take focus with it).
+    setTimeout(() => opener.current?.focus(), 0);
+  };
 
   const activate = async (c: Checkpoint) => {
     setConfirm(null);
@@ -26,6 +42,7 @@ export function CheckpointsPage() {
       setError(`Could not roll back to ${c.version}: ${messageOf(e)}`);
     } finally {
       setSwapping(null);
+      setFocusOutcome(true);
       list.reload();
       reloadStatus();
     }
@@ -55,11 +72,15 @@ export function CheckpointsPage() {
         </div>
       )}
       {done && !swapping && (
-        <div className="note note-ok" role="status">
+        <div className="note note-ok" role="status" tabIndex={-1} ref={outcome}>
           {done}
         </div>
       )}
-      {error && <ErrorNote error={error} />}
+      {error && (
+        <div tabIndex={-1} ref={outcome}>
+          <ErrorNote error={error} />
+        </div>
+      )}
       {list.error && <LoadProblem error={list.error} what="Checkpoints" onRetry={list.reload} />}
       {list.data && items.length === 0 && <p className="muted">No checkpoints yet. Each adapter the learner publishes appears here.</p>}
       {items.length > 0 && (
@@ -92,7 +113,16 @@ export function CheckpointsPage() {
                   <button type="button" aria-describedby={`cp-${c.n}`} onClick={() => void pin(c)}>
                     {c.pinned ? "Unpin" : "Pin"}
                   </button>
-                  <button type="button" disabled={c.active || swapping !== null} aria-describedby={`cp-${c.n}`} onClick={() => setConfirm(c)}>
+                  <button
+                    type="button"
+                    disabled={c.active || swapping !== null || !usable(c)}
+                    title={usable(c) ? undefined : "The publish gate rejected this checkpoint; it is kept for inspection only"}
+                    aria-describedby={`cp-${c.n}`}
+                    onClick={(e) => {
+                      opener.current = e.currentTarget;
+                      setConfirm(c);
+                    }}
+                  >
                     Roll back
                   </button>
                 </td>
@@ -101,25 +131,60 @@ export function CheckpointsPage() {
           </tbody>
         </table>
       )}
-      {confirm && <ConfirmRollback checkpoint={confirm} onCancel={() => setConfirm(null)} onConfirm={() => void activate(confirm)} />}
+      {confirm && <ConfirmRollback checkpoint={confirm} onCancel={cancel} onConfirm={() => void activate(confirm)} />}
     </div>
   );
 }
 
+/** Only a checkpoint the gate published can be served (the core refuses the others with 409). */
+function usable(c: Checkpoint): boolean {
+  return c.verdict === null || /pass|publish|accept/i.test(c.verdict);
+}
+
+/** Tab and Shift+Tab wrap around inside the dialog, so keyboard focus never leaves it while it is open. */
+function trapTab(e: KeyboardEvent<HTMLElement>) {
+  if (e.key !== "Tab") return;
+  const items = [...e.currentTarget.querySelectorAll<HTMLElement>("button:not(:disabled), [href], input:not(:disabled), select, textarea, [tabindex]:not([tabindex='-1'])")];
+  if (items.length === 0) return;
+  const first = items[0];
+  const last = items[items.length - 1];
+  const active = document.activeElement;
+  if (e.shiftKey && (active === first || !e.currentTarget.contains(active))) {
+    e.preventDefault();
+    last.focus();
+  } else if (!e.shiftKey && (active === last || !e.currentTarget.contains(active))) {
+    e.preventDefault();
+    first.focus();
+  }
+}
+
 function ConfirmRollback({ checkpoint, onCancel, onConfirm }: { checkpoint: Checkpoint; onCancel(): void; onConfirm(): void }) {
   const ref = useRef<HTMLDialogElement | null>(null);
+  const confirmButton = useRef<HTMLButtonElement | null>(null);
   useEffect(() => {
     ref.current?.showModal();
+    // showModal focuses the first button (Cancel); React's autoFocus ran before it.
+    confirmButton.current?.focus();
   }, []);
   return (
-    <dialog ref={ref} className="dialog" aria-labelledby="rb-title" onCancel={onCancel}>
+    <dialog
+      ref={ref}
+      className="dialog"
+      aria-labelledby="rb-title"
+      onKeyDown={trapTab}
+      onCancel={(e) => {
+        // Esc: React removes the dialog (the browser would close it and restore focus itself, racing React).
+        e.preventDefault();
+        onCancel();
+      }}
+    >
       <h2 id="rb-title">Roll back to {checkpoint.version}?</h2>
       <p>The assistant switches to this adapter now; training continues from it. Newer checkpoints stay in the list, so you can roll forward again.</p>
       <div className="actions">
         <button type="button" onClick={onCancel}>
           Cancel
         </button>
-        <button type="button" className="primary" autoFocus onClick={onConfirm}>
+        <button type="button" className="primary" ref={confirmButton} onClick={onConfirm}>
           Confirm roll back
         </button>
       </div>

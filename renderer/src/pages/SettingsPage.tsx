@@ -96,7 +96,7 @@ export function SettingsPage() {
         className="settings"
         onSubmit={(e) => {
           e.preventDefault();
-          void save();
+          if (dirty && !saving) void save();
         }}
       >
         <fieldset disabled={unavailable}>
@@ -180,7 +180,8 @@ export function SettingsPage() {
         </fieldset>
         {error && <ErrorNote error={error} />}
         <div className="actions">
-          <button type="submit" className="primary" disabled={!dirty || saving || unavailable}>
+          {/* aria-disabled, not disabled, while there is nothing to save: the button keeps keyboard focus after a save. */}
+          <button type="submit" className="primary" disabled={unavailable} aria-disabled={!dirty || saving}>
             {saving ? "Saving…" : "Save settings"}
           </button>
           {saved && <span className="muted" role="status">Saved.</span>}

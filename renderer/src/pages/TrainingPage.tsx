@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
-import { listOf, metricSeries, pick, readCheckpoints, readTraining, readTurn, type TrainingStatus } from "../api/shapes.js";
+import { listOf, metricSeries, pick, readCheckpoints, readTraining, readTurn, type TrainingStatus, type Turn } from "../api/shapes.js";
 import { LineChart, VerdictStrip } from "../components/Charts.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtTime } from "../components/format.js";
@@ -28,6 +28,7 @@ export function TrainingPage() {
   const judged = listOf(pick(detail.data, "recentJudged", "judged", "recent") ?? [], "turns").map(readTurn);
 
   const act = async (what: string, path: string) => {
+    if (pending !== null) return;
     setPending(what);
     setActionError(null);
     try {
@@ -46,15 +47,15 @@ export function TrainingPage() {
       <header className="page-head">
         <h1>Training</h1>
         <div className="actions">
-          <button type="button" className="primary" disabled={pending !== null} onClick={() => void act("Train now", "/api/training/run")}>
+          <button type="button" className="primary" aria-disabled={pending !== null} onClick={() => void act("Train now", "/api/training/run")}>
             {pending === "Train now" ? "Starting…" : "Train now"}
           </button>
           {training?.paused ? (
-            <button type="button" disabled={pending !== null} onClick={() => void act("Resume", "/api/training/resume")}>
+            <button type="button" aria-disabled={pending !== null} onClick={() => void act("Resume", "/api/training/resume")}>
               Resume
             </button>
           ) : (
-            <button type="button" disabled={pending !== null} onClick={() => void act("Pause", "/api/training/pause")}>
+            <button type="button" aria-disabled={pending !== null} onClick={() => void act("Pause", "/api/training/pause")}>
               Pause
             </button>
           )}
@@ -98,6 +99,7 @@ export function TrainingPage() {
           <thead>
             <tr>
               <th>When</th>
+              <th>Question</th>
               <th>Answer</th>
               <th>Votes</th>
               <th>Reward</th>
@@ -108,8 +110,13 @@ export function TrainingPage() {
             {judged.map((t) => (
               <tr key={t.id}>
                 <td className="nowrap">{fmtTime(t.at)}</td>
-                <td className="clip">{t.response}</td>
-                <td className="nowrap">{t.votes.length ? t.votes.map((v) => (v.score === null ? "✗" : v.score > 0 ? "+1" : v.score < 0 ? "−1" : "0")).join(" ") : t.thumbs ? `thumbs ${t.thumbs}` : "—"}</td>
+                <td className="clip" title={t.userText}>
+                  {t.userText || "—"}
+                </td>
+                <td className="clip" title={t.response}>
+                  {t.response || "—"}
+                </td>
+                <td className="nowrap">{votesText(t) || "—"}</td>
                 <td>{t.reward ?? "—"}</td>
                 <td className="clip">{t.hint ?? t.judgeHints[0] ?? "—"}</td>
               </tr>
@@ -119,6 +126,12 @@ export function TrainingPage() {
       )}
     </div>
   );
+}
+
+/** The judge's votes (+1 / 0 / −1, ✗ for no verdict) and the user's thumbs, which override them. */
+function votesText(t: Turn): string {
+  const votes = t.votes.map((v) => (v.score === null ? "✗" : v.score > 0 ? "+1" : v.score < 0 ? "−1" : "0")).join(" ");
+  return [votes, t.thumbs ? `thumbs ${t.thumbs}` : ""].filter(Boolean).join(" · ");
 }
 
 export function Card({ label, value, live }: { label: string; value: string | number; live?: boolean }) {
