@@ -53,10 +53,23 @@ export function ensureRendererBuilt(): void {
   fs.renameSync(tmp, rendererOut);
 }
 
-/** Saves a full-page PNG to test-artifacts/<name>.png (git-ignored) for a person to look at. */
+/** Saves a whole-page PNG to test-artifacts/<name>.png (git-ignored) for a person to look at. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   fs.mkdirSync(artifactsDir, { recursive: true });
   const file = path.join(artifactsDir, `${name}.png`);
+  // The app scrolls inside .main (the window itself does not), so fullPage alone would cut a
+  // long page at the window's height: make the window as tall as the page for the shot.
+  const inner = (await page.evaluate("(() => { const m = document.querySelector('.main'); return m ? m.scrollHeight : 0; })()")) as number;
+  const vp = page.viewportSize();
+  if (vp && inner > vp.height) {
+    await page.setViewportSize({ width: vp.width, height: inner });
+    try {
+      await page.screenshot({ path: file, fullPage: true });
+    } finally {
+      await page.setViewportSize(vp);
+    }
+    return file;
+  }
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }

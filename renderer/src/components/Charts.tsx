@@ -2,7 +2,13 @@
 
 const W = 320;
 const H = 120;
-const PAD = { l: 36, r: 8, t: 10, b: 18 };
+const PAD = { l: 44, r: 8, t: 10, b: 18 };
+
+/** An axis label that fits the left margin: 3 significant digits, small values as 7.4e-4. */
+function axisLabel(v: number): string {
+  if (v !== 0 && Math.abs(v) < 0.01) return v.toExponential(1);
+  return String(Number(v.toPrecision(3)));
+}
 
 export function LineChart({ title, values, color }: { title: string; values: (number | null)[]; color: string }) {
   const pts = values.map((v, i) => ({ i, v })).filter((p): p is { i: number; v: number } => p.v !== null);
@@ -30,10 +36,10 @@ export function LineChart({ title, values, color }: { title: string; values: (nu
         <line x1={PAD.l} x2={W - PAD.r} y1={y(hi)} y2={y(hi)} className="chart-grid" />
         <line x1={PAD.l} x2={W - PAD.r} y1={y(lo)} y2={y(lo)} className="chart-grid" />
         <text x={PAD.l - 4} y={y(hi) + 4} textAnchor="end" className="chart-axis">
-          {Number(hi.toPrecision(3))}
+          {axisLabel(hi)}
         </text>
         <text x={PAD.l - 4} y={y(lo) + 4} textAnchor="end" className="chart-axis">
-          {Number(lo.toPrecision(3))}
+          {axisLabel(lo)}
         </text>
         <path d={d} fill="none" stroke={color} strokeWidth={2} strokeLinejoin="round" />
         {pts.map((p) => (
@@ -70,6 +76,11 @@ export function VerdictStrip({ verdicts }: { verdicts: (string | null)[] }) {
           <span key={i} className={/pass|publish|accept/i.test(v) ? "verdict ok" : "verdict bad"} title={v} />
         ))}
       </div>
+      {shown.length > 0 && (
+        <div className="verdict-legend small muted" aria-hidden="true">
+          <span className="verdict ok" /> published <span className="verdict bad" /> rejected · oldest first
+        </div>
+      )}
     </figure>
   );
 }

@@ -65,7 +65,9 @@ export function EvalReportSection() {
       <h2>Latest eval report</h2>
       {latest.error && <LoadProblem error={latest.error} what="Eval report" onRetry={latest.reload} />}
       {!summary ? (
-        <p className="muted">No eval report yet. Run `clawrl eval --scenario FILE --model M --out DIR` to measure whether learning helps.</p>
+        <p className="muted">
+          No eval report yet. Run <code>clawrl eval --scenario FILE --model M --out DIR</code> to measure whether learning helps.
+        </p>
       ) : (
         <>
           <p className="muted">

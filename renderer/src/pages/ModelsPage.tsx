@@ -36,7 +36,7 @@ export function ModelsPage() {
       <h2>Active model</h2>
       {active ? (
         <div className="cards">
-          <Card label="Name" value={active.name} />
+          <Card label="Name" value={active.name} wide />
           <Card label="Size" value={fmtBytes(active.sizeBytes)} />
           <Card label="Quantization" value={active.quantization ?? "—"} />
           <Card label="Context" value={active.contextSize ? `${active.contextSize.toLocaleString()} tokens` : "—"} />

@@ -133,7 +133,7 @@ export function SettingsPage() {
             Judge votes
             <input type="number" min={1} max={15} value={form.judgeVotes} onChange={(e) => set("judgeVotes", Number(e.target.value))} />
           </label>
-          <label>
+          <label className="span-2">
             Judge source
             <select value={form.judgeSource.kind} onChange={(e) => set("judgeSource", emptyJudge(e.target.value as JudgeSource["kind"]))}>
               <option value="base">The served model, without adapter</option>

@@ -65,7 +65,7 @@ export function TrainingPage() {
       {detail.error && <LoadProblem error={detail.error} what="Training detail" onRetry={detail.reload} />}
       <div className="cards" role="group" aria-label="Learner">
         <Card label="Now" value={training ? describeTraining(training) : "—"} live />
-        <Card label="Backend" value={training?.backend ? [training.backend, training.device].filter(Boolean).join(", ") : "—"} />
+        <Card label="Backend" value={training ? backendText(training) : "—"} />
         <Card label="Samples waiting" value={training?.samplesWaiting ?? "—"} />
         <Card label="Judge queue" value={training?.judgeQueue ?? "—"} />
         <Card label="Serving" value={status ? (status.adapter === "base" ? "base model" : `adapter ${status.adapter}`) : "—"} />
@@ -82,12 +82,16 @@ export function TrainingPage() {
 
       <h2>Over time</h2>
       {checkpoints.error && <LoadProblem error={checkpoints.error} what="Training history (checkpoints)" onRetry={checkpoints.reload} />}
-      <div className="charts">
-        <LineChart title="Mean reward" values={series.map((p) => p.meanReward)} color="var(--c-green)" />
-        <LineChart title="Loss" values={series.map((p) => p.loss)} color="var(--c-blue)" />
-        <LineChart title="KL to serving policy" values={series.map((p) => p.kl)} color="var(--c-orange)" />
-        <VerdictStrip verdicts={series.map((p) => p.verdict)} />
-      </div>
+      {series.length === 0 ? (
+        <p className="muted">No training runs yet. Charts of mean reward, loss, KL to the serving policy and the gate's verdicts appear after the first run, one point per candidate checkpoint.</p>
+      ) : (
+        <div className="charts">
+          <LineChart title="Mean reward" values={series.map((p) => p.meanReward)} color="var(--c-green)" />
+          <LineChart title="Loss" values={series.map((p) => p.loss)} color="var(--c-blue)" />
+          <LineChart title="KL to serving policy" values={series.map((p) => p.kl)} color="var(--c-orange)" />
+          <VerdictStrip verdicts={series.map((p) => p.verdict)} />
+        </div>
+      )}
 
       <EvalReportSection />
 
@@ -128,15 +132,23 @@ export function TrainingPage() {
   );
 }
 
+/** "wasm (simd, 1 thread)", "tfjs-node-gpu, RTX 4090": the device alone when it already names the backend. */
+export function backendText(t: TrainingStatus): string {
+  if (!t.backend) return t.device ?? "not started yet"; // the trainer process starts with the first run
+  if (!t.device) return t.backend;
+  return t.device.toLowerCase().startsWith(t.backend.toLowerCase()) ? t.device : `${t.backend}, ${t.device}`;
+}
+
 /** The judge's votes (+1 / 0 / −1, ✗ for no verdict) and the user's thumbs, which override them. */
 function votesText(t: Turn): string {
   const votes = t.votes.map((v) => (v.score === null ? "✗" : v.score > 0 ? "+1" : v.score < 0 ? "−1" : "0")).join(" ");
   return [votes, t.thumbs ? `thumbs ${t.thumbs}` : ""].filter(Boolean).join(" · ");
 }
 
-export function Card({ label, value, live }: { label: string; value: string | number; live?: boolean }) {
+/** A labelled figure; `wide` for long values such as a model's file name (two grid columns). */
+export function Card({ label, value, live, wide }: { label: string; value: string | number; live?: boolean; wide?: boolean }) {
   return (
-    <div className="card">
+    <div className={wide ? "card card-wide" : "card"}>
       <div className="card-label">{label}</div>
       <div className="card-value" aria-live={live ? "polite" : undefined}>
         {value}
