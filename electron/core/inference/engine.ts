@@ -15,6 +15,7 @@ import { IncrementalDetokenizer } from "./detokenizer.js";
 import { JsonObjectPrefix } from "./jsonPrefix.js";
 import { createRng } from "./sampling.js";
 import { LogitsStepper, NativeStepper, type Stepper } from "./steppers.js";
+import { defaultThreads } from "./threads.js";
 import { parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
 
 export { AbortedError } from "./adapterGate.js";
@@ -33,7 +34,7 @@ export interface EngineOptions {
   drainTimeoutMs?: number;
   /** Adapter to start with. */
   adapter?: { path: string; version: string };
-  /** CPU threads per evaluation; default node-llama-cpp's (all math cores). */
+  /** CPU threads per evaluation; default: one for a small model (threads.ts), else node-llama-cpp's (all math cores). */
   threads?: number;
 }
 
@@ -167,13 +168,14 @@ export class Engine {
       throw new Error(`cannot load model ${opts.modelPath}: ${(err as Error).message}`);
     }
     const sequences = opts.sequences ?? 4;
+    const threads = opts.threads ?? defaultThreads(model.size);
     const maxCtx = Math.min(opts.maxContextSize ?? model.trainContextSize, model.trainContextSize);
     const gate = new AdapterGate({
       createContext: (adapterPath) =>
         model.createContext({
           sequences,
           contextSize: { max: maxCtx },
-          threads: opts.threads,
+          threads,
           lora: adapterPath ? { adapters: [{ filePath: adapterPath }] } : undefined,
         }),
       releaseAdapter: (p) => releaseCachedAdapter(model, p),
