@@ -25,6 +25,7 @@ export function fmtTime(t: number | null): string {
 
 export function fmtDuration(s: number | null): string {
   if (s === null || !Number.isFinite(s)) return "—";
+  if (s > 0 && s < 1) return "under 1 s";
   if (s < 60) return `${Math.round(s)} s`;
   if (s < 3600) return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
   return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;

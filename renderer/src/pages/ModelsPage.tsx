@@ -169,8 +169,15 @@ function CatalogRow({ m, busy, onAct }: { m: CatalogEntry; busy: boolean; onAct(
           <>
             <progress aria-label={`Download of ${m.name}`} max={d.total ?? undefined} value={d.bytes} />
             <div className="small muted">
-              {fmtBytes(d.bytes)}
-              {d.total ? ` of ${fmtBytes(d.total)}` : ""} · {d.speed ? `${fmtBytes(d.speed)}/s` : "—"} · {fmtDuration(d.etaSeconds)} left · {d.state}
+              {/* Speed and time left only while bytes are arriving (a paused download has neither). */}
+              {[
+                `${fmtBytes(d.bytes)}${d.total ? ` of ${fmtBytes(d.total)}` : ""}`,
+                d.speed ? `${fmtBytes(d.speed)}/s` : null,
+                d.etaSeconds !== null && /download/i.test(d.state) ? `${fmtDuration(d.etaSeconds)} left` : null,
+                d.state,
+              ]
+                .filter(Boolean)
+                .join(" · ")}
             </div>
             {d.error && <div className="small error-text">{d.error}</div>}
           </>
