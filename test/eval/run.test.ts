@@ -36,6 +36,7 @@ describe("/v1/completions: a plain prompt, no chat template", { skip }, () => {
     assert.equal(t.promptTokens.length, expected);
     assert.equal(core.engine!.model.detokenize(t.responseTokens as never), body.choices[0].text);
     assert.equal(t.tokenLogprobs.length, t.responseTokens.length);
+    assert.equal(t.format, "completion", "the turn says its prompt is plain text: the OPD teacher must not wrap it in a chat template");
     // Same seed, same answer: sampling is seeded.
     const again = (await (await post({ prompt, max_tokens: 8, seed: 3, temperature: 1 })).json()) as { choices: Array<{ text: string }> };
     assert.equal(again.choices[0].text, body.choices[0].text);
@@ -117,7 +118,10 @@ describe("clawrl eval: a short real run on stories260K", { skip }, () => {
     assert.ok(run.checkpoints[0].verdict === "published", "the scenario's gate bound lets the first batch through");
     const samples = parseSamplesJsonl(fs.readFileSync(run.samplesPath!, "utf8"), run.samplesPath!);
     assert.equal(samples.length, 4);
-    for (const { sample } of samples) assert.ok(sample.prompt_tokens && sample.response_tokens && (sample.reward === 1 || sample.reward === -1));
+    for (const { sample } of samples) {
+      assert.ok(sample.prompt_tokens && sample.response_tokens && (sample.reward === 1 || sample.reward === -1));
+      assert.equal(sample.format, "completion");
+    }
     assert.equal(run.replay.length, 1);
     const argv = run.replay[0].split(" ").slice(2); // drop "clawrl train"
     const r = await runCliAsync(["train", ...argv], { CLAWRL_THREADS: "1" }, 300_000);

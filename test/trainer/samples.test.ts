@@ -4,6 +4,7 @@ import type { Token } from "node-llama-cpp";
 import { parseSamplesJsonl } from "../../trainer/train/samples.js";
 import { fitContext, SampleTokenizer, toChatHistory } from "../../trainer/train/tokenize.js";
 import { tinyModel } from "../helpers/models.js";
+import { storiesModelPath } from "../helpers/cli.js";
 
 const line = (o: object) => JSON.stringify(o);
 /** node-llama-cpp brands token ids; ours are plain numbers from the same vocabulary. */
@@ -107,5 +108,40 @@ describe("tokenization with the model's chat template", () => {
     assert.equal(p.promptLength, 3);
     assert.deepEqual(p.servedLogprobs, [-1, -2]);
     assert.equal(p.truncated, true);
+  });
+});
+
+describe("plain-completion samples (a base model, no chat template)", { skip: storiesModelPath() ? false : "stories260K.gguf is missing" }, () => {
+  let tok: SampleTokenizer;
+  before(async () => {
+    tok = await SampleTokenizer.open(storiesModelPath()!);
+  });
+  after(async () => {
+    await tok.dispose();
+  });
+
+  test("the teacher reads the hint as a paragraph before the student's unchanged prompt tokens", () => {
+    const bos = tok.model.tokens.bos!;
+    const prompt = [bos, ...tok.model.tokenize("Once upon a time, there was a dog.", false)];
+    const response = [...tok.model.tokenize(" The dog ran.", false)];
+    const [{ sample }] = parseSamplesJsonl(
+      line({ prompt_tokens: prompt, response_tokens: response, reward: -1, hint: "The story is about a cat.", messages: [{ role: "user", content: "Once upon a time, there was a dog." }], format: "completion" }),
+    );
+    const p = tok.prepare(sample, { maxContext: 512 });
+    assert.deepEqual(p.tokens, [...prompt, ...response], "the student's tokens are the served ones");
+    const t = p.teachers[0];
+    assert.equal(t.tokens[0], bos);
+    assert.deepEqual(t.tokens.slice(t.promptLength - (prompt.length - 1)), [...prompt.slice(1), ...response], "the teacher continues exactly the student's prompt");
+    const hintText = tok.model.detokenize(asTokens(t.tokens.slice(1, t.promptLength - (prompt.length - 1))), false);
+    assert.equal(hintText.trim(), "The story is about a cat.");
+    assert.ok(hintText.endsWith("\n\n"), JSON.stringify(hintText));
+    assert.doesNotMatch(tok.model.detokenize(asTokens(t.tokens), true), /hint \/ instruction|### |<\|im_start/, "no chat template, no chat-style hint marker");
+  });
+
+  test("a text-form completion sample is tokenized as plain text after BOS", () => {
+    const [{ sample }] = parseSamplesJsonl(line({ messages: [{ role: "user", content: "Tom had a ball." }], response: " It was red.", reward: 1, format: "completion" }));
+    const p = tok.prepare(sample, { maxContext: 512, appendEndToken: false });
+    assert.deepEqual(p.tokens.slice(0, p.promptLength), [tok.model.tokens.bos!, ...tok.model.tokenize("Tom had a ball.", false)]);
+    assert.equal(tok.model.detokenize(asTokens(p.tokens.slice(p.promptLength)), false).trim(), "It was red.");
   });
 });

@@ -12,6 +12,14 @@ export function hintSuffix(hint: string): string {
   return `\n\n[user's hint / instruction]\n${hint}`;
 }
 
+/**
+ * The hint a plain-completion teacher (a base model: no user message to append to) reads: a
+ * paragraph before the prompt, so the text it continues is still exactly the student's.
+ */
+export function completionHintPrefix(hint: string): string {
+  return `${hint}\n\n`;
+}
+
 /** Binary RL: A_t = r on every response token; reward 0 (or none) is masked out. */
 export function binaryAdvantages(reward: number | undefined, length: number): number[] | null {
   if (reward === undefined || reward === 0) return null;

@@ -8,6 +8,8 @@ import { z } from "zod";
  *   serving policy's log-probs of the response tokens) are then lp_old.
  * `reward` (−1/0/1) feeds the RL term, `hint` the OPD term (`hints`: candidates for top-k
  * select). A hint needs `messages`: the teacher's prompt is the hint-augmented conversation.
+ * `format: "completion"`: the prompt is plain text (a base model's /v1/completions; the one
+ * user message holds it), no chat template; the teacher reads the hint as a paragraph before it.
  */
 
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
@@ -30,6 +32,7 @@ export const sampleSchema = z
     prompt_tokens: tokenIds.min(1).optional(),
     response_tokens: tokenIds.min(1).optional(),
     logprobs: z.array(z.number().finite().max(0)).optional(),
+    format: z.enum(["chat", "completion"]).optional(),
   })
   .loose()
   .superRefine((s, ctx) => {

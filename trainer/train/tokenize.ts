@@ -1,5 +1,5 @@
 import { getLlama, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper, type Llama, type LlamaModel } from "node-llama-cpp";
-import { hintSuffix } from "../loss/advantages.js";
+import { completionHintPrefix, hintSuffix } from "../loss/advantages.js";
 import { sampleHints, type ChatMessage, type Sample } from "./samples.js";
 
 /** A sample as token ids, ready for the trainer. */
@@ -106,6 +106,21 @@ export class SampleTokenizer {
     return [...contextText.tokenize(this.model.tokenizer)];
   }
 
+  /** A plain-text prompt (format "completion"): BOS when the model wants one, then the text. */
+  renderPlain(messages: readonly ChatMessage[]): number[] {
+    const user = messages.find((m) => m.role === "user");
+    const bos = this.model.tokens.bos;
+    const ids = [...this.model.tokenize(user ? contentText(user) : "", false)];
+    return this.model.tokens.shouldPrependBosToken && bos !== null ? [bos, ...ids] : ids;
+  }
+
+  /** The teacher's plain-text prompt: the hint as a paragraph, then the student's prompt tokens unchanged. */
+  plainTeacherPrompt(prompt: readonly number[], hint: string): number[] {
+    const bos = this.model.tokens.bos;
+    const lead = bos !== null && prompt[0] === bos ? [bos] : [];
+    return [...lead, ...this.model.tokenize(completionHintPrefix(hint), false), ...prompt.slice(lead.length)];
+  }
+
   tokenizeResponse(text: string, appendEndToken = true): number[] {
     const ids = [...this.model.tokenize(text, false)];
     const end = this.model.tokens.eot ?? this.model.tokens.eos;
@@ -115,7 +130,8 @@ export class SampleTokenizer {
 
   prepare(sample: Sample, opts: PrepareOptions, line?: number): PreparedSample {
     const where = line !== undefined ? `line ${line}: ` : "";
-    const prompt = sample.prompt_tokens ?? this.renderPrompt(sample.messages ?? []);
+    const plain = sample.format === "completion";
+    const prompt = sample.prompt_tokens ?? (plain ? this.renderPlain(sample.messages ?? []) : this.renderPrompt(sample.messages ?? []));
     const response = sample.response_tokens ?? this.tokenizeResponse(sample.response ?? "", opts.appendEndToken ?? true);
     if (response.length === 0) throw new Error(`${where}the response is empty after tokenization`);
     const fit = fitContext(prompt, response, opts.maxContext);
@@ -123,7 +139,8 @@ export class SampleTokenizer {
     const teachers = sampleHints(sample).map((hint) => {
       // The response is cut the same way (it depends only on its length), so the teacher
       // scores exactly the student's response tokens.
-      const t = fitContext(this.renderPrompt(sample.messages ?? [], hint), response, opts.maxContext);
+      const teacherPrompt = plain ? this.plainTeacherPrompt(prompt, hint) : this.renderPrompt(sample.messages ?? [], hint);
+      const t = fitContext(teacherPrompt, response, opts.maxContext);
       teacherCut ||= t.truncated;
       return { hint, tokens: [...t.prompt, ...t.response], promptLength: t.prompt.length };
     });

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { RunningCore } from "../core.js";
-import { sampleTerms } from "../rollout/samples.js";
+import { sampleTerms, turnSample } from "../rollout/samples.js";
 import { writeFileAtomicSync } from "../store/atomicFile.js";
 import type { Sample } from "../../../trainer/train/samples.js";
 import type { CheckpointView } from "./client.js";
@@ -62,16 +62,9 @@ const q = (s: string) => (/^[\w./@:+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\
 function sampleOf(core: RunningCore, id: string): Sample {
   const e = core.store.turnEntry(id);
   if (!e) throw new Error(`sample ${id} is not in the log`);
-  const t = core.store.readTurn(id);
   const terms = sampleTerms(e, () => core.store.readJudge(id)?.hints ?? []);
-  const hints = terms && t.messages.some((m) => m.role === "user") ? terms.hints : [];
-  const lpOk = t.tokenLogprobs.length === t.responseTokens.length && t.tokenLogprobs.every((x) => Number.isFinite(x) && x <= 0);
-  return {
-    prompt_tokens: t.promptTokens,
-    response_tokens: t.responseTokens,
-    ...(lpOk ? { logprobs: t.tokenLogprobs } : {}),
-    ...(terms?.reward != null ? { reward: terms.reward } : {}),
-    ...(hints.length ? { hint: hints[0], messages: t.messages as Sample["messages"] } : {}),
-    ...(hints.length > 1 ? { hints } : {}),
-  };
+  const t = core.store.readTurn(id);
+  const made = terms ? turnSample(t, terms) : null;
+  // Feedback withdrawn after the run: the turn trains nothing now (the replay then differs).
+  return made?.sample ?? { prompt_tokens: t.promptTokens, response_tokens: t.responseTokens };
 }

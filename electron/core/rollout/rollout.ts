@@ -18,6 +18,8 @@ export interface TurnOrigin {
   /** our renderer sends header X-Clawrl-Client: ui */
   fromUi: boolean;
   messages: ChatMessage[];
+  /** "completion": the prompt is plain text (one user message), no chat template */
+  format?: "completion";
 }
 
 export interface TurnContext {
@@ -53,6 +55,7 @@ interface Pending {
   startedAt: number;
   fromUi: boolean;
   messages: ChatMessage[];
+  format?: "completion";
   /** the messages without internal context: what keys and next states are made of */
   visible: ChatMessage[];
   /** prefixChain(visible) */
@@ -106,7 +109,7 @@ export class Rollout {
       this.drafts.set(sessionId, newSessionMeta(sessionId, visible, origin.fromUi, new Date(now).toISOString()));
     }
     this.activity.set(sessionId, now);
-    this.pending.set(ctx.turnId, { ctx, startedAt: now, fromUi: origin.fromUi, messages: origin.messages, visible, chain, continues });
+    this.pending.set(ctx.turnId, { ctx, startedAt: now, fromUi: origin.fromUi, messages: origin.messages, ...(origin.format ? { format: origin.format } : {}), visible, chain, continues });
     return ctx;
   }
 
@@ -137,6 +140,7 @@ export class Rollout {
       model: result.model,
       adapter: result.adapter,
       messages: p.messages,
+      ...(p.format ? { format: p.format } : {}),
       promptTokens: result.promptTokens,
       responseTokens: result.responseTokens,
       tokenLogprobs: result.tokenLogprobs,

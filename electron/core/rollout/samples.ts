@@ -3,6 +3,7 @@ import path from "node:path";
 import type { ChatMessage } from "../api/chatTypes.js";
 import type { EventBus } from "./events.js";
 import { rewardOf, type Store, type TurnEntry } from "../store/store.js";
+import type { TurnRecord } from "../store/records.js";
 import type { Sample } from "../../../trainer/train/samples.js";
 
 /**
@@ -72,6 +73,29 @@ export function sampleTerms(
   }
   if (reward === null && hints.length === 0) return null;
   return { reward, rewardSource: reward === null ? null : r.source, hints, hintSource };
+}
+
+/**
+ * The trainer's sample (live form) of a turn with its terms: the served prompt/response token
+ * ids and log-probs, the reward, the hints (with the messages the teacher's prompt is built
+ * from) and the prompt's format. null when it would train nothing.
+ */
+export function turnSample(t: TurnRecord, terms: NonNullable<ReturnType<typeof sampleTerms>>): { sample: Sample; hints: string[] } | null {
+  if (t.promptTokens.length === 0 || t.responseTokens.length === 0) return null;
+  // A hint needs a user message to append to; without one only the RL term is possible.
+  const hints = t.messages.some((m) => m.role === "user") ? terms.hints : [];
+  if (terms.reward === null && hints.length === 0) return null;
+  const logprobsOk = t.tokenLogprobs.length === t.responseTokens.length && t.tokenLogprobs.every((x) => Number.isFinite(x) && x <= 0);
+  const sample: Sample = {
+    prompt_tokens: t.promptTokens,
+    response_tokens: t.responseTokens,
+    ...(logprobsOk ? { logprobs: t.tokenLogprobs } : {}),
+    ...(terms.reward !== null ? { reward: terms.reward } : {}),
+    ...(hints.length ? { hint: hints[0], messages: t.messages as Sample["messages"] } : {}),
+    ...(hints.length > 1 ? { hints } : {}),
+    ...(t.format ? { format: t.format } : {}),
+  };
+  return { sample, hints };
 }
 
 /**
@@ -163,20 +187,9 @@ export class TurnSamplePool implements SamplePool {
     const terms = sampleTerms(e, () => this.store.readJudge(e.turnId)?.hints ?? []);
     if (!terms) return null;
     const t = this.store.readTurn(e.turnId);
-    if (t.promptTokens.length === 0 || t.responseTokens.length === 0) return null;
-    const hasUser = t.messages.some((m) => m.role === "user");
-    // A hint needs a user message to append to; without one only the RL term is possible.
-    const hints = hasUser ? terms.hints : [];
-    if (terms.reward === null && hints.length === 0) return null;
-    const logprobsOk = t.tokenLogprobs.length === t.responseTokens.length && t.tokenLogprobs.every((x) => Number.isFinite(x) && x <= 0);
-    const sample: Sample = {
-      prompt_tokens: t.promptTokens,
-      response_tokens: t.responseTokens,
-      ...(logprobsOk ? { logprobs: t.tokenLogprobs } : {}),
-      ...(terms.reward !== null ? { reward: terms.reward } : {}),
-      ...(hints.length ? { hint: hints[0], messages: t.messages as Sample["messages"] } : {}),
-      ...(hints.length > 1 ? { hints } : {}),
-    };
+    const made = turnSample(t, terms);
+    if (!made) return null;
+    const { sample, hints } = made;
     return {
       id: e.turnId,
       sessionId: e.sessionId,

@@ -38,6 +38,8 @@ export interface TurnRecord {
   adapter: string;
   /** the request's messages, as received (rl fields removed) */
   messages: ChatMessage[];
+  /** "completion": a plain-text prompt (POST /v1/completions; one user message holds it), no chat template; absent: chat */
+  format?: "completion";
   promptTokens: number[];
   responseTokens: number[];
   /** log p(sampled token) under the serving policy, one per response token */

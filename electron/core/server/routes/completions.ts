@@ -45,6 +45,7 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
       bodyFields: { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done },
       fromUi: false,
       messages,
+      format: "completion",
     });
     const abort = new AbortController();
     reply.raw.on("close", () => {
