@@ -94,11 +94,16 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
   test("sends a message and the answer streams in", async (t) => {
     if (!(await needRoute(t, "POST", "/v1/chat/completions", {}))) return;
     await page.goto(`${core.url}/#/chat`);
-    // Count the changes to the answer's text: streaming means several, not one at the end.
-    // (Page scripts as strings: this file compiles without the DOM's types.)
+    // What the page showed while the answer came: the Stop button (an answer in progress) and
+    // each change of the answer's length. (Page scripts as strings: this file compiles without
+    // the DOM's types.) How many renders a stream takes depends on the machine's speed (the
+    // page renders at most ~30 times a second), so that count is a diagnostic, not an assertion;
+    // the stream itself is checked on the wire below.
     await page.evaluate(`
       window.__lengths = [];
+      window.__sawStop = false;
       new MutationObserver(() => {
+        if ([...document.querySelectorAll("button")].some((b) => b.textContent.trim() === "Stop")) window.__sawStop = true;
         const b = document.querySelector(".msg.assistant:last-child .bubble");
         const n = b?.textContent?.length ?? 0;
         if (n && n !== window.__lengths.at(-1)) window.__lengths.push(n);
@@ -106,11 +111,22 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     `);
     const box = page.getByRole("textbox", { name: "Message" });
     await box.fill("Hello there");
+    const streamed = page.waitForResponse((r) => r.url().endsWith("/v1/chat/completions"));
     await box.press("Enter");
-    await page.getByRole("button", { name: "Stop" }).waitFor();
+    const res = await streamed;
     await answerDone();
+    assert.equal(await page.evaluate("window.__sawStop"), true, "no Stop button while the answer was coming");
+    // The real core streamed it: server-sent events, a role chunk, content deltas, a finish chunk, [DONE].
+    assert.match(res.headers()["content-type"] ?? "", /text\/event-stream/);
+    const events = (await res.text()).split("\n").filter((l) => l.startsWith("data: "));
+    assert.equal(events.at(-1), "data: [DONE]");
+    const chunks = events.slice(0, -1).map((l) => JSON.parse(l.slice(6)) as { choices: { delta: { role?: string; content?: string }; finish_reason: string | null }[] });
+    assert.equal(chunks[0].choices[0].delta.role, "assistant");
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
+    assert.ok(text.length > 0 && chunks.some((c) => c.choices[0]?.finish_reason), `stream: ${events.join(" | ").slice(0, 400)}`);
     const lengths = (await page.evaluate("window.__lengths")) as number[];
-    assert.ok(lengths.length >= 2, `the answer arrived in ${lengths.length} update(s), expected a stream`);
+    t.diagnostic(`${chunks.length} chunks on the wire, ${lengths.length} render(s) of the answer`);
+    assert.ok(lengths.length >= 1, "the answer was never shown");
     assert.equal(await page.locator(".msg.user .bubble").first().textContent(), "Hello there");
     const tag = (await page.locator(".msg.assistant .tag").last().textContent()) ?? "";
     assert.match(tag, /base model|adapter /);
