@@ -66,6 +66,8 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
   const token = "pages-token-0123456789";
   const calls: { method: string; path: string; body: unknown }[] = [];
   let active = 4;
+  let releaseActivation!: () => void;
+  const activationHeld = new Promise<void>((res) => (releaseActivation = res));
 
   /** Waits until the page has called `path` (the click resolves before the request is routed). */
   const called = async (path: string) => {
@@ -88,7 +90,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
       const m = /checkpoints\/(\d+)\/(\w+)$/.exec(r.request().url())!;
       const c = checkpoints[Number(m[1]) - 1];
       if (m[2] === "activate") {
-        await new Promise((res) => setTimeout(res, 800)); // long enough to see the swap in progress
+        await activationHeld; // until the test has seen the swap in progress
         active = c.n;
         return r.fulfill({ json: { checkpoint: { ...c, active: true }, swap: { pauseMs: 3, drained: 0, version: c.version } } });
       }
@@ -184,6 +186,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     await dialog.getByRole("button", { name: "Confirm roll back" }).click();
     await page.getByRole("status").filter({ hasText: "Swapping to ckpt-2" }).waitFor();
     await screenshot(page, "checkpoints-swapping");
+    releaseActivation();
     await page.getByText("Now serving ckpt-2").waitFor();
     assert.deepEqual(
       calls.filter((c) => c.path.startsWith("/api/checkpoints/")).map((c) => [c.path, c.body]),
