@@ -448,7 +448,8 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     await tabTo(rollBack, `Roll back on ${newest.version}`);
     await assertFocusRing("Roll back");
     await page.keyboard.press("Enter");
-    const dialog = page.getByRole("dialog", { name: `Roll back to ${newest.version}?` });
+    // The newest is newer than the one served: the dialog says so.
+    const dialog = page.getByRole("dialog", { name: `Roll forward to ${newest.version}?` });
     await dialog.waitFor();
     // The focus moves into the dialog and stays there however often Tab or Shift+Tab is pressed.
     assert.equal(await focusedName(), "Confirm roll back");

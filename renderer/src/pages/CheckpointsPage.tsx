@@ -131,7 +131,7 @@ export function CheckpointsPage() {
           </tbody>
         </table>
       )}
-      {confirm && <ConfirmRollback checkpoint={confirm} onCancel={cancel} onConfirm={() => void activate(confirm)} />}
+      {confirm && <ConfirmRollback checkpoint={confirm} forward={activeN !== null && confirm.n > activeN} onCancel={cancel} onConfirm={() => void activate(confirm)} />}
     </div>
   );
 }
@@ -158,7 +158,8 @@ function trapTab(e: KeyboardEvent<HTMLElement>) {
   }
 }
 
-function ConfirmRollback({ checkpoint, onCancel, onConfirm }: { checkpoint: Checkpoint; onCancel(): void; onConfirm(): void }) {
+/** `forward`: the checkpoint is newer than the one served (after a roll back). */
+function ConfirmRollback({ checkpoint, forward, onCancel, onConfirm }: { checkpoint: Checkpoint; forward: boolean; onCancel(): void; onConfirm(): void }) {
   const ref = useRef<HTMLDialogElement | null>(null);
   const confirmButton = useRef<HTMLButtonElement | null>(null);
   useEffect(() => {
@@ -178,8 +179,13 @@ function ConfirmRollback({ checkpoint, onCancel, onConfirm }: { checkpoint: Chec
         onCancel();
       }}
     >
-      <h2 id="rb-title">Roll back to {checkpoint.version}?</h2>
-      <p>The assistant switches to this adapter now; training continues from it. Newer checkpoints stay in the list, so you can roll forward again.</p>
+      <h2 id="rb-title">
+        {forward ? "Roll forward" : "Roll back"} to {checkpoint.version}?
+      </h2>
+      <p>
+        The assistant switches to this adapter now; training continues from it.{" "}
+        {forward ? "Older checkpoints stay in the list, so you can roll back again." : "Newer checkpoints stay in the list, so you can roll forward again."}
+      </p>
       <div className="actions">
         <button type="button" onClick={onCancel}>
           Cancel
