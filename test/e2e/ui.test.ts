@@ -406,6 +406,24 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     await screenshot(page, "chat-after-rollback");
   });
 
+  test("Training page: the judged turns and queues come from GET /api/training", async () => {
+    await page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name: "Training" }).click();
+    const rows = page.locator("table tbody tr");
+    await rows.first().waitFor();
+    const detail = (await coreApi(core, "GET", "/api/training")).json as { recentJudged: { messages: { content: string }[]; feedback: { thumbs: string | null; hint: string | null } | null }[]; training: { judgeQueue: number } };
+    assert.ok(detail.recentJudged.length >= 4, "the rated turns of the setup are listed");
+    assert.equal(await rows.count(), detail.recentJudged.length);
+    // Each row shows that turn's question, its thumbs and the hint, newest first.
+    for (const [i, t] of detail.recentJudged.entries()) {
+      const cells = (await rows.nth(i).locator("td").allTextContents()).map((c) => c.trim());
+      assert.equal(cells[1], t.messages.at(-1)?.content);
+      assert.match(cells[3], new RegExp(`thumbs ${t.feedback?.thumbs}`));
+      assert.equal(cells[5], t.feedback?.hint ?? "—");
+    }
+    const learner = page.getByRole("group", { name: "Learner" });
+    assert.match((await learner.textContent()) ?? "", new RegExp(`Judge queue${detail.training.judgeQueue}`));
+  });
+
   /**
    * Presses Tab (or Shift+Tab) until `target` has the focus, at most `max` times; fails naming
    * what had the focus instead. Reaching a control this way is what "keyboard-operable" means.
@@ -527,6 +545,14 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     assert.ok([202, 409].includes(res.status()), `Train now answered ${res.status()}`);
     if (res.status() === 409) await page.getByRole("alert").first().waitFor();
     await page.getByRole("button", { name: "Train now" }).and(page.locator(":focus")).waitFor();
+    // Pause and Resume: one button that changes its name and keeps the focus.
+    await tabTo(page.getByRole("button", { name: "Pause" }), "Pause");
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Resume" }).and(page.locator(":focus")).waitFor();
+    assert.equal((await coreApi(core, "GET", "/api/status")).json.training.paused, true);
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Pause" }).and(page.locator(":focus")).waitFor();
+    assert.equal((await coreApi(core, "GET", "/api/status")).json.training.paused, false);
 
     // Settings: a field and Save settings, both by keyboard; the focus stays on Save.
     await tabTo(nav.getByRole("link", { name: "Settings" }), "the Settings link", "Shift+Tab");
