@@ -24,9 +24,22 @@ describe("publish gate rules", () => {
     assert.equal(g.verdict, "rejected");
     assert.match(g.reasons[0], /KL .* above the bound 0.05/);
   });
-  it("rejects when liked answers lose probability or disliked ones gain it", () => {
-    assert.match(gateVerdict({ kl: 0, liked: cmp(-2.01, -2.0), disliked: cmp(-3, -3) }, opts).reasons.join(), /liked answers became less likely/);
-    assert.match(gateVerdict({ kl: 0, liked: cmp(-2, -2), disliked: cmp(-2.9, -3.0) }, opts).reasons.join(), /disliked answers became more likely/);
+  it("with liked and disliked answers, rejects a step that shrinks their margin", () => {
+    assert.match(gateVerdict({ kl: 0, liked: cmp(-2.01, -2.0), disliked: cmp(-3, -3) }, opts).reasons.join(), /liked answers lost ground to disliked ones \(margin 0\.9900 < 1\.0000/);
+    assert.match(gateVerdict({ kl: 0, liked: cmp(-2, -2), disliked: cmp(-2.9, -3.0) }, opts).reasons.join(), /lost ground/);
+    // Both more likely, the disliked ones more so: the preference shrank.
+    assert.equal(gateVerdict({ kl: 0, liked: cmp(-1.9, -2), disliked: cmp(-2.7, -3.0) }, opts).verdict, "rejected");
+  });
+  it("publishes a step that moves everything but widens the margin (the eval's rejected OPD step)", () => {
+    const g = gateVerdict({ kl: 0.02, liked: cmp(-1.5623, -1.4534), disliked: cmp(-1.7944, -1.5288) }, opts);
+    assert.equal(g.verdict, "published", g.reasons.join());
+  });
+  it("with one kind only, compares that kind", () => {
+    const none = { candidate: null, serving: null, count: 0 };
+    assert.match(gateVerdict({ kl: 0, liked: cmp(-2.01, -2.0), disliked: none }, opts).reasons.join(), /liked answers became less likely/);
+    assert.equal(gateVerdict({ kl: 0, liked: cmp(-1.99, -2.0), disliked: none }, opts).verdict, "published");
+    assert.match(gateVerdict({ kl: 0, liked: none, disliked: cmp(-2.9, -3.0) }, opts).reasons.join(), /disliked answers became more likely/);
+    assert.equal(gateVerdict({ kl: 0, liked: none, disliked: cmp(-3.1, -3.0) }, opts).verdict, "published");
   });
   it("ignores float-rounding differences within the tolerance, and empty comparisons", () => {
     assert.equal(gateVerdict({ kl: 0, liked: cmp(-2.00001, -2.0), disliked: cmp(-2.99999, -3.0) }, opts).verdict, "published");

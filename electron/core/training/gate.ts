@@ -4,11 +4,19 @@ import type { Evaluation } from "../../../trainer/protocol.js";
  * The publish gate (gradual updates): a candidate replaces the serving adapter only if
  * 1. its mean KL(candidate || serving) over the next-token distributions on recent prompts is
  *    at most `klBound` (nats per token), and
- * 2. its mean log-prob of answers the user liked is not lower, and of answers the user
- *    disliked not higher, than the serving adapter's (within `tolerance` nats per token, which
- *    absorbs float rounding between two evaluations of the same numbers).
+ * 2. it keeps the user's preferences: with both liked and disliked answers, the margin
+ *    (mean log-prob per token of liked answers minus that of disliked ones) does not shrink;
+ *    with only one kind, liked answers do not become less likely (disliked: more likely).
+ *    Within `tolerance` nats per token, which absorbs float rounding between two evaluations
+ *    of the same numbers.
  * With no recent prompts (or no liked/disliked answers) that criterion has nothing to compare
  * and passes.
+ *
+ * Why the margin and not each side: any move of the policy lowers the log-prob of most fixed
+ * texts, liked and disliked alike. Requiring liked answers never to lose probability blocked
+ * good updates: in the stories260K cats eval an OPD step that lowered a liked story by 0.11
+ * and the disliked ones by 0.27 nats/token (the preference grew by 0.16) was rejected, and so
+ * was every smaller step after it, so learning stopped for good after two checkpoints.
  */
 export interface GateOptions {
   klBound: number;
@@ -39,11 +47,19 @@ export function gateVerdict(ev: Pick<Evaluation, "kl" | "liked" | "disliked">, o
   const reasons: string[] = [];
   if (ev.kl !== null && !(ev.kl <= opts.klBound)) reasons.push(`KL to the serving adapter ${ev.kl.toPrecision(3)} is above the bound ${opts.klBound}`);
   const { liked, disliked } = ev;
-  if (liked.count > 0 && liked.candidate !== null && liked.serving !== null && liked.candidate < liked.serving - opts.tolerance) {
-    reasons.push(`liked answers became less likely (${liked.candidate.toFixed(4)} < ${liked.serving.toFixed(4)} nats/token)`);
-  }
-  if (disliked.count > 0 && disliked.candidate !== null && disliked.serving !== null && disliked.candidate > disliked.serving + opts.tolerance) {
-    reasons.push(`disliked answers became more likely (${disliked.candidate.toFixed(4)} > ${disliked.serving.toFixed(4)} nats/token)`);
+  const side = (c: Evaluation["liked"]) => (c.count > 0 && c.candidate !== null && c.serving !== null ? { candidate: c.candidate, serving: c.serving } : null);
+  const l = side(liked);
+  const d = side(disliked);
+  if (l && d) {
+    const before = l.serving - d.serving;
+    const after = l.candidate - d.candidate;
+    if (after < before - opts.tolerance) {
+      reasons.push(`liked answers lost ground to disliked ones (margin ${after.toFixed(4)} < ${before.toFixed(4)} nats/token)`);
+    }
+  } else if (l && l.candidate < l.serving - opts.tolerance) {
+    reasons.push(`liked answers became less likely (${l.candidate.toFixed(4)} < ${l.serving.toFixed(4)} nats/token)`);
+  } else if (d && d.candidate > d.serving + opts.tolerance) {
+    reasons.push(`disliked answers became more likely (${d.candidate.toFixed(4)} > ${d.serving.toFixed(4)} nats/token)`);
   }
   return { verdict: reasons.length ? "rejected" : "published", reasons, klBound: opts.klBound, kl: ev.kl, liked, disliked };
 }
