@@ -209,7 +209,9 @@ export class TrainingSupervisor {
     if (this.stopping) return;
     if (this.pausedKill) {
       this.pausedKill = false;
-      this.setPhase("paused");
+      // Resumed before the stopped trainer was gone: carry on (kick starts a new trainer).
+      this.setPhase(this.st.paused ? "paused" : "idle");
+      if (!this.st.paused) this.kick();
       return;
     }
     this.st.restarts++;
