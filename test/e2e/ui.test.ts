@@ -373,9 +373,11 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     release();
     await page.getByRole("status").filter({ hasText: `Now serving ${older.version}` }).waitFor({ timeout: 120_000 });
     await page.unroute(/\/api\/checkpoints\/\d+\/activate$/);
+    // The list follows (it refreshes on the swap event): the older one is active, the newest can be rolled forward to.
     await olderRow.getByText("active").waitFor();
-    assert.equal(await olderRow.getByRole("button", { name: "Roll back" }).isDisabled(), true);
-    assert.equal(await newestRow.getByRole("button", { name: "Roll back" }).isDisabled(), false, "rolling forward again is possible");
+    await newestRow.getByText("active").waitFor({ state: "detached" });
+    await olderRow.getByRole("button", { name: "Roll back", disabled: true }).waitFor();
+    await newestRow.getByRole("button", { name: "Roll back", disabled: false }).waitFor();
     await screenshot(page, "checkpoints-real-rolled-back");
 
     // The core agrees: served adapter and the active checkpoint.
@@ -531,6 +533,19 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     await hintBox.waitFor({ state: "detached" });
     await last.getByRole("button", { name: "Edit hint" }).and(page.locator(":focus")).waitFor();
 
+    // The chat list: rename the open chat with the keyboard; the focus lands on the renamed chat.
+    const item = page.locator(".session").first();
+    await tabTo(item.getByRole("button", { name: /^Rename / }), "the chat's Rename button", "Shift+Tab");
+    await assertFocusRing("Rename");
+    await page.keyboard.press("Enter");
+    await page.getByRole("textbox", { name: "Chat title" }).and(page.locator(":focus")).waitFor();
+    await page.keyboard.press("ControlOrMeta+a");
+    await page.keyboard.type("Keyboard chat");
+    await page.keyboard.press("Enter");
+    await page.locator(".session-open", { hasText: "Keyboard chat" }).and(page.locator(":focus")).waitFor();
+    const titles = ((await coreApi(core, "GET", "/api/sessions")).json.sessions as { title: string }[]).map((x) => x.title);
+    assert.ok(titles.includes("Keyboard chat"), `titles: ${titles.join(", ")}`);
+
     // Training: Train now with Enter; the core answers (a run starts on the rated answer, or a
     // reason is shown) and the focus stays on the button.
     await tabTo(nav.getByRole("link", { name: "Training" }), "the Training link", "Shift+Tab");
@@ -545,13 +560,16 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     assert.ok([202, 409].includes(res.status()), `Train now answered ${res.status()}`);
     if (res.status() === 409) await page.getByRole("alert").first().waitFor();
     await page.getByRole("button", { name: "Train now" }).and(page.locator(":focus")).waitFor();
-    // Pause and Resume: one button that changes its name and keeps the focus.
+    // Pause and Resume: one button that changes its name and keeps the focus. While a request
+    // of this page is in flight its buttons are aria-disabled (a key press then does nothing),
+    // so each press waits for the button to be enabled again, as a user would.
     await tabTo(page.getByRole("button", { name: "Pause" }), "Pause");
+    await page.getByRole("button", { name: "Pause", disabled: false }).and(page.locator(":focus")).waitFor();
     await page.keyboard.press("Enter");
-    await page.getByRole("button", { name: "Resume" }).and(page.locator(":focus")).waitFor();
+    await page.getByRole("button", { name: "Resume", disabled: false }).and(page.locator(":focus")).waitFor();
     assert.equal((await coreApi(core, "GET", "/api/status")).json.training.paused, true);
     await page.keyboard.press("Enter");
-    await page.getByRole("button", { name: "Pause" }).and(page.locator(":focus")).waitFor();
+    await page.getByRole("button", { name: "Pause", disabled: false }).and(page.locator(":focus")).waitFor();
     assert.equal((await coreApi(core, "GET", "/api/status")).json.training.paused, false);
 
     // Settings: a field and Save settings, both by keyboard; the focus stays on Save.

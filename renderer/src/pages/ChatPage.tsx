@@ -191,7 +191,7 @@ export function ChatPage() {
         {sessions.error && <LoadProblem error={sessions.error} what="The chat history" onRetry={sessions.reload} />}
         <ul className="session-list">
           {shownSessions.map((s) => (
-            <SessionItem key={s.id} session={s} active={s.id === sessionId} onOpen={() => void openSession(s.id)} onChanged={sessions.reload} onDeleted={() => s.id === sessionId && newChat()} />
+            <SessionItem key={s.id} session={s} active={s.id === sessionId} onOpen={() => void openSession(s.id)} onChanged={sessions.reload} onDeleted={() => (s.id === sessionId ? newChat() : inputRef.current?.focus())} />
           ))}
           {sessions.data && shownSessions.length === 0 && <li className="muted small">{search ? "No chat matches." : "No chats yet."}</li>}
         </ul>
@@ -244,11 +244,23 @@ function SessionItem({ session, active, onOpen, onChanged, onDeleted }: { sessio
   const [title, setTitle] = useState(session.title);
   const [error, setError] = useState<string | null>(null);
   const path = `/api/sessions/${encodeURIComponent(session.id)}`;
+  // Keyboard: when the rename box closes (saved or Esc), the focus goes to the chat's button.
+  const openButton = useRef<HTMLButtonElement | null>(null);
+  const [refocus, setRefocus] = useState(false);
+  useEffect(() => {
+    if (!refocus || renaming) return;
+    setRefocus(false);
+    openButton.current?.focus();
+  }, [refocus, renaming]);
+  const closeRename = () => {
+    setRenaming(false);
+    setRefocus(true);
+  };
 
   const save = async () => {
     try {
       await client.patch(path, { title: title.trim() });
-      setRenaming(false);
+      closeRename();
       setError(null);
       onChanged();
     } catch (e) {
@@ -276,12 +288,12 @@ function SessionItem({ session, active, onOpen, onChanged, onDeleted }: { sessio
             void save();
           }}
         >
-          <input aria-label="Chat title" value={title} autoFocus onChange={(e) => setTitle(e.target.value)} onKeyDown={(e) => e.key === "Escape" && setRenaming(false)} />
+          <input aria-label="Chat title" value={title} autoFocus onChange={(e) => setTitle(e.target.value)} onKeyDown={(e) => e.key === "Escape" && closeRename()} />
           <button type="submit">Save</button>
         </form>
       ) : (
         <>
-          <button type="button" className="session-open" onClick={onOpen} aria-current={active ? "true" : undefined}>
+          <button type="button" className="session-open" ref={openButton} onClick={onOpen} aria-current={active ? "true" : undefined}>
             <span className="session-title">{titleOf(session)}</span>
             <span className="session-time">
               {fmtTime(session.updatedAt)}

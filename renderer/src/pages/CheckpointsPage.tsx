@@ -58,7 +58,9 @@ export function CheckpointsPage() {
   };
 
   const activeN = status?.training.activeCheckpoint ?? null;
-  const items = [...(list.data?.items ?? [])].map((c) => (activeN !== null && c.n === activeN ? { ...c, active: true } : c)).sort((a, b) => b.n - a.n);
+  // One source for "active" (the live status, which SSE refreshes first), so a list fetched
+  // just before a swap never shows two active rows.
+  const items = [...(list.data?.items ?? [])].map((c) => (activeN !== null ? { ...c, active: c.n === activeN } : c)).sort((a, b) => b.n - a.n);
   const activeVersion = status?.adapter ?? null;
   return (
     <div className="page">
