@@ -594,7 +594,9 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     await tabTo(file, "the GGUF file path field");
     await page.keyboard.type("/nonexistent/model.gguf");
     await page.keyboard.press("Enter");
-    await page.getByRole("alert").filter({ hasText: /nonexistent/ }).waitFor();
+    const refusal = page.getByRole("alert").filter({ hasText: /nonexistent/ });
+    await refusal.waitFor();
+    assert.ok(((await refusal.boundingBox())?.y ?? 0) > ((await file.boundingBox())?.y ?? Infinity), "the import's problem is shown under its form");
     await screenshot(page, "models-keyboard-import-error");
 
     // The theme toggle too.

@@ -10,17 +10,22 @@ export function ModelsPage() {
   const { client, status } = useCore();
   const models = useLive((c) => c.get<unknown>("/api/models").then(readModels), ["model", "models", "download"], [], 2000);
   const [error, setError] = useState<string | null>(null);
+  // An import's problem is shown under its form (where the user typed), the others at the top.
+  const [importError, setImportError] = useState<string | null>(null);
   const [importPath, setImportPath] = useState("");
   const [busy, setBusy] = useState<string | null>(null);
 
   const act = async (label: string, path: string, body?: unknown, method: "POST" | "DELETE" = "POST") => {
     setBusy(label);
     setError(null);
+    setImportError(null);
     try {
       await client.json(method, path, body ?? (method === "POST" ? {} : undefined));
       models.reload();
     } catch (e) {
-      setError(e instanceof ApiError && e.notAvailable ? `${label}: not available yet in this core.` : `${label}: ${messageOf(e)}`);
+      const message = e instanceof ApiError && e.notAvailable ? `${label}: not available yet in this core.` : `${label}: ${messageOf(e)}`;
+      if (label === "Import") setImportError(message);
+      else setError(message);
     } finally {
       setBusy(null);
     }
@@ -144,6 +149,7 @@ export function ModelsPage() {
           {busy === "Import" ? "Importing…" : "Import"}
         </button>
       </form>
+      {importError && <ErrorNote error={importError} />}
     </div>
   );
 }
