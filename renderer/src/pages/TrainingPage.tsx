@@ -121,7 +121,7 @@ export function TrainingPage() {
                   {t.response || "—"}
                 </td>
                 <td className="nowrap">{votesText(t) || "—"}</td>
-                <td>{t.reward ?? "—"}</td>
+                <td>{t.reward === null ? "—" : t.reward > 0 ? `+${t.reward}` : t.reward < 0 ? `−${-t.reward}` : "0"}</td>
                 <td className="clip">{t.hint ?? t.judgeHints[0] ?? "—"}</td>
               </tr>
             ))}
