@@ -34,12 +34,49 @@ describe("/v1/completions: a plain prompt, no chat template", { skip }, () => {
     const turnId = res.headers.get("x-clawrl-turn-id")!;
     const t = core.store.readTurn(turnId);
     assert.equal(t.promptTokens.length, expected);
-    assert.equal(core.engine!.model.detokenize(t.responseTokens as never), body.choices[0].text);
+    // The text continues the prompt: with the space its first token carries after the prompt.
+    assert.equal(core.engine!.model.detokenize(t.responseTokens as never, false, t.promptTokens as never), body.choices[0].text);
+    assert.match(body.choices[0].text, /^\s/, "stories260K's answers start a new word after 'cat.'");
     assert.equal(t.tokenLogprobs.length, t.responseTokens.length);
     assert.equal(t.format, "completion", "the turn says its prompt is plain text: the OPD teacher must not wrap it in a chat template");
     // Same seed, same answer: sampling is seeded.
     const again = (await (await post({ prompt, max_tokens: 8, seed: 3, temperature: 1 })).json()) as { choices: Array<{ text: string }> };
     assert.equal(again.choices[0].text, body.choices[0].text);
+  });
+
+  it("logprobs of generated tokens; echo + max_tokens 0 scores a text with the same numbers and records no turn", async () => {
+    const prompt = "Once upon a time, there was a dog.";
+    const gen = (await (await post({ prompt, max_tokens: 12, seed: 5, temperature: 1, logprobs: 2 })).json()) as {
+      choices: Array<{ text: string; logprobs: { tokens: string[]; token_logprobs: number[]; top_logprobs: Array<Record<string, number>>; text_offset: number[] } }>;
+    };
+    const g = gen.choices[0].logprobs;
+    assert.equal(g.tokens.join(""), gen.choices[0].text);
+    assert.equal(g.token_logprobs.length, g.tokens.length);
+    assert.ok(g.token_logprobs.every((x) => x <= 0 && Number.isFinite(x)));
+    assert.ok(g.top_logprobs.every((t) => Object.keys(t).length >= 1 && Object.keys(t).length <= 2));
+    assert.deepEqual(g.text_offset.slice(0, 2), [0, g.tokens[0].length]);
+
+    const turnsBefore = [...core.store.turnEntries()].length;
+    const res = await post({ prompt: prompt + gen.choices[0].text, max_tokens: 0, echo: true, logprobs: 0 });
+    assert.equal(res.status, 200);
+    const s = (await res.json()) as { choices: Array<{ text: string; logprobs: { tokens: string[]; token_logprobs: Array<number | null> } }>; usage: { completion_tokens: number } };
+    assert.equal(s.choices[0].text, prompt + gen.choices[0].text);
+    assert.equal(s.usage.completion_tokens, 0);
+    const lp = s.choices[0].logprobs.token_logprobs;
+    assert.equal(typeof lp[0], "number", "stories260K prepends BOS: the first text token is scored given it");
+    assert.equal(s.choices[0].logprobs.tokens.join(""), prompt + gen.choices[0].text);
+    // The generated tokens re-tokenize the same way here: their scores match what generation reported.
+    const tail = lp.slice(lp.length - g.token_logprobs.length) as number[];
+    for (const [i, x] of tail.entries()) assert.ok(Math.abs(x - g.token_logprobs[i]) < 1e-3, `token ${i}: scored ${x}, generated ${g.token_logprobs[i]}`);
+    assert.equal([...core.store.turnEntries()].length, turnsBefore, "scoring is not a turn");
+  });
+
+  it("refuses echo with generation and max_tokens 0 without echo", async () => {
+    for (const body of [{ prompt: "a", echo: true, max_tokens: 4 }, { prompt: "a", max_tokens: 0 }]) {
+      const res = await post(body);
+      assert.equal(res.status, 400);
+      assert.match(((await res.json()) as { error: { message: string } }).error.message, /echo|max_tokens/);
+    }
   });
 
   it("refuses a request without a string prompt", async () => {

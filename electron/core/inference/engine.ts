@@ -13,7 +13,7 @@ import { loadBackend, type BackendName, type BackendPreference } from "./backend
 import { renderPrompt, type FunctionTool } from "./chatPrompt.js";
 import { IncrementalDetokenizer } from "./detokenizer.js";
 import { JsonObjectPrefix } from "./jsonPrefix.js";
-import { createRng } from "./sampling.js";
+import { createRng, tokenLogprob } from "./sampling.js";
 import { LogitsStepper, NativeStepper, type Stepper } from "./steppers.js";
 import { defaultThreads } from "./threads.js";
 import { parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
@@ -244,6 +244,32 @@ export class Engine {
     try {
       hooks.onStart?.({ adapter: lease.adapterVersion, promptTokens: rendered.tokens.length });
       return await this.run(lease.sequence, lease.adapterVersion, rendered, req, hooks);
+    } finally {
+      lease.release();
+    }
+  }
+
+  /**
+   * Log-probs of each token after the first given the ones before it, under the serving adapter
+   * (temperature 1, no sampling): what OpenAI's legacy `echo` + `logprobs` returns, and what an
+   * eval needs to measure how likely a text is. `logprobs[i]` is log p(tokens[i + 1] | tokens[..i]).
+   */
+  async scoreTokens(tokens: Token[], signal?: AbortSignal): Promise<{ adapter: string; logprobs: number[] }> {
+    if (tokens.length < 2) return { adapter: this.gate.adapterVersion, logprobs: [] };
+    const lease = await this.gate.acquire(tokens, signal);
+    try {
+      const seq = lease.sequence;
+      if (tokens.length > seq.contextSize) throw new Error(`the text has ${tokens.length} tokens; the context holds ${seq.contextSize}`);
+      // Every position's logits are needed, so nothing cached is reused.
+      if (seq.nextTokenIndex > 0) await seq.eraseContextTokenRanges([{ start: 0, end: seq.nextTokenIndex }]);
+      const last = tokens.length - 1;
+      const out = await seq.controlledEvaluate(tokens.map((t, i) => (i < last ? [t, { generateNext: { logits: true } }] : t)));
+      const logprobs = tokens.slice(1).map((t, i) => {
+        const logits = out[i]?.next.logits;
+        if (!logits) throw new Error("the model returned no logits");
+        return tokenLogprob(logits, t);
+      });
+      return { adapter: lease.adapterVersion, logprobs };
     } finally {
       lease.release();
     }

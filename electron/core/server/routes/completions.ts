@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Token } from "node-llama-cpp";
 import { z } from "zod";
-import { AbortedError, type Engine } from "../../inference/engine.js";
+import crypto from "node:crypto";
+import { IncrementalDetokenizer } from "../../inference/detokenizer.js";
+import { AbortedError, type Engine, type TokenLogprob } from "../../inference/engine.js";
 import { ApiError, badRequest } from "../errors.js";
 import type { TurnRecorder } from "./openai.js";
 
@@ -10,11 +12,17 @@ import type { TurnRecorder } from "./openai.js";
  * plain text, no chat template. Base models (stories260K) need it: a chat template would wrap
  * a story opening in role markers the model never saw. Recorded as a turn like a chat request
  * (messages = one user message holding the prompt; the served token ids are what trains).
+ *
+ * `logprobs: N` returns the generated tokens' log-probs (and N alternatives each). `echo: true`
+ * with `max_tokens: 0` scores the prompt instead of generating (the legacy API's way to ask how
+ * likely a text is, as evaluation harnesses do); such a request is not a turn.
  */
 const completionSchema = z.looseObject({
   model: z.string().optional(),
   prompt: z.string({ error: "'prompt' must be a string" }),
-  max_tokens: z.number().int().positive().nullish(),
+  max_tokens: z.number().int().nonnegative().nullish(),
+  logprobs: z.number().int().min(0).max(20).nullish(),
+  echo: z.boolean().nullish(),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
   seed: z.number().int().nullish(),
@@ -34,11 +42,14 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
       throw badRequest(`${i.path.length ? `${i.path.join(".")}: ` : ""}${i.message}`, i.path.join(".") || null);
     }
     const body = parsed.data;
+    if (body.echo && body.max_tokens !== 0) throw badRequest("'echo' is supported with 'max_tokens': 0 (score the prompt, generate nothing)", "echo");
+    if (body.max_tokens === 0 && !body.echo) throw badRequest("'max_tokens' must be at least 1 (or 0 with 'echo': true)", "max_tokens");
     const m = engine.model;
     const text = m.tokenize(body.prompt, false);
     const bos = m.tokens.bos;
     const tokens: Token[] = m.tokens.shouldPrependBosToken && bos !== null ? [bos, ...text] : text;
     if (tokens.length >= engine.info().contextSize) throw badRequest(`the prompt has ${tokens.length} tokens; the context holds ${engine.info().contextSize}`, "prompt", "context_length_exceeded");
+    if (body.echo) return scorePrompt(engine, body.prompt, tokens, reply);
     const messages = [{ role: "user" as const, content: body.prompt }];
     const ctx = rollout.beginTurn({
       headers: req.headers,
@@ -54,14 +65,17 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
     const stop = body.stop == null ? undefined : typeof body.stop === "string" ? [body.stop] : body.stop;
     try {
       const result = await engine.generate(
-        { messages, temperature: body.top_p === 0 ? 0 : (body.temperature ?? 1), topP: body.top_p && body.top_p > 0 ? body.top_p : 1, maxTokens: body.max_tokens ?? undefined, seed: body.seed ?? undefined, stop },
+        { messages, temperature: body.top_p === 0 ? 0 : (body.temperature ?? 1), topP: body.top_p && body.top_p > 0 ? body.top_p : 1, maxTokens: body.max_tokens ?? undefined, seed: body.seed ?? undefined, stop, topLogprobs: body.logprobs ?? undefined },
         {
           signal: abort.signal,
           onStart: ({ adapter }) => reply.headers({ "X-Clawrl-Session-Id": ctx.sessionId, "X-Clawrl-Turn-Id": ctx.turnId, "X-Clawrl-Adapter": adapter }),
         },
         { tokens, stopTriggers: [] },
       );
-      const { logprobs: _lp, cachedPromptTokens, ...turn } = result;
+      const { logprobs: infos, cachedPromptTokens, ...generated } = result;
+      // prompt + text must be the whole text: keep the space a SentencePiece model's first
+      // answer token carries (detokenized alone, as the engine does, it is dropped).
+      const turn = { ...generated, text: withLeadingSpace(engine, tokens, result.responseTokens, result.text) };
       rollout.completeTurn(ctx, turn);
       return {
         id: `cmpl-${ctx.turnId}`,
@@ -69,7 +83,7 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
         created: Math.floor(Date.now() / 1000),
         model: engine.modelId,
         system_fingerprint: `clawrl-${result.adapter}`,
-        choices: [{ index: 0, text: result.text, logprobs: null, finish_reason: result.finishReason }],
+        choices: [{ index: 0, text: turn.text, logprobs: body.logprobs == null ? null : legacyLogprobs(engine, infos.filter((i) => !m.isEogToken(i.token as Token)), body.logprobs, tokens), finish_reason: result.finishReason }],
         usage: {
           prompt_tokens: result.promptTokens.length,
           completion_tokens: result.responseTokens.length,
@@ -85,4 +99,76 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
       throw new ApiError(500, `Generation failed: ${(err as Error).message}`);
     }
   });
+}
+
+/**
+ * OpenAI's legacy logprobs object: tokens, their log-probs, N alternatives each, character
+ * offsets. Each token's text is what it adds to the text detokenized so far (a SentencePiece
+ * token's leading space depends on its place), so the tokens join into the answer's text.
+ */
+function legacyLogprobs(engine: Engine, infos: Array<Pick<TokenLogprob, "token" | "logprob" | "top">>, n: number, context: readonly Token[] = []) {
+  const text = new IncrementalDetokenizer(engine.model);
+  // The tokens before (the prompt's end) decide how the first one reads.
+  for (const t of context.slice(-CONTEXT_TOKENS)) text.push(t);
+  const pieces = infos.map((i) => {
+    const before = text.text.length;
+    return text.push(i.token).slice(before);
+  });
+  let offset = 0;
+  const text_offset = pieces.map((p) => {
+    const at = offset;
+    offset += p.length;
+    return at;
+  });
+  return {
+    tokens: pieces,
+    token_logprobs: infos.map((i) => i.logprob),
+    top_logprobs: n > 0 ? infos.map((i) => Object.fromEntries(i.top.slice(0, n).map((t) => [t.text, t.logprob]))) : null,
+    text_offset,
+  };
+}
+
+/** echo + max_tokens 0: the prompt's tokens with log p(token | tokens before it); the first has none (null). */
+async function scorePrompt(engine: Engine, prompt: string, tokens: Token[], reply: FastifyReply) {
+  const abort = new AbortController();
+  reply.raw.on("close", () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  const m = engine.model;
+  const hasBos = m.tokens.shouldPrependBosToken && m.tokens.bos !== null && tokens[0] === m.tokens.bos;
+  let scored: { adapter: string; logprobs: number[] };
+  try {
+    scored = await engine.scoreTokens(tokens, abort.signal);
+  } catch (err) {
+    if (err instanceof AbortedError || abort.signal.aborted) return reply;
+    throw new ApiError(500, `Scoring failed: ${(err as Error).message}`);
+  }
+  reply.header("X-Clawrl-Adapter", scored.adapter);
+  // The text's tokens (BOS is not text): each with its log-prob given everything before it.
+  const first = hasBos ? 1 : 0;
+  const infos = tokens.slice(first).map((t, i) => ({ token: t, logprob: i + first === 0 ? Number.NaN : scored.logprobs[i + first - 1], top: [] }));
+  const lp = legacyLogprobs(engine, infos, 0);
+  return {
+    id: `cmpl-score-${crypto.randomUUID()}`,
+    object: "text_completion",
+    created: Math.floor(Date.now() / 1000),
+    model: engine.modelId,
+    system_fingerprint: `clawrl-${scored.adapter}`,
+    choices: [{ index: 0, text: prompt, logprobs: { ...lp, token_logprobs: lp.token_logprobs.map((x) => (Number.isNaN(x) ? null : x)) }, finish_reason: "length" }],
+    usage: { prompt_tokens: tokens.length, completion_tokens: 0, total_tokens: tokens.length },
+  };
+}
+
+const CONTEXT_TOKENS = 8;
+
+/** The answer's text as it continues the prompt: with the leading space its first token has in context. */
+function withLeadingSpace(engine: Engine, prompt: readonly Token[], response: readonly number[], text: string): string {
+  if (response.length === 0 || text.length === 0) return text;
+  const m = engine.model;
+  const first = [response[0] as Token];
+  const inContext = m.detokenize(first, false, prompt.slice(-CONTEXT_TOKENS));
+  const alone = m.detokenize(first, false);
+  if (inContext.length <= alone.length || !inContext.endsWith(alone)) return text;
+  const lead = inContext.slice(0, inContext.length - alone.length);
+  return text.startsWith(lead) ? text : lead + text;
 }
