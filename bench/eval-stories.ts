@@ -4,7 +4,7 @@
  * Prints, per method, the held-out score after N interactions, its gain over the baseline with
  * the 95% bootstrap interval over prompts, and whether the gain is beyond the interval.
  *
- *   node --import tsx bench/eval-stories.ts [--interactions N] [--methods combined,binary,opd] [--out DIR]
+ *   node --import tsx bench/eval-stories.ts [--interactions N] [--methods combined,binary,opd] [--out DIR] [--scenario FILE]
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -13,12 +13,12 @@ import { runEval } from "../electron/core/eval/runner.js";
 import { EVAL_METHODS, type EvalMethod } from "../electron/core/eval/report.js";
 
 const root = path.resolve(import.meta.dirname, "..");
-const { values } = parseArgs({ options: { interactions: { type: "string" }, methods: { type: "string" }, out: { type: "string" }, seeds: { type: "string" } } });
+const { values } = parseArgs({ options: { interactions: { type: "string" }, methods: { type: "string" }, out: { type: "string" }, seeds: { type: "string" }, scenario: { type: "string" } } });
 const interactions = Number(values.interactions ?? 16);
 const methods = (values.methods ?? EVAL_METHODS.join(",")).split(",") as EvalMethod[];
 for (const m of methods) if (!(EVAL_METHODS as readonly string[]).includes(m)) throw new Error(`unknown method '${m}'`);
 const model = path.resolve(root, "..", "shared", "models", "stories260K.gguf");
-const scenarioFile = path.join(root, "eval", "scenarios", "stories-cats.json");
+const scenarioFile = path.resolve(values.scenario ?? path.join(root, "eval", "scenarios", "stories-cats.json"));
 const out = path.resolve(values.out ?? path.join(root, ".cache", "bench", "eval-stories"));
 
 const t0 = performance.now();

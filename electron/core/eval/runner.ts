@@ -204,6 +204,7 @@ async function runMethod(client: CoreClient, core: RunningCore | null, method: E
     ...(s.training.loraRank !== undefined ? { loraRank: s.training.loraRank } : {}),
     ...(s.training.loraAlpha !== undefined ? { loraAlpha: s.training.loraAlpha } : {}),
     ...(s.training.learningRate !== undefined ? { learningRate: s.training.learningRate } : {}),
+    ...(s.training.teacherSource !== undefined ? { teacherSource: s.training.teacherSource } : {}),
   });
   // The first point: the untouched model, already measured by the baseline (same model, prompts, seeds).
   run.points.push(c.baseline ? { ...c.baseline } : await scoreHeldOut(client, s, c.seeds, c.scorer, 0, method, c.log));

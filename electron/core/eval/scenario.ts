@@ -105,6 +105,8 @@ export const scenarioSchema = z.strictObject({
       stepsPerRun: z.number().int().min(1).default(4),
       /** KL bound of the publish gate for the run (nats/token). */
       klBound: z.number().positive().optional(),
+      /** OPD teacher: the current policy with the hint, or the base model with the hint */
+      teacherSource: z.enum(["policy", "base"]).optional(),
     })
     .default({ batchSize: 4, stepsPerRun: 4 }),
   /** Score every N interactions (default: every batch). */
