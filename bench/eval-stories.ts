@@ -34,12 +34,13 @@ const report = await runEval({
   log: (l) => console.log(`  ${l}`),
 });
 const base = report.runs[0].points[0].score;
-console.log(`\nstories260K, cats reader: ${report.heldOutPrompts} held-out prompts × ${report.samplesPerPrompt} samples × ${report.seeds.length} seeds, ${interactions} interactions`);
-console.log(`baseline (no learning)  score ${base.mean.toFixed(3)} [${base.lo.toFixed(3)}, ${base.hi.toFixed(3)}]`);
+console.log(`\nstories260K, ${report.scenario.name}: ${report.heldOutPrompts} held-out prompts × ${report.samplesPerPrompt} samples × ${report.seeds.length} seeds, ${interactions} interactions`);
+const baseFl = report.runs[0].points[0].fluency;
+console.log(`baseline (no learning)  score ${base.mean.toFixed(3)} [${base.lo.toFixed(3)}, ${base.hi.toFixed(3)}]${baseFl ? `  fluency ${baseFl.meanLogprob.toFixed(3)} nats/token (base model's log-prob of the answers; "fl" below)` : ""}`);
 for (const r of report.runs.slice(1)) {
   const last = r.points[r.points.length - 1];
   const g = r.gain!;
-  const trail = r.points.map((p) => `${p.interactions}: ${p.score.mean.toFixed(3)}${p.gain ? ` (${p.gain.mean >= 0 ? "+" : ""}${p.gain.mean.toFixed(3)} [${p.gain.lo.toFixed(3)}, ${p.gain.hi.toFixed(3)}])` : ""} ${p.adapters.join("/")}`).join("; ");
+  const trail = r.points.map((p) => `${p.interactions}: ${p.score.mean.toFixed(3)}${p.gain ? ` (${p.gain.mean >= 0 ? "+" : ""}${p.gain.mean.toFixed(3)} [${p.gain.lo.toFixed(3)}, ${p.gain.hi.toFixed(3)}])` : ""}${p.fluency ? ` fl ${p.fluency.meanLogprob.toFixed(2)}` : ""} ${p.adapters.join("/")}`).join("; ");
   console.log(`${r.method.padEnd(9)} per point: ${trail}`);
   console.log(`${"".padEnd(9)} first gain beyond the CI at ${r.firstGainBeyondCi ?? "none"} interactions; best gain ${r.bestGain ? `${r.bestGain.mean.toFixed(3)} [${r.bestGain.lo.toFixed(3)}, ${r.bestGain.hi.toFixed(3)}] at ${r.bestGain.interactions}` : "-"}`);
   const ratio = base.mean > 0 ? `${(last.score.mean / base.mean).toFixed(2)}x baseline` : "baseline 0";

@@ -121,7 +121,14 @@ describe("clawrl eval: a short real run on stories260K", { skip }, () => {
     for (const p of [...base.points, ...run.points]) {
       assert.equal(p.promptMeans.length, 3);
       assert.ok(p.score.lo <= p.score.mean && p.score.mean <= p.score.hi && p.score.lo >= 0 && p.score.hi <= 1, JSON.stringify(p.score));
+      // Fluency: the base model's log-prob of the answers, per token; 3 prompts × 2 samples of up to 32 tokens.
+      assert.ok(p.fluency && p.fluency.meanLogprob < 0 && p.fluency.meanLogprob > -10, JSON.stringify(p.fluency));
+      assert.ok(p.fluency.tokens > 6 && p.fluency.tokens <= 3 * 2 * 32, String(p.fluency.tokens));
+      assert.equal(p.examples?.length, 3);
+      assert.deepEqual(p.examples.map((e) => e.prompt), base.points[0].examples!.map((e) => e.prompt));
     }
+    // The method run starts from the baseline measurement (same model, prompts and seeds).
+    assert.deepEqual(run.points[0].fluency, base.points[0].fluency);
     assert.ok(run.gain !== null);
     assert.ok(Math.abs(run.gain.mean - (run.points[1].score.mean - base.points[0].score.mean)) < 1e-9, "gain = final − baseline");
     assert.deepEqual(run.points.map((p) => p.gain?.mean), [0, run.gain.mean], "a gain at every point; none at the start");
@@ -174,9 +181,10 @@ describe("clawrl eval: a short real run on stories260K", { skip }, () => {
     try {
       const res = await fetch(`${core.url}/api/eval/latest`, { headers: { authorization: "Bearer t" } });
       assert.equal(res.status, 200);
-      const body = (await res.json()) as { report: EvalReport; summary: { rows: Array<{ method: string; adapters: string[] }> } };
+      const body = (await res.json()) as { report: EvalReport; summary: { rows: Array<{ method: string; adapters: string[]; fluency: number | null }> } };
       assert.equal(body.report.createdAt, report.createdAt);
       assert.deepEqual(body.summary.rows.map((r) => r.method), ["baseline", "combined"]);
+      assert.deepEqual(body.summary.rows.map((r) => r.fluency), report.runs.map((r) => r.points[r.points.length - 1].fluency!.meanLogprob));
       const svg = await fetch(`${core.url}/api/eval/latest/chart.svg`, { headers: { authorization: "Bearer t" } });
       assert.equal(svg.status, 200);
       assert.match(svg.headers.get("content-type") ?? "", /image\/svg\+xml/);

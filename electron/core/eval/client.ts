@@ -70,6 +70,13 @@ export class CoreClient {
     return this.answerOf(r, body.choices[0].text);
   }
 
+  /** Total log-prob of a text's tokens under the served adapter (echo + max_tokens 0) and how many were scored. */
+  async scoreText(text: string): Promise<{ sum: number; tokens: number }> {
+    const r = await this.ok("POST", "/v1/completions", { model: "eval", prompt: text, max_tokens: 0, echo: true, logprobs: 0 });
+    const lps = (r.json as { choices: Array<{ logprobs: { token_logprobs: Array<number | null> } }> }).choices[0].logprobs.token_logprobs.filter((x): x is number => x !== null);
+    return { sum: lps.reduce((a, b) => a + b, 0), tokens: lps.length };
+  }
+
   async chat(messages: Array<{ role: string; content: string }>, o: GenerateOptions): Promise<Answer> {
     const r = await this.ok("POST", "/v1/chat/completions", { model: "eval", messages, max_tokens: o.maxTokens, temperature: o.temperature, seed: o.seed }, this.turnHeaders(o));
     const body = r.json as { choices: Array<{ message: { content: string | null } }> };

@@ -57,6 +57,8 @@ export interface EvalSummaryRow {
   gainLo: number | null;
   gainHi: number | null;
   significant: boolean;
+  /** base model's mean log-prob per token of the last scoring's answers (null: not measured) */
+  fluency: number | null;
   adapters: string[];
 }
 
@@ -78,6 +80,7 @@ export function summarize(r: EvalReport): { scenario: string; createdAt: string;
         gainLo: run.gain?.lo ?? null,
         gainHi: run.gain?.hi ?? null,
         significant: run.gain?.significant ?? false,
+        fluency: last?.fluency?.meanLogprob ?? null,
         adapters: [...new Set([...run.adaptersServed.map((a) => a.version), ...(last?.adapters ?? [])])],
       };
     }),

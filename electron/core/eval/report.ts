@@ -18,6 +18,14 @@ export interface EvalPoint {
   adapters: string[];
   /** score − baseline on the same prompts (paired bootstrap), null for the baseline itself */
   gain?: (Interval & { significant: boolean }) | null;
+  /**
+   * How natural the answers still read: their mean log-prob per token under the base model
+   * (no adapter), given the prompt. A gain bought by breaking the language shows up as a drop
+   * here. null when there is no base model to ask (--url mode, chat scenarios).
+   */
+  fluency?: { meanLogprob: number; tokens: number } | null;
+  /** a few of the answers scored at this point (the first sample of each held-out prompt, first seed) */
+  examples?: Array<{ prompt: string; text: string; score: number }>;
   seconds: number;
 }
 

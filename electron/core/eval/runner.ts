@@ -7,6 +7,7 @@ import { EVAL_METHODS, writeReport, type EvalMethod, type EvalPoint, type EvalRe
 import { makeScorer, reactionFor, type AnswerScorer } from "./rules.js";
 import { renderPrompt, type Scenario } from "./scenario.js";
 import { exportSamples } from "./samplesExport.js";
+import { FluencyMeter } from "./fluency.js";
 import { gainInterval, scoreInterval } from "./stats.js";
 
 export interface EvalRunOptions {
@@ -77,7 +78,7 @@ export async function runEval(opts: EvalRunOptions): Promise<EvalReport> {
   if (o.url) {
     if (!o.token) throw new Error("--url needs --token");
     const client = new CoreClient(o.url.replace(/\/+$/, ""), o.token);
-    const run = await runMethod(client, null, o.methods[0], { o, seeds, evalEvery, scorer, log, baseline: null });
+    const run = await runMethod(client, null, o.methods[0], { o, seeds, evalEvery, scorer, log, baseline: null, fluency: null });
     // Against a running core there is no separate untouched copy: its first scoring is the baseline.
     const base: MethodRun = { ...emptyRun("baseline"), points: [run.points[0]], notes: ["the served adapter before the run's first interaction (--url mode)"] };
     finishGain(run, base);
@@ -91,38 +92,40 @@ export async function runEval(opts: EvalRunOptions): Promise<EvalReport> {
   const baseDir = path.join(o.outDir, "runs", "baseline");
   fs.rmSync(baseDir, { recursive: true, force: true });
   const tb = performance.now();
+  // It stays up for the whole run: it also measures how natural every later answer still reads.
   const baseCore = await startCore({ model: o.model, dataDir: path.join(baseDir, "data"), uiDir: "", engine: engineOpts(o), training: false });
-  let basePoint: EvalPoint;
   try {
-    const client = new CoreClient(baseCore.url, baseCore.token);
-    basePoint = await scoreHeldOut(client, s, seeds, scorer, 0, "baseline", log);
+    const baseClient = new CoreClient(baseCore.url, baseCore.token);
+    const fluency = s.template.kind === "completion" ? new FluencyMeter(baseClient) : null;
+    const basePoint = await scoreHeldOut(baseClient, s, seeds, scorer, 0, "baseline", log, fluency);
+    const base: MethodRun = { ...emptyRun("baseline"), points: [basePoint], dataDir: path.join(baseDir, "data"), seconds: (performance.now() - tb) / 1000, notes: ["no learning: the base model with the same prompts and seeds; scored once, since nothing changes between points"] };
+    if (!fluency) base.notes.push("fluency is measured for plain-completion scenarios only");
+    report.runs.push(base);
+    save();
+
+    for (const method of o.methods) {
+      const dir = path.join(o.outDir, "runs", method);
+      fs.rmSync(dir, { recursive: true, force: true });
+      const core = await startCore({
+        model: o.model,
+        dataDir: path.join(dir, "data"),
+        uiDir: "",
+        engine: engineOpts(o),
+        training: { stepsPerRun: s.training.stepsPerRun, ...(s.training.klBound !== undefined ? { gate: { klBound: s.training.klBound } } : {}) },
+      });
+      try {
+        const client = new CoreClient(core.url, core.token);
+        const run = await runMethod(client, core, method, { o, seeds, evalEvery, scorer, log, baseline: basePoint, fluency });
+        run.dataDir = core.paths.root;
+        finishGain(run, base);
+        report.runs.push(run);
+        save();
+      } finally {
+        await core.close();
+      }
+    }
   } finally {
     await baseCore.close();
-  }
-  const base: MethodRun = { ...emptyRun("baseline"), points: [basePoint], dataDir: path.join(baseDir, "data"), seconds: (performance.now() - tb) / 1000, notes: ["no learning: the base model with the same prompts and seeds; scored once, since nothing changes between points"] };
-  report.runs.push(base);
-  save();
-
-  for (const method of o.methods) {
-    const dir = path.join(o.outDir, "runs", method);
-    fs.rmSync(dir, { recursive: true, force: true });
-    const core = await startCore({
-      model: o.model,
-      dataDir: path.join(dir, "data"),
-      uiDir: "",
-      engine: engineOpts(o),
-      training: { stepsPerRun: s.training.stepsPerRun, ...(s.training.klBound !== undefined ? { gate: { klBound: s.training.klBound } } : {}) },
-    });
-    try {
-      const client = new CoreClient(core.url, core.token);
-      const run = await runMethod(client, core, method, { o, seeds, evalEvery, scorer, log, baseline: basePoint });
-      run.dataDir = core.paths.root;
-      finishGain(run, base);
-      report.runs.push(run);
-      save();
-    } finally {
-      await core.close();
-    }
   }
   save();
   return report;
@@ -155,10 +158,11 @@ async function generate(client: CoreClient, s: Scenario, prompt: string, o: Gene
 }
 
 /** Scores every held-out prompt × sample × seed with the adapter being served now. */
-export async function scoreHeldOut(client: CoreClient, s: Scenario, seeds: number[], scorer: AnswerScorer, interactions: number, label: string, log: (l: string) => void): Promise<EvalPoint> {
+export async function scoreHeldOut(client: CoreClient, s: Scenario, seeds: number[], scorer: AnswerScorer, interactions: number, label: string, log: (l: string) => void, fluency: FluencyMeter | null = null): Promise<EvalPoint> {
   const t = performance.now();
   const rows: number[][] = [];
   const adapters = new Set<string>();
+  const examples: NonNullable<EvalPoint["examples"]> = [];
   for (const [pi, prompt] of s.heldOutPrompts.entries()) {
     const row: number[] = [];
     for (const seed of seeds) {
@@ -172,14 +176,19 @@ export async function scoreHeldOut(client: CoreClient, s: Scenario, seeds: numbe
           sessionDone: true,
         });
         adapters.add(a.adapter);
-        row.push(await scorer(prompt, a.text));
+        const sc = await scorer(prompt, a.text);
+        row.push(sc);
+        if (row.length === 1) examples.push({ prompt, text: a.text, score: sc });
+        const r = renderPrompt(s, prompt);
+        if (fluency && r.kind === "completion") await fluency.add(r.prompt, a.text);
       }
     }
     rows.push(row);
   }
   const score = scoreInterval(rows, BOOT);
-  log(`${label} @ ${interactions}: score ${score.mean.toFixed(3)} [${score.lo.toFixed(3)}, ${score.hi.toFixed(3)}] (adapter ${[...adapters].join(", ")})`);
-  return { interactions, score, promptMeans: rows.map((r) => r.reduce((a, b) => a + b, 0) / r.length), adapters: [...adapters], seconds: (performance.now() - t) / 1000 };
+  const fl = fluency?.take() ?? null;
+  log(`${label} @ ${interactions}: score ${score.mean.toFixed(3)} [${score.lo.toFixed(3)}, ${score.hi.toFixed(3)}]${fl ? `, fluency ${fl.meanLogprob.toFixed(3)} nats/token` : ""} (adapter ${[...adapters].join(", ")})`);
+  return { interactions, score, promptMeans: rows.map((r) => r.reduce((a, b) => a + b, 0) / r.length), adapters: [...adapters], fluency: fl, examples, seconds: (performance.now() - t) / 1000 };
 }
 
 interface MethodCtx {
@@ -189,6 +198,7 @@ interface MethodCtx {
   scorer: AnswerScorer;
   log: (l: string) => void;
   baseline: EvalPoint | null;
+  fluency: FluencyMeter | null;
 }
 
 async function runMethod(client: CoreClient, core: RunningCore | null, method: EvalMethod, c: MethodCtx): Promise<MethodRun> {
@@ -207,7 +217,7 @@ async function runMethod(client: CoreClient, core: RunningCore | null, method: E
     ...(s.training.teacherSource !== undefined ? { teacherSource: s.training.teacherSource } : {}),
   });
   // The first point: the untouched model, already measured by the baseline (same model, prompts, seeds).
-  run.points.push(c.baseline ? { ...c.baseline } : await scoreHeldOut(client, s, c.seeds, c.scorer, 0, method, c.log));
+  run.points.push(c.baseline ? { ...c.baseline } : await scoreHeldOut(client, s, c.seeds, c.scorer, 0, method, c.log, c.fluency));
   const served = new Map<string, { firstInteraction: number; answers: number }>();
   for (let i = 1; i <= c.o.interactions; i++) {
     const prompt = s.trainPrompts[(i - 1) % s.trainPrompts.length];
@@ -235,7 +245,7 @@ async function runMethod(client: CoreClient, core: RunningCore | null, method: E
     }
     if (i % c.evalEvery === 0 || i === c.o.interactions) {
       await settle(client, s.training.batchSize, c.o.settleTimeoutMs ?? 30 * 60_000, c.log);
-      run.points.push(await scoreHeldOut(client, s, c.seeds, c.scorer, i, method, c.log));
+      run.points.push(await scoreHeldOut(client, s, c.seeds, c.scorer, i, method, c.log, c.fluency));
     }
   }
   run.adaptersServed = [...served.entries()].map(([version, v]) => ({ version, ...v })).sort((x, y) => x.firstInteraction - y.firstInteraction);

@@ -14,6 +14,7 @@ interface EvalRow {
   gainLo: number | null;
   gainHi: number | null;
   significant: boolean;
+  fluency: number | null;
   adapters: string[];
 }
 interface EvalSummary {
@@ -44,6 +45,7 @@ export function readEvalSummary(body: unknown): EvalSummary | null {
       gainLo: num(r.gainLo),
       gainHi: num(r.gainHi),
       significant: r.significant === true,
+      fluency: num(r.fluency),
       adapters: Array.isArray(r.adapters) ? r.adapters.map(String) : [],
     })),
   };
@@ -80,6 +82,7 @@ export function EvalReportSection() {
                 <th>Interactions</th>
                 <th>Held-out score</th>
                 <th>Gain over no learning</th>
+                <th title="The base model's mean log-prob per token of the answers: a drop means the language suffered">Fluency (nats/token)</th>
                 <th>Adapters served</th>
               </tr>
             </thead>
@@ -94,6 +97,7 @@ export function EvalReportSection() {
                   <td className="nowrap">
                     {r.gain === null ? "—" : `${r.gain >= 0 ? "+" : ""}${f3(r.gain)} [${f3(r.gainLo ?? 0)}, ${f3(r.gainHi ?? 0)}]${r.significant ? " ✓" : ""}`}
                   </td>
+                  <td className="nowrap">{r.fluency === null ? "—" : r.fluency.toFixed(2)}</td>
                   <td className="clip">{r.adapters.join(", ") || "—"}</td>
                 </tr>
               ))}

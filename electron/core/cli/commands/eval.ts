@@ -51,7 +51,7 @@ export const evalCommand: CommandSpec = {
     for (const r of report.runs) {
       const last = r.points[r.points.length - 1];
       const g = r.gain ? `  gain ${r.gain.mean >= 0 ? "+" : ""}${r.gain.mean.toFixed(3)} [${r.gain.lo.toFixed(3)}, ${r.gain.hi.toFixed(3)}]${r.gain.significant ? " (beyond the CI)" : ""}${r.firstGainBeyondCi !== null ? `; first beyond the CI at ${r.firstGainBeyondCi}` : ""}` : "";
-      console.log(`${r.method.padEnd(9)} score ${last.score.mean.toFixed(3)} [${last.score.lo.toFixed(3)}, ${last.score.hi.toFixed(3)}] after ${last.interactions} interactions${g}  adapters ${r.adaptersServed.map((a) => a.version).join(", ") || "-"}`);
+      console.log(`${r.method.padEnd(9)} score ${last.score.mean.toFixed(3)} [${last.score.lo.toFixed(3)}, ${last.score.hi.toFixed(3)}] after ${last.interactions} interactions${g}${last.fluency ? `  fluency ${last.fluency.meanLogprob.toFixed(3)} nats/token` : ""}  adapters ${r.adaptersServed.map((a) => a.version).join(", ") || "-"}`);
     }
     console.log(`wrote ${path.join(outDir, "report.json")} and ${path.join(outDir, report.chart)} (${report.timings.totalSeconds.toFixed(0)} s); latest report for the app: ${published}`);
   },
