@@ -243,10 +243,12 @@ async function runMethod(client: CoreClient, core: RunningCore | null, method: E
         });
       }
     }
-    if (i % c.evalEvery === 0 || i === c.o.interactions) {
-      await settle(client, s.training.batchSize, c.o.settleTimeoutMs ?? 30 * 60_000, c.log);
-      run.points.push(await scoreHeldOut(client, s, c.seeds, c.scorer, i, method, c.log, c.fluency));
-    }
+    const scoring = i % c.evalEvery === 0 || i === c.o.interactions;
+    // After each batch the simulated user waits for the learning loop (a person types slower
+    // than a batch trains): which adapter answers the next prompt then depends on the
+    // interactions alone, not on timing, so a run is reproducible.
+    if (scoring || i % s.training.batchSize === 0) await settle(client, s.training.batchSize, c.o.settleTimeoutMs ?? 30 * 60_000, c.log);
+    if (scoring) run.points.push(await scoreHeldOut(client, s, c.seeds, c.scorer, i, method, c.log, c.fluency));
   }
   run.adaptersServed = [...served.entries()].map(([version, v]) => ({ version, ...v })).sort((x, y) => x.firstInteraction - y.firstInteraction);
   const ckpts = (await client.checkpoints()) ?? [];
