@@ -87,7 +87,7 @@ describe("/v1/completions: a plain prompt, no chat template", { skip }, () => {
 });
 
 /**
- * A short real run: stories260K, the cats scenario cut down (4 interactions = one batch, few
+ * A short real run: stories260K, the animals scenario cut down (4 interactions = one batch, few
  * held-out samples), the combined method, the real learning loop (trainer process, gate,
  * hot-swap). Checks the report's structure and adapter versions, the exported samples, and that
  * replaying them with `clawrl train` reproduces the final adapter byte for byte.
@@ -99,7 +99,7 @@ describe("clawrl eval: a short real run on stories260K", { skip }, () => {
   let report: EvalReport;
 
   before(async () => {
-    const base = JSON.parse(fs.readFileSync(path.join(repoRoot, "eval", "scenarios", "stories-cats.json"), "utf8"));
+    const base = JSON.parse(fs.readFileSync(path.join(repoRoot, "eval", "scenarios", "stories-animals.json"), "utf8"));
     const scenario = { ...base, heldOutPrompts: base.heldOutPrompts.slice(0, 3), samplesPerPrompt: 2, seeds: [1], generation: { maxTokens: 32, temperature: 1 } };
     const file = path.join(dir, "scenario.json");
     fs.writeFileSync(file, JSON.stringify(scenario));
@@ -166,7 +166,10 @@ describe("clawrl eval: a short real run on stories260K", { skip }, () => {
       assert.ok(sample.prompt_tokens && sample.response_tokens && (sample.reward === 1 || sample.reward === -1));
       assert.equal(sample.format, "completion");
     }
+    // Thumbs down came with the reader's hint: the replay covers the OPD term with the base-model teacher too.
+    assert.ok(samples.some(({ sample }) => sample.hint === "The story should have animals in it, like a cat, a dog or a bird."));
     assert.equal(run.replay.length, 1);
+    assert.match(run.replay[0], /--teacher base/);
     const argv = run.replay[0].split(" ").slice(2); // drop "clawrl train"
     const r = await runCliAsync(["train", ...argv], { CLAWRL_THREADS: "1" }, 300_000);
     assert.equal(r.code, 0, r.stderr);

@@ -45,7 +45,7 @@ export function exportSamples(core: RunningCore, ckpts: CheckpointView[], dir: s
       [
         "clawrl train", `--model ${q(model)}`, `--data ${q(data)}`, `--out ${q(out)}`, `--method ${method}`, `--steps ${stepsPerRun}`,
         `--batch-size ${Math.min(lines.length, st.batchSize)}`, `--lr ${lr}`, `--rank ${st.loraRank}`, `--alpha ${st.loraAlpha}`,
-        `--max-context ${st.maxTrainContext ?? 1024}`, "--seed 0", ...(prev ? [`--resume ${q(prev)}`] : []),
+        `--max-context ${st.maxTrainContext ?? 1024}`, `--teacher ${st.teacherSource === "base" ? "base" : "current"}`, "--seed 0", ...(prev ? [`--resume ${q(prev)}`] : []),
       ].join(" "),
     );
     prev = out;
