@@ -51,9 +51,24 @@ describe("eval scenario format", () => {
   });
 
   it("ships valid example scenarios", () => {
-    for (const f of ["stories-cats.json", "chat-short-answers.json"]) {
+    const files = fs.readdirSync(path.join(repoRoot, "eval", "scenarios")).filter((f) => f.endsWith(".json"));
+    assert.deepEqual(files.sort(), ["chat-short-answers.json", "stories-animals.json", "stories-cats.json"]);
+    for (const f of files) {
       const s = loadScenario(path.join(repoRoot, "eval", "scenarios", f));
       assert.ok(s.heldOutPrompts.length >= 3, f);
+    }
+  });
+
+  it("the animals reader: thumbs up for an animal, thumbs down with the hint otherwise; the scorer agrees", async () => {
+    const s = loadScenario(path.join(repoRoot, "eval", "scenarios", "stories-animals.json"));
+    const score = makeScorer(s);
+    for (const text of [" The little puppy ran home.", " Two birds sang.", " A Cat sat on the mat."]) {
+      assert.deepEqual(reactionFor(s, text), { thumbs: "up" }, text);
+      assert.equal(await score("p", text), 1, text);
+    }
+    for (const text of [" He played with his ball.", " The category was hard.", " She bought a catalog."]) {
+      assert.deepEqual(reactionFor(s, text), { thumbs: "down", hint: "The story should have animals in it, like a cat, a dog or a bird." }, text);
+      assert.equal(await score("p", text), 0, text);
     }
   });
 });
