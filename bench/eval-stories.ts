@@ -36,7 +36,7 @@ const report = await runEval({
   log: (l) => console.log(`  ${l}`),
 });
 const base = report.runs[0].points[0].score;
-console.log(`\nstories260K, ${report.scenario.name}: ${report.heldOutPrompts} held-out prompts × ${report.samplesPerPrompt} samples × ${report.seeds.length} seeds, ${interactions} interactions`);
+console.log(`\n${report.scenario.name}: ${report.heldOutPrompts} held-out prompts × ${report.samplesPerPrompt} samples × ${report.seeds.length} seeds, ${interactions} interactions`);
 const baseFl = report.runs[0].points[0].fluency;
 console.log(`baseline (no learning)  score ${base.mean.toFixed(3)} [${base.lo.toFixed(3)}, ${base.hi.toFixed(3)}]${baseFl ? `  fluency ${baseFl.meanLogprob.toFixed(3)} nats/token (base model's log-prob of the answers; "fl" below)` : ""}`);
 for (const r of report.runs.slice(1)) {
