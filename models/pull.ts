@@ -38,6 +38,7 @@ export async function pullModel(registry: ModelRegistry, spec: string, opts: Pul
     architecture: d.architecture,
     trainable: d.trainable,
     contextLength: d.contextLength,
+    quantization: d.quantization,
     sizeBytes: result.bytes,
     sha256: result.sha256,
   });

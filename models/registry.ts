@@ -13,6 +13,8 @@ const installedSchema = z.object({
   architecture: z.string(),
   trainable: z.boolean(),
   contextLength: z.number().nullable(),
+  /** llama.cpp's name for the file type (e.g. "Q4_K_M"), else the main weight type; absent in older indexes */
+  quantization: z.string().nullable().optional(),
   sizeBytes: z.number(),
   sha256: z.string().nullable(),
   addedAt: z.string(),
@@ -30,6 +32,7 @@ export function describeGguf(file: string) {
     architecture: s.architecture ?? "unknown",
     name: s.name ?? path.basename(file, ".gguf"),
     contextLength: s.contextLength,
+    quantization: s.fileType ?? s.mainType,
     trainable: s.trainerSupported,
     sizeBytes: s.fileSize,
   };
@@ -100,6 +103,7 @@ export class ModelRegistry {
       architecture: d.architecture,
       trainable: d.trainable,
       contextLength: d.contextLength,
+      quantization: d.quantization,
       sizeBytes: d.sizeBytes,
       sha256: null,
     });

@@ -50,6 +50,7 @@ describe("/api/models", { skip: stories ? false : "stories260K.gguf is absent" }
     const list = await call("GET", "/api/models");
     assert.equal(list.body.installed.length, 1);
     assert.equal(list.body.installed[0].architecture, "llama");
+    assert.equal(list.body.installed[0].quantization, "F32", "stories260K says general.file_type 0 (ALL_F32)");
     const use = await call("POST", "/api/models/use", { id });
     assert.equal(use.status, 200);
     assert.equal(use.body.restartRequired, true, "the core serves no model yet");
@@ -68,5 +69,21 @@ describe("/api/models", { skip: stories ? false : "stories260K.gguf is absent" }
     assert.equal((await call("POST", "/api/models/pull", { id: "no-such" })).status, 400);
     assert.equal((await call("POST", "/api/models/pull", {})).status, 400);
     assert.equal((await call("POST", "/api/models/nothing/pause")).status, 404);
+  });
+});
+
+describe("/api/models while a model is served", { skip: stories ? false : "stories260K.gguf is absent" }, () => {
+  it("describes the served model: size, quantization, context (read from its GGUF even when not installed)", async () => {
+    const core = await startCore({ model: stories!, dataDir: tempDir(), port: 0, training: false, engine: { maxContextSize: 256, sequences: 1 } });
+    try {
+      const r = await callApi(core, "GET", "/api/models");
+      assert.equal(r.status, 200);
+      assert.equal(r.body.active.path, stories);
+      assert.equal(r.body.active.sizeBytes, fs.statSync(stories!).size);
+      assert.equal(r.body.active.quantization, "F32");
+      assert.equal(r.body.active.contextSize, 256);
+    } finally {
+      await core.close();
+    }
   });
 });

@@ -4,7 +4,7 @@ import { loadCatalog, recommendModel } from "../../../models/catalog.js";
 import { DownloadError, type DownloadProgress } from "../../../models/downloader.js";
 import { resolveModelSource } from "../../../models/hfSource.js";
 import { pullModel } from "../../../models/pull.js";
-import { ModelRegistry, type InstalledModel } from "../../../models/registry.js";
+import { describeGguf, ModelRegistry, type InstalledModel } from "../../../models/registry.js";
 
 export type DownloadStateName = "downloading" | "paused" | "failed" | "done";
 
@@ -46,6 +46,22 @@ export class ModelService {
     this.registry = new ModelRegistry(opts.dir);
   }
 
+  private readonly quantizations = new Map<string, string | null>();
+
+  /** The served file's quantization, read from its GGUF header once (a served model need not be installed). */
+  private quantizationOf(file: string): string | null {
+    if (!this.quantizations.has(file)) {
+      let q: string | null = null;
+      try {
+        q = describeGguf(file).quantization;
+      } catch {
+        // unreadable now (moved, replaced): the page shows "—"
+      }
+      this.quantizations.set(file, q);
+    }
+    return this.quantizations.get(file) ?? null;
+  }
+
   list() {
     const { models: installed, active: chosen } = this.registry.snapshot();
     const served = this.opts.served?.() ?? null;
@@ -53,7 +69,7 @@ export class ModelService {
     const rec = recommendModel({ ramBytes: os.totalmem(), vramBytes: 0 });
     return {
       active: served
-        ? { id: activeEntry?.id ?? served.id, name: activeEntry?.name ?? served.id, path: served.path, sizeBytes: fileSize(served.path), architecture: activeEntry?.architecture ?? null, trainable: activeEntry?.trainable ?? null, contextSize: served.contextSize, gpuLayers: served.gpuLayers }
+        ? { id: activeEntry?.id ?? served.id, name: activeEntry?.name ?? served.id, path: served.path, sizeBytes: fileSize(served.path), architecture: activeEntry?.architecture ?? null, trainable: activeEntry?.trainable ?? null, quantization: activeEntry?.quantization ?? this.quantizationOf(served.path), contextSize: served.contextSize, gpuLayers: served.gpuLayers }
         : activeEntry ?? null,
       installed,
       catalog: loadCatalog().map((c) => ({
