@@ -192,10 +192,14 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     await page.goto(`${core.url}/#/settings`);
     const batch = page.getByRole("spinbutton", { name: "Batch size" });
     await batch.fill("8");
+    const teacher = page.getByRole("combobox", { name: "Hint teacher (OPD)" });
+    assert.equal(await teacher.inputValue(), "policy");
+    await teacher.selectOption("base");
     await page.getByRole("button", { name: "Save settings" }).click();
     await page.getByText("Saved.").waitFor();
-    const s = (await (await api("/api/settings")).json()) as { batchSize: number };
+    const s = (await (await api("/api/settings")).json()) as { batchSize: number; teacherSource: string };
     assert.equal(s.batchSize, 8);
+    assert.equal(s.teacherSource, "base");
     await page.getByRole("button", { name: "Show token" }).click();
     const snippet = JSON.parse((await page.getByLabel("OpenClaw snippet", { exact: true }).textContent()) ?? "") as {
       models: { providers: { clawrl: { baseUrl: string; apiKey: string; api: string } } };

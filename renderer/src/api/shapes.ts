@@ -365,6 +365,8 @@ export interface Settings {
   batchSize: number;
   learningRate: number;
   loraRank: number;
+  /** OPD teacher: the learning policy with the hint (as the reference) or the base model with it */
+  teacherSource: "policy" | "base";
   judgeVotes: number;
   judgeSource: JudgeSource;
   autoLearn: boolean;
@@ -377,6 +379,7 @@ export const defaultSettings: Settings = {
   batchSize: 16,
   learningRate: 1e-4,
   loraRank: 16,
+  teacherSource: "policy",
   judgeVotes: 3,
   judgeSource: { kind: "base" },
   autoLearn: true,
@@ -404,6 +407,7 @@ export function readSettings(body: unknown): Settings {
     batchSize: num(pick(s, "batchSize")) ?? d.batchSize,
     learningRate: num(pick(s, "learningRate")) ?? d.learningRate,
     loraRank: num(pick(s, "loraRank")) ?? d.loraRank,
+    teacherSource: str(pick(s, "teacherSource")) === "base" ? "base" : "policy",
     judgeVotes: num(pick(s, "judgeVotes")) ?? d.judgeVotes,
     judgeSource: readJudgeSource(pick(s, "judgeSource")),
     autoLearn: pick(s, "autoLearn") === undefined ? d.autoLearn : bool(pick(s, "autoLearn")),
