@@ -122,11 +122,11 @@ export function SettingsPage() {
             LoRA rank
             <input type="number" min={1} max={256} value={form.loraRank} onChange={(e) => set("loraRank", Number(e.target.value))} />
           </label>
-          <label>
+          <label className="span-2">
             Hint teacher (OPD)
             <select value={form.teacherSource} onChange={(e) => set("teacherSource", e.target.value as Settings["teacherSource"])}>
               <option value="policy">The learning model, with the hint</option>
-              <option value="base">The base model, with the hint (steadier, forgets earlier lessons)</option>
+              <option value="base">The base model, with the hint (steadier)</option>
             </select>
           </label>
           <label className="check">
