@@ -39,6 +39,23 @@ describe("incremental detokenizer", () => {
     }
   });
 
+  it("continuing a prompt: equals detokenizing with the prompt's tokens as context (a SentencePiece word start keeps its space)", () => {
+    for (const [name, model] of models) {
+      const prompt = model.tokenize("Once upon a time, there was a dog.", false) as Token[];
+      const tokens = model.tokenize(TEXT, false) as Token[];
+      const inc = new IncrementalDetokenizer(model, prompt);
+      for (let i = 0; i < tokens.length; i++) {
+        assert.equal(inc.push(tokens[i]), model.detokenize(tokens.slice(0, i + 1), false, prompt.slice(-3)), `${name}: after token ${i + 1}`);
+      }
+    }
+    const spm = models.find(([name]) => name.startsWith("SentencePiece"))?.[1];
+    if (spm) {
+      const answer = spm.tokenize("He ran.", false) as Token[]; // SentencePiece starts it with "▁He"
+      assert.equal(new IncrementalDetokenizer(spm, spm.tokenize("A dog.", false)).push(answer[0]), " He");
+      assert.equal(new IncrementalDetokenizer(spm).push(answer[0]), "He", "alone (a chat answer) the space is dropped");
+    }
+  });
+
   it("equals it on random tokens too (invalid UTF-8 byte runs, as random models emit), and keeps its re-detokenized tail short", () => {
     // Ids below 460: byte tokens (ids 0-255 in the tiny vocabulary, 3-258 in stories260K's) and short merges.
     for (const [name, model] of models) {

@@ -19,8 +19,15 @@ export class IncrementalDetokenizer {
   /** tokens[0, cut) make up `settled` */
   private cut = 0;
   private current = "";
+  /** the last tokens before the text (a prompt it continues): how its first token reads depends on them */
+  private readonly lead: Token[];
 
-  constructor(private readonly model: Pick<LlamaModel, "detokenize">) {}
+  constructor(
+    private readonly model: Pick<LlamaModel, "detokenize">,
+    before: readonly number[] = [],
+  ) {
+    this.lead = before.slice(-CONTEXT_TOKENS) as Token[];
+  }
 
   get text(): string {
     return this.current;
@@ -39,7 +46,7 @@ export class IncrementalDetokenizer {
   push(token: number): string {
     this.tokens.push(token as Token);
     const tail = this.tokens.slice(this.cut);
-    const context = this.tokens.slice(Math.max(0, this.cut - CONTEXT_TOKENS), this.cut);
+    const context = this.cut >= CONTEXT_TOKENS ? this.tokens.slice(this.cut - CONTEXT_TOKENS, this.cut) : [...this.lead, ...this.tokens.slice(0, this.cut)].slice(-CONTEXT_TOKENS);
     const tailText = this.model.detokenize(tail, false, context);
     this.current = this.settled + tailText;
     // Settle only on a complete character: a token may end inside a multi-byte one. (A U+FFFD

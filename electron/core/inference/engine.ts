@@ -64,6 +64,12 @@ export interface GenerateRequest {
   seed?: number;
   /** Alternatives per token to report (0–20); tokens' own log-probs are always computed. */
   topLogprobs?: number;
+  /**
+   * The answer continues the prompt's text (a plain completion): its text reads as it does
+   * after the prompt, so prompt + text is the whole text (a SentencePiece model's word-start
+   * space on the first token is kept; a chat answer drops it).
+   */
+  continuesPrompt?: boolean;
 }
 
 export interface TokenLogprob {
@@ -321,7 +327,7 @@ export class Engine {
     const infos: TokenLogprob[] = [];
     let finishReason: GenerateResult["finishReason"] = "length";
     // The response tokens that make up the text (no end-of-generation token), detokenized incrementally.
-    const textOf = new IncrementalDetokenizer(this.model);
+    const textOf = new IncrementalDetokenizer(this.model, req.continuesPrompt ? prompt : []);
 
     // Streaming state: what was already sent.
     let sentContent = "";

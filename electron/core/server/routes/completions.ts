@@ -4,6 +4,7 @@ import { z } from "zod";
 import crypto from "node:crypto";
 import { IncrementalDetokenizer } from "../../inference/detokenizer.js";
 import { AbortedError, type Engine, type TokenLogprob } from "../../inference/engine.js";
+import { abortWhenClientLeaves } from "../clientAbort.js";
 import { ApiError, badRequest } from "../errors.js";
 import type { TurnRecorder } from "./openai.js";
 
@@ -48,8 +49,9 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
     const text = m.tokenize(body.prompt, false);
     const bos = m.tokens.bos;
     const tokens: Token[] = m.tokens.shouldPrependBosToken && bos !== null ? [bos, ...text] : text;
+    const textStart = tokens.length - text.length;
     if (tokens.length >= engine.info().contextSize) throw badRequest(`the prompt has ${tokens.length} tokens; the context holds ${engine.info().contextSize}`, "prompt", "context_length_exceeded");
-    if (body.echo) return scorePrompt(engine, body.prompt, tokens, reply);
+    if (body.echo) return scorePrompt(engine, body.prompt, tokens, textStart, reply);
     const messages = [{ role: "user" as const, content: body.prompt }];
     const ctx = rollout.beginTurn({
       headers: req.headers,
@@ -58,24 +60,18 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
       messages,
       format: "completion",
     });
-    const abort = new AbortController();
-    reply.raw.on("close", () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
+    const signal = abortWhenClientLeaves(reply);
     const stop = body.stop == null ? undefined : typeof body.stop === "string" ? [body.stop] : body.stop;
     try {
       const result = await engine.generate(
-        { messages, temperature: body.top_p === 0 ? 0 : (body.temperature ?? 1), topP: body.top_p && body.top_p > 0 ? body.top_p : 1, maxTokens: body.max_tokens ?? undefined, seed: body.seed ?? undefined, stop, topLogprobs: body.logprobs ?? undefined },
+        { messages, temperature: body.top_p === 0 ? 0 : (body.temperature ?? 1), topP: body.top_p && body.top_p > 0 ? body.top_p : 1, maxTokens: body.max_tokens ?? undefined, seed: body.seed ?? undefined, stop, topLogprobs: body.logprobs ?? undefined, continuesPrompt: true },
         {
-          signal: abort.signal,
+          signal,
           onStart: ({ adapter }) => reply.headers({ "X-Clawrl-Session-Id": ctx.sessionId, "X-Clawrl-Turn-Id": ctx.turnId, "X-Clawrl-Adapter": adapter }),
         },
         { tokens, stopTriggers: [] },
       );
-      const { logprobs: infos, cachedPromptTokens, ...generated } = result;
-      // prompt + text must be the whole text: keep the space a SentencePiece model's first
-      // answer token carries (detokenized alone, as the engine does, it is dropped).
-      const turn = { ...generated, text: withLeadingSpace(engine, tokens, result.responseTokens, result.text) };
+      const { logprobs: infos, cachedPromptTokens, ...turn } = result;
       rollout.completeTurn(ctx, turn);
       return {
         id: `cmpl-${ctx.turnId}`,
@@ -83,7 +79,7 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
         created: Math.floor(Date.now() / 1000),
         model: engine.modelId,
         system_fingerprint: `clawrl-${result.adapter}`,
-        choices: [{ index: 0, text: turn.text, logprobs: body.logprobs == null ? null : legacyLogprobs(engine, infos.filter((i) => !m.isEogToken(i.token as Token)), body.logprobs, tokens), finish_reason: result.finishReason }],
+        choices: [{ index: 0, text: result.text, logprobs: body.logprobs == null ? null : legacyLogprobs(engine, infos.filter((i) => !m.isEogToken(i.token as Token)), body.logprobs, tokens), finish_reason: result.finishReason }],
         usage: {
           prompt_tokens: result.promptTokens.length,
           completion_tokens: result.responseTokens.length,
@@ -92,7 +88,7 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
         },
       };
     } catch (err) {
-      const aborted = err instanceof AbortedError || abort.signal.aborted;
+      const aborted = err instanceof AbortedError || signal.aborted;
       rollout.abortTurn(ctx, aborted ? "client disconnected" : `error: ${(err as Error).message}`);
       if (aborted) return reply;
       if (err instanceof ApiError) throw err;
@@ -106,10 +102,9 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
  * offsets. Each token's text is what it adds to the text detokenized so far (a SentencePiece
  * token's leading space depends on its place), so the tokens join into the answer's text.
  */
-function legacyLogprobs(engine: Engine, infos: Array<Pick<TokenLogprob, "token" | "logprob" | "top">>, n: number, context: readonly Token[] = []) {
-  const text = new IncrementalDetokenizer(engine.model);
-  // The tokens before (the prompt's end) decide how the first one reads.
-  for (const t of context.slice(-CONTEXT_TOKENS)) text.push(t);
+function legacyLogprobs(engine: Engine, infos: Array<Pick<TokenLogprob, "token" | "top"> & { logprob: number | null }>, n: number, before: readonly Token[]) {
+  // The tokens before (the prompt) decide how the first one reads, as in the answer's text.
+  const text = new IncrementalDetokenizer(engine.model, before);
   const pieces = infos.map((i) => {
     const before = text.text.length;
     return text.push(i.token).slice(before);
@@ -128,47 +123,30 @@ function legacyLogprobs(engine: Engine, infos: Array<Pick<TokenLogprob, "token" 
   };
 }
 
-/** echo + max_tokens 0: the prompt's tokens with log p(token | tokens before it); the first has none (null). */
-async function scorePrompt(engine: Engine, prompt: string, tokens: Token[], reply: FastifyReply) {
-  const abort = new AbortController();
-  reply.raw.on("close", () => {
-    if (!reply.raw.writableFinished) abort.abort();
-  });
-  const m = engine.model;
-  const hasBos = m.tokens.shouldPrependBosToken && m.tokens.bos !== null && tokens[0] === m.tokens.bos;
+/**
+ * echo + max_tokens 0: the text's tokens (those after `textStart`: BOS is not text), each with
+ * log p(token | tokens before it); a first token with nothing before it has none (null).
+ */
+async function scorePrompt(engine: Engine, prompt: string, tokens: Token[], textStart: number, reply: FastifyReply) {
+  const signal = abortWhenClientLeaves(reply);
   let scored: { adapter: string; logprobs: number[] };
   try {
-    scored = await engine.scoreTokens(tokens, abort.signal);
+    scored = await engine.scoreTokens(tokens, signal);
   } catch (err) {
-    if (err instanceof AbortedError || abort.signal.aborted) return reply;
+    if (err instanceof AbortedError || signal.aborted) return reply;
     throw new ApiError(500, `Scoring failed: ${(err as Error).message}`);
   }
   reply.header("X-Clawrl-Adapter", scored.adapter);
-  // The text's tokens (BOS is not text): each with its log-prob given everything before it.
-  const first = hasBos ? 1 : 0;
-  const infos = tokens.slice(first).map((t, i) => ({ token: t, logprob: i + first === 0 ? Number.NaN : scored.logprobs[i + first - 1], top: [] }));
-  const lp = legacyLogprobs(engine, infos, 0);
+  // scored.logprobs[i] is token i + 1's.
+  const infos = tokens.map((token, i) => ({ token, logprob: i === 0 ? null : scored.logprobs[i - 1], top: [] })).slice(textStart);
+  const lp = legacyLogprobs(engine, infos, 0, tokens.slice(0, textStart));
   return {
     id: `cmpl-score-${crypto.randomUUID()}`,
     object: "text_completion",
     created: Math.floor(Date.now() / 1000),
     model: engine.modelId,
     system_fingerprint: `clawrl-${scored.adapter}`,
-    choices: [{ index: 0, text: prompt, logprobs: { ...lp, token_logprobs: lp.token_logprobs.map((x) => (Number.isNaN(x) ? null : x)) }, finish_reason: "length" }],
+    choices: [{ index: 0, text: prompt, logprobs: lp, finish_reason: "length" }],
     usage: { prompt_tokens: tokens.length, completion_tokens: 0, total_tokens: tokens.length },
   };
-}
-
-const CONTEXT_TOKENS = 8;
-
-/** The answer's text as it continues the prompt: with the leading space its first token has in context. */
-function withLeadingSpace(engine: Engine, prompt: readonly Token[], response: readonly number[], text: string): string {
-  if (response.length === 0 || text.length === 0) return text;
-  const m = engine.model;
-  const first = [response[0] as Token];
-  const inContext = m.detokenize(first, false, prompt.slice(-CONTEXT_TOKENS));
-  const alone = m.detokenize(first, false);
-  if (inContext.length <= alone.length || !inContext.endsWith(alone)) return text;
-  const lead = inContext.slice(0, inContext.length - alone.length);
-  return text.startsWith(lead) ? text : lead + text;
 }

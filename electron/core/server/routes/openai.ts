@@ -12,6 +12,7 @@ import {
 } from "../../inference/engine.js";
 import type { TurnContext, TurnOrigin } from "../../rollout/rollout.js";
 import { SseWriter } from "../sseWriter.js";
+import { abortWhenClientLeaves } from "../clientAbort.js";
 import { ApiError, badRequest } from "../errors.js";
 import { parseChatRequest, type ChatCompletionRequest } from "./openaiSchema.js";
 
@@ -122,11 +123,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
       "X-Clawrl-Adapter": adapter,
     });
 
-    // A client that goes away stops the generation and frees its sequence.
-    const abort = new AbortController();
-    reply.raw.on("close", () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
+    const signal = abortWhenClientLeaves(reply);
 
     const stream = body.stream === true;
     const includeUsage = stream && body.stream_options?.include_usage === true;
@@ -144,7 +141,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
       result = await engine.generate(
         genReq,
         {
-          signal: abort.signal,
+          signal,
           onStart: ({ adapter }) => {
             started = true;
             if (stream) {
@@ -177,7 +174,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
         prepared,
       );
     } catch (err) {
-      const aborted = err instanceof AbortedError || abort.signal.aborted;
+      const aborted = err instanceof AbortedError || signal.aborted;
       rollout.abortTurn(ctx, aborted ? "client disconnected" : `error: ${(err as Error).message}`);
       if (!stream) {
         if (aborted) return reply; // nobody is listening
