@@ -12,6 +12,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadScenario } from "../electron/core/eval/scenario.js";
 import { runEval } from "../electron/core/eval/runner.js";
+import { formatInterval } from "../electron/core/eval/stats.js";
 import { EVAL_METHODS, type EvalMethod } from "../electron/core/eval/report.js";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -38,16 +39,16 @@ const report = await runEval({
 const base = report.runs[0].points[0].score;
 console.log(`\n${report.scenario.name}: ${report.heldOutPrompts} held-out prompts × ${report.samplesPerPrompt} samples × ${report.seeds.length} seeds, ${interactions} interactions`);
 const baseFl = report.runs[0].points[0].fluency;
-console.log(`baseline (no learning)  score ${base.mean.toFixed(3)} [${base.lo.toFixed(3)}, ${base.hi.toFixed(3)}]${baseFl ? `  fluency ${baseFl.meanLogprob.toFixed(3)} nats/token (base model's log-prob of the answers; "fl" below)` : ""}`);
+console.log(`baseline (no learning)  score ${formatInterval(base)}${baseFl ? `  fluency ${baseFl.meanLogprob.toFixed(3)} nats/token (base model's log-prob of the answers; "fl" below)` : ""}`);
 for (const r of report.runs.slice(1)) {
   const last = r.points[r.points.length - 1];
   const g = r.gain!;
-  const trail = r.points.map((p) => `${p.interactions}: ${p.score.mean.toFixed(3)}${p.gain ? ` (${p.gain.mean >= 0 ? "+" : ""}${p.gain.mean.toFixed(3)} [${p.gain.lo.toFixed(3)}, ${p.gain.hi.toFixed(3)}])` : ""}${p.fluency ? ` fl ${p.fluency.meanLogprob.toFixed(2)}` : ""} ${p.adapters.join("/")}`).join("; ");
+  const trail = r.points.map((p) => `${p.interactions}: ${p.score.mean.toFixed(3)}${p.gain ? ` (${formatInterval(p.gain, true)})` : ""}${p.fluency ? ` fl ${p.fluency.meanLogprob.toFixed(2)}` : ""} ${p.adapters.join("/")}`).join("; ");
   console.log(`${r.method.padEnd(9)} per point: ${trail}`);
-  console.log(`${"".padEnd(9)} first gain beyond the CI at ${r.firstGainBeyondCi ?? "none"} interactions; best gain ${r.bestGain ? `${r.bestGain.mean.toFixed(3)} [${r.bestGain.lo.toFixed(3)}, ${r.bestGain.hi.toFixed(3)}] at ${r.bestGain.interactions}` : "-"}`);
+  console.log(`${"".padEnd(9)} first gain beyond the CI at ${r.firstGainBeyondCi ?? "none"} interactions; best gain ${r.bestGain ? `${formatInterval(r.bestGain)} at ${r.bestGain.interactions}` : "-"}`);
   const ratio = base.mean > 0 ? `${(last.score.mean / base.mean).toFixed(2)}x baseline` : "baseline 0";
   console.log(
-    `${r.method.padEnd(9)} score ${last.score.mean.toFixed(3)} [${last.score.lo.toFixed(3)}, ${last.score.hi.toFixed(3)}] (${ratio})  gain ${g.mean >= 0 ? "+" : ""}${g.mean.toFixed(3)} [${g.lo.toFixed(3)}, ${g.hi.toFixed(3)}] ${g.significant && g.lo > 0 ? "beyond the CI" : "NOT beyond the CI"}  checkpoints ${r.checkpoints.map((c) => `${c.n}:${c.verdict[0]}`).join(" ") || "-"}  ${r.seconds.toFixed(0)} s`,
+    `${r.method.padEnd(9)} score ${formatInterval(last.score)} (${ratio})  gain ${formatInterval(g, true)} ${g.significant && g.lo > 0 ? "beyond the CI" : "NOT beyond the CI"}  checkpoints ${r.checkpoints.map((c) => `${c.n}:${c.verdict[0]}`).join(" ") || "-"}  ${r.seconds.toFixed(0)} s`,
   );
 }
 console.log(`total ${((performance.now() - t0) / 1000).toFixed(0)} s; report ${path.join(out, "report.json")}`);

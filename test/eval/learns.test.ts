@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { before, describe, it } from "node:test";
 import type { EvalReport } from "../../electron/core/eval/report.js";
+import { formatInterval } from "../../electron/core/eval/stats.js";
 import { repoRoot, runCliAsync, storiesModelPath, tempDir } from "../helpers/cli.js";
 
 const stories = storiesModelPath();
@@ -34,7 +35,7 @@ describe("the learning loop improves a real model on held-out prompts (clawrl ev
 
   it("combined: the gain over the baseline is beyond its confidence interval after 32 interactions", (t) => {
     const [base, run] = report.runs;
-    for (const p of run.points) t.diagnostic(`${p.interactions} interactions: score ${p.score.mean.toFixed(3)}, gain ${p.gain ? `${p.gain.mean.toFixed(3)} [${p.gain.lo.toFixed(3)}, ${p.gain.hi.toFixed(3)}]` : "-"}, fluency ${p.fluency?.meanLogprob.toFixed(3)}, ${p.adapters.join("/")}`);
+    for (const p of run.points) t.diagnostic(`${p.interactions} interactions: score ${p.score.mean.toFixed(3)}, gain ${p.gain ? formatInterval(p.gain, true) : "-"}, fluency ${p.fluency?.meanLogprob.toFixed(3)}, ${p.adapters.join("/")}`);
     assert.equal(run.method, "combined");
     const last = run.points[run.points.length - 1];
     assert.equal(last.interactions, 32);

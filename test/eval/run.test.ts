@@ -127,8 +127,18 @@ describe("clawrl eval: a short real run on stories260K", { skip }, () => {
       assert.equal(p.examples?.length, 3);
       assert.deepEqual(p.examples.map((e) => e.prompt), base.points[0].examples!.map((e) => e.prompt));
     }
-    // The method run starts from the baseline measurement (same model, prompts and seeds).
-    assert.deepEqual(run.points[0].fluency, base.points[0].fluency);
+    // Fluency re-scores the answers with the base model; the baseline's answers were sampled from
+    // it, so it must equal the log-probs they were served with (end-of-text tokens aside: no text).
+    const served = fs
+      .readFileSync(path.join(base.dataDir!, "logs", "trajectories.jsonl"), "utf8")
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { kind: string; type?: string; finishReason?: string; tokenLogprobs?: number[] })
+      .filter((r) => r.kind === "turn" && r.type === "side")
+      .flatMap((r) => (r.finishReason === "stop" ? r.tokenLogprobs!.slice(0, -1) : r.tokenLogprobs!));
+    assert.equal(base.points[0].fluency!.tokens, served.length);
+    const servedMean = served.reduce((a, b) => a + b, 0) / served.length;
+    assert.ok(Math.abs(base.points[0].fluency!.meanLogprob - servedMean) < 1e-3, `fluency ${base.points[0].fluency!.meanLogprob}, served ${servedMean}`);
     assert.ok(run.gain !== null);
     assert.ok(Math.abs(run.gain.mean - (run.points[1].score.mean - base.points[0].score.mean)) < 1e-9, "gain = final − baseline");
     assert.deepEqual(run.points.map((p) => p.gain?.mean), [0, run.gain.mean], "a gain at every point; none at the start");

@@ -8,7 +8,7 @@ import { makeScorer, reactionFor, type AnswerScorer } from "./rules.js";
 import { renderPrompt, type Scenario } from "./scenario.js";
 import { exportSamples } from "./samplesExport.js";
 import { FluencyMeter } from "./fluency.js";
-import { gainInterval, scoreInterval } from "./stats.js";
+import { formatInterval, gainInterval, scoreInterval } from "./stats.js";
 
 export interface EvalRunOptions {
   scenario: Scenario;
@@ -152,8 +152,7 @@ function finishGain(run: MethodRun, base: MethodRun): void {
   run.bestGain = best.gain ? { interactions: best.interactions, mean: best.gain.mean, lo: best.gain.lo, hi: best.gain.hi } : null;
 }
 
-async function generate(client: CoreClient, s: Scenario, prompt: string, o: GenerateOptions): Promise<Answer> {
-  const r = renderPrompt(s, prompt);
+async function generate(client: CoreClient, r: ReturnType<typeof renderPrompt>, o: GenerateOptions): Promise<Answer> {
   return r.kind === "completion" ? client.complete(r.prompt, o) : client.chat(r.messages, o);
 }
 
@@ -165,9 +164,10 @@ export async function scoreHeldOut(client: CoreClient, s: Scenario, seeds: numbe
   const examples: NonNullable<EvalPoint["examples"]> = [];
   for (const [pi, prompt] of s.heldOutPrompts.entries()) {
     const row: number[] = [];
+    const r = renderPrompt(s, prompt);
     for (const seed of seeds) {
       for (let k = 0; k < s.samplesPerPrompt; k++) {
-        const a = await generate(client, s, prompt, {
+        const a = await generate(client, r, {
           seed: seed * 100_003 + pi * 101 + k,
           maxTokens: s.generation.maxTokens,
           temperature: s.generation.temperature,
@@ -179,7 +179,6 @@ export async function scoreHeldOut(client: CoreClient, s: Scenario, seeds: numbe
         const sc = await scorer(prompt, a.text);
         row.push(sc);
         if (row.length === 1) examples.push({ prompt, text: a.text, score: sc });
-        const r = renderPrompt(s, prompt);
         if (fluency && r.kind === "completion") await fluency.add(r.prompt, a.text);
       }
     }
@@ -187,7 +186,7 @@ export async function scoreHeldOut(client: CoreClient, s: Scenario, seeds: numbe
   }
   const score = scoreInterval(rows, BOOT);
   const fl = fluency?.take() ?? null;
-  log(`${label} @ ${interactions}: score ${score.mean.toFixed(3)} [${score.lo.toFixed(3)}, ${score.hi.toFixed(3)}]${fl ? `, fluency ${fl.meanLogprob.toFixed(3)} nats/token` : ""} (adapter ${[...adapters].join(", ")})`);
+  log(`${label} @ ${interactions}: score ${formatInterval(score)}${fl ? `, fluency ${fl.meanLogprob.toFixed(3)} nats/token` : ""} (adapter ${[...adapters].join(", ")})`);
   return { interactions, score, promptMeans: rows.map((r) => r.reduce((a, b) => a + b, 0) / r.length), adapters: [...adapters], fluency: fl, examples, seconds: (performance.now() - t) / 1000 };
 }
 
@@ -222,7 +221,8 @@ async function runMethod(client: CoreClient, core: RunningCore | null, method: E
   for (let i = 1; i <= c.o.interactions; i++) {
     const prompt = s.trainPrompts[(i - 1) % s.trainPrompts.length];
     const sessionId = `eval-${method}-train-${i}`;
-    const a = await generate(client, s, prompt, { seed: 7_000_000 + i, maxTokens: s.generation.maxTokens, temperature: s.generation.temperature, turnType: "main", sessionId });
+    const r = renderPrompt(s, prompt);
+    const a = await generate(client, r, { seed: 7_000_000 + i, maxTokens: s.generation.maxTokens, temperature: s.generation.temperature, turnType: "main", sessionId });
     const sv = served.get(a.adapter) ?? { firstInteraction: i, answers: 0 };
     sv.answers++;
     served.set(a.adapter, sv);
@@ -236,7 +236,6 @@ async function runMethod(client: CoreClient, core: RunningCore | null, method: E
       if (react.next) {
         run.reactions.next++;
         // The user's next message in the same session: the judge reads it as the turn's next state.
-        const r = renderPrompt(s, prompt);
         const history = r.kind === "chat" ? r.messages : [{ role: "user", content: r.prompt }];
         await client.chat([...history, { role: "assistant", content: a.text }, { role: "user", content: react.next }], {
           seed: 1, maxTokens: 1, temperature: s.generation.temperature, turnType: "main", sessionId, sessionDone: true,

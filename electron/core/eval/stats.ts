@@ -117,3 +117,8 @@ export function gainInterval(method: readonly (readonly number[])[], baseline: r
   const b = promptMeans(baseline);
   return bootstrapInterval(a.map((x, i) => x - b[i]), o);
 }
+
+/** "0.465 [0.347, 0.583]"; `signed`: "+0.243 [0.166, 0.319]" (a gain). */
+export function formatInterval(i: Pick<Interval, "mean" | "lo" | "hi">, signed = false): string {
+  return `${signed && i.mean >= 0 ? "+" : ""}${i.mean.toFixed(3)} [${i.lo.toFixed(3)}, ${i.hi.toFixed(3)}]`;
+}

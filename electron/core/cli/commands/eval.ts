@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
+import { EVAL_METHODS, type EvalMethod } from "../../eval/report.js";
 import { CliError, UsageError, intOpt, requiredString, stringOpt, type CommandSpec } from "../command.js";
 
-const METHODS = ["combined", "binary", "opd"] as const;
 
 export const evalCommand: CommandSpec = {
   name: "eval",
@@ -27,8 +27,8 @@ export const evalCommand: CommandSpec = {
     const model = requiredString(args, "model");
     const outDir = requiredString(args, "out");
     const raw = (args.values.method as string[] | undefined) ?? ["combined"];
-    const methods = [...new Set(raw.flatMap((m) => (m === "all" ? [...METHODS] : [m])))];
-    for (const m of methods) if (!(METHODS as readonly string[]).includes(m)) throw new UsageError(`--method must be one of ${METHODS.join(", ")} or all, got '${m}'`);
+    const methods = [...new Set(raw.flatMap((m) => (m === "all" ? [...EVAL_METHODS] : [m])))];
+    for (const m of methods) if (!(EVAL_METHODS as readonly string[]).includes(m)) throw new UsageError(`--method must be one of ${EVAL_METHODS.join(", ")} or all, got '${m}'`);
     const seeds = intOpt(args, "seeds", 1, 64);
     const threads = intOpt(args, "threads", 1, 256);
     const url = stringOpt(args, "url");
@@ -42,16 +42,17 @@ export const evalCommand: CommandSpec = {
     const interactions = intOpt(args, "interactions", 1, 100_000) ?? 2 * scenario.trainPrompts.length;
     const { runEval } = await import("../../eval/runner.js");
     const report = await runEval({
-      scenario, scenarioFile, model, methods: methods as Array<(typeof METHODS)[number]>, interactions, seedCount: seeds, outDir, url, token,
+      scenario, scenarioFile, model, methods: methods as EvalMethod[], interactions, seedCount: seeds, outDir, url, token,
       engine: { threads }, log: (l) => console.log(l),
     });
     const { publishLatest } = await import("../../eval/latest.js");
+    const { formatInterval } = await import("../../eval/stats.js");
     const { defaultDataDir } = await import("../../config/paths.js");
     const published = publishLatest(stringOpt(args, "data-dir") ?? defaultDataDir(), report, outDir);
     for (const r of report.runs) {
       const last = r.points[r.points.length - 1];
-      const g = r.gain ? `  gain ${r.gain.mean >= 0 ? "+" : ""}${r.gain.mean.toFixed(3)} [${r.gain.lo.toFixed(3)}, ${r.gain.hi.toFixed(3)}]${r.gain.significant ? " (beyond the CI)" : ""}${r.firstGainBeyondCi !== null ? `; first beyond the CI at ${r.firstGainBeyondCi}` : ""}` : "";
-      console.log(`${r.method.padEnd(9)} score ${last.score.mean.toFixed(3)} [${last.score.lo.toFixed(3)}, ${last.score.hi.toFixed(3)}] after ${last.interactions} interactions${g}${last.fluency ? `  fluency ${last.fluency.meanLogprob.toFixed(3)} nats/token` : ""}  adapters ${r.adaptersServed.map((a) => a.version).join(", ") || "-"}`);
+      const g = r.gain ? `  gain ${formatInterval(r.gain, true)}${r.gain.significant ? " (beyond the CI)" : ""}${r.firstGainBeyondCi !== null ? `; first beyond the CI at ${r.firstGainBeyondCi}` : ""}` : "";
+      console.log(`${r.method.padEnd(9)} score ${formatInterval(last.score)} after ${last.interactions} interactions${g}${last.fluency ? `  fluency ${last.fluency.meanLogprob.toFixed(3)} nats/token` : ""}  adapters ${r.adaptersServed.map((a) => a.version).join(", ") || "-"}`);
     }
     console.log(`wrote ${path.join(outDir, "report.json")} and ${path.join(outDir, report.chart)} (${report.timings.totalSeconds.toFixed(0)} s); latest report for the app: ${published}`);
   },
