@@ -6,8 +6,9 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { GgmlType, GgufError, GgufValueType } from "../../trainer/gguf/types.js";
-import { encodeGguf, f16BitsToF32, f16Bytes, f32Bytes, f32ToF16Bits, writeGguf } from "../../trainer/gguf/writer.js";
+import { quantizeQ8_0 } from "../../trainer/gguf/quantize.js";
+import { GgmlType, GgufError, GgufValueType, type GgufMetaValue } from "../../trainer/gguf/types.js";
+import { encodeGguf, f16BitsToF32, f16Bytes, f32Bytes, f32ToF16Bits, writeGguf, writeGgufStream } from "../../trainer/gguf/writer.js";
 import { tempDir } from "../helpers/cli.js";
 
 const dir = tempDir("clawrl-writer-");
@@ -138,5 +139,48 @@ describe("GGUF writer validation", () => {
     writeGguf(file, { metadata: [["general.name", str("second")]], tensors: [] });
     assert.ok(fs.readFileSync(file).includes(Buffer.from("second")));
     assert.deepEqual(fs.readdirSync(dir).filter((f) => f.includes("replace")), ["replace.gguf"]);
+  });
+});
+
+describe("streaming GGUF writer", () => {
+  const q8 = (n: number, seed: number) => {
+    const v = new Float32Array(n);
+    for (let i = 0; i < n; i++) v[i] = Math.sin(i * 0.37 + seed);
+    return quantizeQ8_0(v);
+  };
+  const tensors = [
+    { name: "a", dims: [64, 3], type: GgmlType.Q8_0, data: q8(192, 1) },
+    { name: "b", dims: [5], type: GgmlType.F32, data: f32Bytes(new Float32Array([1, 2, 3, 4, 5])) },
+    { name: "c", dims: [32, 9], type: GgmlType.Q8_0, data: q8(288, 2) },
+  ];
+  const metadata: Array<[string, GgufMetaValue]> = [["general.name", str("stream")], ["n", { type: GgufValueType.UINT32, value: 3 }]];
+  /** The tensor's bytes in uneven chunks (one empty), as a generator yields them. */
+  const chunked = (data: Uint8Array) => () => [data.subarray(0, 7), data.subarray(7, 7), data.subarray(7, 40), data.subarray(40)];
+
+  for (const alignment of [32, 64]) {
+    it(`writes the same bytes as encodeGguf, chunk by chunk (alignment ${alignment}), reporting each tensor`, () => {
+      const file = path.join(dir, `stream-${alignment}.gguf`);
+      const seen: string[] = [];
+      const size = writeGgufStream(file, { metadata, alignment, tensors: tensors.map((t) => ({ ...t, chunks: chunked(t.data) })) }, (p) => {
+        seen.push(`${p.tensor}/${p.tensors} ${p.name}`);
+        assert.ok(p.bytesWritten <= p.totalBytes);
+      });
+      const expected = encodeGguf({ metadata, alignment, tensors });
+      assert.deepEqual(fs.readFileSync(file), expected);
+      assert.equal(size, expected.length);
+      assert.deepEqual(seen, ["1/3 a", "2/3 b", "3/3 c"]);
+    });
+  }
+
+  it("rejects a tensor whose chunks are short or long, leaving the target untouched and no temp file", () => {
+    const file = path.join(dir, "stream-bad.gguf");
+    writeGguf(file, { metadata: [["general.name", str("first")]], tensors: [] });
+    const before = fs.readFileSync(file);
+    const short = tensors.map((t, i) => ({ ...t, chunks: () => [i === 2 ? t.data.subarray(1) : t.data] }));
+    assert.throws(() => writeGgufStream(file, { metadata, tensors: short }), /tensor 'c': data is 305 bytes, dims 32x9 of Q8_0 need 306/);
+    const long = tensors.map((t, i) => ({ ...t, chunks: () => [t.data, ...(i === 0 ? [new Uint8Array(1)] : [])] }));
+    assert.throws(() => writeGgufStream(file, { metadata, tensors: long }), /tensor 'a': data is more than 205 bytes, dims 64x3 of Q8_0 need 204/);
+    assert.deepEqual(fs.readFileSync(file), before);
+    assert.deepEqual(fs.readdirSync(dir).filter((f) => f.includes("stream-bad")), ["stream-bad.gguf"]);
   });
 });

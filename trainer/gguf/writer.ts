@@ -3,7 +3,8 @@
  * padded to the file's alignment. Files are written atomically (temp name, fsync, rename) so
  * a reader never sees half a model.
  */
-import { writeFileAtomicSync } from "../atomicFile.js";
+import fs from "node:fs";
+import { writeFileAtomicSync, writeFileAtomicWith } from "../atomicFile.js";
 import {
   GGML_TYPE_TRAITS,
   GGUF_DEFAULT_ALIGNMENT,
@@ -149,9 +150,36 @@ function writeValue(out: ByteSink, file: string, key: string, mv: GgufMetaValue)
   }
 }
 
-/** Serialises a GGUF file in memory; `file` only names it in errors. */
-export function encodeGguf(spec: GgufWriteSpec, file = "<gguf>"): Buffer {
-  const entries = spec.metadata instanceof Map ? [...spec.metadata.entries()] : [...spec.metadata];
+/** What the header says about a tensor: its name, shape and type (its bytes come separately). */
+export interface GgufTensorHead {
+  name: string;
+  dims: number[];
+  type: GgmlType;
+}
+
+/** A GGUF file's header bytes and where each tensor's data goes. */
+export interface GgufLayout {
+  /** Magic, counts, metadata and tensor infos, padded to the alignment: the data starts right after. */
+  header: Buffer;
+  alignment: number;
+  /** Per tensor, in order: offset in the data section and byte length. */
+  offsets: number[];
+  byteLengths: number[];
+  /** Length of the data section, trailing padding included. */
+  dataSize: number;
+}
+
+/**
+ * Validates metadata and tensor infos and encodes the header: everything before the tensor
+ * data. Shared by the in-memory encoder and the streaming writer, so both write the same bytes.
+ */
+export function encodeGgufHeader(
+  metadata: GgufWriteSpec["metadata"],
+  tensors: readonly GgufTensorHead[],
+  opts: { alignment?: number; file?: string } = {},
+): GgufLayout {
+  const file = opts.file ?? "<gguf>";
+  const entries = metadata instanceof Map ? [...metadata.entries()] : [...metadata];
   const seen = new Set<string>();
   for (const [key] of entries) {
     if (seen.has(key)) throw new GgufError(file, `metadata key '${key}' appears twice`);
@@ -160,11 +188,11 @@ export function encodeGguf(spec: GgufWriteSpec, file = "<gguf>"): Buffer {
 
   // Alignment: the option, else general.alignment, else 32; both given must agree.
   const metaAlign = entries.find(([k]) => k === ALIGNMENT_KEY)?.[1];
-  let alignment = spec.alignment ?? GGUF_DEFAULT_ALIGNMENT;
+  let alignment = opts.alignment ?? GGUF_DEFAULT_ALIGNMENT;
   if (metaAlign) {
     if (metaAlign.type !== GgufValueType.UINT32) throw new GgufError(file, `${ALIGNMENT_KEY} must be UINT32`);
-    if (spec.alignment !== undefined && spec.alignment !== metaAlign.value) {
-      throw new GgufError(file, `alignment ${spec.alignment} disagrees with ${ALIGNMENT_KEY} ${metaAlign.value}`);
+    if (opts.alignment !== undefined && opts.alignment !== metaAlign.value) {
+      throw new GgufError(file, `alignment ${opts.alignment} disagrees with ${ALIGNMENT_KEY} ${metaAlign.value}`);
     }
     alignment = metaAlign.value;
   } else if (alignment !== GGUF_DEFAULT_ALIGNMENT) {
@@ -176,31 +204,32 @@ export function encodeGguf(spec: GgufWriteSpec, file = "<gguf>"): Buffer {
 
   const names = new Set<string>();
   const offsets: number[] = [];
+  const byteLengths: number[] = [];
   let dataSize = 0;
-  for (const t of spec.tensors) {
+  for (const t of tensors) {
     // ggml keeps names in a 64-byte field (GGML_MAX_NAME) with the terminating NUL.
     if (t.name === "" || Buffer.byteLength(t.name) > 63) throw new GgufError(file, `tensor name '${t.name}' must be 1 to 63 bytes`);
     if (names.has(t.name)) throw new GgufError(file, `tensor '${t.name}' appears twice`);
     names.add(t.name);
-    const expected = tensorByteLength(file, t.name, t.dims, t.type);
-    if (t.data.length !== expected) {
-      throw new GgufError(file, `tensor '${t.name}': data is ${t.data.length} bytes, dims ${t.dims.join("x")} of ${GGML_TYPE_TRAITS[t.type]!.name} need ${expected}`);
-    }
+    const size = tensorByteLength(file, t.name, t.dims, t.type);
     dataSize += padding(dataSize, alignment);
     offsets.push(dataSize);
-    dataSize += expected;
+    byteLengths.push(size);
+    dataSize += size;
   }
+  // Trailing padding keeps the data section a whole number of aligned units, as ggml does.
+  dataSize += padding(dataSize, alignment);
 
   const out = new ByteSink();
   out.u32(GGUF_MAGIC);
   out.u32(GGUF_VERSION);
-  out.u64(spec.tensors.length);
+  out.u64(tensors.length);
   out.u64(entries.length);
   for (const [key, value] of entries) {
     out.str(key);
     writeValue(out, file, key, value);
   }
-  spec.tensors.forEach((t, i) => {
+  tensors.forEach((t, i) => {
     out.str(t.name);
     out.u32(t.dims.length);
     for (const d of t.dims) out.u64(d);
@@ -208,15 +237,109 @@ export function encodeGguf(spec: GgufWriteSpec, file = "<gguf>"): Buffer {
     out.u64(offsets[i]);
   });
   out.pad(alignment);
-  const dataStart = out.length;
+  return { header: out.result(), alignment, offsets, byteLengths, dataSize };
+}
+
+/** Serialises a GGUF file in memory; `file` only names it in errors. */
+export function encodeGguf(spec: GgufWriteSpec, file = "<gguf>"): Buffer {
+  const layout = encodeGgufHeader(spec.metadata, spec.tensors, { alignment: spec.alignment, file });
   spec.tensors.forEach((t, i) => {
-    out.pad(alignment);
-    if (out.length - dataStart !== offsets[i]) throw new Error("internal: tensor offset mismatch");
-    out.bytes(t.data);
+    if (t.data.length !== layout.byteLengths[i]) {
+      throw new GgufError(file, `tensor '${t.name}': data is ${t.data.length} bytes, dims ${t.dims.join("x")} of ${GGML_TYPE_TRAITS[t.type]!.name} need ${layout.byteLengths[i]}`);
+    }
   });
-  // Trailing padding keeps the data section a whole number of aligned units, as ggml does.
-  out.pad(alignment);
-  return out.result();
+  // Zero-filled, so the padding between tensors is zeros.
+  const out = Buffer.alloc(layout.header.length + layout.dataSize);
+  layout.header.copy(out, 0);
+  spec.tensors.forEach((t, i) => out.set(t.data, layout.header.length + layout.offsets[i]));
+  return out;
+}
+
+/** A tensor whose bytes are produced on demand, in order, when the file is written. */
+export interface GgufTensorStream extends GgufTensorHead {
+  /** The tensor's bytes, in order; together exactly the length its dims and type need. */
+  chunks(): Iterable<Uint8Array>;
+}
+
+export interface GgufStreamSpec {
+  metadata: GgufWriteSpec["metadata"];
+  tensors: GgufTensorStream[];
+  alignment?: number;
+}
+
+/** Where a streaming write is, reported after each tensor. */
+export interface GgufStreamProgress {
+  /** Tensors written so far (1-based index of the last one). */
+  tensor: number;
+  tensors: number;
+  name: string;
+  bytesWritten: number;
+  totalBytes: number;
+}
+
+/** Buffers small writes to a file descriptor; big ones go straight through. */
+class FdSink {
+  private buf = Buffer.allocUnsafe(1 << 22);
+  private used = 0;
+  written = 0;
+
+  constructor(private readonly fd: number) {}
+
+  write(bytes: Uint8Array): void {
+    if (bytes.length >= this.buf.length) {
+      this.flush();
+      writeAll(this.fd, bytes);
+    } else {
+      if (this.used + bytes.length > this.buf.length) this.flush();
+      this.buf.set(bytes, this.used);
+      this.used += bytes.length;
+    }
+    this.written += bytes.length;
+  }
+  zeros(n: number): void {
+    if (n > 0) this.write(new Uint8Array(n));
+  }
+  flush(): void {
+    if (this.used > 0) writeAll(this.fd, this.buf.subarray(0, this.used));
+    this.used = 0;
+  }
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let off = 0;
+  while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
+}
+
+/**
+ * Writes a GGUF file tensor by tensor, never holding more than one chunk of data: the header,
+ * then each tensor's chunks as they are produced, into a temp file that is fsynced and renamed
+ * over `file` (or removed on any error). Same spec → same bytes as encodeGguf. Returns the size.
+ */
+export function writeGgufStream(file: string, spec: GgufStreamSpec, onProgress?: (p: GgufStreamProgress) => void): number {
+  const layout = encodeGgufHeader(spec.metadata, spec.tensors, { alignment: spec.alignment, file });
+  const totalBytes = layout.header.length + layout.dataSize;
+  writeFileAtomicWith(file, 0o644, (fd) => {
+    const out = new FdSink(fd);
+    out.write(layout.header);
+    const dataStart = layout.header.length;
+    spec.tensors.forEach((t, i) => {
+      out.zeros(dataStart + layout.offsets[i] - out.written);
+      const need = layout.byteLengths[i];
+      let got = 0;
+      for (const chunk of t.chunks()) {
+        got += chunk.length;
+        if (got > need) break;
+        out.write(chunk);
+      }
+      if (got !== need) {
+        throw new GgufError(file, `tensor '${t.name}': data is ${got > need ? "more than " : ""}${got} bytes, dims ${t.dims.join("x")} of ${GGML_TYPE_TRAITS[t.type]!.name} need ${need}`);
+      }
+      onProgress?.({ tensor: i + 1, tensors: spec.tensors.length, name: t.name, bytesWritten: out.written, totalBytes });
+    });
+    out.zeros(totalBytes - out.written);
+    out.flush();
+  });
+  return totalBytes;
 }
 
 /** Writes `bytes` to `file` atomically (temp name, fsync, rename), readable by all as GGUF files are. */
