@@ -29,18 +29,23 @@ export function quantizeQ8_0(values: Float32Array): Uint8Array {
   checkLength("Q8_0", values.length, QK8_0);
   const nb = values.length / QK8_0;
   const out = new Uint8Array(nb * Q8_0_BLOCK_BYTES);
-  const view = new DataView(out.buffer);
+  const q8 = new Int8Array(out.buffer);
   for (let b = 0; b < nb; b++) {
-    const x = values.subarray(b * QK8_0, (b + 1) * QK8_0);
+    const x0 = b * QK8_0;
     let amax = 0;
-    for (let i = 0; i < QK8_0; i++) amax = Math.max(amax, Math.abs(x[i]));
+    for (let i = 0; i < QK8_0; i++) {
+      const a = Math.abs(values[x0 + i]);
+      if (a > amax) amax = a;
+    }
     const d = amax / 127;
     const id = d > 0 ? 1 / d : 0;
     const o = b * Q8_0_BLOCK_BYTES;
-    view.setUint16(o, f32ToF16Bits(d), true);
+    const h = f32ToF16Bits(d);
+    out[o] = h & 0xff;
+    out[o + 1] = h >>> 8;
     for (let i = 0; i < QK8_0; i++) {
-      const q = Math.max(-127, Math.min(127, roundAway(x[i] * id)));
-      view.setInt8(o + 2 + i, q);
+      const q = roundAway(values[x0 + i] * id);
+      q8[o + 2 + i] = q > 127 ? 127 : q < -127 ? -127 : q;
     }
   }
   return out;
