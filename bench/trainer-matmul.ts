@@ -1,13 +1,13 @@
 /**
  * Why the trainer's model avoids transposed and batched tf.matMul: on the active backend
  * (wasm here), times each product form against a plain 2-D matMul measured in the same run,
- * and a frozen linear layer's forward+backward the old way (weights [out,in], tf autodiff)
- * against the new one (weights [in,out], mmFrozen).
+ * and a frozen linear layer's forward+backward with tf autodiff (transposeB) against
+ * frozenLinear (both with weights in GGUF layout [out, in]).
  *   node --import tsx bench/trainer-matmul.ts
  */
 import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../trainer/backend.js";
-import { mmFrozen } from "../trainer/model/fast-matmul.js";
+import { frozenLinear } from "../trainer/model/fast-matmul.js";
 
 const choice = await initBackend(process.argv[2]);
 console.log(`backend: ${choice.name} (${choice.device})`);
@@ -53,9 +53,9 @@ const oldWay = time(() => {
   return r.grads[v.name];
 }, 3);
 const newWay = time(() => {
-  const r = tf.variableGrads(() => tf.sum(mmFrozen(tf.mul(v, x) as tf.Tensor2D, w)) as tf.Scalar, [v]);
+  const r = tf.variableGrads(() => tf.sum(frozenLinear(tf.mul(v, x) as tf.Tensor2D, wOI)) as tf.Scalar, [v]);
   return r.grads[v.name];
 });
-rows.push(["frozen linear fwd+bwd: old (autodiff, [out,in]) vs mmFrozen", oldWay, newWay]);
+rows.push(["frozen linear fwd+bwd: autodiff vs frozenLinear", oldWay, newWay]);
 
 for (const [name, slow, fast] of rows) console.log(`${name}: ${slow.toFixed(1)} ms vs ${fast.toFixed(1)} ms → ${(slow / fast).toFixed(1)}x`);

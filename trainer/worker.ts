@@ -11,11 +11,10 @@ import { initBackend, type BackendChoice } from "./backend.js";
 import { readLoraAdapter } from "./lora/adapter-file.js";
 import { createLora, disposeLora, type LoraParams } from "./lora/params.js";
 import { loadBaseModel, type BaseModel } from "./model/base-model.js";
-import { hiddenStates } from "./model/forward.js";
-import { outputLogits, tokenLogProbs } from "./model/logprobs.js";
 import { AdamW } from "./optim/adamw.js";
 import { commandSchema, describeProtocolError, type Command, type Reply, type ScoredSequence, type TrainSettings } from "./protocol.js";
 import { loadCheckpoint, modelIdentity, saveCheckpoint, type RunMetrics } from "./train/checkpoint.js";
+import { meanKl, meanLogProb } from "./train/gateScores.js";
 import { SampleTokenizer } from "./train/tokenize.js";
 import { loraParamRecord, trainSteps, type StepMetrics } from "./train/trainSteps.js";
 
@@ -117,7 +116,7 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
     steps: s.history,
   };
   if (fs.existsSync(cmd.outDir)) throw new Error(`${cmd.outDir} already exists: candidates go to new directories`);
-  saveCheckpoint(cmd.outDir, { model: s.model, lora: s.lora, optimizer: s.optimizer }, metrics);
+  await saveCheckpoint(cmd.outDir, { model: s.model, lora: s.lora, optimizer: s.optimizer }, metrics);
   fsyncDir(cmd.outDir);
   const loss = done.length ? done.reduce((a, m) => a + m.loss, 0) / done.length : 0;
   return { type: "result", id: cmd.id, runId: cmd.runId, dir: cmd.outDir, totalSteps: s.optimizer.step, samples: prepared.length, loss, steps: done.map((m) => ({ ...m })) };
@@ -136,42 +135,7 @@ function fsyncDir(dir: string): void {
   }
 }
 
-/** Mean KL(p_cand || p_serv) over the positions that predict each sequence's scored tokens. */
-function meanKl(model: BaseModel, cand: LoraParams, serving: LoraParams | null, seqs: ScoredSequence[]): { kl: number | null; positions: number } {
-  let sum = 0;
-  let n = 0;
-  for (const s of seqs) {
-    const T = s.tokens.length;
-    const rows = T - s.start; // rows start-1 .. T-2 predict tokens start .. T-1
-    const kl = tf.tidy(() => {
-      const ids = tf.tensor2d(s.tokens, [1, T], "int32");
-      const pick = (h: tf.Tensor2D) => tf.slice(h, [s.start - 1, 0], [rows, h.shape[1]]);
-      const lc = tf.logSoftmax(outputLogits(model, pick(hiddenStates(model, cand, ids))));
-      const ls = tf.logSoftmax(outputLogits(model, pick(hiddenStates(model, serving, ids))));
-      return tf.sum(tf.mul(tf.exp(lc), tf.sub(lc, ls))).dataSync()[0];
-    });
-    sum += kl;
-    n += rows;
-  }
-  // Tiny negative values are rounding; KL is never below 0.
-  return { kl: n > 0 ? Math.max(0, sum / n) : null, positions: n };
-}
-
-/** Mean per-token log-prob of the scored tokens, pooled over the sequences. */
-function meanLogProb(model: BaseModel, lora: LoraParams | null, seqs: ScoredSequence[]): number | null {
-  let sum = 0;
-  let n = 0;
-  for (const s of seqs) {
-    sum += tf.tidy(() => {
-      const r = tokenLogProbs(model, lora, { tokens: [s.tokens], targetStart: [s.start] });
-      return tf.sum(tf.mul(r.logprobs, r.mask)).dataSync()[0];
-    });
-    n += s.tokens.length - s.start;
-  }
-  return n > 0 ? sum / n : null;
-}
-
-function evaluate(cmd: Extract<Command, { type: "evaluate" }>): Reply {
+async function evaluate(cmd: Extract<Command, { type: "evaluate" }>): Promise<Reply> {
   const s = need();
   const t0 = performance.now();
   const fit = (q: ScoredSequence[]) => q.map((x) => fitSeq(x, s.settings.maxContext, s.model.config.nVocab)).filter((x): x is ScoredSequence => x !== null);
@@ -180,9 +144,9 @@ function evaluate(cmd: Extract<Command, { type: "evaluate" }>): Reply {
     const prompts = fit(cmd.prompts);
     const liked = fit(cmd.liked);
     const disliked = fit(cmd.disliked);
-    const { kl, positions } = meanKl(s.model, s.lora, serving, prompts);
-    const cmp = (q: ScoredSequence[]) => ({ candidate: meanLogProb(s.model, s.lora, q), serving: meanLogProb(s.model, serving, q), count: q.length });
-    return { type: "evaluation", id: cmd.id, runId: cmd.runId, kl, positions, liked: cmp(liked), disliked: cmp(disliked), seconds: (performance.now() - t0) / 1000 };
+    const { kl, positions } = await meanKl(s.model, s.lora, serving, prompts);
+    const cmp = async (q: ScoredSequence[]) => ({ candidate: await meanLogProb(s.model, s.lora, q), serving: await meanLogProb(s.model, serving, q), count: q.length });
+    return { type: "evaluation", id: cmd.id, runId: cmd.runId, kl, positions, liked: await cmp(liked), disliked: await cmp(disliked), seconds: (performance.now() - t0) / 1000 };
   } finally {
     if (serving) disposeLora(serving);
   }

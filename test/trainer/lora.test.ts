@@ -58,9 +58,9 @@ test("createLora: defaults rank 16 / alpha 32 on all seven linear layers, B = 0,
   assert.throws(() => createLora(model, { rank: 0 }), /rank must be a positive integer/);
 });
 
-test("writeLoraAdapter: llama.cpp metadata and tensor layout (lora_a ne=[in, rank], lora_b ne=[rank, out])", { skip }, () => {
+test("writeLoraAdapter: llama.cpp metadata and tensor layout (lora_a ne=[in, rank], lora_b ne=[rank, out])", { skip }, async () => {
   const file = path.join(dir, "a.gguf");
-  writeLoraAdapter(file, model, lora);
+  await writeLoraAdapter(file, model, lora);
   const g = readGguf(file);
   assert.equal(metaString(g, "general.type"), "adapter");
   assert.equal(metaString(g, "adapter.type"), "lora");
@@ -83,9 +83,9 @@ test("writeLoraAdapter: llama.cpp metadata and tensor layout (lora_a ne=[in, ran
   assert.deepEqual(fs.readdirSync(dir).filter((f) => f !== "a.gguf" && f.startsWith("a.gguf")), [], "no temp files left");
 });
 
-test("readLoraAdapter round-trips values, rank, alpha and targets", { skip }, () => {
+test("readLoraAdapter round-trips values, rank, alpha and targets", { skip }, async () => {
   const file = path.join(dir, "rt.gguf");
-  writeLoraAdapter(file, model, lora);
+  await writeLoraAdapter(file, model, lora);
   const back = readLoraAdapter(file, model);
   assert.equal(back.rank, 4);
   assert.equal(back.alpha, 8);
@@ -98,8 +98,8 @@ test("readLoraAdapter round-trips values, rank, alpha and targets", { skip }, ()
   disposeLora(back);
 });
 
-test("loraState / setLoraState restore the values; a mismatched state is refused", { skip }, () => {
-  const state = loraState(lora);
+test("loraState / setLoraState restore the values; a mismatched state is refused", { skip }, async () => {
+  const state = await loraState(lora);
   const other = createLora(model, { rank: 4, alpha: 8, seed: 99, targets: ["attn_q", "attn_v", "ffn_down"] });
   setLoraState(other, state);
   for (const [k, p] of lora.pairs) assert.deepEqual(other.pairs.get(k)!.b.dataSync(), p.b.dataSync());

@@ -1,19 +1,29 @@
 /**
- * The tfjs model beyond parity: chunked log-softmax and its custom gradient agree with a plain
- * autodiff reference, batching/padding does not change results, no tensors leak, bad input is
- * refused clearly. Runs on stories260K (real weights).
+ * The tfjs model beyond parity: the vocabulary-sliced head equals a plain full log-softmax, the
+ * block-by-block backward (gradient checkpointing) equals plain autodiff through the whole
+ * model, streamed weights equal resident ones, batching/padding does not change results, no
+ * tensors leak, bad input is refused clearly. Runs on stories260K (real weights).
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
-import { hiddenStates, loadBaseModel, outputLogits, tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
+import { loadBaseModel, tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
+import { blockForward, rmsNorm } from "../../trainer/model/block.js";
+import { backwardBody } from "../../trainer/model/backward.js";
+import { blockLora, runBody, seqContext } from "../../trainer/model/forward.js";
+import { headForward, headGradient } from "../../trainer/model/head.js";
+import { finalNorm, planBatch, scoredRows } from "../../trainer/model/logprobs.js";
 import { createLora, disposeLora, loraVariables, type LoraParams } from "../../trainer/lora/params.js";
 import { storiesModelPath } from "../helpers/cli.js";
 
 const storiesPath = storiesModelPath();
 const skip = !storiesPath && "stories260K.gguf not found";
 let model: BaseModel;
+/** The same model with 100-row vocabulary slices (stories260K has 512 tokens: 6 slices). */
+let sliced: BaseModel;
+/** Sliced, with every block and the head streamed from the host. */
+let streamed: BaseModel;
 let lora: LoraParams;
 
 const seqA = [1, 403, 407, 261, 378, 429, 267, 10, 55, 99, 300, 12];
@@ -23,6 +33,8 @@ before(async () => {
   if (!storiesPath) return;
   await initBackend();
   model = await loadBaseModel(storiesPath);
+  sliced = await loadBaseModel(storiesPath, { headChunkRows: 100 });
+  streamed = await loadBaseModel(storiesPath, { headChunkRows: 100, placement: { layers: "streamed", head: "streamed" } });
   lora = createLora(model, { rank: 4, alpha: 8, seed: 7 });
   // Non-zero B so the adapter matters and A gets gradients too.
   tf.tidy(() => {
@@ -31,44 +43,132 @@ before(async () => {
 });
 after(() => {
   if (lora) disposeLora(lora);
-  model?.dispose();
+  for (const m of [model, sliced, streamed]) m?.dispose();
 });
 
-/** Plain autodiff reference: full logits, tf.logSoftmax, no chunks, no custom gradient. */
-function plainSumLogProb(tokens: number[], start: number): tf.Scalar {
-  const T = tokens.length;
-  const h = hiddenStates(model, lora, tf.tensor2d(tokens, [1, T], "int32"));
-  const logp = tf.logSoftmax(tf.matMul(h, model.weights.output, false, true));
-  // One-hot selection: gather's gradient needs a kernel the wasm backend lacks.
-  const onehot = new Float32Array(T * model.config.nVocab);
-  for (let t = start; t < T; t++) onehot[(t - 1) * model.config.nVocab + tokens[t]] = 1;
-  return tf.sum(tf.mul(logp, tf.tensor2d(onehot, [T, model.config.nVocab])));
+/** The whole output projection [V, D] (device placement: the resident slices, concatenated). */
+function fullOutput(m: BaseModel): tf.Tensor2D {
+  const parts: tf.Tensor2D[] = [];
+  for (let c = 0; c < m.weights.numHeadChunks; c++) parts.push(m.weights.headChunk(c).w);
+  return parts.length === 1 ? parts[0] : (tf.concat(parts) as tf.Tensor2D);
 }
 
-function chunkedSumLogProb(tokens: number[], start: number, chunkFloats: number): tf.Scalar {
-  const r = tokenLogProbs(model, lora, { tokens: [tokens], targetStart: [start] }, { chunkFloats });
-  return tf.sum(r.logprobs);
+/**
+ * Plain autodiff reference for Σ log p(scored tokens): every block taped in one function,
+ * full logits, tf.logSoftmax, one-hot selection (gather's gradient needs a kernel wasm lacks).
+ */
+function plainSumLogProb(tokens: number[][], starts: number[]): tf.Scalar {
+  const plan = planBatch({ tokens, targetStart: starts }, model.config.nVocab);
+  const { B, T } = plan.grid;
+  const ctx = seqContext(model, B, T);
+  let x = model.weights.embed(plan.grid.ids);
+  for (let l = 0; l < model.config.nLayer; l++) x = blockForward(x, model.weights.layer(l), blockLora(lora, l), ctx);
+  const h = rmsNorm(x, model.weights.outputNorm, model.config.rmsEps);
+  const logp = tf.logSoftmax(tf.matMul(h, fullOutput(model), false, true));
+  const V = model.config.nVocab;
+  const onehot = new Float32Array(B * T * V);
+  tokens.forEach((seq, b) => {
+    for (let t = Math.max(1, starts[b]); t < seq.length; t++) onehot[(b * T + t - 1) * V + seq[t]] = 1;
+  });
+  return tf.sum(tf.mul(logp, tf.tensor2d(onehot, [B * T, V])));
 }
 
-test("chunked log-probs and their custom gradient equal plain autodiff (several chunks)", { skip }, () => {
-  const vars = loraVariables(lora);
-  const plain = tf.variableGrads(() => plainSumLogProb(seqA, 2), vars);
-  // 3 rows of 512 logits per chunk: 10 scored rows → 4 chunks.
-  const chunked = tf.variableGrads(() => chunkedSumLogProb(seqA, 2, 3 * 512), vars);
-  assert.ok(Math.abs(plain.value.dataSync()[0] - chunked.value.dataSync()[0]) < 1e-4, "same value");
+/** Our path: forward keeping block inputs, sliced head with E_p[W], head gradient, block-by-block backward. */
+function ourGrads(m: BaseModel, tokens: number[][], starts: number[]): { value: number; grads: Map<string, tf.Tensor2D> } {
+  const plan = planBatch({ tokens, targetStart: starts }, m.config.nVocab);
+  const ctx = seqContext(m, plan.grid.B, plan.grid.T);
+  try {
+    const body = runBody(m, lora, plan.grid, ctx, true);
+    const h = tf.tidy(() => finalNorm(m, scoredRows(body.final, plan)));
+    const head = headForward(m.weights, { h, ids: plan.targets, expectation: true });
+    const value = tf.tidy(() => tf.sum(head.logprobs!).dataSync()[0]);
+    const g = tf.onesLike(head.logprobs!) as tf.Tensor2D; // ∂(Σ lp)/∂lp = 1
+    const dh = headGradient(m.weights, plan.targets, g, head.expectation!);
+    const grads = backwardBody(m, lora, plan, { inputs: body.inputs!, final: body.final }, dh, ctx);
+    tf.dispose([h, head.lse, head.logprobs!, head.expectation!, g, dh]);
+    return { value, grads };
+  } finally {
+    ctx.dispose();
+  }
+}
+
+function compareGrads(ref: Record<string, tf.Tensor>, got: Map<string, tf.Tensor2D>, what: string): void {
   let maxAbs = 0;
   let maxDiff = 0;
-  for (const v of vars) {
-    const a = plain.grads[v.name].dataSync();
-    const b = chunked.grads[v.name].dataSync();
-    for (let i = 0; i < a.length; i++) {
-      maxAbs = Math.max(maxAbs, Math.abs(a[i]));
-      maxDiff = Math.max(maxDiff, Math.abs(a[i] - b[i]));
+  for (const [key, p] of lora.pairs) {
+    for (const [half, v] of [["lora_a", p.a], ["lora_b", p.b]] as const) {
+      const a = ref[v.name].dataSync();
+      const b = got.get(`${key}.${half}`)!.dataSync();
+      for (let i = 0; i < a.length; i++) {
+        maxAbs = Math.max(maxAbs, Math.abs(a[i]));
+        maxDiff = Math.max(maxDiff, Math.abs(a[i] - b[i]));
+      }
     }
   }
-  assert.ok(maxAbs > 1e-3, `gradients w.r.t. LoRA are not all zero (max ${maxAbs})`);
-  assert.ok(maxDiff <= 1e-4 * Math.max(1, maxAbs), `custom gradient differs from autodiff by ${maxDiff}`);
-  tf.dispose([plain.value, chunked.value, ...Object.values(plain.grads), ...Object.values(chunked.grads)]);
+  assert.ok(maxAbs > 1e-3, `${what}: gradients w.r.t. LoRA are not all zero (max ${maxAbs})`);
+  assert.ok(maxDiff <= 1e-4 * Math.max(1, maxAbs), `${what}: gradient differs from plain autodiff by ${maxDiff} (max ${maxAbs})`);
+}
+
+test("block-by-block backward with the sliced head equals plain autodiff through the whole model", { skip }, () => {
+  const tokens = [seqA, seqB];
+  const starts = [2, 1];
+  const vars = loraVariables(lora);
+  const plain = tf.variableGrads(() => plainSumLogProb(tokens, starts), vars);
+  const plainValue = plain.value.dataSync()[0];
+  for (const [m, what] of [[model, "resident, one slice"], [sliced, "resident, 6 slices"], [streamed, "streamed, 6 slices"]] as const) {
+    const ours = ourGrads(m, tokens, starts);
+    assert.ok(Math.abs(ours.value - plainValue) < 1e-3, `${what}: Σ log p ${ours.value} vs ${plainValue}`);
+    compareGrads(plain.grads, ours.grads, what);
+    tf.dispose([...ours.grads.values()]);
+  }
+  tf.dispose([plain.value, ...Object.values(plain.grads)]);
+});
+
+test("the sliced head's log-probs, top-k and KL equal a plain full log-softmax within 1e-5", { skip }, () => {
+  tf.tidy(() => {
+    const plan = planBatch({ tokens: [seqA], targetStart: [1] }, model.config.nVocab);
+    const ctx = seqContext(model, 1, seqA.length);
+    const h = finalNorm(model, scoredRows(runBody(model, lora, plan.grid, ctx, false).final, plan));
+    const other = finalNorm(model, scoredRows(runBody(model, null, plan.grid, ctx, false).final, plan));
+    ctx.dispose();
+    const logp = tf.logSoftmax(tf.matMul(h, fullOutput(model), false, true));
+    const logq = tf.logSoftmax(tf.matMul(other, fullOutput(model), false, true));
+    const n = plan.targets.length;
+    const cand = new Int32Array(n * 3).map((_, i) => (i * 37 + 5) % model.config.nVocab);
+    const res = headForward(sliced.weights, { h, ids: cand, topK: 4, klAgainst: other });
+    const lp = logp.arraySync() as number[][];
+    const got = res.logprobs!.arraySync() as number[][];
+    let worst = 0;
+    for (let i = 0; i < n; i++) for (let j = 0; j < 3; j++) worst = Math.max(worst, Math.abs(got[i][j] - lp[i][cand[i * 3 + j]]));
+    assert.ok(worst < 1e-5, `candidate log-probs differ by ${worst}`);
+    const plainTop = tf.topk(logp, 4);
+    assert.deepEqual(res.top!.ids.arraySync(), plainTop.indices.arraySync(), "same top-k ids across slices");
+    assert.ok(tf.max(tf.abs(tf.sub(res.top!.logprobs, plainTop.values))).dataSync()[0] < 1e-5);
+    const plainKl = tf.sum(tf.mul(tf.exp(logp), tf.sub(logp, logq)), 1);
+    const klDiff = tf.max(tf.abs(tf.sub(res.kl!, plainKl))).dataSync()[0];
+    assert.ok(tf.max(plainKl).dataSync()[0] > 1e-3, "the adapter moves the distribution");
+    assert.ok(klDiff < 1e-5, `KL differs by ${klDiff}`);
+  });
+});
+
+test("streamed weights give the same log-probs as resident ones, and leave nothing on the backend", { skip }, () => {
+  const run = (m: BaseModel) => {
+    const r = tokenLogProbs(m, lora, { tokens: [seqA, seqB], targetStart: [1, 2] });
+    const out = r.logprobs.arraySync();
+    tf.dispose([r.logprobs, r.mask]);
+    return out;
+  };
+  const a = run(model);
+  const n0 = tf.memory().numTensors;
+  const bytes0 = tf.memory().numBytes;
+  const b = run(streamed);
+  assert.equal(tf.memory().numTensors, n0);
+  assert.equal(tf.memory().numBytes, bytes0, "every streamed upload was freed");
+  for (let i = 0; i < a.length; i++) for (let t = 0; t < a[i].length; t++) assert.ok(Math.abs(a[i][t] - b[i][t]) < 1e-5, `[${i}][${t}] ${a[i][t]} vs ${b[i][t]}`);
+  const resident = model.weights.memory();
+  const host = streamed.weights.memory();
+  assert.ok(host.deviceBytes < resident.deviceBytes / 10, `streamed keeps ${host.deviceBytes} B on the backend (resident ${resident.deviceBytes} B)`);
+  assert.ok(host.hostBytes > 0);
 });
 
 test("a fresh adapter (B = 0) changes nothing; a non-zero one changes the log-probs", { skip }, () => {
@@ -98,7 +198,7 @@ test("right padding in a batch does not change a sequence's log-probs; masks mar
 });
 
 test("top-k: sorted log-probs of the next-token distribution, consistent with the scored token", { skip }, () => {
-  const r = tokenLogProbs(model, null, { tokens: [seqA], targetStart: [1] }, { topK: 5 });
+  const r = tokenLogProbs(sliced, null, { tokens: [seqA], targetStart: [1] }, { topK: 5 });
   const ids = r.topK!.ids.arraySync()[0];
   const lps = r.topK!.logprobs.arraySync()[0];
   const lp = r.logprobs.arraySync()[0];
@@ -116,34 +216,21 @@ test("top-k: sorted log-probs of the next-token distribution, consistent with th
 });
 
 test("no tensors leak across forward and gradient calls", { skip }, () => {
-  const vars = loraVariables(lora);
   const step = () => {
-    const g = tf.variableGrads(() => {
-      const r = tokenLogProbs(model, lora, { tokens: [seqA, seqB], targetStart: [1, 1] }, { topK: 3 });
-      return tf.neg(tf.sum(r.logprobs)) as tf.Scalar;
-    }, vars);
-    tf.dispose([g.value, ...Object.values(g.grads)]);
+    const { grads } = ourGrads(streamed, [seqA, seqB], [1, 1]);
+    tf.dispose([...grads.values()]);
+    const r = tokenLogProbs(sliced, lora, { tokens: [seqA, seqB], targetStart: [1, 1] }, { topK: 3 });
+    tf.dispose([r.logprobs, r.mask, r.topK!.ids, r.topK!.logprobs]);
   };
   step();
-  const before = tf.memory().numTensors;
+  const before = tf.memory();
   for (let i = 0; i < 3; i++) step();
-  assert.equal(tf.memory().numTensors, before);
+  assert.equal(tf.memory().numTensors, before.numTensors);
+  assert.equal(tf.memory().numBytes, before.numBytes);
 });
 
 test("bad batches are refused with a clear message", { skip }, () => {
   assert.throws(() => tokenLogProbs(model, null, { tokens: [[1, 2, 512]], targetStart: [1] }), /token id 512 at \[0\]\[2\] is outside the vocabulary/);
   assert.throws(() => tokenLogProbs(model, null, { tokens: [[1, 2]], targetStart: [] }), /1 sequences but 0 targetStart/);
   assert.throws(() => tokenLogProbs(model, null, { tokens: [[1]], targetStart: [1] }), /shorter than 2 tokens/);
-});
-
-test("outputLogits and weights.output give the same logits as the forward's projection", { skip }, () => {
-  const n0 = tf.memory().numTensors;
-  tf.tidy(() => {
-    const h = hiddenStates(model, null, tf.tensor2d(seqB, [1, seqB.length], "int32"));
-    const a = outputLogits(model, h);
-    const b = tf.matMul(h, model.weights.output, false, true);
-    assert.deepEqual(a.shape, [seqB.length, model.config.nVocab]);
-    assert.ok(tf.max(tf.abs(tf.sub(a, b))).dataSync()[0] < 1e-4);
-  });
-  assert.equal(tf.memory().numTensors, n0);
 });

@@ -43,13 +43,13 @@ for (const arch of ["llama", "qwen2", "qwen3"] as const) {
       const model = await loadBaseModel(file);
       try {
         const expectType = { f16: GgmlType.F16, q8_0: GgmlType.Q8_0, q4_k: GgmlType.Q4_K }[type];
-        assert.equal(model.weights.layers[0].types.attn_q, expectType, `${type} model has ${type} weights`);
+        assert.equal(model.weights.types[0].attn_q, expectType, `${type} model has ${type} weights`);
         const tokens = await llamaCppTokenize(file, "The quick brown fox jumps over the lazy dog. Hello world, this is a test of the tiny model!");
         const ref = await llamaCppLogProbs(file, tokens);
         model.activationRounding = "none";
-        const plain = stats(ourLogProbs(model, null, tokens), ref);
+        const plain = stats(await ourLogProbs(model, null, tokens), ref);
         model.activationRounding = "llama.cpp-cpu";
-        const emulated = stats(ourLogProbs(model, null, tokens), ref);
+        const emulated = stats(await ourLogProbs(model, null, tokens), ref);
         const what = `${arch} ${type}: plain ${fmt(plain)}; emulated ${fmt(emulated)}`;
         if (type === "f16") {
           assert.ok(plain.max <= 1e-2, what);

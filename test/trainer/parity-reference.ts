@@ -5,7 +5,9 @@
  * comparison (the tfjs forward pass's log-probs) and the distance between the two.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import type { LoraParams } from "../../trainer/lora/index.js";
+import { createLora, type LoraParams } from "../../trainer/lora/index.js";
+import { AdamW } from "../../trainer/optim/adamw.js";
+import { loraParamRecord, trainSteps } from "../../trainer/train/trainSteps.js";
 import { tokenLogProbs, type BaseModel } from "../../trainer/model/index.js";
 import { getLlama, type ControlledEvaluateInputItem, type Llama, type Token } from "node-llama-cpp";
 
@@ -84,16 +86,32 @@ export async function llamaCppDistributions(modelPath: string, tokens: number[],
 }
 
 /** Our forward pass's log-probs for a batch: row b holds log p(tokens[b][t] | tokens[b][<t]). */
-export function ourBatchLogProbs(model: BaseModel, lora: LoraParams | null, tokens: number[][], targetStart: number[]): number[][] {
+export async function ourBatchLogProbs(model: BaseModel, lora: LoraParams | null, tokens: number[][], targetStart: number[]): Promise<number[][]> {
   const r = tokenLogProbs(model, lora, { tokens, targetStart });
-  const out = r.logprobs.arraySync();
+  const out = await r.logprobs.array();
   tf.dispose([r.logprobs, r.mask]);
   return out;
 }
 
 /** Our log-probs of one sequence, aligned with llamaCppLogProbs (position 0 is not scored). */
-export function ourLogProbs(model: BaseModel, lora: LoraParams | null, tokens: number[]): number[] {
-  return ourBatchLogProbs(model, lora, [tokens], [1])[0];
+export async function ourLogProbs(model: BaseModel, lora: LoraParams | null, tokens: number[]): Promise<number[]> {
+  return (await ourBatchLogProbs(model, lora, [tokens], [1]))[0];
+}
+
+/**
+ * An adapter trained by the trainer itself: a few binary-RL steps (reward +1) on `tokens`,
+ * with a learning rate large enough that llama.cpp's log-probs move visibly.
+ */
+export async function trainedLora(model: BaseModel, tokens: number[], opts: { seed?: number; steps?: number } = {}): Promise<LoraParams> {
+  const lora = createLora(model, { rank: 4, alpha: 8, seed: opts.seed ?? 3 });
+  const optimizer = new AdamW(loraParamRecord(lora), { lr: 2e-2 });
+  try {
+    const sample = { tokens, promptLength: 1, reward: 1, teachers: [], truncated: false };
+    await trainSteps({ model, lora, optimizer }, [sample], { method: "binary", steps: opts.steps ?? 3, batchSize: 1 });
+  } finally {
+    optimizer.dispose();
+  }
+  return lora;
 }
 
 /** max |a[t] − b[t]| over the scored positions t ≥ 1. */

@@ -36,9 +36,9 @@ test("llama with rope_freqs.weight (Llama 3.x style): parity with llama.cpp with
     assert.deepEqual(model.weights.ropeFreqFactors, factors);
     const tokens = await llamaCppTokenize(file, "The quick brown fox jumps over the lazy dog again and again, far away from home.");
     const ref = await llamaCppLogProbs(file, tokens);
-    const ours = ourLogProbs(model, null, tokens);
+    const ours = await ourLogProbs(model, null, tokens);
     assert.ok(maxDiff(ours, ref) <= 1e-3, `max |ours − llama.cpp| = ${maxDiff(ours, ref)}`);
-    assert.ok(maxDiff(ourLogProbs(plainModel, null, tokens), ref) > 1e-3, "the factors change the result");
+    assert.ok(maxDiff(await ourLogProbs(plainModel, null, tokens), ref) > 1e-3, "the factors change the result");
   } finally {
     model.dispose();
     plainModel.dispose();

@@ -21,7 +21,7 @@ before(async () => {
 });
 after(() => model?.dispose());
 
-function ours(tokens: number[][], targetStart: number[]): number[][] {
+function ours(tokens: number[][], targetStart: number[]): Promise<number[][]> {
   return ourBatchLogProbs(model, null, tokens, targetStart);
 }
 
@@ -38,7 +38,7 @@ test("stories260K: log-probs of a tokenized story equal llama.cpp's within 1e-3"
   const tokens = await llamaCppTokenize(storiesPath!, "Once upon a time, there was a little girl named Lily. She loved to play outside in the sun with her dog.");
   assert.ok(tokens.length > 20, "the story tokenizes to a real sequence");
   const ref = await llamaCppLogProbs(storiesPath!, tokens);
-  const mine = ours([tokens], [1])[0];
+  const mine = (await ours([tokens], [1]))[0];
   assertClose(mine, ref, 1, "story");
   // The model is trained on such text: most tokens are predictable, so this is not a flat distribution.
   assert.ok(ref.slice(1).filter((x) => x > -1).length > tokens.length / 3, "reference assigns high probability to most story tokens");
@@ -48,7 +48,7 @@ test("stories260K: arbitrary token ids (low-probability tail) match too, and a p
   const a = [1, 403, 407, 261, 378, 429, 267, 10, 55, 99, 300, 12, 511, 2, 77];
   const b = [1, 70, 80, 90, 100];
   const [refA, refB] = [await llamaCppLogProbs(storiesPath!, a), await llamaCppLogProbs(storiesPath!, b)];
-  const [mineA, mineB] = ours([a, b], [1, 3]);
+  const [mineA, mineB] = await ours([a, b], [1, 3]);
   assertClose(mineA, refA, 1, "sequence a in batch");
   assertClose(mineB, refB, 3, "sequence b in batch");
   assert.deepEqual(mineB.slice(0, 3), [0, 0, 0], "positions before targetStart are 0");

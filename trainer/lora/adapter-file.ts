@@ -17,7 +17,7 @@ import { LINEAR_NAMES, linearShape } from "../model/weights.js";
 import { loraKey, type LoraPair, type LoraParams, type LoraTarget } from "./params.js";
 
 /** Writes the adapter atomically (temp name, fsync, rename). */
-export function writeLoraAdapter(path: string, model: BaseModel, lora: LoraParams): void {
+export async function writeLoraAdapter(path: string, model: BaseModel, lora: LoraParams): Promise<void> {
   const metadata: Array<[string, GgufMetaValue]> = [
     ["general.architecture", { type: GgufValueType.STRING, value: model.arch }],
     ["general.type", { type: GgufValueType.STRING, value: "adapter" }],
@@ -30,7 +30,9 @@ export function writeLoraAdapter(path: string, model: BaseModel, lora: LoraParam
   for (const [key, pair] of lora.pairs) {
     const [nIn, rank] = pair.a.shape as [number, number];
     const nOut = pair.b.shape[1] as number;
-    const [aT, bT] = tf.tidy(() => [tf.transpose(pair.a).dataSync() as Float32Array, tf.transpose(pair.b).dataSync() as Float32Array]);
+    const [ta, tb] = tf.tidy(() => [tf.transpose(pair.a), tf.transpose(pair.b)]);
+    const [aT, bT] = (await Promise.all([ta.data(), tb.data()])) as Float32Array[];
+    tf.dispose([ta, tb]);
     tensors.push({ name: `${key}.lora_a`, dims: [nIn, rank], type: GgmlType.F32, data: f32Bytes(aT) });
     tensors.push({ name: `${key}.lora_b`, dims: [rank, nOut], type: GgmlType.F32, data: f32Bytes(bT) });
   }

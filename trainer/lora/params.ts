@@ -91,9 +91,10 @@ export interface LoraState {
   tensors: Record<string, { a: Float32Array; b: Float32Array }>;
 }
 
-export function loraState(lora: LoraParams): LoraState {
+export async function loraState(lora: LoraParams): Promise<LoraState> {
   const tensors: LoraState["tensors"] = {};
-  for (const [k, p] of lora.pairs) tensors[k] = { a: p.a.dataSync() as Float32Array, b: p.b.dataSync() as Float32Array };
+  // Async reads: GPU backends cannot read synchronously.
+  for (const [k, p] of lora.pairs) tensors[k] = { a: (await p.a.data()) as Float32Array, b: (await p.b.data()) as Float32Array };
   return { rank: lora.rank, alpha: lora.alpha, targets: [...lora.targets], tensors };
 }
 

@@ -1,17 +1,17 @@
 /**
- * A frozen base model loaded from GGUF for training: config + f32 weights on the active tfjs
- * backend (call initBackend() from ../backend.js first).
+ * A frozen base model loaded from GGUF for training: config + weights placed on the active
+ * tfjs backend or streamed from the host (call initBackend() from ../backend.js first).
  */
 import { readGguf } from "../gguf/reader.js";
 import type { ActivationRounding } from "./activation-rounding.js";
 import { readModelConfig, type Arch, type ModelConfig } from "./config.js";
-import { disposeWeights, loadWeights, type ModelWeights } from "./weights.js";
+import { FrozenBase, type WeightPlacement } from "./weights.js";
 
 export interface BaseModel {
   path: string;
   arch: Arch;
   config: ModelConfig;
-  weights: ModelWeights;
+  weights: FrozenBase;
   /**
    * "llama.cpp-cpu" rounds each matmul's activations as llama.cpp's CPU backend does for the
    * weight's type (see activation-rounding.ts); "none" (default) computes in f32.
@@ -21,11 +21,19 @@ export interface BaseModel {
   dispose(): void;
 }
 
-export async function loadBaseModel(ggufPath: string): Promise<BaseModel> {
+export interface LoadOptions {
+  /** Where the weights live; default everything on the backend (see weights.ts). */
+  placement?: WeightPlacement;
+  /** Rows of the output projection per head slice (tests use small ones). */
+  headChunkRows?: number;
+}
+
+export const ALL_ON_DEVICE: WeightPlacement = { layers: "device", head: "device" };
+
+export async function loadBaseModel(ggufPath: string, opts: LoadOptions = {}): Promise<BaseModel> {
   const file = readGguf(ggufPath);
   const config = readModelConfig(file);
-  const weights = loadWeights(file, config);
-  let disposed = false;
+  const weights = new FrozenBase(file, config, opts.placement ?? ALL_ON_DEVICE, opts.headChunkRows);
   return {
     path: ggufPath,
     arch: config.arch,
@@ -33,9 +41,7 @@ export async function loadBaseModel(ggufPath: string): Promise<BaseModel> {
     weights,
     activationRounding: "none",
     dispose() {
-      if (disposed) return;
-      disposed = true;
-      disposeWeights(weights);
+      weights.dispose();
     },
   };
 }

@@ -1,12 +1,31 @@
 /**
- * Matrix products whose forward AND backward use only plain 2-D a·b products. On the wasm
- * backend, tf.matMul with transposeA/transposeB runs 10–25x slower than without (no XNNPACK
- * path), and tfjs's own MatMul gradient uses exactly those flags; rank-3 batched products are
- * ~8x slower than a loop of 2-D ones. Measured with bench/trainer-matmul.ts.
+ * Matrix products with hand-written gradients, in the form each backend runs fastest.
+ * On wasm, tf.matMul with transposeA/transposeB runs 10–25x slower than without (no XNNPACK
+ * path), tfjs's own MatMul gradient uses exactly those flags, and rank-3 batched products are
+ * ~8x slower than a loop of 2-D ones (bench/trainer-matmul.ts). GPU backends take the flags
+ * natively, so there the transposes are left to the kernel.
  */
 import * as tf from "@tensorflow/tfjs-core";
 
 type In = tf.Tensor | tf.GradSaveFunc;
+
+/** Whether transposed operands should be written as explicit transposes (wasm, cpu). */
+function explicitTranspose(): boolean {
+  const b = tf.getBackend();
+  return b === "wasm" || b === "cpu";
+}
+
+/** a·bᵀ for a [M,K], b [N,K]. */
+function matMulBT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
+  // On wasm (b·aᵀ)ᵀ beats a·bᵀ through an explicit transpose of the (large) b: measured
+  // 39 vs 56 ms for [128,896]·[896,4864] (the small activation is transposed twice instead).
+  return explicitTranspose() ? (tf.transpose(tf.matMul(b, tf.transpose(a))) as tf.Tensor2D) : tf.matMul(a, b, false, true);
+}
+
+/** aᵀ·b for a [K,M], b [K,N]. */
+function matMulAT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
+  return explicitTranspose() ? tf.matMul(tf.transpose(a), b) : tf.matMul(a, b, true, false);
+}
 
 /** a [M,K] · b [K,N]; gradients for both: da = dy·bᵀ, db = aᵀ·dy. */
 export function mm(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
@@ -18,7 +37,7 @@ export function mm(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const [sa, sb] = saved as tf.Tensor2D[];
         const d = dy as tf.Tensor2D;
-        return [tf.matMul(d, tf.transpose(sb)), tf.matMul(tf.transpose(sa), d)];
+        return [matMulBT(d, sb), matMulAT(sa, d)];
       },
     };
   });
@@ -31,11 +50,11 @@ export function mmT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
     const [xa, yb] = [x as tf.Tensor2D, y as tf.Tensor2D];
     (save as tf.GradSaveFunc)([xa, yb]);
     return {
-      value: tf.matMul(xa, tf.transpose(yb)),
+      value: explicitTranspose() ? tf.matMul(xa, tf.transpose(yb)) : tf.matMul(xa, yb, false, true),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const [sa, sb] = saved as tf.Tensor2D[];
         const d = dy as tf.Tensor2D;
-        return [tf.matMul(d, sb), tf.matMul(tf.transpose(d), sa)];
+        return [tf.matMul(d, sb), matMulAT(d, sa)];
       },
     };
   });
@@ -43,25 +62,18 @@ export function mmT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
 }
 
 /**
- * x [M,K] · w [N,K]ᵀ with w a frozen weight kept in [N,K] layout (the vocabulary projection):
- * computed as (w·xᵀ)ᵀ; only x gets a gradient, dx = dy·w (a plain product).
+ * x [M,K] · w [N,K]ᵀ with w a frozen weight in GGUF layout [out, in] (every linear weight and
+ * the vocabulary projection): only x gets a gradient, dx = dy·w (a plain product).
  */
-export function mmFrozenT(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+export function frozenLinear(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
   const f = tf.customGrad((xi: In) => ({
-    value: tf.transpose(tf.matMul(w, tf.transpose(xi as tf.Tensor2D))),
+    value: matMulBT(xi as tf.Tensor2D, w),
     gradFunc: (dy: tf.Tensor) => tf.matMul(dy as tf.Tensor2D, w),
   }));
   return f(x) as tf.Tensor2D;
 }
 
-/**
- * x [M,K] · w [K,N] with w a frozen (non-trainable, long-lived) weight: only x gets a
- * gradient, dx = dy·wᵀ computed as (w·dyᵀ)ᵀ so the large weight is never transposed.
- */
-export function mmFrozen(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
-  const f = tf.customGrad((xi: In) => ({
-    value: tf.matMul(xi as tf.Tensor2D, w),
-    gradFunc: (dy: tf.Tensor) => tf.transpose(tf.matMul(w, tf.transpose(dy as tf.Tensor2D))),
-  }));
-  return f(x) as tf.Tensor2D;
+/** Plain (non-differentiated) x·wᵀ for w [N,K] in GGUF layout: the head's logits. */
+export function linearNoGrad(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  return matMulBT(x, w);
 }

@@ -1,45 +1,46 @@
 /**
- * The frozen base weights as f32 tfjs tensors, dequantized from the GGUF exactly as stored.
- * Linear weights are kept transposed to [in, out] (GGUF stores row-major [out, in], ggml
- * ne = [in, out]) so that y = x·W is a plain matMul: on wasm, transposed products are
- * 10–25x slower (see fast-matmul.ts).
+ * The frozen base model's weights and where they live while the trainer runs.
+ *
+ * Every linear weight stays in GGUF's own layout [out, in] (ggml ne = [in, out]): no transposed
+ * copy is ever made (y = x·Wᵀ is computed by frozenLinear in fast-matmul.ts).
+ *
+ * Placement (chosen by the memory plan, plan/memoryPlan.ts):
+ * - "device": dequantized once to f32 tensors on the tfjs backend (fastest; needs 4 bytes per
+ *   weight of backend memory).
+ * - "streamed": kept on the host as the GGUF's packed bytes (as small as the file), dequantized
+ *   and uploaded when a pass reaches that layer (or that slice of the vocabulary), then freed.
+ *   Backend memory then holds one layer at a time: on wasm this moves the 4 GiB heap limit
+ *   from the whole model to one layer, for a dequantize + copy per layer per pass.
+ * The token embedding always stays packed on the host: a step needs only its batch's rows.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { findTensor, readTensorF32, type GgufFile } from "../gguf/reader.js";
-import { GgmlType, GgufError } from "../gguf/types.js";
+import { dequantize, typeName, canDequantize } from "../gguf/dequant.js";
+import { findTensor, readTensorBytes, type GgufFile } from "../gguf/reader.js";
+import { GGML_TYPE_TRAITS, GgmlType, GgufError, type GgufTensorInfo } from "../gguf/types.js";
 import type { ModelConfig } from "./config.js";
 
 /** The linear layers of a block that LoRA can adapt, by their GGUF name part. */
 export const LINEAR_NAMES = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"] as const;
 export type LinearName = (typeof LINEAR_NAMES)[number];
 
+export type Placement = "device" | "streamed";
+
+/** Where the block weights and the output projection live (see the module comment). */
+export interface WeightPlacement {
+  layers: Placement;
+  head: Placement;
+}
+
 export interface LayerWeights {
   attnNorm: tf.Tensor1D;
-  /** [in, out] each. */
+  /** [out, in] each (GGUF layout). */
   linear: Record<LinearName, tf.Tensor2D>;
-  /** Storage type of each linear weight in the GGUF (for activation-rounding emulation). */
-  types: Record<LinearName, GgmlType>;
   /** qwen2 only. */
   bias?: { q: tf.Tensor1D; k: tf.Tensor1D; v: tf.Tensor1D };
   /** qwen3 only: [headDim]. */
   qNorm?: tf.Tensor1D;
   kNorm?: tf.Tensor1D;
   ffnNorm: tf.Tensor1D;
-}
-
-export interface ModelWeights {
-  /** [nVocab, nEmbd] (rows are gathered). */
-  tokEmbd: tf.Tensor2D;
-  layers: LayerWeights[];
-  outputNorm: tf.Tensor1D;
-  /**
-   * The output projection in GGUF's layout [nVocab, nEmbd]; the same tensor as tokEmbd when
-   * tied. Use outputLogits() (matMul(h, output, false, true) is slow on wasm).
-   */
-  output: tf.Tensor2D;
-  outputType: GgmlType;
-  /** `rope_freqs.weight` (Llama 3.x): per rotary pair, θ is divided by this factor. */
-  ropeFreqFactors?: Float32Array;
 }
 
 /** `[in, out]` of a block's linear layer, in ggml ne order. */
@@ -64,84 +65,257 @@ export function linearShape(config: ModelConfig, name: LinearName): [number, num
   }
 }
 
-/** Loads every tensor the forward pass needs, checking shapes against the config. */
-export function loadWeights(file: GgufFile, config: ModelConfig): ModelWeights {
+/** A tensor as stored in the GGUF: packed bytes, dequantized on demand. */
+interface Packed {
+  name: string;
+  type: GgmlType;
+  /** ggml ne. */
+  dims: number[];
+  bytes: Uint8Array;
+}
+
+/** Rows of the output projection per slice: bounds the logits a head pass holds at once. */
+export const DEFAULT_HEAD_CHUNK_ROWS = 16384;
+
+/** The tensor names of block `l` that the forward pass reads, with their ne. */
+function layerTensorSpecs(config: ModelConfig, l: number): Array<{ key: string; name: string; ne: number[] }> {
+  const p = `blk.${l}.`;
+  const specs = [
+    { key: "attnNorm", name: `${p}attn_norm.weight`, ne: [config.nEmbd] },
+    { key: "ffnNorm", name: `${p}ffn_norm.weight`, ne: [config.nEmbd] },
+    ...LINEAR_NAMES.map((n) => ({ key: n, name: `${p}${n}.weight`, ne: linearShape(config, n) })),
+  ];
+  if (config.qkvBias) {
+    for (const [k, n] of [["bq", "attn_q"], ["bk", "attn_k"], ["bv", "attn_v"]] as const) {
+      specs.push({ key: k, name: `${p}${n}.bias`, ne: [linearShape(config, n)[1]] });
+    }
+  }
+  if (config.qkNorm) {
+    specs.push({ key: "qNorm", name: `${p}attn_q_norm.weight`, ne: [config.headDim] }, { key: "kNorm", name: `${p}attn_k_norm.weight`, ne: [config.headDim] });
+  }
+  return specs;
+}
+
+function checkedInfo(file: GgufFile, name: string, ne: number[]): GgufTensorInfo {
+  const info = findTensor(file, name);
+  if (!info) throw new GgufError(file.path, `missing tensor '${name}'`);
+  if (info.dims.length !== ne.length || info.dims.some((d, i) => d !== ne[i])) {
+    throw new GgufError(file.path, `tensor '${name}' has shape [${info.dims.join(", ")}], expected [${ne.join(", ")}]`);
+  }
+  if (!canDequantize(info.type)) throw new GgufError(file.path, `tensor '${name}' has unsupported tensor type ${typeName(info.type)}`);
+  return info;
+}
+
+function readPacked(file: GgufFile, info: GgufTensorInfo): Packed {
+  // A view into a loaded data section is copied: the model must not pin the whole file.
+  const bytes = readTensorBytes(file, info);
+  return { name: info.name, type: info.type, dims: [...info.dims], bytes: file.data ? bytes.slice() : bytes };
+}
+
+/** Bytes of one row (ne[0] values) of a packed tensor. */
+function rowBytes(p: Packed): number {
+  const t = GGML_TYPE_TRAITS[p.type]!;
+  return (p.dims[0] / t.blockSize) * t.typeSize;
+}
+
+/** Rows [start, start+count) of a packed 2-D tensor as f32 [count * ne0]. */
+function dequantRows(p: Packed, start: number, count: number): Float32Array {
+  const rb = rowBytes(p);
+  const view = p.bytes.subarray(start * rb, (start + count) * rb);
+  const out = dequantize(p.type, view, count * p.dims[0], p.name);
+  // An F32 result may alias the packed bytes; tensors copy their input, so that is fine.
+  return out;
+}
+
+function dequantAll(p: Packed): Float32Array {
+  return dequantRows(p, 0, p.dims.length > 1 ? p.dims.slice(1).reduce((a, b) => a * b, 1) : 1);
+}
+
+/** tfjs shape (outermost first) of a ggml ne. */
+const tfShape = (ne: number[]): number[] => [...ne].reverse();
+
+/**
+ * The frozen base. `layer(l)` / `headChunk(c)` hand out backend tensors that stay valid until
+ * the matching release call; with "device" placement they are the resident tensors and release
+ * does nothing, with "streamed" they are fresh uploads that release disposes.
+ */
+export class FrozenBase {
+  readonly placement: WeightPlacement;
+  /** Storage type of each block's linear weights (activation-rounding emulation). */
+  readonly types: Array<Record<LinearName, GgmlType>>;
+  readonly outputType: GgmlType;
+  readonly outputNorm: tf.Tensor1D;
+  /** `rope_freqs.weight` (Llama 3.x): per rotary pair, θ is divided by this factor. */
+  readonly ropeFreqFactors?: Float32Array;
+  readonly headChunkRows: number;
+  readonly numHeadChunks: number;
+  private readonly embedding: Packed;
+  private readonly output: Packed;
+  private readonly packedLayers: Array<Map<string, Packed>> | null;
+  private readonly deviceLayers: LayerWeights[] | null;
+  private readonly deviceHead: tf.Tensor2D[] | null;
+  private disposed = false;
+
+  constructor(
+    file: GgufFile,
+    readonly config: ModelConfig,
+    placement: WeightPlacement,
+    headChunkRows = DEFAULT_HEAD_CHUNK_ROWS,
+  ) {
+    this.placement = { ...placement };
+    const { nEmbd, nVocab } = config;
+    this.headChunkRows = Math.max(1, Math.min(headChunkRows, nVocab));
+    this.numHeadChunks = Math.ceil(nVocab / this.headChunkRows);
+    const made: tf.Tensor[] = [];
+    try {
+      this.embedding = readPacked(file, checkedInfo(file, "token_embd.weight", [nEmbd, nVocab]));
+      this.output = config.tiedOutput ? this.embedding : readPacked(file, checkedInfo(file, "output.weight", [nEmbd, nVocab]));
+      this.outputType = this.output.type;
+      const norm = checkedInfo(file, "output_norm.weight", [nEmbd]);
+      this.outputNorm = tf.tensor1d(dequantAll(readPacked(file, norm)));
+      made.push(this.outputNorm);
+      const rf = findTensor(file, "rope_freqs.weight");
+      if (rf) {
+        if (rf.dims.length !== 1 || rf.dims[0] !== config.ropeDim / 2) {
+          throw new GgufError(file.path, `tensor 'rope_freqs.weight' has shape [${rf.dims.join(", ")}], expected [${config.ropeDim / 2}]`);
+        }
+        this.ropeFreqFactors = dequantAll(readPacked(file, rf)).slice();
+      }
+      this.types = [];
+      const packedLayers: Array<Map<string, Packed>> = [];
+      const deviceLayers: LayerWeights[] = [];
+      for (let l = 0; l < config.nLayer; l++) {
+        const packed = new Map<string, Packed>();
+        for (const s of layerTensorSpecs(config, l)) packed.set(s.key, readPacked(file, checkedInfo(file, s.name, s.ne)));
+        this.types.push(Object.fromEntries(LINEAR_NAMES.map((n) => [n, packed.get(n)!.type])) as Record<LinearName, GgmlType>);
+        if (placement.layers === "device") {
+          const w = upload(packed);
+          deviceLayers.push(w);
+          made.push(...layerTensors(w));
+        } else {
+          packedLayers.push(packed);
+        }
+      }
+      this.packedLayers = placement.layers === "streamed" ? packedLayers : null;
+      this.deviceLayers = placement.layers === "device" ? deviceLayers : null;
+      if (placement.head === "device") {
+        const chunks: tf.Tensor2D[] = [];
+        for (let c = 0; c < this.numHeadChunks; c++) {
+          const t = this.uploadHeadChunk(c);
+          chunks.push(t);
+          made.push(t);
+        }
+        this.deviceHead = chunks;
+      } else {
+        this.deviceHead = null;
+      }
+    } catch (e) {
+      tf.dispose(made);
+      throw e;
+    }
+  }
+
+  /** Block `l`'s weights on the backend, valid until releaseLayer(l, w). */
+  layer(l: number): LayerWeights {
+    this.checkAlive();
+    if (this.deviceLayers) return this.deviceLayers[l];
+    return upload(this.packedLayers![l]);
+  }
+
+  releaseLayer(w: LayerWeights): void {
+    if (this.deviceLayers) return;
+    tf.dispose(layerTensors(w));
+  }
+
+  /** Rows [c·headChunkRows, …) of the output projection, [rows, nEmbd]; valid until releaseHeadChunk. */
+  headChunk(c: number): { start: number; w: tf.Tensor2D } {
+    this.checkAlive();
+    const start = c * this.headChunkRows;
+    return { start, w: this.deviceHead ? this.deviceHead[c] : this.uploadHeadChunk(c) };
+  }
+
+  releaseHeadChunk(w: tf.Tensor2D): void {
+    if (!this.deviceHead) w.dispose();
+  }
+
+  /** Token embeddings of `ids`, [ids.length, nEmbd] (dequantized on the host, rows only). */
+  embed(ids: ArrayLike<number>): tf.Tensor2D {
+    return this.rows(this.embedding, ids);
+  }
+
+  /** Rows of the output projection for `ids`, [ids.length, nEmbd]. */
+  outputRows(ids: ArrayLike<number>): tf.Tensor2D {
+    return this.rows(this.output, ids);
+  }
+
+  /** Bytes this base holds on the host (packed) and on the backend (f32), by part. */
+  memory(): { hostBytes: number; deviceBytes: number } {
+    let host = this.embedding.bytes.byteLength + (this.output === this.embedding ? 0 : this.output.bytes.byteLength);
+    for (const layer of this.packedLayers ?? []) for (const p of layer.values()) host += p.bytes.byteLength;
+    let device = this.outputNorm.size * 4;
+    for (const w of this.deviceLayers ?? []) device += layerTensors(w).reduce((a, t) => a + t.size * 4, 0);
+    for (const t of this.deviceHead ?? []) device += t.size * 4;
+    return { hostBytes: host, deviceBytes: device };
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    const all: tf.Tensor[] = [this.outputNorm, ...(this.deviceHead ?? [])];
+    for (const w of this.deviceLayers ?? []) all.push(...layerTensors(w));
+    tf.dispose(all);
+    this.packedLayers?.splice(0);
+  }
+
+  private rows(p: Packed, ids: ArrayLike<number>): tf.Tensor2D {
+    this.checkAlive();
+    const D = this.config.nEmbd;
+    const out = new Float32Array(ids.length * D);
+    for (let i = 0; i < ids.length; i++) out.set(dequantRows(p, ids[i], 1), i * D);
+    return tf.tensor2d(out, [ids.length, D]);
+  }
+
+  private uploadHeadChunk(c: number): tf.Tensor2D {
+    const start = c * this.headChunkRows;
+    const rows = Math.min(this.headChunkRows, this.config.nVocab - start);
+    return tf.tensor2d(dequantRows(this.output, start, rows), [rows, this.config.nEmbd]);
+  }
+
+  private checkAlive(): void {
+    if (this.disposed) throw new Error("the base model has been disposed");
+  }
+}
+
+function upload(packed: Map<string, Packed>): LayerWeights {
   const made: tf.Tensor[] = [];
-  const typeOf = (name: string): GgmlType => findTensor(file, name)?.type ?? GgmlType.F32;
-  const load = (name: string, ne: number[], transpose = false): tf.Tensor => {
-    const info = findTensor(file, name);
-    if (!info) throw new GgufError(file.path, `missing tensor '${name}'`);
-    if (info.dims.length !== ne.length || info.dims.some((d, i) => d !== ne[i])) {
-      throw new GgufError(file.path, `tensor '${name}' has shape [${info.dims.join(", ")}], expected [${ne.join(", ")}]`);
-    }
-    // tfjs shapes are outermost-first: the reverse of ggml's ne.
-    const t = tf.tensor(readTensorF32(file, info), [...ne].reverse(), "float32");
-    if (!transpose) {
-      made.push(t);
-      return t;
-    }
-    const tt = tf.transpose(t);
-    t.dispose();
-    made.push(tt);
-    return tt;
+  const t = (key: string) => {
+    const p = packed.get(key)!;
+    const x = tf.tensor(dequantAll(p), tfShape(p.dims), "float32");
+    made.push(x);
+    return x;
   };
   try {
-    const { nEmbd, nVocab, headDim } = config;
-    const tokEmbd = load("token_embd.weight", [nEmbd, nVocab]) as tf.Tensor2D;
-    const layers: LayerWeights[] = [];
-    for (let i = 0; i < config.nLayer; i++) {
-      const p = `blk.${i}.`;
-      const linear = {} as Record<LinearName, tf.Tensor2D>;
-      for (const n of LINEAR_NAMES) linear[n] = load(`${p}${n}.weight`, linearShape(config, n), true) as tf.Tensor2D;
-      const types = {} as Record<LinearName, GgmlType>;
-      for (const n of LINEAR_NAMES) types[n] = typeOf(`${p}${n}.weight`);
-      const layer: LayerWeights = {
-        attnNorm: load(`${p}attn_norm.weight`, [nEmbd]) as tf.Tensor1D,
-        linear,
-        types,
-        ffnNorm: load(`${p}ffn_norm.weight`, [nEmbd]) as tf.Tensor1D,
-      };
-      if (config.qkvBias) {
-        layer.bias = {
-          q: load(`${p}attn_q.bias`, [linearShape(config, "attn_q")[1]]) as tf.Tensor1D,
-          k: load(`${p}attn_k.bias`, [linearShape(config, "attn_k")[1]]) as tf.Tensor1D,
-          v: load(`${p}attn_v.bias`, [linearShape(config, "attn_v")[1]]) as tf.Tensor1D,
-        };
-      }
-      if (config.qkNorm) {
-        layer.qNorm = load(`${p}attn_q_norm.weight`, [headDim]) as tf.Tensor1D;
-        layer.kNorm = load(`${p}attn_k_norm.weight`, [headDim]) as tf.Tensor1D;
-      }
-      layers.push(layer);
+    const w: LayerWeights = {
+      attnNorm: t("attnNorm") as tf.Tensor1D,
+      ffnNorm: t("ffnNorm") as tf.Tensor1D,
+      linear: Object.fromEntries(LINEAR_NAMES.map((n) => [n, t(n)])) as Record<LinearName, tf.Tensor2D>,
+    };
+    if (packed.has("bq")) w.bias = { q: t("bq") as tf.Tensor1D, k: t("bk") as tf.Tensor1D, v: t("bv") as tf.Tensor1D };
+    if (packed.has("qNorm")) {
+      w.qNorm = t("qNorm") as tf.Tensor1D;
+      w.kNorm = t("kNorm") as tf.Tensor1D;
     }
-    const outputNorm = load("output_norm.weight", [nEmbd]) as tf.Tensor1D;
-    // Kept [nVocab, nEmbd] (no transposed copy): logits are computed as (W·hᵀ)ᵀ and the
-    // gradient as g·W, which together beat a [nEmbd, nVocab] copy on wasm and save its memory.
-    const output = config.tiedOutput ? tokEmbd : (load("output.weight", [nEmbd, nVocab]) as tf.Tensor2D);
-    const outputType = typeOf(config.tiedOutput ? "token_embd.weight" : "output.weight");
-    const weights: ModelWeights = { tokEmbd, layers, outputNorm, output, outputType };
-    const rf = findTensor(file, "rope_freqs.weight");
-    if (rf) {
-      if (rf.dims.length !== 1 || rf.dims[0] !== config.ropeDim / 2) {
-        throw new GgufError(file.path, `tensor 'rope_freqs.weight' has shape [${rf.dims.join(", ")}], expected [${config.ropeDim / 2}]`);
-      }
-      weights.ropeFreqFactors = readTensorF32(file, rf);
-    }
-    return weights;
+    return w;
   } catch (e) {
     tf.dispose(made);
     throw e;
   }
 }
 
-export function disposeWeights(w: ModelWeights): void {
-  const all: tf.Tensor[] = [w.tokEmbd, w.outputNorm];
-  if (w.output !== w.tokEmbd) all.push(w.output);
-  for (const l of w.layers) {
-    all.push(l.attnNorm, l.ffnNorm, ...Object.values(l.linear));
-    if (l.bias) all.push(l.bias.q, l.bias.k, l.bias.v);
-    if (l.qNorm) all.push(l.qNorm);
-    if (l.kNorm) all.push(l.kNorm);
-  }
-  tf.dispose(all);
+function layerTensors(w: LayerWeights): tf.Tensor[] {
+  const all: tf.Tensor[] = [w.attnNorm, w.ffnNorm, ...Object.values(w.linear)];
+  if (w.bias) all.push(w.bias.q, w.bias.k, w.bias.v);
+  if (w.qNorm) all.push(w.qNorm);
+  if (w.kNorm) all.push(w.kNorm);
+  return all;
 }

@@ -44,32 +44,26 @@ export interface AdamWState {
 }
 
 export interface StepInfo {
-  /** Global gradient norm before clipping. */
-  gradNorm: number;
-  /** Whether the gradients were scaled down. */
-  clipped: boolean;
+  /** Global gradient norm before clipping (a scalar the caller reads and disposes). */
+  gradNorm: tf.Scalar;
 }
 
-/** Scales every gradient by min(1, maxNorm / ‖g‖) where ‖g‖ is the norm over all of them. */
-export function clipByGlobalNorm(
-  grads: Record<string, tf.Tensor>,
-  maxNorm: number,
-): { grads: Record<string, tf.Tensor>; norm: number; clipped: boolean } {
+/**
+ * Scales every gradient by min(1, maxNorm / (‖g‖ + 1e-6)) where ‖g‖ is the norm over all of
+ * them (torch.nn.utils.clip_grad_norm_), on the backend: nothing is read back, so a GPU step
+ * never waits for the norm. Returns new tensors (the caller disposes them) and the norm.
+ */
+export function clipByGlobalNorm(grads: Record<string, tf.Tensor>, maxNorm: number): { grads: Record<string, tf.Tensor>; norm: tf.Scalar } {
   const names = Object.keys(grads);
-  const norm = tf.tidy(() => {
+  return tf.tidy(() => {
     const sq = names.map((n) => tf.sum(tf.square(grads[n])));
-    return tf.sqrt(sq.length ? tf.addN(sq) : tf.scalar(0));
-  });
-  const normValue = norm.dataSync()[0];
-  norm.dispose();
-  if (!(maxNorm > 0) || !Number.isFinite(maxNorm) || normValue <= maxNorm) {
-    return { grads, norm: normValue, clipped: false };
-  }
-  // The same 1e-6 guard as torch.nn.utils.clip_grad_norm_.
-  const scale = maxNorm / (normValue + 1e-6);
-  const out: Record<string, tf.Tensor> = {};
-  for (const n of names) out[n] = tf.tidy(() => tf.mul(grads[n], tf.scalar(scale)));
-  return { grads: out, norm: normValue, clipped: true };
+    const norm = tf.sqrt(sq.length ? tf.addN(sq) : tf.scalar(0)) as tf.Scalar;
+    const clipOn = maxNorm > 0 && Number.isFinite(maxNorm);
+    const scale = clipOn ? tf.minimum(tf.scalar(1), tf.div(tf.scalar(maxNorm), tf.add(norm, tf.scalar(1e-6)))) : tf.scalar(1);
+    const out: Record<string, tf.Tensor> = {};
+    for (const n of names) out[n] = tf.mul(grads[n], scale);
+    return { grads: out, norm } as unknown as tf.TensorContainer;
+  }) as unknown as { grads: Record<string, tf.Tensor>; norm: tf.Scalar };
 }
 
 export class AdamW {
@@ -124,16 +118,19 @@ export class AdamW {
         p.assign(tf.sub(tf.mul(p, decay), tf.mul(stepSize, tf.div(m, denom))));
       }
     });
-    if (clip.clipped) for (const g of Object.values(clip.grads)) g.dispose();
-    return { gradNorm: clip.norm, clipped: clip.clipped };
+    tf.dispose(Object.values(clip.grads));
+    return { gradNorm: clip.norm };
   }
 
-  getState(): AdamWState {
-    const dump = (vars: Record<string, tf.Variable>) =>
-      Object.fromEntries(
-        Object.entries(vars).map(([n, x]) => [n, { shape: [...x.shape], data: Float32Array.from(x.dataSync() as Float32Array) }]),
-      );
-    return { step: this.stepCount, m: dump(this.m), v: dump(this.v) };
+  /** The moments and step, read back from the backend (asynchronously: GPU backends cannot read synchronously). */
+  async getState(): Promise<AdamWState> {
+    const dump = async (vars: Record<string, tf.Variable>): Promise<Record<string, MomentData>> => {
+      const out: Record<string, MomentData> = {};
+      for (const [n, x] of Object.entries(vars)) out[n] = { shape: [...x.shape], data: Float32Array.from((await x.data()) as Float32Array) };
+      return out;
+    };
+    const step = this.stepCount;
+    return { step, m: await dump(this.m), v: await dump(this.v) };
   }
 
   /** Restores a state from getState()/readOptimizerState(); refuses a mismatch clearly. */

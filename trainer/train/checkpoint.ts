@@ -56,10 +56,10 @@ export interface RunMetrics {
  * Writes adapter.gguf, optimizer.bin and metrics.json, each atomically (temp, fsync, rename),
  * metrics last: its totalSteps names the step the other two hold.
  */
-export function saveCheckpoint(dir: string, state: TrainState, metrics: RunMetrics): void {
+export async function saveCheckpoint(dir: string, state: TrainState, metrics: RunMetrics): Promise<void> {
   fs.mkdirSync(dir, { recursive: true });
-  writeLoraAdapter(path.join(dir, CHECKPOINT_FILES.adapter), state.model, state.lora);
-  writeOptimizerState(path.join(dir, CHECKPOINT_FILES.optimizer), state.optimizer.getState(), {
+  await writeLoraAdapter(path.join(dir, CHECKPOINT_FILES.adapter), state.model, state.lora);
+  writeOptimizerState(path.join(dir, CHECKPOINT_FILES.optimizer), await state.optimizer.getState(), {
     model: modelIdentity(state.model),
     rank: state.lora.rank,
     alpha: state.lora.alpha,

@@ -134,7 +134,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunMetrics> {
       backend: backend.name,
       steps: [...previous, ...done],
     };
-    saveCheckpoint(o.outDir, state, metrics);
+    await saveCheckpoint(o.outDir, state, metrics);
     return metrics;
   } finally {
     optimizer?.dispose();

@@ -4,10 +4,13 @@ import { advantagesFor, type CombinedWeights, type Method } from "../loss/advant
 import { ppoClipLoss, type PpoOptions } from "../loss/ppo.js";
 import { selectHint, TOPK_DEFAULT_K, topkOpdLoss } from "../loss/topk.js";
 import type { LoraParams } from "../lora/params.js";
+import { backwardBody } from "../model/backward.js";
 import type { BaseModel } from "../model/base-model.js";
-import { tokenLogProbs } from "../model/logprobs.js";
+import { runBody, seqContext } from "../model/forward.js";
+import { headForward, headGradient } from "../model/head.js";
+import { finalNorm, planBatch, scorePlan, scoredRows } from "../model/logprobs.js";
 import type { AdamW } from "../optim/adamw.js";
-import { candidateLogProbs } from "./candidates.js";
+import { readBack } from "./readBack.js";
 import type { PreparedSample } from "./tokenize.js";
 
 export interface TrainOptions {
@@ -41,7 +44,7 @@ export interface StepMetrics {
   trainedTokens: number;
   /** Prompt + response tokens through the forward and backward pass. */
   tokens: number;
-  /** tokens / seconds, the whole step (lp_old and teacher passes included). */
+  /** tokens / seconds, the whole step (teacher and reference passes included). */
   tokensPerSecond: number;
   seconds: number;
   /** Mean |A_t| over trained tokens: how strong the signal was. */
@@ -79,23 +82,11 @@ export function isEligible(method: Method, s: PreparedSample): boolean {
   }
 }
 
-/** Response part of row b of a [B, T] (or [B, T, K]) array. */
-function responseSlice<T>(row: T[], s: { tokens: number[]; promptLength: number }): T[] {
-  return row.slice(s.promptLength, s.tokens.length);
-}
-
-function tensorFromRows(rows: number[][], T: number, fill: (b: number, t: number) => number): tf.Tensor2D {
-  const data = new Float32Array(rows.length * T);
-  for (let b = 0; b < rows.length; b++) for (let t = 0; t < T; t++) data[b * T + t] = fill(b, t);
-  return tf.tensor2d(data, [rows.length, T]);
-}
-
 /**
- * Runs `opts.steps` updates of the LoRA in `state` on the eligible samples. Each step:
- * lp_old by a forward pass with the current adapter (on-policy; served log-probs instead when
- * a sample has them), teacher log-probs for hinted samples, advantages, then one AdamW update
- * of the PPO-clip loss. No process globals: the CLI and the trainer worker both call this.
- * Leaves no tensors behind (the tensor count is the same after every step).
+ * Runs `opts.steps` updates of the LoRA in `state` on the eligible samples. No process
+ * globals: the CLI and the trainer worker both call this. Leaves no tensors behind (the tensor
+ * count is the same after every step). Every read from the backend is awaited (GPU backends
+ * cannot read synchronously) and batched: a step reads back three times.
  */
 export async function trainSteps(
   state: TrainState,
@@ -108,16 +99,13 @@ export async function trainSteps(
     throw new Error(`no sample carries a ${opts.method} training signal (${opts.method === "binary" ? "reward ±1" : opts.method === "opd" ? "a hint" : "a hint or reward ±1"})`);
   }
   const batchSize = Math.min(opts.batchSize ?? 8, pool.length);
-  const params = loraParamRecord(state.lora);
-  const byVarName = new Map(Object.entries(params).map(([k, v]) => [v.name, k]));
-  const vars = Object.values(params);
   const out: StepMetrics[] = [];
   for (let i = 0; i < opts.steps; i++) {
     if (hooks.signal?.aborted) break;
     const t0 = performance.now();
     const first = state.optimizer.step * batchSize;
     const batchSamples = Array.from({ length: batchSize }, (_, j) => pool[(first + j) % pool.length]);
-    const m = step(state, batchSamples, opts, vars, byVarName);
+    const m = await step(state, batchSamples, opts);
     const seconds = (performance.now() - t0) / 1000;
     const metrics: StepMetrics = { ...m, seconds, tokensPerSecond: m.tokens / Math.max(seconds, 1e-9) };
     out.push(metrics);
@@ -130,147 +118,209 @@ export async function trainSteps(
 
 type StepCore = Omit<StepMetrics, "seconds" | "tokensPerSecond">;
 
-function step(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions, vars: tf.Variable[], byVarName: Map<string, string>): StepCore {
+/** Each sample's scored response tokens in the batch's flat order: [offset, offset + length). */
+function responseOffsets(samples: readonly PreparedSample[]): number[] {
+  const offsets: number[] = [];
+  let off = 0;
+  for (const s of samples) {
+    if (s.promptLength < 1) throw new Error("a training sample needs at least one prompt token before its response");
+    offsets.push(off);
+    off += s.tokens.length - s.promptLength;
+  }
+  return offsets;
+}
+
+/** Log-probs (no gradient) of each sequence's response under `lora`, at its targets or at given ids per row. */
+function scoreResponses(model: BaseModel, lora: LoraParams | null, seqs: Array<{ tokens: number[]; promptLength: number }>, ids?: Int32Array): tf.Tensor2D {
+  const plan = planBatch({ tokens: seqs.map((s) => s.tokens), targetStart: seqs.map((s) => s.promptLength) }, model.config.nVocab);
+  const head = scorePlan(model, lora, plan, ids ? { ids } : {});
+  head.lse.dispose();
+  return head.logprobs!;
+}
+
+async function step(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions): Promise<StepCore> {
   const { model, lora, optimizer } = state;
   const method = opts.method;
-  const k = opts.topK ?? TOPK_DEFAULT_K;
-  const B = batchSamples.length;
-  const T = Math.max(...batchSamples.map((s) => s.tokens.length));
-  const batch = { tokens: batchSamples.map((s) => s.tokens), targetStart: batchSamples.map((s) => s.promptLength) };
+  const k = method === "topk" ? (opts.topK ?? TOPK_DEFAULT_K) : 0;
+  const plan = planBatch({ tokens: batchSamples.map((s) => s.tokens), targetStart: batchSamples.map((s) => s.promptLength) }, model.config.nVocab);
+  const n = plan.targets.length;
+  const offsets = responseOffsets(batchSamples);
+  const lenOf = (b: number) => batchSamples[b].tokens.length - batchSamples[b].promptLength;
   const teacherLora = opts.teacher === "base" ? null : lora;
+  const owned: tf.Tensor[] = [];
+  const own = <T extends tf.Tensor>(t: T): T => (owned.push(t), t);
+  const ctx = seqContext(model, plan.grid.B, plan.grid.T);
+  try {
+    // 1. Forward with the current adapter, keeping each block's input for the backward pass.
+    //    Its log-probs are lp_old wherever a sample did not bring the ones it was served with
+    //    (on-policy: the ratio starts at exactly 1), and its top-k is the student's for top-k OPD.
+    const body = runBody(model, lora, plan.grid, ctx, true);
+    let bodyAlive = true;
+    try {
+      const h = own(tf.tidy(() => finalNorm(model, scoredRows(body.final, plan))));
+      const head = headForward(model.weights, { h, ids: plan.targets, topK: k, expectation: true });
+      own(head.lse);
+      const lp = own(tf.reshape(head.logprobs!, [1, n]) as tf.Tensor2D);
+      head.logprobs!.dispose();
+      const expectation = own(head.expectation!);
+      if (head.top) own(head.top.ids), own(head.top.logprobs);
+      const [lpArr, topIdsArr, topLpArr] = await readBack([lp, ...(head.top ? [head.top.ids, head.top.logprobs] : [])]);
+      const oldResp = batchSamples.map((s, b) => s.servedLogprobs ?? Array.from(lpArr.subarray(offsets[b], offsets[b] + lenOf(b))));
 
-  // 1. lp_old with the current adapter (and, for top-k, the student's top-k ids), no gradient.
-  //    Skipped when every sample brings the log-probs it was served with (and top-k is off).
-  const needOld = method === "topk" || batchSamples.some((s) => !s.servedLogprobs);
-  const old = needOld
-    ? tf.tidy(() => {
-        const r = tokenLogProbs(model, lora, batch, method === "topk" ? { topK: k } : {});
-        return {
-          lp: r.logprobs.arraySync(),
-          topIds: r.topK ? (r.topK.ids.arraySync() as number[][][]) : undefined,
-          topLp: r.topK ? (r.topK.logprobs.arraySync() as number[][][]) : undefined,
+      // 2. Teacher log-probs on the hint-augmented prompt, scoring the same response tokens.
+      const teacherResp: Array<number[] | undefined> = new Array(batchSamples.length).fill(undefined);
+      const topkTeacher: Array<Float32Array | undefined> = new Array(batchSamples.length).fill(undefined);
+      const hinted = batchSamples.map((s, b) => (s.teachers.length > 0 ? b : -1)).filter((b) => b >= 0);
+      if (hinted.length > 0 && method !== "binary") {
+        if (method !== "topk") {
+          const tb = hinted.map((b) => batchSamples[b].teachers[0]);
+          const t = scoreResponses(model, teacherLora, tb);
+          const [arr] = await readBack([t]);
+          t.dispose();
+          let off = 0;
+          hinted.forEach((b) => {
+            teacherResp[b] = Array.from(arr.subarray(off, off + lenOf(b)));
+            off += lenOf(b);
+          });
+        } else {
+          for (const b of hinted) {
+            const s = batchSamples[b];
+            const studentIds = topIdsArr.subarray(offsets[b] * k, (offsets[b] + lenOf(b)) * k);
+            const rowsOf = (a: ArrayLike<number>) => Array.from({ length: lenOf(b) }, (_, j) => Array.from(a as Float32Array).slice(j * k, (j + 1) * k));
+            let chosen = 0;
+            if (s.teachers.length > 1) {
+              const plans = s.teachers.map((c) => planBatch({ tokens: [c.tokens], targetStart: [c.promptLength] }, model.config.nVocab));
+              const cand: number[][][] = [];
+              for (const p of plans) {
+                const hd = scorePlan(model, teacherLora, p, { topK: k });
+                const [ids] = await readBack([hd.top!.ids]);
+                tf.dispose([hd.lse, hd.logprobs!, hd.top!.ids, hd.top!.logprobs]);
+                cand.push(rowsOf(ids));
+              }
+              chosen = selectHint(rowsOf(studentIds), cand);
+            }
+            // The chosen teacher's log-probs at the student's top-k ids.
+            const t = scoreResponses(model, teacherLora, [s.teachers[chosen]], Int32Array.from(studentIds));
+            const [arr] = await readBack([t]);
+            t.dispose();
+            topkTeacher[b] = arr;
+          }
+        }
+      }
+
+      // 3. Advantages per response token, in the batch's flat order.
+      const adv = new Float32Array(n);
+      const rlMask = new Float32Array(n);
+      const oldFlat = new Float32Array(n);
+      let absSum = 0;
+      let trained = 0;
+      batchSamples.forEach((s, b) => {
+        oldFlat.set(oldResp[b], offsets[b]);
+        const a = advantagesFor(method, { reward: s.reward, teacherLp: teacherResp[b], oldLp: oldResp[b] }, opts.weights);
+        if (!a) return;
+        a.forEach((v, j) => {
+          adv[offsets[b] + j] = v;
+          rlMask[offsets[b] + j] = 1;
+          absSum += Math.abs(v);
+          trained++;
+        });
+      });
+      const needRef = (opts.ppo?.klBeta ?? 0) > 0;
+      let ref: tf.Tensor2D | undefined;
+      if (needRef) {
+        const r = scoreResponses(model, null, batchSamples);
+        ref = own(tf.reshape(r, [1, n]) as tf.Tensor2D);
+        r.dispose();
+      }
+      const advT = own(tf.tensor2d(adv, [1, n]));
+      const maskT = own(tf.tensor2d(rlMask, [1, n]));
+      const oldT = own(tf.tensor2d(oldFlat, [1, n]));
+      const useRl = rlMask.some(Boolean) || needRef;
+
+      // Top-k OPD inputs [1, n, k] at the student's top-k ids (lp_old there = this forward's).
+      let topk: { lp: tf.Tensor3D; old: tf.Tensor3D; teacher: tf.Tensor3D; mask: tf.Tensor2D } | undefined;
+      if (method === "topk" && topkTeacher.some(Boolean)) {
+        const tK = new Float32Array(n * k);
+        const mK = new Float32Array(n);
+        batchSamples.forEach((s, b) => {
+          const tt = topkTeacher[b];
+          if (!tt) return;
+          tK.set(tt, offsets[b] * k);
+          mK.fill(1, offsets[b], offsets[b] + lenOf(b));
+          if (!rlMask.subarray(offsets[b], offsets[b] + lenOf(b)).some(Boolean)) trained += lenOf(b);
+        });
+        topk = {
+          lp: own(tf.reshape(head.top!.logprobs, [1, n, k]) as tf.Tensor3D),
+          old: own(tf.tensor3d(topLpArr, [1, n, k])),
+          teacher: own(tf.tensor3d(tK, [1, n, k])),
+          mask: own(tf.tensor2d(mK, [1, n])),
         };
-      })
-    : { lp: [] as number[][], topIds: undefined, topLp: undefined };
-  const oldResp = batchSamples.map((s, b) => s.servedLogprobs ?? responseSlice(old.lp[b], s));
-
-  // 2. Teacher log-probs on the hint-augmented prompt, scoring the same response tokens.
-  const teacherResp: Array<number[] | undefined> = new Array(B).fill(undefined);
-  const topkTeacher: Array<{ ids: number[][]; lp: number[][] } | undefined> = new Array(B).fill(undefined);
-  const hinted = batchSamples.map((s, b) => (s.teachers.length > 0 ? b : -1)).filter((b) => b >= 0);
-  if (hinted.length > 0 && method !== "binary") {
-    if (method !== "topk") {
-      const tb = hinted.map((b) => batchSamples[b].teachers[0]);
-      const lp = tf.tidy(() => tokenLogProbs(model, teacherLora, { tokens: tb.map((t) => t.tokens), targetStart: tb.map((t) => t.promptLength) }).logprobs.arraySync());
-      hinted.forEach((b, i) => (teacherResp[b] = responseSlice(lp[i], tb[i])));
-    } else {
-      for (const b of hinted) {
-        const s = batchSamples[b];
-        const studentIds = responseSlice(old.topIds![b], s);
-        const cands = s.teachers;
-        let chosen = 0;
-        if (cands.length > 1) {
-          const candIds = tf.tidy(() =>
-            tokenLogProbs(model, teacherLora, { tokens: cands.map((c) => c.tokens), targetStart: cands.map((c) => c.promptLength) }, { topK: k }).topK!.ids.arraySync() as number[][][],
-          );
-          chosen = selectHint(studentIds, cands.map((c, ci) => responseSlice(candIds[ci], c)));
-        }
-        const c = cands[chosen];
-        // The teacher's log-probs at the student's top-k ids, placed at the teacher's positions.
-        const ids: number[][][] = [new Array(c.tokens.length).fill(null)];
-        studentIds.forEach((row, j) => (ids[0][c.promptLength + j] = row));
-        const lp = tf.tidy(() => (candidateLogProbs(model, teacherLora, { tokens: [c.tokens], targetStart: [c.promptLength] }, ids, k).arraySync() as number[][][])[0]);
-        topkTeacher[b] = { ids: studentIds, lp: responseSlice(lp, c) };
       }
-    }
-  }
 
-  // 3. Advantages per response token, laid out as [B, T] like tokenLogProbs' output.
-  const adv: number[][] = batchSamples.map(() => new Array<number>(T).fill(0));
-  const rlMask: number[][] = batchSamples.map(() => new Array<number>(T).fill(0));
-  let absSum = 0;
-  let trained = 0;
-  batchSamples.forEach((s, b) => {
-    const a = advantagesFor(method, { reward: s.reward, teacherLp: teacherResp[b], oldLp: oldResp[b] }, opts.weights);
-    if (!a) return;
-    a.forEach((v, j) => {
-      adv[b][s.promptLength + j] = v;
-      rlMask[b][s.promptLength + j] = 1;
-      absSum += Math.abs(v);
-      trained++;
-    });
-  });
-  const oldRow = (b: number, t: number) => {
-    const s = batchSamples[b];
-    return t >= s.promptLength && t < s.tokens.length ? oldResp[b][t - s.promptLength] : 0;
-  };
-  const needRef = (opts.ppo?.klBeta ?? 0) > 0;
-  const ref = needRef ? tf.tidy(() => tokenLogProbs(model, null, batch).logprobs) : undefined;
-  const advT = tensorFromRows(adv, T, (b, t) => adv[b][t]);
-  const maskT = tensorFromRows(rlMask, T, (b, t) => rlMask[b][t]);
-  const oldT = tensorFromRows(adv, T, oldRow);
-
-  // Top-k OPD inputs: [B, T, K] at the student's top-k ids.
-  let topk: { ids: number[][][]; old: tf.Tensor3D; teacher: tf.Tensor3D; mask: tf.Tensor2D } | undefined;
-  if (method === "topk" && topkTeacher.some(Boolean)) {
-    const ids: number[][][] = batchSamples.map(() => []);
-    const oldK = new Float32Array(B * T * k);
-    const tK = new Float32Array(B * T * k);
-    const mK = new Float32Array(B * T);
-    batchSamples.forEach((s, b) => {
-      for (let t = s.promptLength; t < s.tokens.length; t++) ids[b][t] = old.topIds![b][t];
-      const tt = topkTeacher[b];
-      if (!tt) return;
-      for (let j = 0; j < tt.lp.length; j++) {
-        const t = s.promptLength + j;
-        mK[b * T + t] = 1;
-        for (let v = 0; v < k; v++) {
-          oldK[(b * T + t) * k + v] = old.topLp![b][t][v];
-          tK[(b * T + t) * k + v] = tt.lp[j][v];
+      // 4. ∂loss/∂(log-probs), then back through the head and the blocks.
+      const ppoIn = (lpx: tf.Tensor) => ({ logprobs: lpx as tf.Tensor2D, oldLogprobs: oldT, advantages: advT, mask: maskT, ...(ref ? { refLogprobs: ref } : {}) });
+      const lossOf = (lpx: tf.Tensor, lpK?: tf.Tensor): tf.Scalar => {
+        // 0·Σ lp keeps the loss a function of its inputs when no token carries a signal.
+        let loss: tf.Scalar = tf.mul(tf.sum(lpx), 0) as tf.Scalar;
+        if (useRl) loss = tf.add(loss, ppoClipLoss(ppoIn(lpx), opts.ppo).loss); // w_rl is inside the advantages
+        if (topk && lpK) {
+          const lOpd = topkOpdLoss({ logprobs: lpK as tf.Tensor3D, oldLogprobs: topk.old, teacherLogprobs: topk.teacher, mask: topk.mask }, opts.ppo);
+          loss = tf.add(loss, tf.mul(tf.scalar(opts.weights?.wOpd ?? 1), lOpd));
+        }
+        return loss;
+      };
+      // Rows of the head gradient: each row's target, then (top-k) its k candidate ids.
+      const ids = !topk ? plan.targets : new Int32Array(n * (1 + k));
+      if (topk) {
+        for (let j = 0; j < n; j++) {
+          ids[j * (1 + k)] = plan.targets[j];
+          for (let v = 0; v < k; v++) ids[j * (1 + k) + 1 + v] = topIdsArr[j * k + v];
         }
       }
-      if (!rlMask[b].some(Boolean)) trained += tt.lp.length;
-    });
-    topk = { ids, old: tf.tensor3d(oldK, [B, T, k]), teacher: tf.tensor3d(tK, [B, T, k]), mask: tf.tensor2d(mK, [B, T]) };
+      const { gFlat, lossT, clipT, klT } = tf.tidy(() => {
+        const stats = useRl ? ppoClipLoss(ppoIn(lp), opts.ppo) : { clipFraction: tf.scalar(0), kl: tf.scalar(0) };
+        if (!topk) {
+          const [g] = tf.grads((x: tf.Tensor) => lossOf(x))([lp]);
+          return { gFlat: tf.reshape(g, [n, 1]) as tf.Tensor2D, lossT: lossOf(lp), clipT: stats.clipFraction, klT: stats.kl };
+        }
+        const [g, gK] = tf.grads((x: tf.Tensor, y: tf.Tensor) => lossOf(x, y))([lp, topk.lp]);
+        const both = tf.concat([tf.reshape(g, [n, 1]), tf.reshape(gK, [n, k])], 1) as tf.Tensor2D;
+        return { gFlat: both, lossT: lossOf(lp, topk.lp), clipT: stats.clipFraction, klT: stats.kl };
+      });
+      own(gFlat), own(lossT), own(clipT), own(klT);
+      const dh = own(headGradient(model.weights, ids, gFlat, expectation));
+      bodyAlive = false;
+      const grads = backwardBody(model, lora, plan, body as { inputs: tf.Tensor2D[]; final: tf.Tensor2D }, dh, ctx);
+      const named: Record<string, tf.Tensor> = {};
+      const vars = loraParamRecord(lora);
+      // A variable the loss does not reach (no trained token) gets a zero gradient.
+      for (const [key, v] of Object.entries(vars)) named[key] = grads.get(key) ?? tf.zerosLike(v);
+      let info;
+      try {
+        info = optimizer.applyGradients(named, opts.lr);
+      } finally {
+        tf.dispose(Object.values(named));
+      }
+      own(info.gradNorm);
+      const [lossV, clipV, klV, normV] = await readBack([lossT, clipT, klT, info.gradNorm]);
+      const gradNorm = normV[0];
+      return {
+        step: optimizer.step,
+        loss: lossV[0],
+        clipFraction: clipV[0],
+        kl: klV[0],
+        gradNorm,
+        clipped: optimizer.options.maxGradNorm > 0 && gradNorm > optimizer.options.maxGradNorm,
+        samples: batchSamples.length,
+        trainedTokens: trained,
+        tokens: batchSamples.reduce((a, s) => a + s.tokens.length, 0),
+        meanAbsAdvantage: trained > 0 ? absSum / trained : 0,
+      };
+    } finally {
+      if (bodyAlive) tf.dispose([body.final, ...(body.inputs ?? [])]);
+    }
+  } finally {
+    ctx.dispose();
+    tf.dispose(owned);
   }
-
-  // 4. Loss and gradients (only tokenLogProbs/candidateLogProbs inside are taped).
-  let clipFraction = 0;
-  let kl = 0;
-  const { value, grads } = tf.variableGrads(() => {
-    let loss: tf.Scalar = tf.scalar(0);
-    if (rlMask.some((r) => r.some(Boolean)) || needRef) {
-      const lp = tokenLogProbs(model, lora, batch).logprobs;
-      const r = ppoClipLoss({ logprobs: lp, oldLogprobs: oldT, advantages: advT, mask: maskT, ...(ref ? { refLogprobs: ref } : {}) }, opts.ppo);
-      clipFraction = r.clipFraction.dataSync()[0];
-      kl = r.kl.dataSync()[0];
-      loss = tf.add(loss, r.loss); // w_rl is inside the advantages
-    }
-    if (topk) {
-      const lpK = candidateLogProbs(model, lora, batch, topk.ids, k);
-      const lOpd = topkOpdLoss({ logprobs: lpK, oldLogprobs: topk.old, teacherLogprobs: topk.teacher, mask: topk.mask }, opts.ppo);
-      loss = tf.add(loss, tf.mul(tf.scalar(opts.weights?.wOpd ?? 1), lOpd));
-    }
-    return loss;
-  }, vars);
-  const lossValue = value.dataSync()[0];
-  const named: Record<string, tf.Tensor> = {};
-  for (const [varName, g] of Object.entries(grads)) named[byVarName.get(varName) ?? varName] = g;
-  // A variable that the loss does not reach (e.g. no trained token) gets a zero gradient.
-  for (const [varName, key] of byVarName) if (!named[key]) named[key] = tf.zerosLike(vars.find((v) => v.name === varName)!);
-  const info = optimizer.applyGradients(named, opts.lr);
-  tf.dispose([value, ...Object.values(named), advT, maskT, oldT, ...(ref ? [ref] : []), ...(topk ? [topk.old, topk.teacher, topk.mask] : [])]);
-
-  return {
-    step: optimizer.step,
-    loss: lossValue,
-    clipFraction,
-    kl,
-    gradNorm: info.gradNorm,
-    clipped: info.clipped,
-    samples: B,
-    trainedTokens: trained,
-    tokens: batchSamples.reduce((n, s) => n + s.tokens.length, 0),
-    meanAbsAdvantage: trained > 0 ? absSum / trained : 0,
-  };
 }

@@ -1,0 +1,74 @@
+/**
+ * The backward pass, one block at a time (gradient checkpointing per block): the forward kept
+ * only each block's input (forward.ts runBody with keepInputs); here each block, last to
+ * first, is run again under tf.grads with its weights acquired from the base, giving the
+ * gradient w.r.t. its input (passed on to the block before) and w.r.t. its LoRA matrices.
+ * Backend memory holds one block's activations (and, when streamed, one block's weights) at a
+ * time, plus the n_layer block inputs.
+ */
+import * as tf from "@tensorflow/tfjs-core";
+import type { LoraParams } from "../lora/params.js";
+import type { BaseModel } from "./base-model.js";
+import { blockForward, rmsNorm, type BlockLora, type SeqContext } from "./block.js";
+import { layOut, scoredRows, type BatchPlan } from "./logprobs.js";
+import { LINEAR_NAMES, type LinearName } from "./weights.js";
+
+/** Gradients by LoRA variable key: `<base tensor>.lora_a` / `.lora_b` (adapter tensor names). */
+export type LoraGrads = Map<string, tf.Tensor2D>;
+
+/**
+ * ∂L/∂(LoRA) from ∂L/∂h, h being the final-normed scored rows [n, nEmbd] of `plan`.
+ * Consumes (disposes) `inputs` and `final` as it goes; returns tensors the caller owns.
+ */
+export function backwardBody(
+  model: BaseModel,
+  lora: LoraParams,
+  plan: BatchPlan,
+  body: { inputs: tf.Tensor2D[]; final: tf.Tensor2D },
+  dh: tf.Tensor2D,
+  ctx: SeqContext,
+): LoraGrads {
+  const { nEmbd, rmsEps } = model.config;
+  const grads: LoraGrads = new Map();
+  // Through the final norm (rows only), then back onto the [B*T] grid (zeros where unscored).
+  let dy = tf.tidy(() => {
+    const rows = scoredRows(body.final, plan);
+    const [dRows] = tf.grads((r: tf.Tensor) => rmsNorm(r as tf.Tensor2D, model.weights.outputNorm, rmsEps))([rows], dh);
+    return tf.reshape(layOut(dRows, plan, [nEmbd], 1), [-1, nEmbd]) as tf.Tensor2D;
+  });
+  body.final.dispose();
+  try {
+    for (let l = model.config.nLayer - 1; l >= 0; l--) {
+      const names = LINEAR_NAMES.filter((n) => lora.pairs.has(`blk.${l}.${n}.weight`));
+      const vars = names.flatMap((n) => {
+        const p = lora.pairs.get(`blk.${l}.${n}.weight`)!;
+        return [p.a, p.b];
+      });
+      const w = model.weights.layer(l);
+      let out: tf.Tensor[];
+      try {
+        const f = (x: tf.Tensor, ...ab: tf.Tensor[]) => {
+          const pairs: BlockLora["pairs"] = {};
+          names.forEach((n: LinearName, i) => (pairs[n] = { a: ab[2 * i] as tf.Tensor2D, b: ab[2 * i + 1] as tf.Tensor2D }));
+          return blockForward(x as tf.Tensor2D, w, { scale: lora.scale, pairs }, ctx);
+        };
+        out = tf.grads(f)([body.inputs[l], ...vars], dy);
+      } finally {
+        model.weights.releaseLayer(w);
+      }
+      body.inputs[l].dispose();
+      dy.dispose();
+      dy = out[0] as tf.Tensor2D;
+      names.forEach((n, i) => {
+        grads.set(`blk.${l}.${n}.weight.lora_a`, out[1 + 2 * i] as tf.Tensor2D);
+        grads.set(`blk.${l}.${n}.weight.lora_b`, out[2 + 2 * i] as tf.Tensor2D);
+      });
+    }
+  } catch (e) {
+    tf.dispose([...grads.values(), ...body.inputs.filter((t) => !t.isDisposed)]);
+    throw e;
+  } finally {
+    dy.dispose();
+  }
+  return grads;
+}

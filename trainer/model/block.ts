@@ -1,0 +1,112 @@
+/**
+ * One transformer block of llama / qwen2 / qwen3 as llama.cpp computes it: RMSNorm → attention
+ * (Q/K/V [+bias] [+per-head Q/K RMSNorm] → RoPE → grouped-query causal softmax attention →
+ * output) residual, RMSNorm → SwiGLU MLP residual. LoRA adds scale·(x·A)·B to each adapted
+ * linear layer. A pure function of its inputs, so the trainer can run it once without a tape
+ * (forward) and again under tf.grads (backward, one block at a time).
+ */
+import * as tf from "@tensorflow/tfjs-core";
+import type { ModelConfig } from "./config.js";
+import { roundActivations } from "./activation-rounding.js";
+import { frozenLinear, mm, mmT } from "./fast-matmul.js";
+import { applyRope } from "./rope.js";
+import type { GgmlType } from "../gguf/types.js";
+import type { LayerWeights, LinearName } from "./weights.js";
+
+/** The adapter of one block: A [in, rank] and B [rank, out] per adapted linear layer. */
+export interface BlockLora {
+  scale: number;
+  pairs: Partial<Record<LinearName, { a: tf.Tensor2D; b: tf.Tensor2D }>>;
+}
+
+/** What every block of one batch shares. */
+export interface SeqContext {
+  config: ModelConfig;
+  B: number;
+  T: number;
+  cos: tf.Tensor2D;
+  sin: tf.Tensor2D;
+  /** Additive causal mask [T, T]. */
+  mask: tf.Tensor2D;
+  /** Round activations as llama.cpp's CPU backend does for each weight type (parity tool). */
+  rounding: Record<LinearName, GgmlType> | null;
+}
+
+/** RMSNorm over the last axis: x / sqrt(mean(x²) + eps) · w. */
+export function rmsNorm<T extends tf.Tensor>(x: T, w: tf.Tensor1D, eps: number): T {
+  const ms = tf.mean(tf.square(x), -1, true);
+  return tf.mul(tf.mul(x, tf.rsqrt(tf.add(ms, eps))), w) as T;
+}
+
+/** Additive causal mask [T, T]: 0 on and below the diagonal, a large negative above. */
+export function causalMask(T: number): tf.Tensor2D {
+  const m = new Float32Array(T * T);
+  for (let i = 0; i < T; i++) for (let j = i + 1; j < T; j++) m[i * T + j] = -1e30;
+  return tf.tensor2d(m, [T, T]);
+}
+
+function linear(x: tf.Tensor2D, w: LayerWeights, name: LinearName, lora: BlockLora | null, ctx: SeqContext): tf.Tensor2D {
+  const xw = ctx.rounding ? roundActivations(x, ctx.rounding[name]) : x;
+  const y = frozenLinear(xw, w.linear[name]);
+  const pair = lora?.pairs[name];
+  if (!pair || !lora) return y;
+  return tf.add(y, tf.mul(mm(mm(x, pair.a), pair.b), lora.scale)) as tf.Tensor2D;
+}
+
+/**
+ * Grouped-query attention. q [B,T,H,D], k [B,T,Hkv,D], v [B,T,Hkv,Dv] → [B*T, H*Dv].
+ * Query head h reads KV head floor(h / (H/Hkv)), as ggml's broadcast mul_mat does.
+ */
+function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, ctx: SeqContext): tf.Tensor2D {
+  const [B, T, H, D] = q.shape;
+  const Hkv = k.shape[2];
+  const Dv = v.shape[3];
+  const g = H / Hkv;
+  // [B, T, Hkv, g, D] → [B, Hkv, g, T, D] → B*Hkv groups of [g*T, D]
+  const qg = tf.unstack(tf.reshape(tf.transpose(tf.reshape(q, [B, T, Hkv, g, D]), [0, 2, 3, 1, 4]), [B * Hkv, g * T, D]));
+  const kg = tf.unstack(tf.reshape(tf.transpose(k, [0, 2, 1, 3]), [B * Hkv, T, D]));
+  const vg = tf.unstack(tf.reshape(tf.transpose(v, [0, 2, 1, 3]), [B * Hkv, T, Dv]));
+  const scale = 1 / Math.sqrt(ctx.config.headDim);
+  // A loop of 2-D products: rank-3 batched matMul is ~8x slower on wasm.
+  const outs = qg.map((qi, i) => {
+    const scores = tf.reshape(tf.mul(mmT(qi as tf.Tensor2D, kg[i] as tf.Tensor2D), scale), [g, T, T]);
+    const probs = tf.reshape(tf.softmax(tf.add(scores, ctx.mask)), [g * T, T]) as tf.Tensor2D;
+    return mm(probs, vg[i] as tf.Tensor2D); // [g*T, Dv]
+  });
+  const out = tf.stack(outs); // [B*Hkv, g*T, Dv]
+  return tf.reshape(tf.transpose(tf.reshape(out, [B, Hkv, g, T, Dv]), [0, 3, 1, 2, 4]), [B * T, H * Dv]);
+}
+
+/**
+ * Block output [B*T, nEmbd] for its input x [B*T, nEmbd]. Call inside tf.tidy or a gradient
+ * function: intermediates are not disposed here.
+ */
+export function blockForward(x: tf.Tensor2D, w: LayerWeights, lora: BlockLora | null, ctx: SeqContext): tf.Tensor2D {
+  const { config, B, T } = ctx;
+  const { nHead, nHeadKv, headDim, headDimV, rmsEps } = config;
+  const h = rmsNorm(x, w.attnNorm, rmsEps);
+  let q = linear(h, w, "attn_q", lora, ctx);
+  let k = linear(h, w, "attn_k", lora, ctx);
+  let v = linear(h, w, "attn_v", lora, ctx);
+  if (w.bias) {
+    q = tf.add(q, w.bias.q);
+    k = tf.add(k, w.bias.k);
+    v = tf.add(v, w.bias.v);
+  }
+  let q4 = tf.reshape(q, [B, T, nHead, headDim]) as tf.Tensor4D;
+  let k4 = tf.reshape(k, [B, T, nHeadKv, headDim]) as tf.Tensor4D;
+  if (w.qNorm && w.kNorm) {
+    q4 = rmsNorm(q4, w.qNorm, rmsEps);
+    k4 = rmsNorm(k4, w.kNorm, rmsEps);
+  }
+  q4 = applyRope(q4, ctx.cos, ctx.sin, config);
+  k4 = applyRope(k4, ctx.cos, ctx.sin, config);
+  const v4 = tf.reshape(v, [B, T, nHeadKv, headDimV]) as tf.Tensor4D;
+  const att = attention(q4, k4, v4, ctx);
+  const x1 = tf.add(x, linear(att, w, "attn_output", lora, ctx)) as tf.Tensor2D;
+  const h2 = rmsNorm(x1, w.ffnNorm, rmsEps);
+  const gate = linear(h2, w, "ffn_gate", lora, ctx);
+  const up = linear(h2, w, "ffn_up", lora, ctx);
+  const act = tf.mul(tf.mul(gate, tf.sigmoid(gate)), up) as tf.Tensor2D;
+  return tf.add(x1, linear(act, w, "ffn_down", lora, ctx)) as tf.Tensor2D;
+}
