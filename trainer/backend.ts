@@ -1,26 +1,53 @@
 /**
- * Picks the tfjs backend the trainer runs on. Order: CUDA (tfjs-node-gpu), native CPU
- * (tfjs-node), WebAssembly (tfjs-backend-wasm), plain JS (tfjs-backend-cpu). The native ones
- * are optional dependencies whose install downloads libtensorflow, so they are usually absent
- * offline; every other trainer module imports @tensorflow/tfjs-core only.
+ * Picks the tfjs backend the trainer runs on. Order: CUDA (tfjs-node-gpu), WebGPU (Dawn through
+ * the `webgpu` package + tfjs-backend-webgpu), native CPU (tfjs-node), WebAssembly
+ * (tfjs-backend-wasm), plain JS (tfjs-backend-cpu). The native ones are optional dependencies
+ * whose install downloads libtensorflow, so they are usually absent offline; webgpu's are
+ * optional too (prebuilt Dawn in the npm package). Every other trainer module imports
+ * @tensorflow/tfjs-core only.
+ *
+ * WebGPU on a software adapter (SwiftShader, lavapipe, llvmpipe, Microsoft Basic Render Driver,
+ * a fallback adapter) is slower than wasm, so it is taken only when webgpu is asked for by name;
+ * then, on Linux without a GPU, the software routes of ./webgpu/dawn.ts are tried too.
  */
+import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
 import * as tf from "@tensorflow/tfjs-core";
+import type { AdapterSummary } from "./webgpu/dawn.js";
+import { startWebGpu } from "./webgpu/start.js";
+
+/** The wasm backend's heap is one 32-bit WebAssembly memory (Emscripten's getHeapMax). */
+export const WASM_HEAP_LIMIT_BYTES = 4294901760;
 
 export interface BackendChoice {
-  /** tfjs backend name now active: "tensorflow", "wasm" or "cpu". */
+  /** tfjs backend name now active: "tensorflow", "webgpu", "wasm" or "cpu". */
   name: string;
-  /** Human-readable device: "cuda", "native cpu", "wasm (simd)", "js cpu". */
+  /** Human-readable device: "cuda", "webgpu (NVIDIA H100, vulkan)", "native cpu", "wasm (simd)", "js cpu". */
   device: string;
   /** Backends tried before this one, with why each was not used. */
   skipped: Array<{ name: string; why: string }>;
+  /**
+   * Memory the backend's tensors live in, when the backend can tell: the machine's RAM for
+   * the CPU backends, capped by the heap limit for wasm. Undefined for cuda and webgpu (WebGPU
+   * does not report GPU memory; plan with `webgpu` limits and tf.memory().numBytesInGPU).
+   */
+  memoryBytes?: number;
+  /** wasm: the most its heap can grow to, whatever the machine has (4 GiB − 64 KiB). */
+  wasmHeapLimitBytes?: number;
+  /** webgpu: the adapter, whether it is software, and the device's buffer limits. */
+  webgpu?: AdapterSummary;
 }
+
+type Started = Pick<BackendChoice, "device" | "memoryBytes" | "wasmHeapLimitBytes" | "webgpu">;
 
 interface Candidate {
   name: string;
-  /** Loads and activates the backend; returns the device description or throws. */
-  start(): Promise<string>;
+  /**
+   * Loads and activates the backend, or throws (first line of the message: why not).
+   * `explicit`: this backend was asked for by name.
+   */
+  start(explicit: boolean, log: (line: string) => void): Promise<Started>;
 }
 
 const require = createRequire(import.meta.url);
@@ -69,7 +96,14 @@ const CANDIDATES: Candidate[] = [
     async start() {
       await importIfInstalled("@tensorflow/tfjs-node-gpu");
       await activate("tensorflow");
-      return "cuda";
+      return { device: "cuda" };
+    },
+  },
+  {
+    name: "webgpu",
+    async start(explicit, log) {
+      const { device, summary } = await startWebGpu({ allowSoftware: explicit, log });
+      return { device, webgpu: summary };
     },
   },
   {
@@ -77,7 +111,7 @@ const CANDIDATES: Candidate[] = [
     async start() {
       await importIfInstalled("@tensorflow/tfjs-node");
       await activate("tensorflow");
-      return "native cpu";
+      return { device: "native cpu", memoryBytes: os.totalmem() };
     },
   },
   {
@@ -100,7 +134,11 @@ const CANDIDATES: Candidate[] = [
       const simd = Boolean(await tf.env().getAsync("WASM_HAS_SIMD_SUPPORT"));
       const threads = Boolean(await tf.env().getAsync("WASM_HAS_MULTITHREAD_SUPPORT"));
       const features = [simd ? "simd" : "no simd", threads ? `${wasm.getThreadsCount()} threads` : "1 thread"];
-      return `wasm (${features.join(", ")})`;
+      return {
+        device: `wasm (${features.join(", ")})`,
+        memoryBytes: Math.min(os.totalmem(), WASM_HEAP_LIMIT_BYTES),
+        wasmHeapLimitBytes: WASM_HEAP_LIMIT_BYTES,
+      };
     },
   },
   {
@@ -108,7 +146,7 @@ const CANDIDATES: Candidate[] = [
     async start() {
       await import("@tensorflow/tfjs-backend-cpu");
       await activate("cpu");
-      return "js cpu";
+      return { device: "js cpu", memoryBytes: os.totalmem() };
     },
   },
 ];
@@ -125,11 +163,11 @@ function registerGradients(): void {
 }
 
 /**
- * Starts the best available backend. `prefer` ("tfjs-node-gpu", "tfjs-node", "wasm", "cpu", or
- * the env var CLAWRL_TF_BACKEND) starts the search at that candidate; the ones before it are
- * reported as skipped "not preferred". Idempotent: a second call returns the first choice.
+ * Starts the best available backend. `prefer` ("tfjs-node-gpu", "webgpu", "tfjs-node", "wasm",
+ * "cpu", or the env var CLAWRL_TF_BACKEND) starts the search at that candidate; the ones before
+ * it are reported as skipped "not preferred". Idempotent: a second call returns the first choice.
  */
-export async function initBackend(prefer?: string, log: (line: string) => void = () => {}): Promise<BackendChoice> {
+export async function initBackend(prefer?: string, log?: (line: string) => void): Promise<BackendChoice> {
   if (current) return current;
   registerGradients();
   const want = prefer ?? process.env.CLAWRL_TF_BACKEND;
@@ -141,10 +179,11 @@ export async function initBackend(prefer?: string, log: (line: string) => void =
   const skipped: BackendChoice["skipped"] = CANDIDATES.slice(0, start).map((c) => ({ name: c.name, why: "not preferred" }));
   for (const c of CANDIDATES.slice(start)) {
     try {
-      const device = await c.start();
-      current = { name: tf.getBackend(), device, skipped };
-      for (const s of skipped) log(`trainer backend: skipped ${s.name}: ${s.why}`);
-      log(`trainer backend: ${c.name} on ${device}`);
+      // Later GPU trouble (device lost, out of memory) goes to the log, or stderr without one.
+      const started = await c.start(c.name === want, log ?? ((line) => console.warn(line)));
+      current = { name: tf.getBackend(), ...started, skipped };
+      for (const s of skipped) log?.(`trainer backend: skipped ${s.name}: ${s.why}`);
+      log?.(`trainer backend: ${c.name} on ${started.device}`);
       return current;
     } catch (e) {
       skipped.push({ name: c.name, why: firstLine(e) });

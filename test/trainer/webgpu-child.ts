@@ -1,0 +1,38 @@
+/**
+ * Child process of backend-webgpu.test.ts: starts the backend named in argv[2] (or the default
+ * pick for "default"), runs the cases named in argv[3] (comma-separated: choice, ops, grads,
+ * matmul, memory, syncRead) and prints one JSON line. One process per backend: tfjs keeps one
+ * engine per process.
+ */
+import * as tf from "@tensorflow/tfjs-core";
+import { initBackend } from "../../trainer/backend.js";
+import { gradCases, matmulCase, memoryTrace, opCases } from "./webgpu-cases.js";
+
+const [prefer, what = "choice"] = process.argv.slice(2);
+const lines: string[] = [];
+const out: Record<string, unknown> = {};
+try {
+  out.choice = await initBackend(prefer === "default" ? undefined : prefer, (l) => lines.push(l));
+  out.lines = lines;
+  out.active = tf.getBackend();
+  for (const w of what.split(",")) {
+    const t0 = performance.now();
+    if (w === "ops") out.ops = await opCases();
+    else if (w === "grads") out.grads = await gradCases();
+    else if (w === "matmul") out.matmul = await matmulCase();
+    else if (w === "memory") out.memory = await memoryTrace();
+    else if (w === "syncRead") {
+      const t = tf.tidy(() => tf.add(tf.tensor1d([1, 2, 3]), 1));
+      try {
+        out.syncRead = { ok: Array.from(t.dataSync()) };
+      } catch (e) {
+        out.syncRead = { error: (e as Error).message };
+      }
+      t.dispose();
+    } else if (w !== "choice") throw new Error(`unknown case ${w}`);
+    (out.ms ??= {} as Record<string, number>) && ((out.ms as Record<string, number>)[w] = Math.round(performance.now() - t0));
+  }
+} catch (e) {
+  out.error = (e as Error).stack ?? String(e);
+}
+console.log(JSON.stringify(out));
