@@ -51,45 +51,58 @@ export function quantizeQ8_0(values: Float32Array): Uint8Array {
   return out;
 }
 
-interface ScaleMin {
-  scale: number;
-  /** Positive offset: x ≈ scale * q - min. */
-  min: number;
+/** fitScaleMin's result, in module variables: it runs once per 32 values of multi-GB models. */
+let fitScale = 0;
+/** Positive offset: x ≈ fitScale * q - fitMin. */
+let fitMin = 0;
+
+/** A 4-bit level: round(v) clamped to 0..15 (as Math.max(0, Math.min(15, Math.round(v))) for finite v). */
+function level(v: number): number {
+  const r = Math.round(v);
+  return r > 0 ? (r < 15 ? r : 15) : 0;
+}
+
+/** Weighted squared error of the 32 values at x[o..] quantized with `scale` and `offset`. */
+function errorOf(x: Float32Array, o: number, w: Float32Array, scale: number, offset: number): number {
+  let err = 0;
+  for (let i = 0; i < 32; i++) {
+    const l = scale > 0 ? level((x[o + i] - offset) / scale) : 0;
+    const diff = scale * l + offset - x[o + i];
+    err += w[i] * diff * diff;
+  }
+  return err;
 }
 
 /**
- * Best (scale, min) for one 32-value sub-block with 4-bit levels, minimising weighted squared
- * error: a small grid of scales around the range's, each refit by least squares on the levels
- * it gives. min is kept >= 0 (the offset is never above 0), as Q4_K stores it unsigned.
+ * Best (scale, min) for the 32-value sub-block at x[o..] with 4-bit levels, minimising weighted
+ * squared error: a small grid of scales around the range's, each refit by least squares on the
+ * levels it gives. min is kept >= 0 (the offset is never above 0), as Q4_K stores it unsigned.
+ * Sets fitScale and fitMin.
  */
-function fitScaleMin(x: Float32Array, w: Float32Array): ScaleMin {
+function fitScaleMin(x: Float32Array, o: number, w: Float32Array): void {
   let lo = 0;
   let hi = -Infinity;
-  for (let i = 0; i < x.length; i++) {
-    lo = Math.min(lo, x[i]);
-    hi = Math.max(hi, x[i]);
+  for (let i = 0; i < 32; i++) {
+    lo = Math.min(lo, x[o + i]);
+    hi = Math.max(hi, x[o + i]);
   }
-  if (hi <= lo) return { scale: 0, min: -lo };
-  const levels = new Uint8Array(x.length);
-  const errorOf = (scale: number, offset: number): number => {
-    let err = 0;
-    for (let i = 0; i < x.length; i++) {
-      const l = scale > 0 ? Math.max(0, Math.min(15, Math.round((x[i] - offset) / scale))) : 0;
-      const diff = scale * l + offset - x[i];
-      err += w[i] * diff * diff;
-    }
-    return err;
-  };
-  let best: ScaleMin = { scale: (hi - lo) / 15, min: -lo };
-  let bestErr = errorOf(best.scale, lo);
+  if (hi <= lo) {
+    fitScale = 0;
+    fitMin = -lo;
+    return;
+  }
+  let bestScale = (hi - lo) / 15;
+  let bestMin = -lo;
+  let bestErr = errorOf(x, o, w, bestScale, lo);
   for (let step = -4; step <= 8; step++) {
     const scale0 = (hi - lo) / (15 + 0.25 * step);
-    for (let i = 0; i < x.length; i++) levels[i] = Math.max(0, Math.min(15, Math.round((x[i] - lo) / scale0)));
-    // Weighted least squares for x ≈ scale * l + offset.
+    // Weighted least squares for x ≈ scale * l + offset, on the levels scale0 gives.
     let sw = 0, sl = 0, sll = 0, sx = 0, slx = 0;
-    for (let i = 0; i < x.length; i++) {
-      const l = levels[i];
-      sw += w[i]; sl += w[i] * l; sll += w[i] * l * l; sx += w[i] * x[i]; slx += w[i] * l * x[i];
+    for (let i = 0; i < 32; i++) {
+      const xi = x[o + i];
+      const wi = w[i];
+      const l = level((xi - lo) / scale0);
+      sw += wi; sl += wi * l; sll += wi * l * l; sx += wi * xi; slx += wi * l * xi;
     }
     const det = sw * sll - sl * sl;
     if (det <= 0) continue;
@@ -101,13 +114,15 @@ function fitScaleMin(x: Float32Array, w: Float32Array): ScaleMin {
       scale = sll > 0 ? slx / sll : 0;
     }
     if (!(scale > 0)) continue;
-    const err = errorOf(scale, offset);
+    const err = errorOf(x, o, w, scale, offset);
     if (err < bestErr) {
       bestErr = err;
-      best = { scale, min: -offset };
+      bestScale = scale;
+      bestMin = -offset;
     }
   }
-  return best;
+  fitScale = bestScale;
+  fitMin = bestMin;
 }
 
 /**
@@ -122,26 +137,35 @@ export function quantizeQ4_K(values: Float32Array): Uint8Array {
   const view = new DataView(out.buffer);
   const weights = new Float32Array(32);
   const L = new Uint8Array(QK_K);
+  const scales = new Float64Array(8);
+  const mins = new Float64Array(8);
+  const ls = new Uint8Array(8);
+  const lm = new Uint8Array(8);
   for (let b = 0; b < nb; b++) {
     const x = values.subarray(b * QK_K, (b + 1) * QK_K);
     // Importance weights: larger values matter more, with a floor from the block's RMS.
     let sumSq = 0;
     for (let i = 0; i < QK_K; i++) sumSq += x[i] * x[i];
     const rms = Math.sqrt(sumSq / QK_K);
-    const fits: ScaleMin[] = [];
+    let maxScale = -Infinity;
+    let maxMin = -Infinity;
     for (let j = 0; j < 8; j++) {
-      const sub = x.subarray(j * 32, (j + 1) * 32);
-      for (let i = 0; i < 32; i++) weights[i] = rms + Math.abs(sub[i]);
-      fits.push(fitScaleMin(sub, weights));
+      for (let i = 0; i < 32; i++) weights[i] = rms + Math.abs(x[j * 32 + i]);
+      fitScaleMin(x, j * 32, weights);
+      scales[j] = fitScale;
+      mins[j] = fitMin;
+      // Math.max, not >: a -0 min must give way to +0 as Math.max(...all) would.
+      maxScale = Math.max(maxScale, fitScale);
+      maxMin = Math.max(maxMin, fitMin);
     }
-    const maxScale = Math.max(...fits.map((f) => f.scale));
-    const maxMin = Math.max(...fits.map((f) => f.min));
     const dBits = f32ToF16Bits(maxScale / 63);
     const dminBits = f32ToF16Bits(maxMin / 63);
     const d = f16BitsToF32(dBits);
     const dmin = f16BitsToF32(dminBits);
-    const ls = fits.map((f) => (d > 0 ? Math.min(63, Math.round(f.scale / d)) : 0));
-    const lm = fits.map((f) => (dmin > 0 ? Math.min(63, Math.round(f.min / dmin)) : 0));
+    for (let j = 0; j < 8; j++) {
+      ls[j] = d > 0 ? Math.min(63, Math.round(scales[j] / d)) : 0;
+      lm[j] = dmin > 0 ? Math.min(63, Math.round(mins[j] / dmin)) : 0;
+    }
 
     const o = b * Q4_K_BLOCK_BYTES;
     view.setUint16(o, dBits, true);
@@ -164,7 +188,7 @@ export function quantizeQ4_K(values: Float32Array): Uint8Array {
       const scale = d * ls[j];
       const min = dmin * lm[j];
       for (let i = 0; i < 32; i++) {
-        L[j * 32 + i] = scale > 0 ? Math.max(0, Math.min(15, Math.round((x[j * 32 + i] + min) / scale))) : 0;
+        L[j * 32 + i] = scale > 0 ? level((x[j * 32 + i] + min) / scale) : 0;
       }
     }
     // qs: each 64-value chunk packs sub-block 2k in the low nibbles, 2k+1 in the high ones.
