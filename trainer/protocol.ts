@@ -28,7 +28,7 @@ export const trainSettingsSchema = z.object({
   maxContext: z.number().int().min(2),
   teacher: z.enum(["current", "base"]),
   seed: z.number().int().nonnegative(),
-  /** tfjs backend to start from (tfjs-node-gpu, tfjs-node, wasm, cpu); absent = best available */
+  /** tfjs backend to start from (tfjs-node-gpu, webgpu, tfjs-node, wasm, cpu); absent = best available */
   backend: z.string().optional(),
 });
 export type TrainSettings = z.infer<typeof trainSettingsSchema>;

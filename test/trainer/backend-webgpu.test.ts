@@ -11,8 +11,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
-import { repoRoot } from "../helpers/cli.js";
+import { repoRoot, runCli, tempDir } from "../helpers/cli.js";
+import { tinyModel } from "../helpers/models.js";
 import { openDawn, softwareRenderer, type AdapterSummary, type GpuAdapterLike, type GpuDeviceLike, type GpuLike } from "../../trainer/webgpu/dawn.js";
 import { matmulInputs, MATMUL_N, type MemoryTrace, type Results } from "./webgpu-cases.js";
 
@@ -31,6 +33,7 @@ interface ChildOut {
   matmul?: number[];
   memory?: MemoryTrace;
   syncRead?: { ok?: number[]; error?: string };
+  gpuError?: { okBefore: number[]; after?: number[]; error?: string };
   ms?: Record<string, number>;
   error?: string;
 }
@@ -56,7 +59,7 @@ function child(prefer: string, cases: string, env: Record<string, string> = {}):
   return out;
 }
 
-const ALL = "choice,ops,grads,matmul,memory,syncRead";
+const ALL = "choice,ops,grads,matmul,memory,syncRead,gpuError";
 const cpu = () => {
   const out = child("cpu", "choice,ops,grads");
   assert.equal(out.error, undefined, out.error);
@@ -171,6 +174,11 @@ for (const { route, software, backend } of ROUTES) {
     assert.match(out.syncRead?.error ?? "", /dataSync\(\)\/arraySync\(\) cannot read GPU data .* use await tensor\.data\(\)/);
   });
 
+  gpuTest("after a GPU error (which WebGPU does not throw) every read fails, naming it", (out) => {
+    assert.deepEqual(out.gpuError?.okBefore, [2, 3, 4]);
+    assert.match(out.gpuError?.error ?? `read gave ${JSON.stringify(out.gpuError?.after)}`, /^webgpu: a GPU command failed earlier, so results since may be wrong: .*usage/i);
+  });
+
   gpuTest("the default pick skips a software adapter, with the reason (and takes a GPU)", (gpu) => {
     const out = child("default", "choice", env);
     assert.equal(out.error, undefined, out.error);
@@ -185,6 +193,37 @@ for (const { route, software, backend } of ROUTES) {
     }
   });
 }
+
+test("clawrl train --backend webgpu trains like wasm: same losses and gradient norms, step by step", async (t) => {
+  // The faster software route that has an adapter here (llvmpipe, else SwiftShader).
+  const route = ["opengles", "swiftshader"].find((r) => child("webgpu", ALL, { CLAWRL_WEBGPU_ROUTE: r }).choice?.name === "webgpu");
+  if (!route) return void t.skip("no software adapter here (see the tests above)");
+  const model = await tinyModel({ arch: "qwen2", layers: 1, dim: 32 });
+  const dir = tempDir();
+  const data = path.join(dir, "data.jsonl");
+  const rows = [
+    { messages: [{ role: "user", content: "Hi" }], response: "Hello.", reward: 1, hint: "Be warm." },
+    { messages: [{ role: "user", content: "Hi" }], response: "What?", reward: -1, hint: "Greet back." },
+  ];
+  fs.writeFileSync(data, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  const steps = (backend: string) => {
+    const out = path.join(dir, backend);
+    const r = runCli(["train", "--model", model, "--data", data, "--out", out, "--method", "combined", "--steps", "2", "--rank", "2", "--alpha", "4", "--lr", "0.01", "--backend", backend], { CLAWRL_WEBGPU_ROUTE: route }, 300_000);
+    assert.equal(r.code, 0, r.stderr);
+    const m = JSON.parse(fs.readFileSync(path.join(out, "metrics.json"), "utf8")) as { backend: string; steps: Array<{ loss: number; gradNorm: number }> };
+    return m;
+  };
+  const gpu = steps("webgpu");
+  const wasm = steps("wasm");
+  assert.equal(gpu.backend, "webgpu");
+  assert.equal(gpu.steps.length, 2);
+  for (const [i, s] of gpu.steps.entries()) {
+    for (const k of ["loss", "gradNorm"] as const) {
+      const want = wasm.steps[i][k];
+      assert.ok(Math.abs(s[k] - want) <= 1e-4 * Math.max(1, Math.abs(want)), `step ${i + 1} ${k}: webgpu ${s[k]} vs wasm ${want}`);
+    }
+  }
+});
 
 // Dawn stand-ins: the paths a real machine rarely shows (hangs, loss, refusals).
 
@@ -287,11 +326,14 @@ test("fake Dawn: device loss and uncaptured GPU errors are logged, not thrown", 
   const dev = fakeDevice(new Promise((r) => (lose = r)));
   const lines: string[] = [];
   const d = await openDawn({ allowSoftware: false, createGpu: fakeGpu(fakeAdapter(nvidia, async () => dev)), env: fakeEnv(), platform: "linux", log: (l) => lines.push(l) });
+  assert.equal(d.firstError(), null);
   dev.onuncapturederror!({ error: { message: "Out of memory\nwhile creating buffer" } });
+  dev.onuncapturederror!({ error: { message: "Invalid buffer" } });
   lose({ reason: "unknown", message: "GPU reset" });
   await new Promise((r) => setImmediate(r));
   assert.equal(d.lostReason(), "unknown: GPU reset");
-  assert.deepEqual(lines, ["webgpu: GPU error: Out of memory", "webgpu: device lost (unknown: GPU reset)"]);
+  assert.equal(d.firstError(), "Out of memory");
+  assert.deepEqual(lines, ["webgpu: GPU error: Out of memory", "webgpu: GPU error: Invalid buffer", "webgpu: device lost (unknown: GPU reset)"]);
 });
 
 test("an unknown CLAWRL_WEBGPU_ROUTE is refused with the list", async () => {

@@ -79,6 +79,8 @@ export async function opCases(): Promise<Results> {
     ["less-where", () => tf.where(tf.less(x, y), x, y)],
     ["cast", () => tf.cast(tf.cast(tf.mul(logits, 3), "int32"), "float32")],
     ["addN", () => tf.addN([x, y, x, y, x])],
+    // More inputs than a shader may bind storage buffers (8–16): the trainer's gradient norm.
+    ["addN-many", () => tf.addN(Array.from({ length: 40 }, (_, i) => tf.mul(tf.sum(tf.square(x)), i + 1)))],
     ["matMul", () => tf.matMul(x, tf.transpose(y))],
     ["matMul-transposeA", () => tf.matMul(x, y, true, false)],
     ["matMul-transposeB", () => tf.matMul(x, y, false, true)],

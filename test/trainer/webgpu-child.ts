@@ -1,7 +1,7 @@
 /**
  * Child process of backend-webgpu.test.ts: starts the backend named in argv[2] (or the default
  * pick for "default"), runs the cases named in argv[3] (comma-separated: choice, ops, grads,
- * matmul, memory, syncRead) and prints one JSON line. One process per backend: tfjs keeps one
+ * matmul, memory, syncRead, gpuError) and prints one JSON line. One process per backend: tfjs keeps one
  * engine per process.
  */
 import * as tf from "@tensorflow/tfjs-core";
@@ -15,7 +15,9 @@ try {
   out.choice = await initBackend(prefer === "default" ? undefined : prefer, (l) => lines.push(l));
   out.lines = lines;
   out.active = tf.getBackend();
-  for (const w of what.split(",")) {
+  // webgpu asked for but not started: only the choice (with the reason) matters.
+  const cases = prefer === "webgpu" && out.active !== "webgpu" ? [] : what.split(",");
+  for (const w of cases) {
     const t0 = performance.now();
     if (w === "ops") out.ops = await opCases();
     else if (w === "grads") out.grads = await gradCases();
@@ -29,6 +31,19 @@ try {
         out.syncRead = { error: (e as Error).message };
       }
       t.dispose();
+    } else if (w === "gpuError") {
+      // A command WebGPU refuses (a buffer with no usage): no exception where it is issued,
+      // so the next read must fail.
+      const before = tf.tidy(() => tf.add(tf.tensor1d([1, 2, 3]), 1));
+      const okBefore = Array.from(await before.data());
+      (tf.backend() as unknown as { device: { createBuffer(d: { size: number; usage: number }): unknown } }).device.createBuffer({ size: 4, usage: 0 });
+      const after = tf.tidy(() => tf.add(tf.tensor1d([1, 2, 3]), 2));
+      try {
+        out.gpuError = { okBefore, after: Array.from(await after.data()) };
+      } catch (e) {
+        out.gpuError = { okBefore, error: (e as Error).message };
+      }
+      tf.dispose([before, after]);
     } else if (w !== "choice") throw new Error(`unknown case ${w}`);
     (out.ms ??= {} as Record<string, number>) && ((out.ms as Record<string, number>)[w] = Math.round(performance.now() - t0));
   }

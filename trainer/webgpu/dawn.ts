@@ -79,6 +79,11 @@ export interface DawnDevice {
   globals: Record<string, unknown>;
   /** Why the device was lost, once it is. */
   lostReason(): string | null;
+  /**
+   * The first GPU error Dawn reported (validation, out of memory), once there is one: the
+   * command it came from did not run, so any result computed since may be wrong.
+   */
+  firstError(): string | null;
 }
 
 export interface OpenOptions {
@@ -278,8 +283,14 @@ export async function openDawn(o: OpenOptions): Promise<DawnDevice> {
     },
     () => {},
   );
-  // Out-of-memory and validation errors arrive here, not as exceptions: report them.
-  device.onuncapturederror = (ev) => log(`webgpu: GPU error: ${firstLine(ev.error.message)}`);
+  // Out-of-memory and validation errors arrive here, not as exceptions: keep the first (reads
+  // fail from then on, see start.ts) and report each.
+  let firstError: string | null = null;
+  device.onuncapturederror = (ev) => {
+    const msg = firstLine(ev.error.message);
+    firstError ??= msg;
+    log(`webgpu: GPU error: ${msg}`);
+  };
 
   return {
     summary: {
@@ -298,5 +309,6 @@ export async function openDawn(o: OpenOptions): Promise<DawnDevice> {
     gpu,
     globals,
     lostReason: () => lost,
+    firstError: () => firstError,
   };
 }

@@ -21,6 +21,12 @@
  *
  * In Node only async reads work (`await t.data()`, `await t.array()`): dataSync()/arraySync()
  * of GPU data fail with an error that says so.
+ *
+ * Two repairs: a GPU error (a shader over the device's limits, out of memory) does not throw in
+ * WebGPU, the command is just dropped and results come out wrong; here every read after one
+ * throws it. And tfjs's AddN kernel binds all its inputs in one shader, past the device's
+ * storage-buffer limit (8–16) with more inputs (the trainer sums one square norm per LoRA
+ * tensor): it is re-registered to add them in groups that fit.
  */
 import { createRequire } from "node:module";
 import * as tf from "@tensorflow/tfjs-core";
@@ -37,6 +43,13 @@ export interface WebGpuStarted {
 interface WebGpuBackendClass {
   new (device: unknown, adapterInfo: unknown): tf.KernelBackend;
   prototype: { readSync(dataId: object): unknown; hasReadSyncWarned?: boolean };
+}
+
+/** The parts of a WebGPUBackend instance used here. */
+interface WebGpuBackendLike {
+  device: { limits: { maxStorageBuffersPerShaderStage: number } };
+  read(dataId: object): Promise<unknown>;
+  disposeData(dataId: object, force?: boolean): boolean;
 }
 
 const PATCHED = Symbol.for("clawrl.webgpu.readSyncPatched");
@@ -58,6 +71,55 @@ function explainSyncReads(cls: WebGpuBackendClass): void {
     }
   };
   proto[PATCHED] = true;
+}
+
+const ADDN_PATCHED = Symbol.for("clawrl.webgpu.addNGrouped");
+
+/** AddN in groups of at most (storage-buffer limit − 1) inputs, then AddN of the group sums. */
+function groupAddN(): void {
+  const k = tf.getKernel("AddN", "webgpu") as (tf.KernelConfig & { [ADDN_PATCHED]?: boolean }) | undefined;
+  if (!k || k[ADDN_PATCHED]) return;
+  const addN = k.kernelFunc;
+  tf.unregisterKernel("AddN", "webgpu");
+  const grouped: tf.KernelFunc = (args) => {
+    const backend = args.backend as unknown as WebGpuBackendLike;
+    const max = Math.max(2, backend.device.limits.maxStorageBuffersPerShaderStage - 1);
+    let level = args.inputs as unknown as tf.TensorInfo[];
+    const temps: tf.TensorInfo[] = [];
+    try {
+      while (level.length > max) {
+        const next: tf.TensorInfo[] = [];
+        for (let i = 0; i < level.length; i += max) {
+          const part = level.slice(i, i + max);
+          if (part.length === 1) {
+            next.push(part[0]);
+            continue;
+          }
+          const sum = addN({ ...args, inputs: part as unknown as tf.NamedTensorInfoMap }) as tf.TensorInfo;
+          temps.push(sum);
+          next.push(sum);
+        }
+        level = next;
+      }
+      return addN({ ...args, inputs: level as unknown as tf.NamedTensorInfoMap });
+    } finally {
+      for (const t of temps) backend.disposeData(t.dataId);
+    }
+  };
+  tf.registerKernel({ ...k, kernelFunc: grouped, [ADDN_PATCHED]: true } as tf.KernelConfig);
+}
+
+/** Reads on this backend fail once the device reported a GPU error, or was lost. */
+function failReadsAfterGpuErrors(backend: WebGpuBackendLike, dawn: DawnDevice): void {
+  const read = backend.read.bind(backend);
+  backend.read = async (dataId: object) => {
+    const values = await read(dataId);
+    const err = dawn.firstError();
+    if (err) throw new Error(`webgpu: a GPU command failed earlier, so results since may be wrong: ${err}`);
+    const lost = dawn.lostReason();
+    if (lost) throw new Error(`webgpu: the GPU device was lost (${lost})`);
+    return values;
+  };
 }
 
 type Restore = () => void;
@@ -112,9 +174,18 @@ export async function startWebGpu(o: Pick<OpenOptions, "allowSoftware" | "log" |
     restores.push(setNavigatorGpu(dawn.gpu));
     const wg = (await import(pkg)) as { WebGPUBackend: WebGpuBackendClass };
     explainSyncReads(wg.WebGPUBackend);
+    groupAddN();
     // The package registered a factory that asks navigator.gpu for another adapter: use ours.
     if (tf.findBackendFactory("webgpu")) tf.removeBackend("webgpu");
-    tf.registerBackend("webgpu", () => new wg.WebGPUBackend(dawn.device, dawn.adapterInfo), 3);
+    tf.registerBackend(
+      "webgpu",
+      () => {
+        const backend = new wg.WebGPUBackend(dawn.device, dawn.adapterInfo);
+        failReadsAfterGpuErrors(backend as unknown as WebGpuBackendLike, dawn);
+        return backend;
+      },
+      3,
+    );
     restores.push(() => tf.removeBackend("webgpu"));
     tf.env().set("WEBGPU_CPU_FORWARD", false);
     const batch = Number(process.env.CLAWRL_WEBGPU_SUBMIT_BATCH ?? 15);

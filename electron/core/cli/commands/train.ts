@@ -21,7 +21,7 @@ export const train: CommandSpec = {
     "max-context": { type: "string", value: "N", description: "maximum training context in tokens; longer samples keep the end of the prompt (default 2048)" },
     "batch-size": { type: "string", value: "N", description: "samples per step (default 8)" },
     seed: { type: "string", value: "N", description: "seed of the fresh adapter's A matrices (default 0)" },
-    backend: { type: "string", value: "NAME", description: "tfjs backend to start from: tfjs-node-gpu, tfjs-node, wasm or cpu" },
+    backend: { type: "string", value: "NAME", description: "tfjs backend to start from: tfjs-node-gpu, webgpu, tfjs-node, wasm or cpu (webgpu by name also takes a software adapter)" },
     teacher: { type: "string", value: "WHO", description: "who scores the hinted prompt for OPD: current (policy, default) or base (no adapter)" },
     "kl-beta": { type: "string", value: "B", description: "weight of the k3 KL to the frozen base (default 0)" },
   },
@@ -38,7 +38,7 @@ export const train: CommandSpec = {
     const maxContext = intOpt(args, "max-context", 2, 1 << 20);
     const batchSize = intOpt(args, "batch-size", 1, 4096);
     const seed = intOpt(args, "seed", 0, 2 ** 31 - 1);
-    const backend = choiceOpt(args, "backend", ["tfjs-node-gpu", "tfjs-node", "wasm", "cpu"] as const);
+    const backend = choiceOpt(args, "backend", ["tfjs-node-gpu", "webgpu", "tfjs-node", "wasm", "cpu"] as const);
     const teacher = choiceOpt(args, "teacher", ["current", "base"] as const);
     const klBeta = floatOpt(args, "kl-beta", 0, 100);
     for (const [flag, p] of [["--model", modelPath], ["--data", dataPath]] as const) {
