@@ -34,6 +34,7 @@ interface ChildOut {
   memory?: MemoryTrace;
   syncRead?: { ok?: number[]; error?: string };
   gpuError?: { okBefore: number[]; after?: number[]; error?: string };
+  deviceLost?: { after?: number[]; error?: string };
   ms?: Record<string, number>;
   error?: string;
 }
@@ -59,7 +60,7 @@ function child(prefer: string, cases: string, env: Record<string, string> = {}):
   return out;
 }
 
-const ALL = "choice,ops,grads,matmul,memory,syncRead,gpuError";
+const ALL = "choice,ops,grads,matmul,memory,syncRead,gpuError,deviceLost";
 const cpu = () => {
   const out = child("cpu", "choice,ops,grads");
   assert.equal(out.error, undefined, out.error);
@@ -177,6 +178,10 @@ for (const { route, software, backend } of ROUTES) {
   gpuTest("after a GPU error (which WebGPU does not throw) every read fails, naming it", (out) => {
     assert.deepEqual(out.gpuError?.okBefore, [2, 3, 4]);
     assert.match(out.gpuError?.error ?? `read gave ${JSON.stringify(out.gpuError?.after)}`, /^webgpu: a GPU command failed earlier, so results since may be wrong: .*usage/i);
+  });
+
+  gpuTest("a lost device makes reads fail with the reason, and the process goes on", (out) => {
+    assert.match(out.deviceLost?.error ?? `read gave ${JSON.stringify(out.deviceLost?.after)}`, /^webgpu: the GPU device was lost \(destroyed/);
   });
 
   gpuTest("the default pick skips a software adapter, with the reason (and takes a GPU)", (gpu) => {

@@ -1,7 +1,8 @@
 /**
  * Child process of backend-webgpu.test.ts: starts the backend named in argv[2] (or the default
  * pick for "default"), runs the cases named in argv[3] (comma-separated: choice, ops, grads,
- * matmul, memory, syncRead, gpuError) and prints one JSON line. One process per backend: tfjs keeps one
+ * matmul, memory, syncRead, gpuError, deviceLost: last, it destroys the device) and prints one
+ * JSON line. One process per backend: tfjs keeps one
  * engine per process.
  */
 import * as tf from "@tensorflow/tfjs-core";
@@ -44,6 +45,14 @@ try {
         out.gpuError = { okBefore, error: (e as Error).message };
       }
       tf.dispose([before, after]);
+    } else if (w === "deviceLost") {
+      (tf.backend() as unknown as { device: { destroy(): void } }).device.destroy();
+      const t = tf.tidy(() => tf.add(tf.tensor1d([1, 2, 3]), 3));
+      try {
+        out.deviceLost = { after: Array.from(await t.data()) };
+      } catch (e) {
+        out.deviceLost = { error: (e as Error).message };
+      }
     } else if (w !== "choice") throw new Error(`unknown case ${w}`);
     (out.ms ??= {} as Record<string, number>) && ((out.ms as Record<string, number>)[w] = Math.round(performance.now() - t0));
   }

@@ -113,7 +113,16 @@ function groupAddN(): void {
 function failReadsAfterGpuErrors(backend: WebGpuBackendLike, dawn: DawnDevice): void {
   const read = backend.read.bind(backend);
   backend.read = async (dataId: object) => {
-    const values = await read(dataId);
+    let values: unknown;
+    try {
+      values = await read(dataId);
+    } catch (e) {
+      // Dawn rejects the read (an empty AbortError) when the device is gone; its loss is
+      // reported a moment later.
+      await new Promise((r) => setImmediate(r));
+      const lost = dawn.lostReason();
+      throw new Error(lost ? `webgpu: the GPU device was lost (${lost})` : `webgpu: reading a tensor failed: ${(e instanceof Error && e.message) || String(e)}`);
+    }
     const err = dawn.firstError();
     if (err) throw new Error(`webgpu: a GPU command failed earlier, so results since may be wrong: ${err}`);
     const lost = dawn.lostReason();
