@@ -94,6 +94,19 @@ describe("Q4_K", () => {
     assert.ok(err > 0.01, `suspiciously exact: ${err}`);
   });
 
+  it("without the search, takes each sub-block's range: valid Q4_K, less accurate than the fit", () => {
+    const x = gaussian(256 * 32, 11, 0.05);
+    const fast = quantizeQ4_K(x, { search: false });
+    assert.notDeepEqual(fast, quantizeQ4_K(x));
+    const err = relRmsError(x, dequantize(GgmlType.Q4_K, fast, x.length));
+    const fitted = relRmsError(x, dequantize(GgmlType.Q4_K, quantizeQ4_K(x), x.length));
+    // Range-based: step = range/15 ≈ 5σ/15, rms error ≈ step/√12 ≈ 0.1σ (plus 6-bit scale rounding).
+    assert.ok(err < 0.13 && err > 0.05, `relative rms error ${err}`);
+    assert.ok(err > fitted, `range-based ${err} should not beat the fit ${fitted}`);
+    // The representable block has its sub-blocks' ranges on the grid: exact either way.
+    assert.deepEqual(dequantize(GgmlType.Q4_K, quantizeQ4_K(exact, { search: false }), 256), exact);
+  });
+
   it("handles constant, all-positive and all-zero blocks", () => {
     for (const v of [0, 0.25, -0.5]) {
       const x = new Float32Array(256).fill(v);

@@ -76,10 +76,10 @@ function errorOf(x: Float32Array, o: number, w: Float32Array, scale: number, off
 /**
  * Best (scale, min) for the 32-value sub-block at x[o..] with 4-bit levels, minimising weighted
  * squared error: a small grid of scales around the range's, each refit by least squares on the
- * levels it gives. min is kept >= 0 (the offset is never above 0), as Q4_K stores it unsigned.
- * Sets fitScale and fitMin.
+ * levels it gives (or, without `search`, the range's scale and min alone). min is kept >= 0
+ * (the offset is never above 0), as Q4_K stores it unsigned. Sets fitScale and fitMin.
  */
-function fitScaleMin(x: Float32Array, o: number, w: Float32Array): void {
+function fitScaleMin(x: Float32Array, o: number, w: Float32Array, search: boolean): void {
   let lo = 0;
   let hi = -Infinity;
   for (let i = 0; i < 32; i++) {
@@ -88,6 +88,12 @@ function fitScaleMin(x: Float32Array, o: number, w: Float32Array): void {
   }
   if (hi <= lo) {
     fitScale = 0;
+    fitMin = -lo;
+    return;
+  }
+  if (!search) {
+    // The range's own scale and min: the grid's starting point.
+    fitScale = (hi - lo) / 15;
     fitMin = -lo;
     return;
   }
@@ -130,7 +136,17 @@ function fitScaleMin(x: Float32Array, o: number, w: Float32Array): void {
  * min, themselves scaled by the block's f16 d and dmin; values are 4-bit levels q with
  * x ≈ d * sc * q - dmin * m.
  */
-export function quantizeQ4_K(values: Float32Array): Uint8Array {
+export interface Q4KOptions {
+  /**
+   * Search each sub-block's scale and min (a grid of 13 scales, each refit by least squares;
+   * default). false: take them from the sub-block's range: ~10% more error on Gaussian weights,
+   * ~15x faster; for bulk random weights where only the format matters (real-shaped test models).
+   */
+  search?: boolean;
+}
+
+export function quantizeQ4_K(values: Float32Array, opts: Q4KOptions = {}): Uint8Array {
+  const search = opts.search ?? true;
   checkLength("Q4_K", values.length, QK_K);
   const nb = values.length / QK_K;
   const out = new Uint8Array(nb * Q4_K_BLOCK_BYTES);
@@ -150,8 +166,8 @@ export function quantizeQ4_K(values: Float32Array): Uint8Array {
     let maxScale = -Infinity;
     let maxMin = -Infinity;
     for (let j = 0; j < 8; j++) {
-      for (let i = 0; i < 32; i++) weights[i] = rms + Math.abs(x[j * 32 + i]);
-      fitScaleMin(x, j * 32, weights);
+      if (search) for (let i = 0; i < 32; i++) weights[i] = rms + Math.abs(x[j * 32 + i]);
+      fitScaleMin(x, j * 32, weights, search);
       scales[j] = fitScale;
       mins[j] = fitMin;
       // Math.max, not >: a -0 min must give way to +0 as Math.max(...all) would.
