@@ -17,6 +17,9 @@ import * as tf from "@tensorflow/tfjs-core";
 import type { AdapterSummary } from "./webgpu/dawn.js";
 import { startWebGpu } from "./webgpu/start.js";
 
+// webgpu keeps every freed GPU buffer for reuse; the trainer may give them back between steps.
+export { releaseFreeGpuBuffers } from "./webgpu/start.js";
+
 /** The wasm backend's heap is one 32-bit WebAssembly memory (Emscripten's getHeapMax). */
 export const WASM_HEAP_LIMIT_BYTES = 4294901760;
 

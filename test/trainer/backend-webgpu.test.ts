@@ -171,6 +171,13 @@ for (const { route, software, backend } of ROUTES) {
     assert.equal(after, before, "GPU bytes after dispose");
   });
 
+  gpuTest("freed GPU buffers stay pooled (numBytesAllocatedInGPU) until releaseFreeGpuBuffers()", (out) => {
+    const { before, released, after } = out.memory!.pool!;
+    assert.ok(before[1] - before[0] >= 12 * 8 * 64 * 4, `pool after 12 shapes: ${JSON.stringify(before)}`);
+    assert.equal(released, before[1] - before[0]);
+    assert.deepEqual(after, [before[0], before[0]]);
+  });
+
   gpuTest("dataSync() of GPU data fails with an explanation (no OffscreenCanvas in Node)", (out) => {
     assert.match(out.syncRead?.error ?? "", /dataSync\(\)\/arraySync\(\) cannot read GPU data .* use await tensor\.data\(\)/);
   });

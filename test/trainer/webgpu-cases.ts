@@ -5,6 +5,7 @@
  * (the only read tfjs-backend-webgpu supports under Node).
  */
 import * as tf from "@tensorflow/tfjs-core";
+import { releaseFreeGpuBuffers } from "../../trainer/backend.js";
 
 /** Deterministic uniform floats in [lo, hi), rounded to float32. */
 export function uniform(n: number, seed: number, lo = -1, hi = 1): Float32Array {
@@ -194,6 +195,8 @@ export interface MemoryTrace {
   steps: Array<{ numTensors: number; numBytes: number; numBytesInGPU?: number }>;
   /** numBytesInGPU before, while holding a 1 MiB tensor, and after disposing it. */
   holdRelease?: [number, number, number];
+  /** After products of 12 shapes: [in use, allocated (pool included)], bytes released, then again. */
+  pool?: { before: [number, number]; released: number; after: [number, number] };
 }
 
 /** 20 steps of a small training computation: gradients, an update, a loss read. */
@@ -227,5 +230,20 @@ export async function memoryTrace(): Promise<MemoryTrace> {
     s.dispose();
     holdRelease = [before, holding, gpuBytes()!];
   }
-  return { steps, holdRelease };
+  let pool: MemoryTrace["pool"];
+  if (before !== undefined) {
+    const w = tf.tensor2d(uniform(64 * 64, 53), [64, 64]);
+    for (let t = 1; t <= 12; t++) {
+      const y = tf.tidy(() => tf.softmax(tf.matMul(tf.tensor2d(uniform(t * 8 * 64, 54 + t), [t * 8, 64]), w)));
+      await y.data();
+      y.dispose();
+    }
+    w.dispose();
+    const m = () => tf.memory() as unknown as { numBytesInGPU: number; numBytesAllocatedInGPU: number };
+    const b = m();
+    const released = releaseFreeGpuBuffers();
+    const a = m();
+    pool = { before: [b.numBytesInGPU, b.numBytesAllocatedInGPU], released, after: [a.numBytesInGPU, a.numBytesAllocatedInGPU] };
+  }
+  return { steps, holdRelease, pool };
 }
