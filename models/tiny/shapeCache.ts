@@ -51,9 +51,9 @@ export function shapeModelFileName(shape: string, type: ShapeType = "q8_0", opts
 
 /**
  * Path of a random-weight model with the shape `shape` (a shape id or its catalog model's id)
- * and weight type `type`, generated on first use (seconds to minutes: ~30 s for 0.5B,
- * ~2 min for 1.7B on two cores) and reused after. Blocks while generating. Processes that
- * race each write a temp file and rename it into place; the contents are identical.
+ * and weight type `type`, generated on first use (q8_0 took ~25 s for 0.5B, ~1.5 min for 1.7B
+ * on a busy two-core machine) and reused after. Blocks while generating. Processes that race
+ * each write a temp file and rename it into place; the contents are identical.
  * Throws TinyModelError on bad options.
  */
 export function ensureShapeModel(shape: string, type: ShapeType = "q8_0", opts: EnsureShapeOptions = {}): string {
