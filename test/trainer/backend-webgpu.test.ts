@@ -15,7 +15,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { repoRoot, runCli, tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
-import { openDawn, softwareRenderer, type AdapterSummary, type GpuAdapterLike, type GpuDeviceLike, type GpuLike } from "../../trainer/webgpu/dawn.js";
+import { openDawn, softwareRenderer, vulkanDriverListed, type AdapterSummary, type GpuAdapterLike, type GpuDeviceLike, type GpuLike } from "../../trainer/webgpu/dawn.js";
 import { matmulInputs, MATMUL_N, type MemoryTrace, type Results } from "./webgpu-cases.js";
 
 interface Choice {
@@ -314,6 +314,28 @@ test("fake Dawn: no adapter anywhere is a skip reason naming each route tried", 
   await assert.rejects(openDawn({ allowSoftware: true, createGpu: fakeGpu(new Error("driver exploded\nstack...")), env: fakeEnv(), platform: "darwin" }), {
     message: "no adapter (default: driver exploded)",
   });
+});
+
+test("on Linux without any Vulkan driver listed, Dawn's default path is skipped without loading it", async () => {
+  let created = 0;
+  const spy = () => {
+    created++;
+    return { requestAdapter: async () => null };
+  };
+  await assert.rejects(openDawn({ allowSoftware: false, createGpu: spy, hasVulkanDriver: () => false, env: fakeEnv(), platform: "linux" }), {
+    message: "no adapter (default: no Vulkan driver installed)",
+  });
+  assert.equal(created, 0);
+  // The loader's env overrides count, and so does a manifest in a directory it searches.
+  assert.equal(vulkanDriverListed({ VK_DRIVER_FILES: "/x/icd.json" }), true);
+  const dir = tempDir();
+  fs.mkdirSync(path.join(dir, "vulkan", "icd.d"), { recursive: true });
+  const env = { XDG_DATA_DIRS: dir, XDG_CONFIG_DIRS: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir };
+  const listedElsewhere = vulkanDriverListed(env, dir); // /etc, /usr/share may list some here
+  fs.writeFileSync(path.join(dir, "vulkan", "icd.d", "gpu_icd.json"), "{}");
+  assert.equal(vulkanDriverListed(env, dir), true);
+  fs.rmSync(path.join(dir, "vulkan", "icd.d", "gpu_icd.json"));
+  assert.equal(vulkanDriverListed(env, dir), listedElsewhere);
 });
 
 test("fake Dawn: a hung requestAdapter or requestDevice is given up after the time limit", async () => {

@@ -100,6 +100,7 @@ export interface OpenOptions {
   env?: NodeJS.ProcessEnv;
   platform?: NodeJS.Platform;
   findSwiftShader?: () => string | null;
+  hasVulkanDriver?: () => boolean;
 }
 
 const SOFTWARE: Array<[RegExp, (backend: string) => string]> = [
@@ -142,6 +143,32 @@ export function findSwiftShaderIcd(home = os.homedir()): string | null {
     if (fs.existsSync(f) && fs.existsSync(path.join(d, "libvk_swiftshader.so"))) return f;
   }
   return null;
+}
+
+/**
+ * Whether the Vulkan loader has any driver to find on Linux: its env overrides, or an ICD
+ * manifest in the directories it searches. Without one, Dawn's default path is skipped
+ * unloaded (it would print the loader's "Found no drivers!" warnings on every start).
+ */
+export function vulkanDriverListed(env: NodeJS.ProcessEnv = process.env, home = os.homedir()): boolean {
+  if (env.VK_DRIVER_FILES || env.VK_ICD_FILENAMES || env.VK_ADD_DRIVER_FILES) return true;
+  const split = (v: string | undefined, fallback: string) => (v || fallback).split(":").filter(Boolean);
+  const dirs = [
+    env.XDG_CONFIG_HOME || path.join(home, ".config"),
+    ...split(env.XDG_CONFIG_DIRS, "/etc/xdg"),
+    "/etc",
+    env.XDG_DATA_HOME || path.join(home, ".local", "share"),
+    ...split(env.XDG_DATA_DIRS, "/usr/local/share:/usr/share"),
+    "/usr/local/share",
+    "/usr/share",
+  ];
+  return dirs.some((d) => {
+    try {
+      return fs.readdirSync(path.join(d, "vulkan", "icd.d")).some((f) => f.endsWith(".json"));
+    } catch {
+      return false;
+    }
+  });
 }
 
 function firstLine(e: unknown): string {
@@ -198,10 +225,22 @@ export async function openDawn(o: OpenOptions): Promise<DawnDevice> {
   let create = o.createGpu;
   let globals = o.globals ?? {};
   if (!create) {
-    const dawn = await loadDawn();
-    create = dawn.create;
-    globals = dawn.globals;
+    try {
+      require.resolve("webgpu");
+    } catch {
+      throw new Error("not installed (optional dependency webgpu)");
+    }
   }
+  const hasVulkanDriver = o.hasVulkanDriver ?? (o.createGpu ? () => true : () => vulkanDriverListed(env));
+  /** Dawn, loaded the first time a route needs it. */
+  const dawnCreate = async (): Promise<CreateGpu> => {
+    if (!create) {
+      const dawn = await loadDawn();
+      create = dawn.create;
+      globals = dawn.globals;
+    }
+    return create;
+  };
 
   const forced = env.CLAWRL_WEBGPU_ROUTE as Route | undefined;
   if (forced && !["default", "swiftshader", "opengles"].includes(forced)) {
@@ -218,6 +257,10 @@ export async function openDawn(o: OpenOptions): Promise<DawnDevice> {
     // Environment the route needs while Dawn creates its instance and finds adapters; put
     // back afterwards so it does not leak into processes the trainer starts.
     const vars: Record<string, string> = {};
+    if (route === "default" && platform === "linux" && !hasVulkanDriver()) {
+      tried.push("default: no Vulkan driver installed");
+      continue;
+    }
     if (route === "swiftshader") {
       const icd = (o.findSwiftShader ?? findSwiftShaderIcd)();
       if (!icd) {
@@ -233,10 +276,11 @@ export async function openDawn(o: OpenOptions): Promise<DawnDevice> {
       featureLevel = "compatibility";
       backend = "opengles";
     }
+    const createGpu = await dawnCreate(); // not installed, or not loadable: the reason itself
     const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, env[k]]));
     Object.assign(env, vars);
     try {
-      const gpu = create(options);
+      const gpu = createGpu(options);
       const adapter = await within(gpu.requestAdapter({ powerPreference: "high-performance", ...(featureLevel ? { featureLevel } : {}) }), adapterMs, "requestAdapter");
       if (!adapter) {
         tried.push(`${route}: none`);
