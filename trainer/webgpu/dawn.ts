@@ -4,12 +4,13 @@
  * limit. Nothing here throws anything but an Error whose first line is a skip reason; nothing
  * here touches tfjs (see ./start.ts).
  *
- * Adapter search: Dawn's default path first (Vulkan on Linux, D3D12 on Windows, Metal on macOS).
- * When that finds nothing on Linux and software is allowed (the webgpu backend was asked for by
- * name), two software routes follow: Vulkan through the SwiftShader ICD that Chromium and Chrome
- * ship (found on disk, given to the Vulkan loader as VK_DRIVER_FILES), then OpenGL ES through Mesa's llvmpipe
- * (EGL_PLATFORM=surfaceless, a "compatibility" adapter). CLAWRL_WEBGPU_ROUTE=default|swiftshader|
- * opengles forces one route (benchmarks, tests).
+ * Adapter search: Dawn's default path first (Vulkan on Linux, skipped when no Vulkan driver is
+ * listed; D3D12 on Windows; Metal on macOS). When that finds nothing on Linux and software is
+ * allowed (the webgpu backend was asked for by name), two software routes follow: Vulkan through
+ * the SwiftShader ICD that Chromium and Chrome ship (found on disk, given to the Vulkan loader as
+ * VK_DRIVER_FILES), then OpenGL ES through Mesa's llvmpipe (EGL_PLATFORM=surfaceless, a
+ * "compatibility" adapter). CLAWRL_WEBGPU_ROUTE=default|swiftshader|opengles forces one route
+ * (benchmarks, tests).
  */
 import fs from "node:fs";
 import os from "node:os";
