@@ -82,10 +82,26 @@ const stepMetricsSchema = z.looseObject({
   seconds: z.number(),
 });
 
+/** What the trainer's memory plan decided (trainer/plan/memoryPlan.ts), as the core shows it. */
+export const memoryPlanSchema = z.object({
+  fits: z.boolean(),
+  summary: z.string(),
+  placement: z.object({ layers: z.enum(["device", "host-f32", "host-packed"]), head: z.enum(["device", "host-f32", "host-packed"]) }),
+  maxContext: z.number().int().nonnegative(),
+  requestedMaxContext: z.number().int().nonnegative(),
+  maxContextThatFits: z.number().int().nonnegative(),
+  microBatchTokens: z.number().int().nonnegative(),
+  needDeviceBytes: z.number().nonnegative(),
+  availableDeviceBytes: z.number().nonnegative().optional(),
+  needHostBytes: z.number().nonnegative(),
+  availableHostBytes: z.number().nonnegative(),
+});
+export type MemoryPlanSummary = z.infer<typeof memoryPlanSchema>;
+
 const lpCompare = z.object({ candidate: z.number().nullable(), serving: z.number().nullable(), count: z.number().int().nonnegative() });
 
 export const replySchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("ready"), id, backend: z.string(), device: z.string(), step: z.number().int().nonnegative() }),
+  z.object({ type: z.literal("ready"), id, backend: z.string(), device: z.string(), step: z.number().int().nonnegative(), plan: memoryPlanSchema }),
   z.object({ type: z.literal("progress"), id, runId: z.string(), step: z.number().int(), steps: z.number().int(), loss: z.number(), optimizerStep: z.number().int() }),
   z.object({
     type: z.literal("result"),
@@ -101,7 +117,8 @@ export const replySchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("evaluation"), id, runId: z.string(), kl: z.number().nullable(), positions: z.number().int(), liked: lpCompare, disliked: lpCompare, seconds: z.number() }),
   z.object({ type: z.literal("loaded"), id, dir: z.string().nullable(), step: z.number().int() }),
   z.object({ type: z.literal("verified"), id, dir: z.string(), ok: z.boolean(), error: z.string().nullable() }),
-  z.object({ type: z.literal("error"), id: id.nullable(), message: z.string() }),
+  /** `plan`: the model does not fit this machine (init refused before loading). */
+  z.object({ type: z.literal("error"), id: id.nullable(), message: z.string(), plan: memoryPlanSchema.optional() }),
 ]);
 export type Reply = z.infer<typeof replySchema>;
 export type ReplyOf<T extends Reply["type"]> = Extract<Reply, { type: T }>;

@@ -10,9 +10,11 @@ import * as tf from "@tensorflow/tfjs-core";
 import { initBackend, type BackendChoice } from "./backend.js";
 import { readLoraAdapter } from "./lora/adapter-file.js";
 import { createLora, disposeLora, type LoraParams } from "./lora/params.js";
-import { loadBaseModel, type BaseModel } from "./model/base-model.js";
+import type { BaseModel } from "./model/base-model.js";
+import type { MemoryPlan } from "./plan/memoryPlan.js";
+import { loadForTraining, TrainerMemoryError } from "./plan/loadForTraining.js";
 import { AdamW } from "./optim/adamw.js";
-import { commandSchema, describeProtocolError, type Command, type Reply, type ScoredSequence, type TrainSettings } from "./protocol.js";
+import { commandSchema, describeProtocolError, type Command, type MemoryPlanSummary, type Reply, type ScoredSequence, type TrainSettings } from "./protocol.js";
 import { loadCheckpoint, modelIdentity, saveCheckpoint, type RunMetrics } from "./train/checkpoint.js";
 import { meanKl, meanLogProb } from "./train/gateScores.js";
 import { SampleTokenizer } from "./train/tokenize.js";
@@ -23,6 +25,8 @@ interface Loaded {
   settings: TrainSettings;
   backend: BackendChoice;
   model: BaseModel;
+  /** Where the weights live, the context and micro-batch size memory allows. */
+  plan: MemoryPlan;
   tokenizer: SampleTokenizer;
   lora: LoraParams;
   optimizer: AdamW;
@@ -32,6 +36,13 @@ interface Loaded {
 
 let w: Loaded | null = null;
 const HISTORY = 200;
+/** Samples per step the memory plan sizes micro-batches for (the supervisor's default batch). */
+const PLAN_BATCH = 16;
+
+function planSummary(p: MemoryPlan): MemoryPlanSummary {
+  const { fits, summary, placement, maxContext, requestedMaxContext, maxContextThatFits, microBatchTokens, needDeviceBytes, availableDeviceBytes, needHostBytes, availableHostBytes } = p;
+  return { fits, summary, placement, maxContext, requestedMaxContext, maxContextThatFits, microBatchTokens, needDeviceBytes, availableDeviceBytes, needHostBytes, availableHostBytes };
+}
 
 function send(msg: Reply): void {
   process.send?.(msg);
@@ -67,20 +78,20 @@ function setState(dir: string | null): number {
 async function init(cmd: Extract<Command, { type: "init" }>): Promise<Reply> {
   if (w) throw new Error("the trainer is already initialised");
   const backend = await initBackend(cmd.settings.backend);
-  const model = await loadBaseModel(cmd.modelPath);
+  const { model, plan } = await loadForTraining(cmd.modelPath, backend, { rank: cmd.settings.rank, maxContext: cmd.settings.maxContext, batchSize: PLAN_BATCH });
   const tokenizer = await SampleTokenizer.open(cmd.modelPath);
   const lora = createLora(model, { rank: cmd.settings.rank, alpha: cmd.settings.alpha, seed: cmd.settings.seed });
   const optimizer = new AdamW(loraParamRecord(lora), { lr: cmd.settings.lr });
-  w = { modelPath: cmd.modelPath, settings: cmd.settings, backend, model, tokenizer, lora, optimizer, history: [] };
+  w = { modelPath: cmd.modelPath, settings: cmd.settings, backend, model, plan, tokenizer, lora, optimizer, history: [] };
   const step = cmd.resumeDir ? setState(cmd.resumeDir) : 0;
-  return { type: "ready", id: cmd.id, backend: backend.name, device: backend.device, step };
+  return { type: "ready", id: cmd.id, backend: backend.name, device: backend.device, step, plan: planSummary(plan) };
 }
 
 async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
   const s = need();
   const prepared = cmd.samples.map((sample, i) => {
     try {
-      return s.tokenizer.prepare(sample, { maxContext: s.settings.maxContext });
+      return s.tokenizer.prepare(sample, { maxContext: s.plan.maxContext });
     } catch (e) {
       throw new Error(`sample ${i + 1}: ${(e as Error).message}`);
     }
@@ -94,7 +105,7 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
   const done = await trainSteps(
     { model: s.model, lora: s.lora, optimizer: s.optimizer },
     prepared,
-    { method: s.settings.method, steps: cmd.steps, batchSize: cmd.batchSize, lr: cmd.lr, teacher: s.settings.teacher },
+    { method: s.settings.method, steps: cmd.steps, batchSize: cmd.batchSize, lr: cmd.lr, teacher: s.settings.teacher, microBatchTokens: s.plan.microBatchTokens },
     { onStep: (m) => send({ type: "progress", id: cmd.id, runId: cmd.runId, step: ++i, steps: cmd.steps, loss: m.loss, optimizerStep: m.step }) },
   );
   s.history = [...s.history, ...done].slice(-HISTORY);
@@ -107,7 +118,7 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
     lr: cmd.lr,
     teacher: s.settings.teacher,
     klBeta: 0,
-    maxContext: s.settings.maxContext,
+    maxContext: s.plan.maxContext,
     batchSize: cmd.batchSize,
     totalSteps: s.optimizer.step,
     samples: prepared.length,
@@ -138,14 +149,15 @@ function fsyncDir(dir: string): void {
 async function evaluate(cmd: Extract<Command, { type: "evaluate" }>): Promise<Reply> {
   const s = need();
   const t0 = performance.now();
-  const fit = (q: ScoredSequence[]) => q.map((x) => fitSeq(x, s.settings.maxContext, s.model.config.nVocab)).filter((x): x is ScoredSequence => x !== null);
+  const fit = (q: ScoredSequence[]) => q.map((x) => fitSeq(x, s.plan.maxContext, s.model.config.nVocab)).filter((x): x is ScoredSequence => x !== null);
   const serving = cmd.servingAdapter ? readLoraAdapter(cmd.servingAdapter, s.model) : null;
   try {
     const prompts = fit(cmd.prompts);
     const liked = fit(cmd.liked);
     const disliked = fit(cmd.disliked);
-    const { kl, positions } = await meanKl(s.model, s.lora, serving, prompts);
-    const cmp = async (q: ScoredSequence[]) => ({ candidate: await meanLogProb(s.model, s.lora, q), serving: await meanLogProb(s.model, serving, q), count: q.length });
+    const budget = s.plan.microBatchTokens;
+    const { kl, positions } = await meanKl(s.model, s.lora, serving, prompts, budget);
+    const cmp = async (q: ScoredSequence[]) => ({ candidate: await meanLogProb(s.model, s.lora, q, budget), serving: await meanLogProb(s.model, serving, q, budget), count: q.length });
     return { type: "evaluation", id: cmd.id, runId: cmd.runId, kl, positions, liked: await cmp(liked), disliked: await cmp(disliked), seconds: (performance.now() - t0) / 1000 };
   } finally {
     if (serving) disposeLora(serving);
@@ -210,7 +222,8 @@ process.on("message", (raw: unknown) => {
         process.exit(0);
       }
     } catch (e) {
-      send({ type: "error", id: cmd.id, message: (e as Error).message.split("\n")[0] });
+      const plan = e instanceof TrainerMemoryError ? planSummary(e.plan) : undefined;
+      send({ type: "error", id: cmd.id, message: (e as Error).message.split("\n")[0], ...(plan ? { plan } : {}) });
     }
   });
 });

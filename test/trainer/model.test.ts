@@ -22,8 +22,9 @@ const skip = !storiesPath && "stories260K.gguf not found";
 let model: BaseModel;
 /** The same model with 100-row vocabulary slices (stories260K has 512 tokens: 6 slices). */
 let sliced: BaseModel;
-/** Sliced, with every block and the head streamed from the host. */
+/** Sliced, with every block and the head streamed from the host (packed, and as f32). */
 let streamed: BaseModel;
+let streamedF32: BaseModel;
 let lora: LoraParams;
 
 const seqA = [1, 403, 407, 261, 378, 429, 267, 10, 55, 99, 300, 12];
@@ -34,7 +35,8 @@ before(async () => {
   await initBackend();
   model = await loadBaseModel(storiesPath);
   sliced = await loadBaseModel(storiesPath, { headChunkRows: 100 });
-  streamed = await loadBaseModel(storiesPath, { headChunkRows: 100, placement: { layers: "streamed", head: "streamed" } });
+  streamed = await loadBaseModel(storiesPath, { headChunkRows: 100, placement: { layers: "host-packed", head: "host-packed" } });
+  streamedF32 = await loadBaseModel(storiesPath, { headChunkRows: 100, placement: { layers: "host-f32", head: "host-f32" } });
   lora = createLora(model, { rank: 4, alpha: 8, seed: 7 });
   // Non-zero B so the adapter matters and A gets gradients too.
   tf.tidy(() => {
@@ -43,7 +45,7 @@ before(async () => {
 });
 after(() => {
   if (lora) disposeLora(lora);
-  for (const m of [model, sliced, streamed]) m?.dispose();
+  for (const m of [model, sliced, streamed, streamedF32]) m?.dispose();
 });
 
 /** The whole output projection [V, D] (device placement: the resident slices, concatenated). */
@@ -115,7 +117,7 @@ test("block-by-block backward with the sliced head equals plain autodiff through
   const vars = loraVariables(lora);
   const plain = tf.variableGrads(() => plainSumLogProb(tokens, starts), vars);
   const plainValue = plain.value.dataSync()[0];
-  for (const [m, what] of [[model, "resident, one slice"], [sliced, "resident, 6 slices"], [streamed, "streamed, 6 slices"]] as const) {
+  for (const [m, what] of [[model, "resident, one slice"], [sliced, "resident, 6 slices"], [streamed, "streamed packed, 6 slices"], [streamedF32, "streamed f32, 6 slices"]] as const) {
     const ours = ourGrads(m, tokens, starts);
     assert.ok(Math.abs(ours.value - plainValue) < 1e-3, `${what}: Σ log p ${ours.value} vs ${plainValue}`);
     compareGrads(plain.grads, ours.grads, what);
@@ -161,14 +163,18 @@ test("streamed weights give the same log-probs as resident ones, and leave nothi
   const a = run(model);
   const n0 = tf.memory().numTensors;
   const bytes0 = tf.memory().numBytes;
-  const b = run(streamed);
-  assert.equal(tf.memory().numTensors, n0);
-  assert.equal(tf.memory().numBytes, bytes0, "every streamed upload was freed");
-  for (let i = 0; i < a.length; i++) for (let t = 0; t < a[i].length; t++) assert.ok(Math.abs(a[i][t] - b[i][t]) < 1e-5, `[${i}][${t}] ${a[i][t]} vs ${b[i][t]}`);
+  for (const m of [streamed, streamedF32]) {
+    const b = run(m);
+    assert.equal(tf.memory().numTensors, n0);
+    assert.equal(tf.memory().numBytes, bytes0, "every streamed upload was freed");
+    for (let i = 0; i < a.length; i++) for (let t = 0; t < a[i].length; t++) assert.ok(Math.abs(a[i][t] - b[i][t]) < 1e-5, `[${i}][${t}] ${a[i][t]} vs ${b[i][t]}`);
+  }
   const resident = model.weights.memory();
   const host = streamed.weights.memory();
   assert.ok(host.deviceBytes < resident.deviceBytes / 10, `streamed keeps ${host.deviceBytes} B on the backend (resident ${resident.deviceBytes} B)`);
   assert.ok(host.hostBytes > 0);
+  // stories260K is F32 in the file: packed and f32 hold the same bytes; a quantized file differs.
+  assert.equal(streamedF32.weights.memory().deviceBytes, host.deviceBytes);
 });
 
 test("a fresh adapter (B = 0) changes nothing; a non-zero one changes the log-probs", { skip }, () => {

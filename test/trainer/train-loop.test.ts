@@ -86,6 +86,36 @@ describe("trainSteps", () => {
     disposeLora(state.lora);
   });
 
+  for (const method of ["combined", "topk"] as const) {
+    test(`${method}: a step split into micro-batches updates the adapter as the whole batch does`, async () => {
+      const whole = fresh(1e-2);
+      const split = fresh(1e-2);
+      const batch = samples.slice(0, 4);
+      const opts = { method, steps: 2, batchSize: 4, ppo: { klBeta: 0.05 } };
+      const a = await trainSteps(whole, batch, opts);
+      // A budget below any two samples' padded length: one sample per micro-batch.
+      const b = await trainSteps(split, batch, { ...opts, microBatchTokens: 8 });
+      for (let i = 0; i < 2; i++) {
+        assert.ok(Math.abs(a[i].loss - b[i].loss) < 1e-5, `step ${i + 1} loss ${a[i].loss} vs ${b[i].loss}`);
+        assert.ok(Math.abs(a[i].gradNorm - b[i].gradNorm) < 1e-4 * Math.max(1, a[i].gradNorm), `step ${i + 1} grad norm ${a[i].gradNorm} vs ${b[i].gradNorm}`);
+        assert.equal(a[i].trainedTokens, b[i].trainedTokens);
+      }
+      assert.ok(a[1].kl > 0, "the KL term is live");
+      let worst = 0;
+      for (const [key, p] of whole.lora.pairs) {
+        const q = split.lora.pairs.get(key)!;
+        worst = Math.max(worst, tf.tidy(() => tf.max(tf.abs(tf.sub(p.b, q.b))).dataSync()[0]));
+      }
+      const moved = Math.max(...[...whole.lora.pairs.values()].map((p) => tf.tidy(() => tf.max(tf.abs(p.b)).dataSync()[0])));
+      assert.ok(moved > 1e-3, "the adapter moved");
+      assert.ok(worst < 1e-5, `B differs by ${worst} (moved ${moved})`);
+      for (const st of [whole, split]) {
+        st.optimizer.dispose();
+        disposeLora(st.lora);
+      }
+    });
+  }
+
   test("a method with no eligible sample is refused clearly", async () => {
     const state = fresh();
     await assert.rejects(trainSteps(state, samples.slice(4), { method: "binary", steps: 1 }), /no sample carries a binary training signal \(reward ±1\)/);

@@ -6,11 +6,13 @@
  *
  * Placement (chosen by the memory plan, plan/memoryPlan.ts):
  * - "device": dequantized once to f32 tensors on the tfjs backend (fastest; needs 4 bytes per
- *   weight of backend memory).
- * - "streamed": kept on the host as the GGUF's packed bytes (as small as the file), dequantized
- *   and uploaded when a pass reaches that layer (or that slice of the vocabulary), then freed.
- *   Backend memory then holds one layer at a time: on wasm this moves the 4 GiB heap limit
- *   from the whole model to one layer, for a dequantize + copy per layer per pass.
+ *   weight of backend memory, and on wasm twice that: XNNPACK keeps a packed copy of every
+ *   resident matrix used as a product's right operand).
+ * - "host-f32": dequantized once into f32 arrays on the host, uploaded when a pass reaches that
+ *   layer (or that slice of the vocabulary), then freed. Backend memory holds one layer at a
+ *   time: on wasm this moves the 4 GiB heap limit from the whole model to one layer.
+ * - "host-packed": the same, but kept as the GGUF's packed bytes (as small as the file) and
+ *   dequantized at every upload: least memory, a dequantize per layer per pass.
  * The token embedding always stays packed on the host: a step needs only its batch's rows.
  */
 import * as tf from "@tensorflow/tfjs-core";
@@ -23,7 +25,7 @@ import type { ModelConfig } from "./config.js";
 export const LINEAR_NAMES = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"] as const;
 export type LinearName = (typeof LINEAR_NAMES)[number];
 
-export type Placement = "device" | "streamed";
+export type Placement = "device" | "host-f32" | "host-packed";
 
 /** Where the block weights and the output projection live (see the module comment). */
 export interface WeightPlacement {
@@ -65,13 +67,15 @@ export function linearShape(config: ModelConfig, name: LinearName): [number, num
   }
 }
 
-/** A tensor as stored in the GGUF: packed bytes, dequantized on demand. */
+/** A tensor as stored in the GGUF: packed bytes (dequantized on demand), or already f32. */
 interface Packed {
   name: string;
   type: GgmlType;
   /** ggml ne. */
   dims: number[];
   bytes: Uint8Array;
+  /** The dequantized values, when kept ("host-f32"): then `bytes` is empty. */
+  f32?: Float32Array;
 }
 
 /** Rows of the output projection per slice: bounds the logits a head pass holds at once. */
@@ -120,6 +124,7 @@ function rowBytes(p: Packed): number {
 
 /** Rows [start, start+count) of a packed 2-D tensor as f32 [count * ne0]. */
 function dequantRows(p: Packed, start: number, count: number): Float32Array {
+  if (p.f32) return p.f32.subarray(start * p.dims[0], (start + count) * p.dims[0]);
   const rb = rowBytes(p);
   const view = p.bytes.subarray(start * rb, (start + count) * rb);
   const out = dequantize(p.type, view, count * p.dims[0], p.name);
@@ -130,6 +135,14 @@ function dequantRows(p: Packed, start: number, count: number): Float32Array {
 function dequantAll(p: Packed): Float32Array {
   return dequantRows(p, 0, p.dims.length > 1 ? p.dims.slice(1).reduce((a, b) => a * b, 1) : 1);
 }
+
+/** The same tensor held as f32 on the host (its packed bytes dropped). */
+function toHostF32(p: Packed): Packed {
+  // A copy: an F32 tensor's dequantized view aliases the packed bytes.
+  return { ...p, bytes: new Uint8Array(0), f32: Float32Array.from(dequantAll(p)) };
+}
+
+const byteSize = (p: Packed) => p.bytes.byteLength + (p.f32?.byteLength ?? 0);
 
 /** tfjs shape (outermost first) of a ggml ne. */
 const tfShape = (ne: number[]): number[] => [...ne].reverse();
@@ -168,8 +181,12 @@ export class FrozenBase {
     this.numHeadChunks = Math.ceil(nVocab / this.headChunkRows);
     const made: tf.Tensor[] = [];
     try {
-      this.embedding = readPacked(file, checkedInfo(file, "token_embd.weight", [nEmbd, nVocab]));
-      this.output = config.tiedOutput ? this.embedding : readPacked(file, checkedInfo(file, "output.weight", [nEmbd, nVocab]));
+      const embedding = readPacked(file, checkedInfo(file, "token_embd.weight", [nEmbd, nVocab]));
+      // The embedding is only gathered from (rows), so it stays packed unless it is also the
+      // output projection and that is kept as f32.
+      this.embedding = config.tiedOutput && placement.head === "host-f32" ? toHostF32(embedding) : embedding;
+      const output = config.tiedOutput ? this.embedding : readPacked(file, checkedInfo(file, "output.weight", [nEmbd, nVocab]));
+      this.output = !config.tiedOutput && placement.head === "host-f32" ? toHostF32(output) : output;
       this.outputType = this.output.type;
       const norm = checkedInfo(file, "output_norm.weight", [nEmbd]);
       this.outputNorm = tf.tensor1d(dequantAll(readPacked(file, norm)));
@@ -193,10 +210,10 @@ export class FrozenBase {
           deviceLayers.push(w);
           made.push(...layerTensors(w));
         } else {
-          packedLayers.push(packed);
+          packedLayers.push(placement.layers === "host-f32" ? new Map([...packed].map(([k, p]) => [k, toHostF32(p)])) : packed);
         }
       }
-      this.packedLayers = placement.layers === "streamed" ? packedLayers : null;
+      this.packedLayers = placement.layers !== "device" ? packedLayers : null;
       this.deviceLayers = placement.layers === "device" ? deviceLayers : null;
       if (placement.head === "device") {
         const chunks: tf.Tensor2D[] = [];
@@ -250,8 +267,8 @@ export class FrozenBase {
 
   /** Bytes this base holds on the host (packed) and on the backend (f32), by part. */
   memory(): { hostBytes: number; deviceBytes: number } {
-    let host = this.embedding.bytes.byteLength + (this.output === this.embedding ? 0 : this.output.bytes.byteLength);
-    for (const layer of this.packedLayers ?? []) for (const p of layer.values()) host += p.bytes.byteLength;
+    let host = byteSize(this.embedding) + (this.output === this.embedding ? 0 : byteSize(this.output));
+    for (const layer of this.packedLayers ?? []) for (const p of layer.values()) host += byteSize(p);
     let device = this.outputNorm.size * 4;
     for (const w of this.deviceLayers ?? []) device += layerTensors(w).reduce((a, t) => a + t.size * 4, 0);
     for (const t of this.deviceHead ?? []) device += t.size * 4;

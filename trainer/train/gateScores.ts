@@ -18,16 +18,16 @@ export interface ScoredSeq {
   start: number;
 }
 
-/** Tokens per forward batch: bounds the activations one gate batch holds. */
+/** Tokens per forward batch by default: bounds the activations one gate batch holds. */
 const BATCH_TOKENS = 4096;
 
-function batches(seqs: ScoredSeq[]): ScoredSeq[][] {
+function batches(seqs: ScoredSeq[], budget: number): ScoredSeq[][] {
   const out: ScoredSeq[][] = [];
   let cur: ScoredSeq[] = [];
   let maxLen = 0;
   for (const s of seqs) {
     const len = Math.max(maxLen, s.tokens.length);
-    if (cur.length > 0 && len * (cur.length + 1) > BATCH_TOKENS) {
+    if (cur.length > 0 && len * (cur.length + 1) > budget) {
       out.push(cur);
       cur = [];
       maxLen = 0;
@@ -57,10 +57,10 @@ function scoredHidden(model: BaseModel, lora: LoraParams | null, p: BatchPlan): 
 }
 
 /** Mean KL(p_cand ‖ p_serv) over the positions that predict each sequence's scored tokens. */
-export async function meanKl(model: BaseModel, cand: LoraParams, serving: LoraParams | null, seqs: ScoredSeq[]): Promise<{ kl: number | null; positions: number }> {
+export async function meanKl(model: BaseModel, cand: LoraParams, serving: LoraParams | null, seqs: ScoredSeq[], batchTokens = BATCH_TOKENS): Promise<{ kl: number | null; positions: number }> {
   let sum = 0;
   let n = 0;
-  for (const group of batches(seqs)) {
+  for (const group of batches(seqs, batchTokens)) {
     const p = plan(model, group);
     if (p.targets.length === 0) continue;
     const hc = scoredHidden(model, cand, p);
@@ -76,10 +76,10 @@ export async function meanKl(model: BaseModel, cand: LoraParams, serving: LoraPa
 }
 
 /** Mean per-token log-prob of the scored tokens, pooled over the sequences. */
-export async function meanLogProb(model: BaseModel, lora: LoraParams | null, seqs: ScoredSeq[]): Promise<number | null> {
+export async function meanLogProb(model: BaseModel, lora: LoraParams | null, seqs: ScoredSeq[], batchTokens = BATCH_TOKENS): Promise<number | null> {
   let sum = 0;
   let n = 0;
-  for (const group of batches(seqs)) {
+  for (const group of batches(seqs, batchTokens)) {
     const p = plan(model, group);
     if (p.targets.length === 0) continue;
     const head = scorePlan(model, lora, p);

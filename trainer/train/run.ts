@@ -3,7 +3,8 @@ import { initBackend } from "../backend.js";
 import type { Method } from "../loss/advantages.js";
 import type { PpoOptions } from "../loss/ppo.js";
 import { createLora, disposeLora, type LoraParams } from "../lora/params.js";
-import { loadBaseModel, type BaseModel } from "../model/base-model.js";
+import type { BaseModel } from "../model/base-model.js";
+import { loadForTraining } from "../plan/loadForTraining.js";
 import { ADAMW_DEFAULTS, AdamW } from "../optim/adamw.js";
 import { loadCheckpoint, modelIdentity, saveCheckpoint, type RunMetrics } from "./checkpoint.js";
 import { parseSamplesJsonl } from "./samples.js";
@@ -89,10 +90,18 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunMetrics> {
   // A resumed run keeps its learning rate unless told otherwise.
   let lr = o.lr ?? TRAIN_DEFAULTS.lr;
   const backend = await initBackend(o.backend, log);
-  const samples = await prepareSamplesFile(o.modelPath, o.dataPath, maxContext);
+  // Plan before loading: a model that does not fit is refused here, from its header.
+  const { model, plan } = await loadForTraining(o.modelPath, backend, { rank: o.rank ?? TRAIN_DEFAULTS.rank, maxContext, batchSize });
+  log(`memory plan: ${plan.summary}`);
+  let samples: PreparedSample[];
+  try {
+    samples = await prepareSamplesFile(o.modelPath, o.dataPath, plan.maxContext);
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
   const truncated = samples.filter((s) => s.truncated).length;
-  if (truncated > 0) log(`${truncated} of ${samples.length} samples were cut to the maximum training context of ${maxContext} tokens (the prompt keeps its end)`);
-  const model = await loadBaseModel(o.modelPath);
+  if (truncated > 0) log(`${truncated} of ${samples.length} samples were cut to the maximum training context of ${plan.maxContext} tokens (the prompt keeps its end)`);
   let lora: LoraParams | undefined;
   let optimizer: AdamW | undefined;
   try {
@@ -113,7 +122,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunMetrics> {
     }
     const state = { model, lora, optimizer };
     let index = 0;
-    const done = await trainSteps(state, samples, { method, steps, batchSize, lr, teacher: o.teacher, ppo: o.ppo }, {
+    const done = await trainSteps(state, samples, { method, steps, batchSize, lr, teacher: o.teacher, ppo: o.ppo, microBatchTokens: plan.microBatchTokens }, {
       onStep: (m) => o.onStep?.(m, ++index, steps),
       signal: o.signal,
     });
@@ -124,7 +133,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunMetrics> {
       rank: lora.rank,
       alpha: lora.alpha,
       lr,
-      maxContext,
+      maxContext: plan.maxContext,
       batchSize,
       teacher: o.teacher ?? "current",
       klBeta: o.ppo?.klBeta ?? 0,

@@ -27,6 +27,12 @@ export interface TrainOptions {
   teacher?: "current" | "base";
   /** k of top-k select. Default 4. */
   topK?: number;
+  /**
+   * Most tokens (padded sequences × length) one forward/backward holds: a step's batch is split
+   * into micro-batches whose gradients add up to the whole batch's (the memory plan sets it).
+   * Default: no split.
+   */
+  microBatchTokens?: number;
 }
 
 /** What one step did; the CLI prints it and metrics.json keeps it. */
@@ -138,8 +144,118 @@ function scoreResponses(model: BaseModel, lora: LoraParams | null, seqs: Array<{
   return head.logprobs!;
 }
 
+/** Splits a batch (in order) into micro-batches of at most `budget` padded tokens (a longer sample goes alone). */
+export function microBatches<T extends { tokens: readonly number[] }>(samples: readonly T[], budget: number): T[][] {
+  const out: T[][] = [];
+  let cur: T[] = [];
+  let maxLen = 0;
+  for (const s of samples) {
+    const len = Math.max(maxLen, s.tokens.length);
+    if (cur.length > 0 && len * (cur.length + 1) > budget) {
+      out.push(cur);
+      cur = [];
+      maxLen = 0;
+    }
+    cur.push(s);
+    maxLen = Math.max(maxLen, s.tokens.length);
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
+
+/** Which response tokens carry each loss term (decided by the sample, not by the values). */
+function signalOf(method: Method, s: PreparedSample): { rl: boolean; topk: boolean } {
+  const reward = s.reward === 1 || s.reward === -1;
+  const hint = s.teachers.length > 0;
+  switch (method) {
+    case "binary":
+      return { rl: reward, topk: false };
+    case "opd":
+      return { rl: hint, topk: false };
+    case "combined":
+      return { rl: reward || hint, topk: false };
+    case "topk":
+      return { rl: reward, topk: hint };
+  }
+}
+
+/** Loss-term denominators of the whole step, so micro-batch losses add up to its token means. */
+interface StepTotals {
+  rlTokens: number;
+  topkTokens: number;
+}
+
+interface GroupResult {
+  grads: Map<string, tf.Tensor2D>;
+  /** Scalars already weighted by the group's share of the step's tokens. */
+  loss: tf.Scalar;
+  clipFraction: tf.Scalar;
+  kl: tf.Scalar;
+  trained: number;
+  absSum: number;
+}
+
 async function step(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions): Promise<StepCore> {
-  const { model, lora, optimizer } = state;
+  const { lora, optimizer } = state;
+  const len = (s: PreparedSample) => s.tokens.length - s.promptLength;
+  const totals: StepTotals = { rlTokens: 0, topkTokens: 0 };
+  for (const s of batchSamples) {
+    const sig = signalOf(opts.method, s);
+    if (sig.rl) totals.rlTokens += len(s);
+    if (sig.topk) totals.topkTokens += len(s);
+  }
+  const vars = loraParamRecord(lora);
+  const sum: Record<string, tf.Tensor> = {};
+  const scalars: tf.Scalar[] = [];
+  let trained = 0;
+  let absSum = 0;
+  try {
+    for (const group of microBatches(batchSamples, opts.microBatchTokens ?? Infinity)) {
+      const r = await groupPass(state, group, opts, totals);
+      trained += r.trained;
+      absSum += r.absSum;
+      scalars.push(r.loss, r.clipFraction, r.kl);
+      for (const [key, g] of r.grads) {
+        const prev = sum[key];
+        sum[key] = prev ? tf.add(prev, g) : g;
+        if (prev) {
+          prev.dispose();
+          g.dispose();
+        }
+      }
+    }
+    // A variable the loss does not reach (no trained token) gets a zero gradient.
+    for (const [key, v] of Object.entries(vars)) sum[key] ??= tf.zerosLike(v);
+    const info = optimizer.applyGradients(sum, opts.lr);
+    const totalsT = tf.tidy(() => {
+      const parts = (i: number) => tf.addN(scalars.filter((_, j) => j % 3 === i));
+      return tf.stack([parts(0), parts(1), parts(2), info.gradNorm]);
+    });
+    info.gradNorm.dispose();
+    const [v] = await readBack([totalsT]);
+    totalsT.dispose();
+    const gradNorm = v[3];
+    return {
+      step: optimizer.step,
+      loss: v[0],
+      clipFraction: v[1],
+      kl: v[2],
+      gradNorm,
+      clipped: optimizer.options.maxGradNorm > 0 && gradNorm > optimizer.options.maxGradNorm,
+      samples: batchSamples.length,
+      trainedTokens: trained,
+      tokens: batchSamples.reduce((a, s) => a + s.tokens.length, 0),
+      meanAbsAdvantage: trained > 0 ? absSum / trained : 0,
+    };
+  } finally {
+    tf.dispose([...Object.values(sum), ...scalars]);
+  }
+}
+
+/** Forward, teacher passes, loss gradient and backward of one micro-batch. */
+async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions, totals: StepTotals): Promise<GroupResult> {
+
+  const { model, lora } = state;
   const method = opts.method;
   const k = method === "topk" ? (opts.topK ?? TOPK_DEFAULT_K) : 0;
   const plan = planBatch({ tokens: batchSamples.map((s) => s.tokens), targetStart: batchSamples.map((s) => s.promptLength) }, model.config.nVocab);
@@ -239,6 +355,7 @@ async function step(state: TrainState, batchSamples: PreparedSample[], opts: Tra
 
       // Top-k OPD inputs [1, n, k] at the student's top-k ids (lp_old there = this forward's).
       let topk: { lp: tf.Tensor3D; old: tf.Tensor3D; teacher: tf.Tensor3D; mask: tf.Tensor2D } | undefined;
+      let topkCount = 0;
       if (method === "topk" && topkTeacher.some(Boolean)) {
         const tK = new Float32Array(n * k);
         const mK = new Float32Array(n);
@@ -247,6 +364,7 @@ async function step(state: TrainState, batchSamples: PreparedSample[], opts: Tra
           if (!tt) return;
           tK.set(tt, offsets[b] * k);
           mK.fill(1, offsets[b], offsets[b] + lenOf(b));
+          topkCount += lenOf(b);
           if (!rlMask.subarray(offsets[b], offsets[b] + lenOf(b)).some(Boolean)) trained += lenOf(b);
         });
         topk = {
@@ -259,13 +377,17 @@ async function step(state: TrainState, batchSamples: PreparedSample[], opts: Tra
 
       // 4. ∂loss/∂(log-probs), then back through the head and the blocks.
       const ppoIn = (lpx: tf.Tensor) => ({ logprobs: lpx as tf.Tensor2D, oldLogprobs: oldT, advantages: advT, mask: maskT, ...(ref ? { refLogprobs: ref } : {}) });
+      // Each term is a token mean over its own tokens in this micro-batch; weighted by this
+      // micro-batch's share of the step's tokens, the micro-batches add up to the step's means.
+      const rlShare = rlMask.reduce((a, x) => a + x, 0) / Math.max(1, totals.rlTokens);
+      const topkShare = topkCount / Math.max(1, totals.topkTokens);
       const lossOf = (lpx: tf.Tensor, lpK?: tf.Tensor): tf.Scalar => {
         // 0·Σ lp keeps the loss a function of its inputs when no token carries a signal.
         let loss: tf.Scalar = tf.mul(tf.sum(lpx), 0) as tf.Scalar;
-        if (useRl) loss = tf.add(loss, ppoClipLoss(ppoIn(lpx), opts.ppo).loss); // w_rl is inside the advantages
+        if (useRl) loss = tf.add(loss, tf.mul(ppoClipLoss(ppoIn(lpx), opts.ppo).loss, rlShare)); // w_rl is inside the advantages
         if (topk && lpK) {
           const lOpd = topkOpdLoss({ logprobs: lpK as tf.Tensor3D, oldLogprobs: topk.old, teacherLogprobs: topk.teacher, mask: topk.mask }, opts.ppo);
-          loss = tf.add(loss, tf.mul(tf.scalar(opts.weights?.wOpd ?? 1), lOpd));
+          loss = tf.add(loss, tf.mul(tf.scalar((opts.weights?.wOpd ?? 1) * topkShare), lOpd));
         }
         return loss;
       };
@@ -278,7 +400,8 @@ async function step(state: TrainState, batchSamples: PreparedSample[], opts: Tra
         }
       }
       const { gFlat, lossT, clipT, klT } = tf.tidy(() => {
-        const stats = useRl ? ppoClipLoss(ppoIn(lp), opts.ppo) : { clipFraction: tf.scalar(0), kl: tf.scalar(0) };
+        const st = useRl ? ppoClipLoss(ppoIn(lp), opts.ppo) : { clipFraction: tf.scalar(0), kl: tf.scalar(0) };
+        const stats = { clipFraction: tf.mul(st.clipFraction, rlShare) as tf.Scalar, kl: tf.mul(st.kl, rlShare) as tf.Scalar };
         if (!topk) {
           const [g] = tf.grads((x: tf.Tensor) => lossOf(x))([lp]);
           return { gFlat: tf.reshape(g, [n, 1]) as tf.Tensor2D, lossT: lossOf(lp), clipT: stats.clipFraction, klT: stats.kl };
@@ -287,35 +410,11 @@ async function step(state: TrainState, batchSamples: PreparedSample[], opts: Tra
         const both = tf.concat([tf.reshape(g, [n, 1]), tf.reshape(gK, [n, k])], 1) as tf.Tensor2D;
         return { gFlat: both, lossT: lossOf(lp, topk.lp), clipT: stats.clipFraction, klT: stats.kl };
       });
-      own(gFlat), own(lossT), own(clipT), own(klT);
+      own(gFlat);
       const dh = own(headGradient(model.weights, ids, gFlat, expectation));
       bodyAlive = false;
       const grads = backwardBody(model, lora, plan, body as { inputs: tf.Tensor2D[]; final: tf.Tensor2D }, dh, ctx);
-      const named: Record<string, tf.Tensor> = {};
-      const vars = loraParamRecord(lora);
-      // A variable the loss does not reach (no trained token) gets a zero gradient.
-      for (const [key, v] of Object.entries(vars)) named[key] = grads.get(key) ?? tf.zerosLike(v);
-      let info;
-      try {
-        info = optimizer.applyGradients(named, opts.lr);
-      } finally {
-        tf.dispose(Object.values(named));
-      }
-      own(info.gradNorm);
-      const [lossV, clipV, klV, normV] = await readBack([lossT, clipT, klT, info.gradNorm]);
-      const gradNorm = normV[0];
-      return {
-        step: optimizer.step,
-        loss: lossV[0],
-        clipFraction: clipV[0],
-        kl: klV[0],
-        gradNorm,
-        clipped: optimizer.options.maxGradNorm > 0 && gradNorm > optimizer.options.maxGradNorm,
-        samples: batchSamples.length,
-        trainedTokens: trained,
-        tokens: batchSamples.reduce((a, s) => a + s.tokens.length, 0),
-        meanAbsAdvantage: trained > 0 ? absSum / trained : 0,
-      };
+      return { grads, loss: lossT, clipFraction: clipT, kl: klT, trained, absSum };
     } finally {
       if (bodyAlive) tf.dispose([body.final, ...(body.inputs ?? [])]);
     }

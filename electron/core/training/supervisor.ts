@@ -3,11 +3,11 @@ import fs from "node:fs";
 import type { EventBus } from "../rollout/events.js";
 import { rewardOf, type Store } from "../store/store.js";
 import type { SwapResult } from "../inference/adapterGate.js";
-import type { ScoredSequence, TrainSettings } from "../../../trainer/protocol.js";
+import type { MemoryPlanSummary, ScoredSequence, TrainSettings } from "../../../trainer/protocol.js";
 import { CheckpointError, Checkpoints, type CheckpointEntry } from "./checkpoints.js";
 import { GATE_DEFAULTS, gateVerdict, type GateOptions } from "./gate.js";
 import type { SamplePool } from "./pool.js";
-import { WorkerClient, WorkerExitError, type WorkerSpawnOptions } from "./workerClient.js";
+import { WorkerClient, WorkerError, WorkerExitError, type WorkerSpawnOptions } from "./workerClient.js";
 
 /** What the supervisor needs from the inference engine. */
 export interface AdapterTarget {
@@ -47,6 +47,8 @@ export interface TrainingLiveStatus {
   batchSize: number;
   backend: string | null;
   device: string | null;
+  /** The trainer's memory plan for the served model: where the weights live, or why it cannot train. */
+  memory: MemoryPlanSummary | null;
   activeCheckpoint: number | null;
   lastError: string | null;
   /** learning-rate multiplier (halved on each rejected candidate, back to 1 on a publish) */
@@ -96,6 +98,7 @@ export class TrainingSupervisor {
       samplesWaiting: 0,
       batchSize: o.store.settings.batchSize,
       backend: null,
+      memory: null,
       device: null,
       activeCheckpoint: o.store.state.training.activeCheckpoint,
       lastError: null,
@@ -190,13 +193,20 @@ export class TrainingSupervisor {
         if (now !== initDir) await w.request({ type: "load", dir: now });
         this.st.backend = r.backend;
         this.st.device = r.device;
+        this.st.memory = r.plan;
         this.workerReady = w === this.worker;
         this.setPhase(this.st.paused ? "paused" : "idle");
         this.kick();
       });
     this.ready.catch((e: Error) => {
       if (e instanceof WorkerExitError) return; // onExit restarts it
-      this.st.lastError = `trainer could not start: ${e.message}`;
+      if (e instanceof WorkerError && e.plan) {
+        // Not a crash to retry: this model does not fit this machine. Serving goes on.
+        this.st.memory = e.plan;
+        this.st.lastError = `learning is off for this model: ${e.message}`;
+      } else {
+        this.st.lastError = `trainer could not start: ${e.message}`;
+      }
       this.setPhase("error");
       w.kill();
     });

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { appRoot } from "../config/paths.js";
-import { describeProtocolError, replySchema, type Command, type Reply } from "../../../trainer/protocol.js";
+import { describeProtocolError, replySchema, type Command, type MemoryPlanSummary, type Reply } from "../../../trainer/protocol.js";
 
 /** Distributes Omit over a union (plain Omit would collapse the command union). */
 type DistOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -20,7 +20,11 @@ interface FinalOf {
 }
 
 export class WorkerError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** Set when the trainer refused a model that does not fit this machine's memory. */
+    readonly plan?: MemoryPlanSummary,
+  ) {
     super(message);
     this.name = "WorkerError";
   }
@@ -131,7 +135,7 @@ export class WorkerClient {
       return;
     }
     this.pending.delete(msg.id);
-    if (msg.type === "error") p.reject(new WorkerError(msg.message));
+    if (msg.type === "error") p.reject(new WorkerError(msg.message, msg.plan));
     else p.resolve(msg);
   }
 

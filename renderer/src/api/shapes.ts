@@ -72,6 +72,39 @@ export interface TrainingStatus {
   lastSwapMs: number | null;
   loss: number | null;
   restarts: number | null;
+  /** The trainer's memory plan for the served model (null until the trainer has started once). */
+  memory: TrainingMemory | null;
+}
+
+/** What the trainer's memory plan decided (core: trainer/protocol.ts memoryPlanSchema). */
+export interface TrainingMemory {
+  fits: boolean;
+  summary: string;
+  maxContext: number;
+  requestedMaxContext: number;
+  maxContextThatFits: number;
+  needDeviceBytes: number;
+  availableDeviceBytes: number | null;
+  needHostBytes: number;
+  availableHostBytes: number;
+}
+
+function readMemory(m: unknown): TrainingMemory | null {
+  if (m === null || typeof m !== "object") return null;
+  const fits = bool(pick(m, "fits"));
+  const summary = str(pick(m, "summary"));
+  if (summary === null) return null;
+  return {
+    fits,
+    summary,
+    maxContext: num(pick(m, "maxContext")) ?? 0,
+    requestedMaxContext: num(pick(m, "requestedMaxContext")) ?? 0,
+    maxContextThatFits: num(pick(m, "maxContextThatFits")) ?? 0,
+    needDeviceBytes: num(pick(m, "needDeviceBytes")) ?? 0,
+    availableDeviceBytes: num(pick(m, "availableDeviceBytes")),
+    needHostBytes: num(pick(m, "needHostBytes")) ?? 0,
+    availableHostBytes: num(pick(m, "availableHostBytes")) ?? 0,
+  };
 }
 
 export function readTraining(t: unknown): TrainingStatus {
@@ -90,6 +123,7 @@ export function readTraining(t: unknown): TrainingStatus {
     lastSwapMs: num(pick(t, "lastSwap.pauseMs")),
     loss: num(pick(t, "loss")),
     restarts: num(pick(t, "restarts")),
+    memory: readMemory(pick(t, "memory")),
   };
 }
 

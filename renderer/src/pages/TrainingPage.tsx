@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
-import { listOf, metricSeries, pick, readCheckpoints, readTraining, readTurn, type TrainingStatus, type Turn } from "../api/shapes.js";
+import { listOf, metricSeries, pick, readCheckpoints, readTraining, readTurn, type TrainingMemory, type TrainingStatus, type Turn } from "../api/shapes.js";
 import { LineChart, VerdictStrip } from "../components/Charts.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtTime } from "../components/format.js";
@@ -78,7 +78,18 @@ export function TrainingPage() {
         </p>
       ) : null}
       {training?.step !== null && training?.steps ? <progress className="wide-progress" aria-label="Training progress" max={training.steps} value={training.step ?? 0} /> : null}
-      {training?.lastError && <ErrorNote error={`Last training error: ${training.lastError}`} />}
+      {training?.memory && !training.memory.fits ? (
+        <div className="note note-error note-block" role="alert" aria-label="Learning is off">
+          <strong>Learning is off for this model.</strong> Chat keeps working with the model as it is, but it cannot be trained on this
+          machine: it needs {memoryNeed(training.memory)}. A smaller model, or a machine with a GPU, can learn.
+          <div className="small">{training.memory.summary}</div>
+        </div>
+      ) : training?.lastError ? (
+        <ErrorNote error={`Last training error: ${training.lastError}`} />
+      ) : null}
+      {training?.memory?.fits && training.memory.maxContext < training.memory.requestedMaxContext ? (
+        <p className="small muted">Memory limits training to the last {training.memory.maxContext} tokens of each conversation (asked {training.memory.requestedMaxContext}).</p>
+      ) : null}
 
       <h2>Over time</h2>
       {checkpoints.error && <LoadProblem error={checkpoints.error} what="Training history (checkpoints)" onRetry={checkpoints.reload} />}
@@ -130,6 +141,16 @@ export function TrainingPage() {
       )}
     </div>
   );
+}
+
+const gib = (n: number) => `${(n / 2 ** 30).toFixed(1)} GB`;
+
+/** "5.7 GB of trainer memory (4.0 GB available)" and/or the same for RAM. */
+function memoryNeed(m: TrainingMemory): string {
+  const parts: string[] = [];
+  if (m.availableDeviceBytes !== null && m.needDeviceBytes > m.availableDeviceBytes) parts.push(`${gib(m.needDeviceBytes)} of trainer memory (${gib(m.availableDeviceBytes)} available)`);
+  if (m.needHostBytes > m.availableHostBytes) parts.push(`${gib(m.needHostBytes)} of RAM (${gib(m.availableHostBytes)} available)`);
+  return parts.length ? parts.join(" and ") : "more memory than is available";
 }
 
 /** "wasm (simd, 1 thread)", "tfjs-node-gpu, RTX 4090": the device alone when it already names the backend. */

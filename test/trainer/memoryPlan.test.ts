@@ -1,0 +1,125 @@
+/**
+ * The trainer's memory plan: its estimate never falls below what a step really holds (measured
+ * with tf.profile on real-width, real-vocabulary models cut to two blocks), it picks the
+ * fastest placement that fits, lowers the training context before refusing, refuses what
+ * cannot fit with needed vs available, and `clawrl train` refuses before loading.
+ */
+import { before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import * as tf from "@tensorflow/tfjs-core";
+import { initBackend } from "../../trainer/backend.js";
+import { createLora, disposeLora } from "../../trainer/lora/params.js";
+import { loadBaseModel } from "../../trainer/model/base-model.js";
+import { AdamW } from "../../trainer/optim/adamw.js";
+import { hostAvailableBytes, parseByteSize } from "../../trainer/plan/available.js";
+import { estimate, modelShapeFromConfig, planMemory, readModelShape, type BackendMemory, type ModelShape } from "../../trainer/plan/memoryPlan.js";
+import { configOfShape } from "../../models/trainability.js";
+import { findShape } from "../../models/tiny/shapes.js";
+import { loraParamRecord, trainSteps } from "../../trainer/train/trainSteps.js";
+import { ensureShapeModel } from "../../models/tiny/shapeCache.js";
+import { runCli, tempDir } from "../helpers/cli.js";
+
+const GiB = 2 ** 30;
+const wasm: BackendMemory = { name: "wasm", deviceBytes: 4294901760, sharesHostMemory: true };
+
+describe("memory plan vs a measured step", () => {
+  before(async () => {
+    await initBackend("wasm");
+  });
+  // Two blocks of the real width and the real vocabulary: the per-token and head terms are the
+  // real ones; only the number of kept block inputs is smaller.
+  for (const [id, B, T] of [["qwen2.5-0.5b", 2, 96], ["smollm2-135m", 1, 256]] as const) {
+    test(`${id} (2 blocks), ${B} × ${T} tokens: the plan is at least the measured peak, and not wildly above it`, async () => {
+      const file = ensureShapeModel(id, "q8_0", { layers: 2 });
+      const shape = readModelShape(file);
+      const placement = { layers: "host-f32", head: "host-f32" } as const;
+      const model = await loadBaseModel(file, { placement });
+      const V = model.config.nVocab;
+      const samples = Array.from({ length: B }, (_, b) => ({ tokens: Array.from({ length: T }, (_, i) => (i * 7919 + b * 31 + 1) % V), promptLength: 8, reward: 1, teachers: [], truncated: false }));
+      const lora = createLora(model, { rank: 16, alpha: 32 });
+      const optimizer = new AdamW(loraParamRecord(lora), { lr: 1e-4 });
+      const before = tf.memory().numBytes;
+      try {
+        const info = await tf.profile(async () => {
+          await trainSteps({ model, lora, optimizer }, samples, { method: "binary", steps: 1, batchSize: B });
+        });
+        const measured = info.peakBytes - before;
+        const planned = estimate({ shape, backend: { name: "webgpu", sharesHostMemory: false }, hostAvailableBytes: 1e15, rank: 16, maxContext: T, batchSize: B }, placement, B, T).needDevice;
+        assert.ok(measured > 50 * 2 ** 20, `a real step holds real memory (${measured} B)`);
+        assert.ok(planned >= measured, `plan ${planned} B under-estimates the measured peak ${measured} B`);
+        assert.ok(planned <= 4 * measured, `plan ${planned} B is more than 4x the measured peak ${measured} B`);
+      } finally {
+        optimizer.dispose();
+        disposeLora(lora);
+        model.dispose();
+      }
+    });
+  }
+});
+
+/** A real model's shape as a Q8_0 file of it would have (34 bytes per 32 weights), without a file. */
+function shapeOf(id: string): ModelShape {
+  const real = findShape(id)!;
+  const config = configOfShape(real);
+  const layer = modelShapeFromConfig(config, 1).layerElements;
+  const weights = config.nLayer * layer + config.nEmbd * config.nVocab;
+  return modelShapeFromConfig(config, Math.round((weights * 34) / 32));
+}
+
+describe("memory plan decisions", () => {
+  test("a small model stays resident; a 0.5B shape on wasm streams its blocks; a 1.7B shape streams and lowers the context", () => {
+    const smol = planMemory({ shape: shapeOf("smollm2-135m"), backend: wasm, hostAvailableBytes: 16 * GiB, rank: 16, maxContext: 1024, batchSize: 8 });
+    assert.equal(smol.fits, true);
+    assert.deepEqual(smol.placement, { layers: "device", head: "device" }, smol.summary);
+    const qwen05 = planMemory({ shape: shapeOf("qwen2.5-0.5b"), backend: wasm, hostAvailableBytes: 16 * GiB, rank: 16, maxContext: 1024, batchSize: 16 });
+    assert.equal(qwen05.fits, true, qwen05.summary);
+    assert.notEqual(qwen05.placement.layers, "device", "2 x 1.4 GiB of f32 blocks (with XNNPACK's copies) do not fit next to the activations in 4 GiB");
+    assert.ok(qwen05.needDeviceBytes <= wasm.deviceBytes!);
+    assert.ok(qwen05.microBatchTokens >= 1024, "at least one whole sequence per micro-batch");
+    const qwen17 = planMemory({ shape: shapeOf("qwen3-1.7b"), backend: wasm, hostAvailableBytes: 16 * GiB, rank: 16, maxContext: 4096, batchSize: 16 });
+    assert.equal(qwen17.fits, true, qwen17.summary);
+    assert.ok(qwen17.maxContext < 4096 && qwen17.maxContext >= 256, `context lowered to what fits (${qwen17.maxContext})`);
+    assert.match(qwen17.summary, /training context limited to \d+ tokens by memory \(asked 4096\)/);
+    // Less RAM: the f32 host copies no longer fit, the packed file data does.
+    const lean = planMemory({ shape: shapeOf("qwen3-1.7b"), backend: wasm, hostAvailableBytes: 6 * GiB, rank: 16, maxContext: 512, batchSize: 16 });
+    assert.equal(lean.fits, true, lean.summary);
+    assert.deepEqual(lean.placement, { layers: "host-packed", head: "host-packed" }, lean.summary);
+  });
+
+  test("a model that cannot fit is refused with needed vs available and what would fit", () => {
+    const p = planMemory({ shape: shapeOf("qwen3-4b"), backend: wasm, hostAvailableBytes: 3 * GiB, rank: 16, maxContext: 2048, batchSize: 16 });
+    assert.equal(p.fits, false);
+    assert.ok(p.needHostBytes > p.availableHostBytes);
+    assert.match(p.summary, /^cannot train qwen3 \(36 layers, dim 2560, vocab 151936\) on wasm: at a context of 2048 tokens it needs .* of RAM, 3\.00 GiB available/);
+    // A GPU whose memory WebGPU does not report: only RAM and the largest buffer bind it.
+    const gpu = planMemory({ shape: shapeOf("qwen3-4b"), backend: { name: "webgpu", sharesHostMemory: false, maxTensorBytes: 128 * 2 ** 20 }, hostAvailableBytes: 32 * GiB, rank: 16, maxContext: 2048, batchSize: 16 });
+    assert.equal(gpu.fits, true, gpu.summary);
+    assert.ok(gpu.headChunkRows * 2560 * 4 <= 128 * 2 ** 20, "vocabulary slices fit the largest buffer the adapter binds");
+  });
+
+  test("CLAWRL_TRAINER_RAM_LIMIT caps the RAM the plan uses; a bad value is an error", () => {
+    assert.equal(parseByteSize("512M"), 512 * 2 ** 20);
+    assert.equal(parseByteSize("2G"), 2 * GiB);
+    assert.equal(parseByteSize("1.5GiB"), 1.5 * GiB);
+    assert.equal(parseByteSize(undefined), null);
+    assert.throws(() => parseByteSize("lots"), /CLAWRL_TRAINER_RAM_LIMIT: 'lots' is not a size/);
+    assert.equal(hostAvailableBytes({ CLAWRL_TRAINER_RAM_LIMIT: "100M" }), 100 * 2 ** 20);
+    assert.ok(hostAvailableBytes({}) > 100 * 2 ** 20);
+  });
+
+  test("clawrl train refuses a model that does not fit, before loading it: exit code 1, needed vs available", () => {
+    const dir = tempDir();
+    const data = path.join(dir, "data.jsonl");
+    fs.writeFileSync(data, JSON.stringify({ messages: [{ role: "user", content: "Hi" }], response: "Hello.", reward: 1 }) + "\n");
+    const model = ensureShapeModel("qwen3-1.7b", "q8_0", { layers: 1 });
+    const t0 = Date.now();
+    const r = runCli(["train", "--model", model, "--data", data, "--out", path.join(dir, "out"), "--backend", "wasm", "--steps", "1"], { CLAWRL_TRAINER_RAM_LIMIT: "600M" });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, /cannot train qwen3 \(1 layers, dim 2048, vocab 151936\) on wasm: at a context of 2048 tokens it needs .*[\d.]+ GiB of RAM, 600 MiB available/);
+    assert.doesNotMatch(r.stderr + r.stdout, /Aborted\(\)|RangeError/);
+    assert.ok(Date.now() - t0 < 60_000, "refused within a minute");
+    assert.equal(fs.existsSync(path.join(dir, "out")), false, "nothing written");
+  });
+});

@@ -1,0 +1,337 @@
+/**
+ * The trainer's memory plan: from a model's shapes (the GGUF header only), the backend, the
+ * LoRA rank and the step's tokens, what training will hold on the backend and on the host,
+ * compared with what is there. It chooses where the frozen weights live (weights.ts: resident
+ * on the backend, or packed on the host and streamed per block / per vocabulary slice) and how
+ * many tokens a micro-batch may have (a step's batch is split into micro-batches whose
+ * gradients add up), or refuses, before anything is loaded, with needed vs available and what
+ * would fit. Pure arithmetic: tests compare it with measured peaks (it must not under-estimate).
+ */
+import { readGguf, findTensor, type GgufFile } from "../gguf/reader.js";
+import { readModelConfig, type ModelConfig } from "../model/config.js";
+import { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type WeightPlacement } from "../model/weights.js";
+
+/** Sizes of a model's parts, from its GGUF header. */
+export interface ModelShape {
+  config: ModelConfig;
+  /** Weights in one block (f32 elements, linear + norms + biases). */
+  layerElements: number;
+  /** Packed bytes (as stored in the GGUF) of all blocks, of the embedding, of the output projection if untied. */
+  layersPackedBytes: number;
+  embeddingPackedBytes: number;
+  outputPackedBytes: number;
+  fileBytes: number;
+}
+
+/** What the chosen backend can hold. */
+export interface BackendMemory {
+  /** tfjs backend name: "wasm", "cpu", "tensorflow", "webgpu". */
+  name: string;
+  /** Memory its tensors can use, when known (wasm: min(RAM, 4 GiB heap)); undefined: unknown (GPU). */
+  deviceBytes?: number;
+  /** Its tensors live in the process's own memory (wasm, cpu, tfjs-node on CPU). */
+  sharesHostMemory: boolean;
+  /** Largest single tensor the backend takes (WebGPU's maxStorageBufferBindingSize), when limited. */
+  maxTensorBytes?: number;
+}
+
+export interface PlanRequest {
+  shape: ModelShape;
+  backend: BackendMemory;
+  /** RAM the trainer may use (MemAvailable at start). */
+  hostAvailableBytes: number;
+  rank: number;
+  /** Longest sequence a sample may have (the trainer cuts samples to it). */
+  maxContext: number;
+  /** Samples per optimizer step. */
+  batchSize: number;
+  /** LoRA targets per block (default all seven linear layers). */
+  targets?: number;
+}
+
+export interface Part {
+  what: string;
+  bytes: number;
+}
+
+export interface MemoryPlan {
+  fits: boolean;
+  placement: WeightPlacement;
+  /** Longest sample the trainer keeps (≤ the requested context; lower when memory is short). */
+  maxContext: number;
+  requestedMaxContext: number;
+  /** Tokens (padded sequences × length) per micro-batch; a step's batch is split to fit. */
+  microBatchTokens: number;
+  /** Rows of the output projection per vocabulary slice. */
+  headChunkRows: number;
+  /** Longest context one sample can have and still fit, with the leanest placement. */
+  maxContextThatFits: number;
+  device: Part[];
+  host: Part[];
+  needDeviceBytes: number;
+  needHostBytes: number;
+  /** Undefined when the backend does not say (GPU memory). */
+  availableDeviceBytes?: number;
+  availableHostBytes: number;
+  /** One line: what was chosen, or why it does not fit and what would. */
+  summary: string;
+}
+
+const F32 = 4;
+/** Node, tfjs, the tokenizer's vocabulary and the IPC/JS objects of a trainer process. */
+const HOST_BASELINE_BYTES = 400 * 2 ** 20;
+/** Allocator slack on the device (fragmentation of the wasm heap, GPU buffer pools). */
+const DEVICE_SLACK = 1.15;
+/** The head's logits budget (head.ts LOGIT_BUDGET) × the buffers alive at once. */
+const HEAD_WORK_BYTES = 8 * 1024 * 1024 * F32 * 4;
+/** Micro-batches smaller than this are not worth splitting a step into. */
+const MIN_MICRO_TOKENS = 64;
+
+export function readModelShape(path: string): ModelShape {
+  return modelShapeOf(readGguf(path));
+}
+
+export function modelShapeOf(file: GgufFile): ModelShape {
+  const config = readModelConfig(file);
+  const bytes = (name: string) => findTensor(file, name)?.byteLength ?? 0;
+  let layersPacked = 0;
+  for (const t of file.tensors) if (t.name.startsWith("blk.")) layersPacked += t.byteLength;
+  const { nEmbd, nVocab } = config;
+  return {
+    config,
+    layerElements: layerElementsOf(config),
+    layersPackedBytes: layersPacked,
+    embeddingPackedBytes: bytes("token_embd.weight") || nEmbd * nVocab * F32,
+    outputPackedBytes: config.tiedOutput ? 0 : bytes("output.weight"),
+    fileBytes: file.fileSize,
+  };
+}
+
+/** Weights of one block (linear layers, norms, biases), as f32 elements. */
+export function layerElementsOf(config: ModelConfig): number {
+  let n = 2 * config.nEmbd;
+  for (const name of LINEAR_NAMES) {
+    const [i, o] = linearShape(config, name);
+    n += i * o;
+  }
+  if (config.qkvBias) n += linearShape(config, "attn_q")[1] + linearShape(config, "attn_k")[1] + linearShape(config, "attn_v")[1];
+  if (config.qkNorm) n += 2 * config.headDim;
+  return n;
+}
+
+/**
+ * A shape without a file (a catalog model not downloaded yet): the file's bytes are shared
+ * between blocks and embeddings in proportion to their weights (quantization is about uniform).
+ */
+export function modelShapeFromConfig(config: ModelConfig, fileBytes: number): ModelShape {
+  const layerElements = layerElementsOf(config);
+  const emb = config.nEmbd * config.nVocab;
+  const total = config.nLayer * layerElements + emb * (config.tiedOutput ? 1 : 2);
+  const perElement = fileBytes / total;
+  return {
+    config,
+    layerElements,
+    layersPackedBytes: Math.round(config.nLayer * layerElements * perElement),
+    embeddingPackedBytes: Math.round(emb * perElement),
+    outputPackedBytes: config.tiedOutput ? 0 : Math.round(emb * perElement),
+    fileBytes,
+  };
+}
+
+/** LoRA parameters (A and B of every target in every block). */
+export function loraParameters(config: ModelConfig, rank: number, targets: number = LINEAR_NAMES.length): number {
+  let perLayer = 0;
+  for (const n of LINEAR_NAMES.slice(0, targets)) {
+    const [i, o] = linearShape(config, n);
+    perLayer += rank * (i + o);
+  }
+  return perLayer * config.nLayer;
+}
+
+/**
+ * Floats one block's taped recompute holds per token (the activations tf.grads keeps for the
+ * backward pass, counted from block.ts), excluding attention scores. Gradients alive at the
+ * same time are covered by the factor applied by the caller.
+ */
+function tapeFloatsPerToken(c: ModelConfig, rank: number): number {
+  const q = c.nHead * c.headDim;
+  const kv = c.nHeadKv * c.headDim;
+  const v = c.nHeadKv * c.headDimV;
+  const o = c.nHead * c.headDimV;
+  const D = c.nEmbd;
+  const linear = (inDim: number, out: number) => 2 * inDim + 5 * out + 2 * rank; // transposes, product, LoRA, sum
+  const norms = 2 * (4 * D) + (c.qkNorm ? 4 * (q + kv) : 0);
+  const qkv = linear(D, q) + linear(D, kv) + linear(D, v) + (c.qkvBias ? q + kv + v : 0);
+  const rope = 5 * (q + kv);
+  const attnShapes = 3 * (q + kv + v) + 3 * o;
+  const mlp = 2 * linear(D, c.nFf) + 4 * c.nFf + linear(c.nFf, D);
+  return norms + qkv + rope + attnShapes + linear(o, D) + mlp + 4 * D;
+}
+
+/** Device bytes of one micro-batch of `seqs` sequences × `T` tokens (activations only). */
+function activationBytes(c: ModelConfig, rank: number, seqs: number, T: number): number {
+  const N = seqs * T;
+  const kept = (c.nLayer + 2) * N * c.nEmbd; // block inputs, final output, its gradient
+  // Attention: scores, masked scores, softmax out and its temporaries per query head, [T, T] per sequence.
+  const scores = 5 * c.nHead * T * T * seqs;
+  // Taped block + the gradients that exist at the same time during its backward: ×2.
+  const block = 2 * (tapeFloatsPerToken(c, rank) * N + scores);
+  const ropeMask = T * T + 2 * T * c.ropeDim;
+  return (kept + block + ropeMask) * F32;
+}
+
+/** Expectation parts of the head (one [rows, D] per vocabulary slice) for `rows` scored rows. */
+function headBytes(c: ModelConfig, rows: number, chunkRows: number): number {
+  const slices = Math.ceil(c.nVocab / chunkRows);
+  return HEAD_WORK_BYTES + (slices + 3) * rows * c.nEmbd * F32;
+}
+
+/** How a placement reads in a summary. */
+export function describePlacement(p: WeightPlacement): string {
+  const part = (x: WeightPlacement["layers"]) => (x === "device" ? "on the backend" : x === "host-f32" ? "streamed from f32 copies in RAM" : "streamed from the packed file data");
+  return p.layers === p.head ? `all weights ${part(p.layers)}` : `blocks ${part(p.layers)}, vocabulary ${part(p.head)}`;
+}
+
+const GiB = 2 ** 30;
+export function formatBytes(n: number): string {
+  return n >= GiB ? `${(n / GiB).toFixed(2)} GiB` : `${(n / 2 ** 20).toFixed(0)} MiB`;
+}
+
+export interface Estimate {
+  device: Part[];
+  host: Part[];
+  needDevice: number;
+  needHost: number;
+  fits: boolean;
+}
+
+/** Rows of the output projection per vocabulary slice for this backend (its largest tensor). */
+export function headChunkRowsFor(shape: ModelShape, backend: BackendMemory): number {
+  const c = shape.config;
+  let rows = Math.min(DEFAULT_HEAD_CHUNK_ROWS, c.nVocab);
+  if (backend.maxTensorBytes) rows = Math.max(1, Math.min(rows, Math.floor(backend.maxTensorBytes / (c.nEmbd * F32))));
+  return rows;
+}
+
+/** What one placement needs with micro-batches of `seqs` sequences × `T` tokens. */
+export function estimate(req: PlanRequest, placement: WeightPlacement, seqs: number, T: number): Estimate {
+  const { shape, backend, rank } = req;
+  const c = shape.config;
+  const lora = loraParameters(c, rank, req.targets ?? LINEAR_NAMES.length);
+  const headChunkRows = headChunkRowsFor(shape, backend);
+  const layersF32 = c.nLayer * shape.layerElements * F32;
+  const headF32 = c.nVocab * c.nEmbd * F32;
+  // wasm: XNNPACK caches a packed copy of every resident matrix used as a right operand
+  // (the backward's dy·W, the head's p·W), measured: 333 MiB of weights → 715 MiB of heap.
+  const residentFactor = backend.name === "wasm" ? 2 : 1;
+  const loraBytes = 7 * lora * F32; // A, B, AdamW m and v, gradients, clipped copies, update temporaries
+  const device: Part[] = [];
+  device.push(
+    placement.layers === "device"
+      ? { what: `frozen blocks (f32${residentFactor > 1 ? " + XNNPACK's packed copies" : ""})`, bytes: layersF32 * residentFactor }
+      : { what: "one streamed block (f32, and its packed copy)", bytes: 2 * shape.layerElements * F32 },
+  );
+  device.push(
+    placement.head === "device"
+      ? { what: `output projection (f32${residentFactor > 1 ? " + packed copies" : ""})`, bytes: headF32 * residentFactor }
+      : { what: "one streamed vocabulary slice (f32, and its packed copy)", bytes: 2 * headChunkRows * c.nEmbd * F32 },
+  );
+  device.push({ what: `LoRA rank ${rank} + AdamW state + gradients`, bytes: loraBytes });
+  device.push({ what: `activations (${seqs} × ${T} tokens, block-by-block backward)`, bytes: activationBytes(c, rank, seqs, T) });
+  device.push({ what: "head (logits slices, E_p[W] parts)", bytes: headBytes(c, seqs * T, headChunkRows) });
+  const needDevice = Math.ceil(device.reduce((a, p) => a + p.bytes, 0) * DEVICE_SLACK);
+  const host: Part[] = [{ what: "Node, tfjs, tokenizer", bytes: HOST_BASELINE_BYTES }];
+  host.push({ what: "packed embeddings", bytes: shape.embeddingPackedBytes + shape.outputPackedBytes });
+  if (placement.head === "host-f32") host.push({ what: "output projection (f32, streamed)", bytes: headF32 });
+  if (placement.layers === "host-f32") host.push({ what: "frozen blocks (f32, streamed)", bytes: layersF32 });
+  if (placement.layers === "host-packed") host.push({ what: "packed blocks (streamed)", bytes: shape.layersPackedBytes });
+  // Uploads pass through a dequantized f32 copy on the host first.
+  host.push({ what: "dequantize buffers", bytes: Math.max(shape.layerElements, headChunkRows * c.nEmbd) * F32 });
+  if (backend.sharesHostMemory) host.push({ what: `${backend.name} tensors`, bytes: needDevice });
+  const needHost = host.reduce((a, p) => a + p.bytes, 0);
+  const fits = (backend.deviceBytes === undefined || needDevice <= backend.deviceBytes) && needHost <= req.hostAvailableBytes;
+  return { device, host, needDevice, needHost, fits };
+}
+
+/** Below this many tokens of context a model is refused rather than trained on scraps. */
+export const MIN_TRAIN_CONTEXT = 256;
+
+/** Fastest first: resident, then streamed from f32 host copies, then from the packed file data. */
+const PLACEMENTS: WeightPlacement[] = [
+  { layers: "device", head: "device" },
+  { layers: "device", head: "host-f32" },
+  { layers: "host-f32", head: "host-f32" },
+  { layers: "host-f32", head: "host-packed" },
+  { layers: "host-packed", head: "host-packed" },
+];
+
+/**
+ * Plans training memory: the fastest placement that fits one sequence of the requested
+ * context, with the largest micro-batch up to a whole step (batchSize × maxContext). When
+ * nothing fits at that context, the context is lowered (samples keep the end of their prompt)
+ * as long as at least MIN_TRAIN_CONTEXT tokens fit; below that the model is refused.
+ */
+export function planMemory(req: PlanRequest): MemoryPlan {
+  const { shape, backend } = req;
+  const c = shape.config;
+  const headChunkRows = headChunkRowsFor(shape, backend);
+  const deviceAvail = backend.deviceBytes;
+  const hostAvail = req.hostAvailableBytes;
+  const fitsAt = (p: WeightPlacement, seqs: number, T: number) => estimate(req, p, seqs, T).fits;
+  const lean = PLACEMENTS[PLACEMENTS.length - 1];
+  const maxContextFor = (p: WeightPlacement): number => {
+    let lo = 0;
+    let hi = Math.max(req.maxContext, c.contextLength);
+    if (fitsAt(p, 1, hi)) return hi;
+    while (hi - lo > 16) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (fitsAt(p, 1, mid)) lo = mid;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const leanContext = maxContextFor(lean);
+  const context = Math.min(req.maxContext, leanContext);
+  const base = { headChunkRows, availableDeviceBytes: deviceAvail, availableHostBytes: hostAvail, maxContextThatFits: leanContext, requestedMaxContext: req.maxContext };
+  if (context < Math.min(MIN_TRAIN_CONTEXT, req.maxContext)) {
+    const e = estimate(req, lean, 1, req.maxContext);
+    const short: string[] = [];
+    if (deviceAvail !== undefined && e.needDevice > deviceAvail) short.push(`${formatBytes(e.needDevice)} of ${backend.name} memory, ${formatBytes(deviceAvail)} available`);
+    if (e.needHost > hostAvail) short.push(`${formatBytes(e.needHost)} of RAM, ${formatBytes(hostAvail)} available`);
+    return {
+      ...base,
+      fits: false,
+      placement: lean,
+      maxContext: 0,
+      microBatchTokens: 0,
+      device: e.device,
+      host: e.host,
+      needDeviceBytes: e.needDevice,
+      needHostBytes: e.needHost,
+      summary:
+        `cannot train ${c.arch} (${c.nLayer} layers, dim ${c.nEmbd}, vocab ${c.nVocab}) on ${backend.name}: at a context of ${req.maxContext} tokens it needs ` +
+        `${short.join(" and ")}; ${leanContext > 0 ? `only ${leanContext} tokens would fit` : "not even a short context fits"}: use a smaller model or a backend with more memory (a GPU)`,
+    };
+  }
+  const placement = PLACEMENTS.find((p) => fitsAt(p, 1, context)) ?? lean;
+  // The largest micro-batch of whole sequences, up to the step's samples.
+  let seqs = 1;
+  while (seqs * 2 <= Math.max(1, req.batchSize) && fitsAt(placement, seqs * 2, context)) seqs *= 2;
+  const e = estimate(req, placement, seqs, context);
+  const micro = Math.max(MIN_MICRO_TOKENS, seqs * context);
+  const limited = context < req.maxContext ? `; training context limited to ${context} tokens by memory (asked ${req.maxContext})` : "";
+  return {
+    ...base,
+    fits: true,
+    placement,
+    maxContext: context,
+    microBatchTokens: micro,
+    device: e.device,
+    host: e.host,
+    needDeviceBytes: e.needDevice,
+    needHostBytes: e.needHost,
+    summary:
+      `${backend.name}: ${describePlacement(placement)}; micro-batches of ${micro} tokens${limited}; needs ${formatBytes(e.needDevice)} of ` +
+      `${deviceAvail === undefined ? "unreported" : formatBytes(deviceAvail)} backend memory and ${formatBytes(e.needHost)} of ${formatBytes(hostAvail)} RAM`,
+  };
+}
