@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import * as tf from "@tensorflow/tfjs-core";
-import { initBackend, type BackendChoice } from "./backend.js";
+import { initBackend, releaseFreeGpuBuffers, type BackendChoice } from "./backend.js";
 import { readLoraAdapter } from "./lora/adapter-file.js";
 import { createLora, disposeLora, type LoraParams } from "./lora/params.js";
 import type { BaseModel } from "./model/base-model.js";
@@ -190,9 +190,10 @@ async function handle(cmd: Command): Promise<Reply | null> {
     case "init":
       return init(cmd);
     case "train":
-      return train(cmd);
+      // Between runs the trainer idles: give back GPU buffers pooled for this run's shapes.
+      return train(cmd).finally(releaseFreeGpuBuffers);
     case "evaluate":
-      return evaluate(cmd);
+      return evaluate(cmd).finally(releaseFreeGpuBuffers);
     case "load":
       return { type: "loaded", id: cmd.id, dir: cmd.dir, step: setState(cmd.dir) };
     case "verify":

@@ -1,0 +1,200 @@
+/**
+ * Training at real sizes: for each backend and real-shaped model (random weights, real widths,
+ * depths and vocabularies: models/tiny/shapes.ts), seconds per optimizer step of B × T tokens,
+ * trained tokens per second, the fraction of the backend's matMul peak measured in the same run
+ * (same process, same backend, a product of the model's own widths), peak RSS, and the memory
+ * plan next to what was measured (the plan must not under-estimate).
+ *
+ *   node --import tsx bench/trainer-real-size.ts [--backend wasm] [--shapes smollm2-360m,qwen2.5-0.5b,qwen3-1.7b]
+ *        [--configs 1x128,4x256] [--steps 2] [--method binary] [--type q8_0]
+ *
+ * Each (shape, config) runs in its own child process (tfjs has one engine per process; peak
+ * RSS is per process). A step is what the live loop runs: samples with served log-probs, one
+ * forward keeping block inputs, the head over every vocabulary slice, the block-by-block
+ * backward (one recompute per block), one AdamW update. FLOPs counted per step: 3 passes over
+ * the blocks' linear weights (forward, recompute, backward to the activations: frozen weights
+ * need no weight gradient), attention, the LoRA products, and 2 passes of the head (logits and
+ * E_p[W]) over the scored rows.
+ */
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import * as tf from "@tensorflow/tfjs-core";
+import { ensureShapeModel } from "../models/tiny/shapeCache.js";
+import { initBackend } from "../trainer/backend.js";
+import { createLora, disposeLora } from "../trainer/lora/params.js";
+import type { ModelConfig } from "../trainer/model/config.js";
+import { LINEAR_NAMES, linearShape } from "../trainer/model/weights.js";
+import { AdamW } from "../trainer/optim/adamw.js";
+import { formatBytes } from "../trainer/plan/memoryPlan.js";
+import { loadForTraining } from "../trainer/plan/loadForTraining.js";
+import { loraParamRecord, trainSteps } from "../trainer/train/trainSteps.js";
+
+const { values } = parseArgs({
+  options: {
+    backend: { type: "string", default: "wasm" },
+    shapes: { type: "string", default: "smollm2-360m,qwen2.5-0.5b,qwen3-1.7b" },
+    configs: { type: "string", default: "1x128,4x256" },
+    steps: { type: "string", default: "2" },
+    method: { type: "string", default: "binary" },
+    type: { type: "string", default: "q8_0" },
+    rank: { type: "string", default: "16" },
+    child: { type: "string" },
+  },
+});
+
+interface ChildResult {
+  shape: string;
+  B: number;
+  T: number;
+  backend: string;
+  device: string;
+  placement: string;
+  microBatchTokens: number;
+  loadSeconds: number;
+  stepSeconds: number[];
+  tokensPerStep: number;
+  trainedTokensPerStep: number;
+  flopsPerStep: number;
+  matmulPeakGflops: number;
+  peakRssBytes: number;
+  planDeviceBytes: number;
+  planHostBytes: number;
+  wasmHeapBytes: number | null;
+  gpuBytes: number | null;
+}
+
+/** FLOPs of one step (see the header), for B sequences of T tokens with `scored` response tokens each. */
+function flopsPerStep(c: ModelConfig, B: number, T: number, scored: number, rank: number): number {
+  let linear = 0;
+  let lora = 0;
+  for (const n of LINEAR_NAMES) {
+    const [i, o] = linearShape(c, n);
+    linear += i * o;
+    lora += rank * (i + o);
+  }
+  const N = B * T;
+  const attention = c.nLayer * 2 * 2 * c.nHead * c.headDim * (T / 2); // QKᵀ and P·V over T/2 keys on average, per token
+  const body = 3 * (2 * c.nLayer * linear + attention) * N + 4 * 2 * c.nLayer * lora * N; // LoRA: fwd, recompute, bwd (x2: dA and dx)
+  const head = 2 * 2 * c.nVocab * c.nEmbd * B * scored;
+  return body + head;
+}
+
+/** Best GFLOP/s of a plain matMul at the model's own widths, [rows, D] × [D, F] (B operand transient, as in training). */
+async function matmulPeak(c: ModelConfig, rows: number): Promise<number> {
+  let best = 0;
+  for (const [K, M] of [[c.nEmbd, c.nFf], [c.nFf, c.nEmbd]]) {
+    const w = tf.randomNormal([M, K]) as tf.Tensor2D;
+    const x = tf.randomNormal([rows, K]) as tf.Tensor2D;
+    const once = async () => {
+      const y = tf.tidy(() => tf.transpose(tf.matMul(w, tf.transpose(x))));
+      await y.data();
+      y.dispose();
+    };
+    await once();
+    for (let r = 0; r < 3; r++) {
+      const t0 = performance.now();
+      for (let i = 0; i < 3; i++) await once();
+      const s = (performance.now() - t0) / 1000 / 3;
+      best = Math.max(best, (2 * rows * K * M) / s / 1e9);
+    }
+    tf.dispose([w, x]);
+  }
+  return best;
+}
+
+async function child(spec: string): Promise<void> {
+  const [shape, cfg] = spec.split("@");
+  const [B, T] = cfg.split("x").map(Number);
+  const rank = Number(values.rank);
+  const file = ensureShapeModel(shape, values.type as "q8_0");
+  const backend = await initBackend(values.backend);
+  const t0 = performance.now();
+  const { model, plan } = await loadForTraining(file, backend, { rank, maxContext: T, batchSize: B });
+  const loadSeconds = (performance.now() - t0) / 1000;
+  const c = model.config;
+  const prompt = Math.min(16, T / 4);
+  const samples = Array.from({ length: B }, (_, b) => ({
+    tokens: Array.from({ length: T }, (_, i) => (i * 7919 + b * 104729 + 13) % c.nVocab),
+    promptLength: prompt,
+    reward: b % 2 === 0 ? 1 : -1,
+    servedLogprobs: new Array<number>(T - prompt).fill(-5),
+    teachers: [],
+    truncated: false,
+  }));
+  const peak = await matmulPeak(c, Math.min(B * T, 512));
+  const lora = createLora(model, { rank, alpha: 2 * rank });
+  const optimizer = new AdamW(loraParamRecord(lora), { lr: 1e-4 });
+  const state = { model, lora, optimizer };
+  const opts = { method: values.method as "binary", steps: 1, batchSize: B, microBatchTokens: plan.microBatchTokens };
+  await trainSteps(state, samples, opts); // warm-up: kernels, heap growth
+  const stepSeconds: number[] = [];
+  for (let i = 0; i < Number(values.steps); i++) {
+    const [m] = await trainSteps(state, samples, opts);
+    stepSeconds.push(m.seconds);
+  }
+  const mem = tf.memory() as tf.MemoryInfo & { numBytesInGPUAllocated?: number; numBytesInGPU?: number };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the wasm backend's Emscripten module is not in its typings
+  const heap = tf.getBackend() === "wasm" ? ((tf.backend() as any).wasm.HEAPU8.length as number) : null;
+  const result: ChildResult = {
+    shape,
+    B,
+    T,
+    backend: backend.name,
+    device: backend.device,
+    placement: `${plan.placement.layers}/${plan.placement.head}`,
+    microBatchTokens: plan.microBatchTokens,
+    loadSeconds,
+    stepSeconds,
+    tokensPerStep: B * T,
+    trainedTokensPerStep: B * (T - prompt),
+    flopsPerStep: flopsPerStep(c, B, T, T - prompt, rank),
+    matmulPeakGflops: peak,
+    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    planDeviceBytes: plan.needDeviceBytes,
+    planHostBytes: plan.needHostBytes,
+    wasmHeapBytes: heap,
+    gpuBytes: mem.numBytesInGPUAllocated ?? mem.numBytesInGPU ?? null,
+  };
+  optimizer.dispose();
+  disposeLora(lora);
+  model.dispose();
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+}
+
+function parent(): void {
+  const rows: ChildResult[] = [];
+  for (const shape of values.shapes!.split(",")) {
+    process.stderr.write(`preparing ${shape} (${values.type})…\n`);
+    ensureShapeModel(shape, values.type as "q8_0", { onProgress: () => undefined });
+    for (const cfg of values.configs!.split(",")) {
+      process.stderr.write(`  ${shape} ${cfg} on ${values.backend}…\n`);
+      const r = spawnSync(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "trainer-real-size.ts"), ...process.argv.slice(2), "--child", `${shape}@${cfg}`], {
+        encoding: "utf8",
+        maxBuffer: 64 * 2 ** 20,
+      });
+      const line = r.stdout.split("\n").find((l) => l.startsWith("RESULT "));
+      if (!line) {
+        const why = (r.stderr.split("\n").find((l) => /cannot train|Error|Aborted/.test(l)) ?? `exit ${r.status}`).trim();
+        console.log(`${shape} ${cfg}: did not run: ${why.slice(0, 300)}`);
+        continue;
+      }
+      const x = JSON.parse(line.slice(7)) as ChildResult;
+      rows.push(x);
+      const s = Math.min(...x.stepSeconds);
+      const gflops = x.flopsPerStep / s / 1e9;
+      const device = x.wasmHeapBytes ?? x.gpuBytes;
+      console.log(
+        `${x.shape.padEnd(13)} ${cfg.padEnd(6)} ${x.backend}: ${s.toFixed(1)} s/step (best of ${x.stepSeconds.length}: ${x.stepSeconds.map((v) => v.toFixed(1)).join(", ")}), ` +
+          `${(x.trainedTokensPerStep / s).toFixed(1)} trained tok/s, ${gflops.toFixed(1)} GFLOP/s = ${((100 * gflops) / x.matmulPeakGflops).toFixed(0)}% of the matMul peak ${x.matmulPeakGflops.toFixed(1)} GFLOP/s; ` +
+          `weights ${x.placement}, micro-batch ${x.microBatchTokens}; load ${x.loadSeconds.toFixed(1)} s; peak RSS ${formatBytes(x.peakRssBytes)} (plan ${formatBytes(x.planHostBytes)})` +
+          (device !== null ? `, ${x.wasmHeapBytes !== null ? "wasm heap" : "GPU"} ${formatBytes(device)} (plan ${formatBytes(x.planDeviceBytes)})` : ""),
+      );
+      const under = x.peakRssBytes > x.planHostBytes || (device !== null && device > x.planDeviceBytes);
+      if (under) console.log(`  WARNING: the plan under-estimated this run`);
+    }
+  }
+}
+
+if (values.child) await child(values.child);
+else parent();
