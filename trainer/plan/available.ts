@@ -33,11 +33,23 @@ export function parseByteSize(v: string | undefined): number | null {
   return Math.floor(Number(m[1]) * scale);
 }
 
+/** tfjs-backend-wasm's heap is one 32-bit WebAssembly memory: Emscripten's getHeapMax(). */
+export const WASM_HEAP_MAX_BYTES = 4294901760;
+
+/**
+ * The part of the wasm heap the plan may fill: emmalloc fragments under the step's changing
+ * tensor sizes (measured: 3.46 GiB of heap for a plan of 3.64 GiB), and running out is an
+ * Aborted() that kills the trainer, so 15% stays free.
+ */
+export function usableWasmHeap(limit: number | undefined): number | undefined {
+  return limit === undefined ? undefined : Math.floor(limit * 0.85);
+}
+
 /** The memory facts of a started backend, as the plan needs them. */
 export function backendMemory(choice: Pick<BackendChoice, "name" | "device" | "memoryBytes" | "wasmHeapLimitBytes" | "webgpu">): BackendMemory {
   switch (choice.name) {
     case "wasm":
-      return { name: "wasm", deviceBytes: choice.wasmHeapLimitBytes ?? choice.memoryBytes, sharesHostMemory: true };
+      return { name: "wasm", deviceBytes: usableWasmHeap(choice.wasmHeapLimitBytes ?? choice.memoryBytes), sharesHostMemory: true };
     case "cpu":
       return { name: "cpu", sharesHostMemory: true };
     case "webgpu":
