@@ -62,8 +62,10 @@ function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, ctx: SeqConte
   const Hkv = k.shape[2];
   const Dv = v.shape[3];
   const g = H / Hkv;
-  // [B, T, Hkv, g, D] → [B, Hkv, g, T, D] → B*Hkv groups of [g*T, D]
-  const qg = tf.unstack(tf.reshape(tf.transpose(tf.reshape(q, [B, T, Hkv, g, D]), [0, 2, 3, 1, 4]), [B * Hkv, g * T, D]));
+  // Query heads of one KV head are adjacent (h = kv·g + j), so [B, H, T, D] is already
+  // [B, Hkv, g, T, D] in memory: B*Hkv groups of [g*T, D] by reshape alone. Rank ≤ 4
+  // throughout (tfjs-webgpu generates invalid shaders for rank-5 transposes).
+  const qg = tf.unstack(tf.reshape(tf.transpose(q, [0, 2, 1, 3]), [B * Hkv, g * T, D]));
   const kg = tf.unstack(tf.reshape(tf.transpose(k, [0, 2, 1, 3]), [B * Hkv, T, D]));
   const vg = tf.unstack(tf.reshape(tf.transpose(v, [0, 2, 1, 3]), [B * Hkv, T, Dv]));
   const scale = 1 / Math.sqrt(ctx.config.headDim);
@@ -73,8 +75,8 @@ function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, ctx: SeqConte
     const probs = tf.reshape(tf.softmax(tf.add(scores, ctx.mask)), [g * T, T]) as tf.Tensor2D;
     return mm(probs, vg[i] as tf.Tensor2D); // [g*T, Dv]
   });
-  const out = tf.stack(outs); // [B*Hkv, g*T, Dv]
-  return tf.reshape(tf.transpose(tf.reshape(out, [B, Hkv, g, T, Dv]), [0, 3, 1, 2, 4]), [B * T, H * Dv]);
+  const out = tf.reshape(tf.stack(outs), [B, H, T, Dv]); // [B*Hkv, g*T, Dv] is [B, H, T, Dv]
+  return tf.reshape(tf.transpose(out, [0, 2, 1, 3]), [B * T, H * Dv]);
 }
 
 /**

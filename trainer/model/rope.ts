@@ -45,12 +45,13 @@ export function applyRope(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, co
     const x2 = tf.slice(rot, [0, 0, 0, half], [B, T, H, half]);
     out = tf.concat([tf.sub(tf.mul(x1, c), tf.mul(x2, s)), tf.add(tf.mul(x1, s), tf.mul(x2, c))], 3) as tf.Tensor4D;
   } else {
-    const pairs = tf.reshape(rot, [B, T, H, half, 2]);
-    const x0 = tf.reshape(tf.slice(pairs, [0, 0, 0, 0, 0], [B, T, H, half, 1]), [B, T, H, half]);
-    const x1 = tf.reshape(tf.slice(pairs, [0, 0, 0, 0, 1], [B, T, H, half, 1]), [B, T, H, half]);
-    const y0 = tf.sub(tf.mul(x0, c), tf.mul(x1, s));
-    const y1 = tf.add(tf.mul(x0, s), tf.mul(x1, c));
-    out = tf.reshape(tf.stack([y0, y1], 4), [B, T, H, nRot]);
+    // Adjacent pairs (x₂ᵢ, x₂ᵢ₊₁) as the last axis of a rank-3 view (tfjs-webgpu cannot run rank-5 ops).
+    const pairs = tf.reshape(rot, [B * T * H, half, 2]);
+    const x0 = tf.reshape(tf.slice(pairs, [0, 0, 0], [B * T * H, half, 1]), [B, T, H, half]);
+    const x1 = tf.reshape(tf.slice(pairs, [0, 0, 1], [B * T * H, half, 1]), [B, T, H, half]);
+    const y0 = tf.reshape(tf.sub(tf.mul(x0, c), tf.mul(x1, s)), [B * T * H, half]);
+    const y1 = tf.reshape(tf.add(tf.mul(x0, s), tf.mul(x1, c)), [B * T * H, half]);
+    out = tf.reshape(tf.stack([y0, y1], 2), [B, T, H, nRot]);
   }
   if (nRot === D) return out;
   return tf.concat([out, tf.slice(x, [0, 0, 0, nRot], [B, T, H, D - nRot])], 3) as tf.Tensor4D;
