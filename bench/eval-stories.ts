@@ -20,7 +20,7 @@ const { values } = parseArgs({ options: { interactions: { type: "string" }, meth
 const interactions = Number(values.interactions ?? 64);
 const methods = (values.methods ?? EVAL_METHODS.join(",")).split(",") as EvalMethod[];
 for (const m of methods) if (!(EVAL_METHODS as readonly string[]).includes(m)) throw new Error(`unknown method '${m}'`);
-const model = path.resolve(root, "..", "shared", "models", "stories260K.gguf");
+const model = path.join(root, "models", "test", "stories260K.gguf");
 const scenarioFile = path.resolve(values.scenario ?? path.join(root, "eval", "scenarios", "stories-animals.json"));
 const out = path.resolve(values.out ?? path.join(root, ".cache", "bench", `eval-${path.basename(scenarioFile, ".json")}`));
 

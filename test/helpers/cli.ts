@@ -47,8 +47,9 @@ export function tempDir(prefix = "clawrl-test-"): string {
 /** Git-ignored cache for generated test models (shared between test files and runs). */
 export const testCacheDir = path.join(repoRoot, ".cache", "test");
 
-/** The real trained model from shared/, or null (tests skip with a message) when absent. */
-export function storiesModelPath(): string | null {
-  const p = path.resolve(repoRoot, "..", "shared", "models", "stories260K.gguf");
-  return fs.existsSync(p) ? p : null;
+/** The real trained model the repository ships for tests (models/test/README.md). */
+export function storiesModelPath(): string {
+  const p = path.join(repoRoot, "models", "test", "stories260K.gguf");
+  if (!fs.existsSync(p)) throw new Error(`${p} is missing: it is part of the repository (git checkout -- models/test)`);
+  return p;
 }
