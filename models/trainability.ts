@@ -3,31 +3,24 @@
  * (trainer/plan/memoryPlan.ts) applied before anything is downloaded or loaded: from a
  * catalog entry's real shape (models/tiny/shapes.ts) or an installed file's GGUF header, for
  * the trainer backend this machine has (what the trainer last reported; wasm, which is always
- * there, until it has run).
+ * there, until it has run). This module loads tfjs-core (through the plan's weight shapes):
+ * the core and the CLI import it when they plan, not at start (models/trainVerdict.ts is light).
  */
 import type { ModelConfig } from "../trainer/model/config.js";
 import { hostAvailableBytes } from "../trainer/plan/available.js";
 import { describePlacement, modelShapeFromConfig, planMemory, readModelShape, type BackendMemory, type ModelShape } from "../trainer/plan/memoryPlan.js";
 import type { CatalogEntry } from "./catalog.js";
 import { MODEL_SHAPES, type ModelShape as RealShape } from "./tiny/shapes.js";
+import { APP_TRAIN_CONTEXT, verdictOfPlan, WASM_BACKEND, type Trainability } from "./trainVerdict.js";
 
-/** The backend every machine has: tfjs-backend-wasm, whose heap stops at 4 GiB. */
-export const WASM_BACKEND: BackendMemory = { name: "wasm", deviceBytes: 4294901760, sharesHostMemory: true };
+// The verdicts' types and readers, for callers that import the planning itself.
+export * from "./trainVerdict.js";
+/** An installed file's shape from its already-read GGUF header. */
+export { modelShapeOf } from "../trainer/plan/memoryPlan.js";
 
-/** The training context the app asks for by default (settings.maxContext). */
-const DEFAULT_CONTEXT = 2048;
+const DEFAULT_CONTEXT = APP_TRAIN_CONTEXT;
 const DEFAULT_RANK = 16;
 const DEFAULT_BATCH = 16;
-
-export interface Trainability {
-  fits: boolean;
-  /** tfjs backend the verdict is for. */
-  backend: string;
-  /** Longest context a sample keeps (0 when it does not fit). */
-  maxContext: number;
-  /** One line: where the weights live and what it needs, or why it cannot train. */
-  summary: string;
-}
 
 /** The trainer's config for a real shape of the catalog. */
 export function configOfShape(s: RealShape): ModelConfig {
@@ -76,9 +69,7 @@ export function trainabilityOf(shape: ModelShape, o: TrainabilityOptions = {}): 
     maxContext: o.maxContext ?? DEFAULT_CONTEXT,
     batchSize: DEFAULT_BATCH,
   });
-  return plan.fits
-    ? { fits: true, backend: backend.name, maxContext: plan.maxContext, summary: `${describePlacement(plan.placement)}, context ${plan.maxContext} tokens` }
-    : { fits: false, backend: backend.name, maxContext: 0, summary: plan.summary };
+  return verdictOfPlan(plan, backend.name, plan.fits ? `${describePlacement(plan.placement)}, context ${plan.maxContext} tokens` : plan.summary);
 }
 
 /** For an installed GGUF (its header only); null when the trainer cannot read it (another architecture). */
@@ -90,4 +81,15 @@ export function installedTrainability(file: string, o: TrainabilityOptions = {})
     return null;
   }
   return trainabilityOf(shape, o);
+}
+
+/**
+ * The trainer's plan for catalog models, as recommendModel (models/catalog.ts) takes it: the
+ * verdict for an entry given the RAM the trainer would have beside it being served.
+ */
+export function catalogPlanner(o: Omit<TrainabilityOptions, "hostBytes"> = {}): (entry: CatalogEntry, trainerRamBytes: number) => Trainability | null {
+  return (entry, trainerRamBytes) => {
+    const shape = catalogShape(entry);
+    return shape && trainabilityOf(shape, { ...o, hostBytes: trainerRamBytes });
+  };
 }

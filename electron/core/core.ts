@@ -21,6 +21,7 @@ import { JudgeService } from "./judge/service.js";
 import { judgeBackendFactory } from "./judge/sources.js";
 import { TrainingSupervisor, type SupervisorOptions } from "./training/supervisor.js";
 import { registerTrainingRoutes } from "./server/routes/training.js";
+import { APP_TRAIN_CONTEXT } from "../../models/trainVerdict.js";
 
 export interface CoreOptions {
   dataDir?: string;
@@ -114,6 +115,9 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     dir: paths.models,
     emit: (name, payload) => bus.emit(name, payload),
     served: engine ? () => ({ path: engine.info().modelPath, id: engine.info().modelId, contextSize: engine.info().contextSize, gpuLayers: engine.info().gpuLayers }) : undefined,
+    trainer: training ? () => training!.status() : undefined,
+    // As the supervisor asks the trainer (its settings()).
+    trainSettings: () => ({ maxContext: store.settings.maxTrainContext ?? APP_TRAIN_CONTEXT, rank: store.settings.loraRank }),
   });
   registerModelRoutes(server, models);
   const host = opts.host ?? "127.0.0.1";

@@ -1,27 +1,88 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
 import { loadCatalog, recommendModel } from "../../models/catalog.js";
 import { resolveModelSource } from "../../models/hfSource.js";
+import { repoRoot } from "../helpers/cli.js";
+import { catalogPlanner, catalogShape, serveOnly, trainabilityOf, trainabilityPhrase, WASM_BACKEND } from "../../models/trainability.js";
 
 const GiB = 2 ** 30;
+/** The trainer's plan on wasm at the app's context, as the core and the CLI pass it. */
+const planTraining = catalogPlanner();
 
 describe("model catalog", () => {
-  it("lists only trainable architectures with the facts the UI needs", () => {
+  it("lists only trainable architectures, each with a real shape for the trainer's memory plan", () => {
     const c = loadCatalog();
     assert.ok(c.length >= 6);
     for (const m of c) {
       assert.ok(["llama", "qwen2", "qwen3"].includes(m.architecture), m.id);
-      assert.ok(m.trainMemoryBytes > m.serveMemoryBytes * 0.5, m.id);
+      assert.ok(m.serveMemoryBytes > m.sizeBytes, m.id);
+      assert.ok(catalogShape(m), `${m.id} has no shape in models/tiny/shapes.ts: no training verdict`);
+      assert.equal("trainMemoryBytes" in m, false, "the plan decides training memory, not a number in the catalog");
     }
   });
 
   it("recommends a bigger model for a bigger machine, and the smallest for a small one", () => {
-    const small = recommendModel({ ramBytes: 4 * GiB, vramBytes: 0 }).entry;
-    const mid = recommendModel({ ramBytes: 16 * GiB, vramBytes: 0 }).entry;
-    const big = recommendModel({ ramBytes: 64 * GiB, vramBytes: 24 * GiB }).entry;
+    const small = recommendModel({ ramBytes: 4 * GiB, vramBytes: 0, planTraining }).entry;
+    const mid = recommendModel({ ramBytes: 16 * GiB, vramBytes: 0, planTraining }).entry;
+    const big = recommendModel({ ramBytes: 64 * GiB, vramBytes: 24 * GiB, planTraining }).entry;
     assert.ok(small.parameters < mid.parameters, `${small.id} < ${mid.id}`);
-    assert.ok(mid.parameters < big.parameters, `${mid.id} < ${big.id}`);
-    assert.equal(recommendModel({ ramBytes: 1 * GiB, vramBytes: 0 }).entry.id, [...loadCatalog()].sort((a, b) => a.parameters - b.parameters)[0].id);
+    assert.ok(mid.parameters <= big.parameters, `${mid.id} <= ${big.id}`);
+    assert.equal(recommendModel({ ramBytes: 1 * GiB, vramBytes: 0, planTraining }).entry.id, [...loadCatalog()].sort((a, b) => a.parameters - b.parameters)[0].id);
+  });
+
+  it("recommends the largest model that serves and that the memory plan says trains, with the RAM left beside serving", () => {
+    const catalog = loadCatalog();
+    for (const ram of [4, 8, 16, 64]) {
+      const r = recommendModel({ ramBytes: ram * GiB, vramBytes: 0, planTraining });
+      assert.equal(r.training?.fits, true, `${ram} GiB: ${r.entry.id} ${r.training?.summary}`);
+      assert.match(r.reason, /trains here on wasm \(context \d+ tokens\)/);
+      // Nothing larger that serves would train: the plan, with 60% of RAM less the served model.
+      for (const m of catalog.filter((m) => m.parameters > r.entry.parameters && m.serveMemoryBytes <= ram * GiB * 0.6)) {
+        const t = trainabilityOf(catalogShape(m)!, { backend: WASM_BACKEND, hostBytes: ram * GiB * 0.6 - m.serveMemoryBytes });
+        assert.equal(t.fits, false, `${ram} GiB: ${m.id} is larger and trains (${t.summary}), yet ${r.entry.id} was picked`);
+      }
+    }
+  });
+
+  it("follows the trainer's backend and CLAWRL_TRAINER_RAM_LIMIT", () => {
+    const smallest = [...loadCatalog()].sort((a, b) => a.parameters - b.parameters)[0];
+    // A trainer kept to 100 MiB trains nothing: the smallest model, which chats without learning.
+    const starved = recommendModel({ ramBytes: 32 * GiB, vramBytes: 0, trainerRamLimitBytes: 100 * 2 ** 20, planTraining });
+    assert.equal(starved.entry.id, smallest.id);
+    assert.equal(starved.training?.fits, false);
+    assert.match(starved.reason, /No model can train here on wasm \(the smallest needs [\d.]+ GiB RAM, 0\.1 available\)/);
+    // A GPU trainer (tfjs-node-gpu, 24 GiB) trains the largest at a longer context than wasm's heap allows.
+    const gpu = { name: "tensorflow", deviceBytes: 24 * GiB, sharesHostMemory: false };
+    const onGpu = recommendModel({ ramBytes: 64 * GiB, vramBytes: 24 * GiB, planTraining: catalogPlanner({ backend: gpu }) });
+    const onWasm = recommendModel({ ramBytes: 64 * GiB, vramBytes: 24 * GiB, planTraining });
+    assert.equal(onGpu.entry.id, [...loadCatalog()].sort((a, b) => b.parameters - a.parameters)[0].id);
+    assert.equal(onGpu.training?.backend, "tensorflow");
+    if (onWasm.entry.id === onGpu.entry.id) assert.ok(onGpu.training!.maxContext > onWasm.training!.maxContext, `${onGpu.training!.maxContext} > ${onWasm.training!.maxContext}`);
+  });
+
+  it("says in a few words whether a model trains here and how", () => {
+    const shape = (id: string) => catalogShape(loadCatalog().find((m) => m.id === id)!)!;
+    const yes = trainabilityOf(shape("smollm2-135m-instruct"), { hostBytes: 16 * GiB, maxContext: 1024 });
+    assert.equal(trainabilityPhrase(yes), `trains: yes (wasm, ${yes.weights}, ctx 1024)`);
+    assert.match(yes.weights!, /^(resident|streamed)$/);
+    const no = trainabilityOf(shape("qwen3-4b"), { hostBytes: 2 * GiB });
+    assert.equal(no.limit, "memory");
+    assert.match(trainabilityPhrase(no), /^trains: no \(needs \d+\.\d GiB (wasm memory|RAM), \d+\.\d available\)$/);
+    assert.equal(trainabilityPhrase(serveOnly("phi3"), "phi3"), "serve-only (architecture phi3)");
+    assert.equal(trainabilityPhrase(null), "trains: ?");
+  });
+
+  it("the core, the catalog and the CLI load tfjs only when they plan (the plan's module brings it)", () => {
+    // tfjs-core makes its engine (globalThis._tfengine) when it loads.
+    const script = `
+      for (const m of ["./electron/core/core.ts", "./models/catalog.ts", "./electron/core/cli/commands/models.ts", "./electron/core/cli/commands/serve.ts"]) await import(m);
+      const before = typeof globalThis._tfengine;
+      await import("./models/trainability.ts");
+      console.log(before, typeof globalThis._tfengine);`;
+    const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: repoRoot, encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), "undefined object");
   });
 
   it("resolves catalog ids and hf: references on HF_ENDPOINT", () => {

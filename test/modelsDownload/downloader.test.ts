@@ -174,7 +174,14 @@ describe("model downloader against a Hugging Face-layout server", { skip }, () =
       assert.match(pull.stderr, /100\.0%/);
       const list = await runCliAsync(["models", "list", "--data-dir", dataDir], env);
       assert.match(list.stdout, /hf:acme\/tiny-GGUF\/stories\.gguf\s+llama/);
+      // Whether each model trains here, from the trainer's memory plan: stories260K fits anywhere.
+      assert.match(list.stdout, /stories\.gguf\s+llama\s+[\d.]+ [KM]B\s+trains: yes \(wasm, resident, ctx \d+\)/);
+      assert.match(list.stdout, /qwen3-4b\s.*\s(trains: yes \(wasm, streamed, ctx \d+\)|trains: no \(needs [\d.]+ GiB (RAM|wasm memory), [\d.]+ available\))/);
       assert.match(list.stdout, /Recommended for this machine: \S+/);
+      // A trainer kept to 100 MiB of RAM trains nothing, and the list says what is short.
+      const starved = await runCliAsync(["models", "list", "--data-dir", dataDir], { ...env, CLAWRL_TRAINER_RAM_LIMIT: "100M" });
+      assert.match(starved.stdout, /stories\.gguf\s+llama\s+[\d.]+ [KM]B\s+trains: no \(needs [\d.]+ GiB RAM, 0\.1 available\)/);
+      assert.match(starved.stdout, /with 0\.1 GiB of RAM available \(CLAWRL_TRAINER_RAM_LIMIT\)/);
       assert.equal((await runCliAsync(["models", "use", `hf:${KEY}`, "--data-dir", dataDir])).code, 0);
       assert.equal(new ModelRegistry(path.join(dataDir, "models")).active()?.id, `hf:${KEY}`);
       const rm = await runCliAsync(["models", "remove", `hf:${KEY}`, "--data-dir", dataDir]);

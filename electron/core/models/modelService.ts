@@ -1,10 +1,19 @@
 import fs from "node:fs";
 import os from "node:os";
-import { loadCatalog, recommendModel } from "../../../models/catalog.js";
+import { loadCatalog, recommendModel, type CatalogEntry, type Recommendation } from "../../../models/catalog.js";
 import { DownloadError, type DownloadProgress } from "../../../models/downloader.js";
 import { resolveModelSource } from "../../../models/hfSource.js";
 import { pullModel } from "../../../models/pull.js";
 import { describeGguf, ModelRegistry, type InstalledModel } from "../../../models/registry.js";
+import { APP_TRAIN_CONTEXT, backendOfStatus, serveOnly, trainabilityOfPlan, type Trainability } from "../../../models/trainVerdict.js";
+import { readGguf } from "../../../trainer/gguf/reader.js";
+import { summarizeGguf } from "../../../trainer/gguf/summary.js";
+import { hostAvailableBytes, parseByteSize } from "../../../trainer/plan/available.js";
+import type { BackendMemory, ModelShape } from "../../../trainer/plan/memoryPlan.js";
+import type { MemoryPlanSummary } from "../../../trainer/protocol.js";
+
+/** The trainer's memory planning: loaded on the first list (it brings tfjs-core into the process). */
+type Planning = typeof import("../../../models/trainability.js");
 
 export type DownloadStateName = "downloading" | "paused" | "failed" | "done";
 
@@ -31,7 +40,36 @@ export interface ModelServiceOptions {
   emit: (name: "download" | "models", payload: Record<string, unknown>) => void;
   /** The model the engine serves now, if any. */
   served?: () => { path: string; id: string; contextSize: number; gpuLayers: number } | null;
+  /**
+   * What the trainer last reported (the training supervisor's status): its backend, and its
+   * memory plan for the served model. Absent or without a backend: the trainer has not started.
+   */
+  trainer?: () => { backend: string | null; device: string | null; memory: MemoryPlanSummary | null } | null;
+  /** The training context and LoRA rank the app asks the trainer for (settings). */
+  trainSettings?: () => { maxContext: number; rank: number };
 }
+
+/** A file's header facts, read once per version of the file. */
+interface FileFacts {
+  mtimeMs: number;
+  size: number;
+  architecture: string | null;
+  /** null: the trainer cannot read it (another architecture, or not a model). */
+  shape: ModelShape | null;
+}
+
+/** What a verdict is computed with; the same inputs give the same verdict (cached). */
+interface PlanInputs {
+  backend: BackendMemory;
+  hostBytes: number;
+  trainerRamLimitBytes: number | null;
+  maxContext: number;
+  rank: number;
+  key: string;
+}
+
+/** Available RAM is planned in steps of this size, so that verdicts (and their cache) do not flicker with the page cache. */
+const HOST_STEP = 64 * 2 ** 20;
 
 /**
  * Models for the app API: the catalog with download state, installed and imported models, and
@@ -62,21 +100,118 @@ export class ModelService {
     return this.quantizations.get(file) ?? null;
   }
 
-  list() {
+  private readonly files = new Map<string, FileFacts>();
+  private readonly verdicts = new Map<string, Trainability | null>();
+  private recommendation: { key: string; value: Recommendation } | null = null;
+  private planning: Promise<Planning> | null = null;
+
+  private loadPlanning(): Promise<Planning> {
+    this.planning ??= import("../../../models/trainability.js");
+    return this.planning;
+  }
+
+  /** A file's architecture and shape from its GGUF header, read again only when the file changed. */
+  private factsOf(file: string, planning: Planning): FileFacts | null {
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(file);
+    } catch {
+      return null;
+    }
+    const known = this.files.get(file);
+    if (known && known.mtimeMs === st.mtimeMs && known.size === st.size) return known;
+    let facts: FileFacts = { mtimeMs: st.mtimeMs, size: st.size, architecture: null, shape: null };
+    try {
+      const gguf = readGguf(file);
+      const summary = summarizeGguf(gguf);
+      facts = { ...facts, architecture: summary.architecture, shape: summary.trainerSupported ? planning.modelShapeOf(gguf) : null };
+    } catch {
+      // Not readable as a model the trainer knows: no verdict (the registry says why it is listed).
+    }
+    this.files.set(file, facts);
+    return facts;
+  }
+
+  /** The backend, RAM, context and rank verdicts are computed with now. */
+  private planInputs(): PlanInputs {
+    const env = this.opts.env ?? process.env;
+    let limit: number | null = null;
+    try {
+      limit = parseByteSize(env.CLAWRL_TRAINER_RAM_LIMIT);
+    } catch {
+      // A malformed CLAWRL_TRAINER_RAM_LIMIT: the trainer refuses to start and says so; plan without it here.
+    }
+    const available = Math.floor(hostAvailableBytes({}) / HOST_STEP) * HOST_STEP;
+    const hostBytes = limit === null ? available : Math.min(available, limit);
+    const backend = backendOfStatus(this.opts.trainer?.());
+    const { maxContext, rank } = this.opts.trainSettings?.() ?? { maxContext: APP_TRAIN_CONTEXT, rank: 16 };
+    return { backend, hostBytes, trainerRamLimitBytes: limit, maxContext, rank, key: JSON.stringify([backend, hostBytes, limit, maxContext, rank]) };
+  }
+
+  private verdict(key: string, compute: () => Trainability | null): Trainability | null {
+    if (!this.verdicts.has(key)) {
+      if (this.verdicts.size > 500) this.verdicts.clear();
+      this.verdicts.set(key, compute());
+    }
+    return this.verdicts.get(key) ?? null;
+  }
+
+  private catalogVerdict(c: CatalogEntry, p: PlanInputs, planning: Planning): Trainability | null {
+    return this.verdict(`catalog:${c.id}|${p.key}`, () => {
+      const shape = planning.catalogShape(c);
+      return shape && planning.trainabilityOf(shape, { backend: p.backend, hostBytes: p.hostBytes, maxContext: p.maxContext, rank: p.rank });
+    });
+  }
+
+  /**
+   * An installed or served file's verdict: the trainer's own plan for the served model once it
+   * has made one (/api/status training.memory), else the plan from the file's header.
+   */
+  private fileVerdict(file: string, p: PlanInputs, served: string | null, planning: Planning): Trainability | null {
+    const st = this.opts.trainer?.() ?? null;
+    if (served === file && st?.memory) return trainabilityOfPlan(st.memory, st.backend);
+    const facts = this.factsOf(file, planning);
+    if (!facts) return null;
+    if (!facts.shape) return facts.architecture ? serveOnly(facts.architecture, p.backend.name) : null;
+    const shape = facts.shape;
+    return this.verdict(`file:${file}|${facts.mtimeMs}|${facts.size}|${p.key}`, () => planning.trainabilityOf(shape, { backend: p.backend, hostBytes: p.hostBytes, maxContext: p.maxContext, rank: p.rank }));
+  }
+
+  private recommend(p: PlanInputs, planning: Planning): Recommendation {
+    const ramBytes = os.totalmem();
+    const key = JSON.stringify([ramBytes, p.backend, p.trainerRamLimitBytes, p.maxContext, p.rank]);
+    if (this.recommendation?.key !== key) {
+      const planTraining = planning.catalogPlanner({ backend: p.backend, maxContext: p.maxContext, rank: p.rank });
+      this.recommendation = { key, value: recommendModel({ ramBytes, vramBytes: 0, trainerRamLimitBytes: p.trainerRamLimitBytes, planTraining }) };
+    }
+    return this.recommendation.value;
+  }
+
+  /**
+   * The catalog, installed models and downloads, each model with `training`: whether it trains
+   * on this machine and how (null when not known). Verdicts are cached per file version and
+   * planning inputs; the GGUF header of a file is read once per version.
+   */
+  async list() {
+    const planning = await this.loadPlanning();
     const { models: installed, active: chosen } = this.registry.snapshot();
     const served = this.opts.served?.() ?? null;
     const activeEntry = served ? installed.find((m) => m.path === served.path) : chosen;
-    const rec = recommendModel({ ramBytes: os.totalmem(), vramBytes: 0 });
+    const plan = this.planInputs();
+    const rec = this.recommend(plan, planning);
+    const servedPath = served?.path ?? null;
+    const verdictOf = (file: string) => this.fileVerdict(file, plan, servedPath, planning);
     return {
       active: served
-        ? { id: activeEntry?.id ?? served.id, name: activeEntry?.name ?? served.id, path: served.path, sizeBytes: fileSize(served.path), architecture: activeEntry?.architecture ?? null, trainable: activeEntry?.trainable ?? null, quantization: activeEntry?.quantization ?? this.quantizationOf(served.path), contextSize: served.contextSize, gpuLayers: served.gpuLayers }
-        : activeEntry ?? null,
-      installed,
+        ? { id: activeEntry?.id ?? served.id, name: activeEntry?.name ?? served.id, path: served.path, sizeBytes: fileSize(served.path), architecture: activeEntry?.architecture ?? null, trainable: activeEntry?.trainable ?? null, quantization: activeEntry?.quantization ?? this.quantizationOf(served.path), contextSize: served.contextSize, gpuLayers: served.gpuLayers, training: verdictOf(served.path) }
+        : activeEntry ? { ...activeEntry, training: verdictOf(activeEntry.path) } : null,
+      installed: installed.map((m) => ({ ...m, training: verdictOf(m.path) })),
       catalog: loadCatalog().map((c) => ({
         ...c,
         installed: installed.some((m) => m.id === c.id),
         recommended: c.id === rec.entry.id,
         download: this.publicState(c.id),
+        training: this.catalogVerdict(c, plan, planning),
       })),
       downloads: [...this.downloads.values()].map((d) => this.publicState(d.id)),
       recommendation: { id: rec.entry.id, reason: rec.reason },

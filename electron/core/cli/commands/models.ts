@@ -1,14 +1,16 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { CliError, UsageError, stringOpt, type CommandSpec } from "../command.js";
 import { dataPaths, defaultDataDir } from "../../config/paths.js";
-import { loadCatalog, recommendModel } from "../../../../models/catalog.js";
+import { loadCatalog, localMachineFacts, recommendModel } from "../../../../models/catalog.js";
 import { fmtBytes } from "../../../../models/downloader.js";
 import { progressLine } from "../progressLine.js";
 import { resolveModelSource } from "../../../../models/hfSource.js";
 import { pullModel } from "../../../../models/pull.js";
 import { ModelRegistry } from "../../../../models/registry.js";
+import { APP_TRAIN_CONTEXT, serveOnly, trainabilityPhrase } from "../../../../models/trainVerdict.js";
+import { SettingsSchema } from "../../store/settings.js";
+import { hostAvailableBytes } from "../../../../trainer/plan/available.js";
 
 const ACTIONS = ["list", "pull", "import", "use", "remove"] as const;
 
@@ -33,18 +35,34 @@ export const models: CommandSpec = {
         case "list": {
           const installed = registry.list();
           const active = registry.active();
-          const rec = recommendModel({ ramBytes: os.totalmem(), vramBytes: 0 });
+          // The planning brings tfjs-core: loaded here, not when the CLI starts.
+          const { catalogPlanner, catalogShape, installedTrainability, trainabilityOf } = await import("../../../../models/trainability.js");
+          const train = trainingFacts(dataDir);
+          const facts = localMachineFacts();
+          const rec = recommendModel({ ...facts, planTraining: catalogPlanner({ maxContext: train.maxContext, rank: train.rank }) });
+          const opts = { hostBytes: train.hostBytes, maxContext: train.maxContext, rank: train.rank };
+          // The trainer's memory plan per model, on wasm (the backend every machine has) with the RAM available now.
+          const installedRows = installed.map((m) => ({ m, verdict: trainabilityPhrase(m.trainable ? installedTrainability(m.path, opts) : serveOnly(m.architecture), m.architecture) }));
+          const catalogRows = loadCatalog().map((c) => {
+            const shape = catalogShape(c);
+            return { c, verdict: trainabilityPhrase(shape && trainabilityOf(shape, opts)) };
+          });
+          const width = Math.max(0, ...installedRows.map((r) => r.verdict.length), ...catalogRows.map((r) => r.verdict.length));
           console.log("Installed:");
           if (installed.length === 0) console.log("  (none: 'clawrl models pull <id>' or 'clawrl models import <file>')");
-          for (const m of installed) {
-            console.log(`  ${m.id === active?.id ? "*" : " "} ${m.id.padEnd(28)} ${m.architecture.padEnd(7)} ${fmtBytes(m.sizeBytes).padStart(9)}  ${m.trainable ? "trainable" : "serve-only"}  ${m.path}`);
+          for (const { m, verdict } of installedRows) {
+            console.log(`  ${m.id === active?.id ? "*" : " "} ${m.id.padEnd(28)} ${m.architecture.padEnd(7)} ${fmtBytes(m.sizeBytes).padStart(9)}  ${verdict.padEnd(width)}  ${m.path}`);
           }
           console.log("\nCatalog:");
-          for (const c of loadCatalog()) {
-            const mark = c.id === rec.entry.id ? " (recommended)" : "";
-            console.log(`  ${c.id.padEnd(24)} ${c.architecture.padEnd(6)} ${c.quantization.padEnd(7)} ${fmtBytes(c.sizeBytes).padStart(9)}  ctx ${String(c.contextLength).padStart(6)}  train ≈${fmtBytes(c.trainMemoryBytes)}${mark}`);
+          for (const { c, verdict } of catalogRows) {
+            const mark = c.id === rec.entry.id ? "  (recommended)" : "";
+            console.log(`  ${c.id.padEnd(24)} ${c.architecture.padEnd(6)} ${c.quantization.padEnd(7)} ${fmtBytes(c.sizeBytes).padStart(9)}  ctx ${String(c.contextLength).padStart(6)}  ${verdict.padEnd(width)}${mark}`.trimEnd());
           }
-          console.log(`\nRecommended for this machine: ${rec.entry.id}. ${rec.reason}`);
+          console.log(
+            `\nTraining verdicts: the trainer's memory plan on wasm with ${(train.hostBytes / 2 ** 30).toFixed(1)} GiB of RAM available` +
+              `${facts.trainerRamLimitBytes != null ? " (CLAWRL_TRAINER_RAM_LIMIT)" : ""}, a training context of ${train.maxContext} tokens and LoRA rank ${train.rank}; a GPU backend may fit more.`,
+          );
+          console.log(`Recommended for this machine: ${rec.entry.id}. ${rec.reason}`);
           return 0;
         }
         case "pull": {
@@ -84,3 +102,25 @@ export const models: CommandSpec = {
     return 0;
   },
 };
+
+/**
+ * What the trainer would plan with: RAM available now (capped by CLAWRL_TRAINER_RAM_LIMIT), and
+ * the context and rank in this data dir's settings (the app's defaults when none are saved).
+ */
+function trainingFacts(dataDir: string): { hostBytes: number; maxContext: number; rank: number } {
+  let hostBytes: number;
+  try {
+    hostBytes = hostAvailableBytes();
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  let settings = SettingsSchema.parse({});
+  try {
+    const saved = (JSON.parse(fs.readFileSync(dataPaths(dataDir).state, "utf8")) as { settings?: unknown }).settings;
+    const r = SettingsSchema.safeParse(saved ?? {});
+    if (r.success) settings = r.data;
+  } catch {
+    // no state yet (or unreadable): the defaults
+  }
+  return { hostBytes, maxContext: settings.maxTrainContext ?? APP_TRAIN_CONTEXT, rank: settings.loraRank };
+}

@@ -1,11 +1,10 @@
-import os from "node:os";
 import path from "node:path";
 import { CliError, intOpt, stringOpt, type CommandSpec } from "../command.js";
 import { startCore } from "../../core.js";
 import { shutdownCore } from "../../shutdown.js";
 import { dataPaths, defaultDataDir } from "../../config/paths.js";
 import { resolveModelArg } from "../../models/resolveModel.js";
-import { recommendModel } from "../../../../models/catalog.js";
+import { localMachineFacts, recommendModel } from "../../../../models/catalog.js";
 import { progressLine } from "../progressLine.js";
 import { ModelRegistry } from "../../../../models/registry.js";
 
@@ -32,7 +31,8 @@ export const serve: CommandSpec = {
       throw new CliError((err as Error).message);
     }
     if (!model) {
-      const rec = recommendModel({ ramBytes: os.totalmem(), vramBytes: 0 });
+      const { catalogPlanner } = await import("../../../../models/trainability.js");
+      const rec = recommendModel({ ...localMachineFacts(), planTraining: catalogPlanner() });
       console.log(`No model chosen yet: pick one on the UI's Models page, or run 'clawrl models pull ${rec.entry.id}' (recommended here) or 'clawrl models import FILE'.`);
     } else {
       console.log(`Loading ${model}…`);
