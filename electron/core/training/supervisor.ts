@@ -4,6 +4,7 @@ import type { EventBus } from "../rollout/events.js";
 import { rewardOf, type Store } from "../store/store.js";
 import type { SwapResult } from "../inference/adapterGate.js";
 import type { MemoryPlanSummary, ScoredSequence, TrainSettings } from "../../../trainer/protocol.js";
+import { APP_TRAIN_CONTEXT, backendNamedIn } from "../../../models/trainVerdict.js";
 import { CheckpointError, Checkpoints, type CheckpointEntry } from "./checkpoints.js";
 import { GATE_DEFAULTS, gateVerdict, type GateOptions } from "./gate.js";
 import type { SamplePool } from "./pool.js";
@@ -164,7 +165,7 @@ export class TrainingSupervisor {
       rank: s.loraRank,
       alpha: s.loraAlpha,
       lr: s.learningRate,
-      maxContext: s.maxTrainContext ?? 1024,
+      maxContext: s.maxTrainContext ?? APP_TRAIN_CONTEXT,
       teacher: s.teacherSource === "base" ? "base" : "current",
       seed: 0,
     };
@@ -201,9 +202,16 @@ export class TrainingSupervisor {
     this.ready.catch((e: Error) => {
       if (e instanceof WorkerExitError) return; // onExit restarts it
       if (e instanceof WorkerError && e.plan) {
-        // Not a crash to retry: this model does not fit this machine. Serving goes on.
+        // Not a crash to retry: this model does not fit this machine. Serving goes on; the
+        // trainer is let go without a restart (onExit would restart it): "Train now" plans again.
         this.st.memory = e.plan;
+        // The refusal carries no backend field; its plan's summary names the one it planned for.
+        this.st.backend ??= backendNamedIn(e.plan);
         this.st.lastError = `learning is off for this model: ${e.message}`;
+        if (this.worker === w) {
+          this.worker = null;
+          this.st.trainerPid = null;
+        }
       } else {
         this.st.lastError = `trainer could not start: ${e.message}`;
       }
@@ -264,6 +272,8 @@ export class TrainingSupervisor {
     if (this.st.paused) return { started: false, samplesWaiting: this.st.samplesWaiting, reason: "training is paused" };
     this.runRequested = true;
     this.blocked = false;
+    // The trainer refused this model (memory): asked again, it plans again (memory may have been freed).
+    if (this.st.state === "error" && this.worker === null && this.restartTimer === null) this.setPhase("idle");
     this.kick();
     return { started: true, samplesWaiting: this.st.samplesWaiting, reason: null };
   }
