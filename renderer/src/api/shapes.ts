@@ -36,10 +36,52 @@ export interface ModelInfo {
   gpuLayers: number | null;
   arch: string | null;
   trainable: boolean | null;
+  /** Whether it trains on this machine (GET /api/models), null when not known. */
+  training: Trainability | null;
+}
+
+/**
+ * Whether a model trains on this machine, and how (core: models/trainability.ts, the
+ * trainer's memory plan): GET /api/models's `training` of each model.
+ */
+export interface Trainability {
+  fits: boolean;
+  /** tfjs backend it was planned for ("wasm" until the trainer has reported another). */
+  backend: string;
+  /** Longest sample kept in training; 0 when it does not fit. */
+  maxContext: number;
+  summary: string;
+  /** Why it cannot train: "memory" (too large here), "architecture" (serve only), null when it fits. */
+  limit: "memory" | "architecture" | null;
+  needDeviceBytes: number | null;
+  availableDeviceBytes: number | null;
+  needHostBytes: number | null;
+  availableHostBytes: number | null;
+}
+
+export function readTrainability(t: unknown): Trainability | null {
+  if (!isObj(t) || typeof t.fits !== "boolean") return null;
+  const limit = str(pick(t, "limit"));
+  return {
+    fits: t.fits,
+    backend: str(pick(t, "backend")) ?? "wasm",
+    maxContext: num(pick(t, "maxContext")) ?? 0,
+    summary: str(pick(t, "summary")) ?? "",
+    limit: t.fits ? null : limit === "architecture" ? "architecture" : "memory",
+    needDeviceBytes: num(pick(t, "needDeviceBytes")),
+    availableDeviceBytes: num(pick(t, "availableDeviceBytes")),
+    needHostBytes: num(pick(t, "needHostBytes")),
+    availableHostBytes: num(pick(t, "availableHostBytes")),
+  };
+}
+
+/** The served model's verdict from the trainer's own, live plan (/api/status training.memory). */
+export function trainabilityOfMemory(m: TrainingMemory, backend: string): Trainability {
+  return { ...m, backend, maxContext: m.fits ? m.maxContext : 0, limit: m.fits ? null : "memory" };
 }
 
 export function readModel(m: unknown): ModelInfo | null {
-  if (typeof m === "string") return { name: m, path: null, sizeBytes: null, quantization: null, contextSize: null, gpuLayers: null, arch: null, trainable: null };
+  if (typeof m === "string") return { name: m, path: null, sizeBytes: null, quantization: null, contextSize: null, gpuLayers: null, arch: null, trainable: null, training: null };
   if (!isObj(m)) return null;
   const path = str(pick(m, "path", "file"));
   const trainable = pick(m, "trainable", "trainingSupported");
@@ -52,6 +94,7 @@ export function readModel(m: unknown): ModelInfo | null {
     gpuLayers: num(pick(m, "gpuLayers", "gpu.layers")),
     arch: str(pick(m, "arch", "architecture")),
     trainable: trainable === undefined ? null : bool(trainable),
+    training: readTrainability(pick(m, "training")),
   };
 }
 
@@ -330,7 +373,8 @@ export interface CatalogEntry {
   quantization: string | null;
   notes: string | null;
   serveMemoryBytes: number | null;
-  trainMemoryBytes: number | null;
+  /** Whether it would train on this machine (the trainer's memory plan for its shape). */
+  training: Trainability | null;
 }
 
 export interface DownloadState {
@@ -380,7 +424,7 @@ export function readModels(body: unknown): ModelsView {
         quantization: str(pick(m, "quantization")),
         notes: str(pick(m, "notes")),
         serveMemoryBytes: num(pick(m, "serveMemoryBytes")),
-        trainMemoryBytes: num(pick(m, "trainMemoryBytes")),
+        training: readTrainability(pick(m, "training")),
       })),
     installed: arr(pick(body, "installed"))
       .filter(isObj)

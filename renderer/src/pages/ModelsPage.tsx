@@ -1,9 +1,10 @@
 import { useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
-import { readModels, type CatalogEntry, type ModelInfo } from "../api/shapes.js";
+import { readModels, trainabilityOfMemory, type CatalogEntry, type ModelInfo, type Trainability } from "../api/shapes.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtBytes, fmtDuration } from "../components/format.js";
+import { memoryNeed, TrainVerdict } from "../components/Trainability.js";
 import { Card } from "./TrainingPage.js";
 
 export function ModelsPage() {
@@ -32,6 +33,9 @@ export function ModelsPage() {
   };
 
   const active: ModelInfo | null = models.data?.active ?? status?.model ?? null;
+  // The served model: the trainer's own plan once it has made one (live, /api/status), else the core's plan from the file.
+  const live = status?.training.memory;
+  const servedTraining: Trainability | null = live ? trainabilityOfMemory(live, status?.training.backend ?? active?.training?.backend ?? "wasm") : active?.training ?? null;
   return (
     <div className="page">
       <header className="page-head">
@@ -46,11 +50,19 @@ export function ModelsPage() {
           <Card label="Quantization" value={active.quantization ?? "—"} />
           <Card label="Context" value={active.contextSize ? `${active.contextSize.toLocaleString()} tokens` : "—"} />
           <Card label="GPU layers" value={active.gpuLayers ?? (status?.backend ? `— (${status.backend})` : "—")} />
+          <Card label="Training here" value={trainingCard(servedTraining)} wide />
         </div>
       ) : (
         <p className="muted">No model loaded.</p>
       )}
-      {active?.trainable === false && <p className="note note-muted">This model's architecture can be served but not trained.</p>}
+      {active && servedTraining?.limit === "memory" ? (
+        <p className="note note-muted" role="status">
+          Too large to train here: learning needs {memoryNeed(servedTraining, servedTraining.backend)}. Chat works with the model as it is; a smaller model, or a
+          machine with a GPU, can learn.
+        </p>
+      ) : active && (servedTraining?.limit === "architecture" || active.trainable === false) ? (
+        <p className="note note-muted">This model's architecture can be served but not trained.</p>
+      ) : null}
       {models.data?.restartRequired && (
         <p className="note note-info" role="status">
           A different model is chosen; it is served after the app restarts.
@@ -77,10 +89,8 @@ export function ModelsPage() {
                 <tr key={m.id}>
                   <td>
                     <strong>{m.name}</strong>
-                    <div className="small muted">
-                      {m.origin === "import" ? "imported" : "downloaded"}
-                      {m.trainable === false ? " · serve only (training not supported)" : ""}
-                    </div>
+                    <div className="small muted">{m.origin === "import" ? "imported" : "downloaded"}</div>
+                    <TrainVerdict t={active?.path && m.path === active.path ? servedTraining : m.training} />
                   </td>
                   <td className="nowrap">{fmtBytes(m.sizeBytes)}</td>
                   <td>{m.arch ?? "—"}</td>
@@ -163,8 +173,9 @@ function CatalogRow({ m, busy, onAct }: { m: CatalogEntry; busy: boolean; onAct(
       <td>
         <strong>{m.name}</strong>
         {m.recommended && <span className="tag tag-active">recommended</span>}
-        <div className="small muted">{[m.quantization, m.license, m.serveMemoryBytes ? `serve ${fmtBytes(m.serveMemoryBytes)} · train ${fmtBytes(m.trainMemoryBytes)}` : null].filter(Boolean).join(" · ")}</div>
+        <div className="small muted">{[m.quantization, m.license, m.serveMemoryBytes ? `serves in ${fmtBytes(m.serveMemoryBytes)}` : null].filter(Boolean).join(" · ")}</div>
         {m.notes && <div className="small muted">{m.notes}</div>}
+        <TrainVerdict t={m.training} />
       </td>
       <td className="nowrap">{fmtBytes(m.sizeBytes)}</td>
       <td>{m.arch ?? "—"}</td>
@@ -219,4 +230,11 @@ function CatalogRow({ m, busy, onAct }: { m: CatalogEntry; busy: boolean; onAct(
       </td>
     </tr>
   );
+}
+
+/** The active model's "Training here" card: a few words (the note below it says what is short). */
+function trainingCard(t: Trainability | null): string {
+  if (!t) return "—";
+  if (t.fits) return `Yes · ${t.backend} · context ${t.maxContext.toLocaleString()}`;
+  return t.limit === "architecture" ? "Serve only" : "Too large";
 }

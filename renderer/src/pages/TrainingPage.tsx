@@ -1,16 +1,19 @@
 import { useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
-import { listOf, metricSeries, pick, readCheckpoints, readTraining, readTurn, type TrainingMemory, type TrainingStatus, type Turn } from "../api/shapes.js";
+import { listOf, metricSeries, pick, readCheckpoints, readTraining, readTurn, type TrainingStatus, type Turn } from "../api/shapes.js";
 import { LineChart, VerdictStrip } from "../components/Charts.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtTime } from "../components/format.js";
+import { memoryNeed } from "../components/Trainability.js";
 import { EvalReportSection } from "./EvalReportSection.js";
 
 /** "Training step 3 of 8", "Judging", "Idle" … */
 export function describeTraining(t: TrainingStatus): string {
   const s = t.state.toLowerCase();
   if (t.paused) return "Paused";
+  // The trainer's memory plan refused the served model: not a fault, the model is too large here.
+  if (t.memory && !t.memory.fits && !s.includes("train")) return "Learning off";
   if (s.includes("train")) return t.step !== null && t.steps !== null ? `Training step ${t.step} of ${t.steps}` : "Training";
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
@@ -81,7 +84,7 @@ export function TrainingPage() {
       {training?.memory && !training.memory.fits ? (
         <div className="note note-error note-block" role="alert" aria-label="Learning is off">
           <strong>Learning is off for this model.</strong> Chat keeps working with the model as it is, but it cannot be trained on this
-          machine: it needs {memoryNeed(training.memory)}. A smaller model, or a machine with a GPU, can learn.
+          machine: it needs {memoryNeed(training.memory, training.backend)}. A smaller model, or a machine with a GPU, can learn.
           <div className="small">{training.memory.summary}</div>
         </div>
       ) : training?.lastError ? (
@@ -141,16 +144,6 @@ export function TrainingPage() {
       )}
     </div>
   );
-}
-
-const gib = (n: number) => `${(n / 2 ** 30).toFixed(1)} GB`;
-
-/** "5.7 GB of trainer memory (4.0 GB available)" and/or the same for RAM. */
-function memoryNeed(m: TrainingMemory): string {
-  const parts: string[] = [];
-  if (m.availableDeviceBytes !== null && m.needDeviceBytes > m.availableDeviceBytes) parts.push(`${gib(m.needDeviceBytes)} of trainer memory (${gib(m.availableDeviceBytes)} available)`);
-  if (m.needHostBytes > m.availableHostBytes) parts.push(`${gib(m.needHostBytes)} of RAM (${gib(m.availableHostBytes)} available)`);
-  return parts.length ? parts.join(" and ") : "more memory than is available";
 }
 
 /** "wasm (simd, 1 thread)", "tfjs-node-gpu, RTX 4090": the device alone when it already names the backend. */
