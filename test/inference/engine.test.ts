@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Token } from "node-llama-cpp";
 import { AbortedError, Engine, type GenerateResult } from "../../electron/core/inference/engine.js";
+import { hasExactTokenProbability } from "../../electron/core/inference/tokenProbability.js";
 import { tinyModel } from "../helpers/models.js";
 
 const messages = [{ role: "user" as const, content: "Tell me about the weather" }];
@@ -47,6 +48,7 @@ describe("inference engine", () => {
 
   for (const [label, sampling] of [
     ["native sampler (temperature 1)", { temperature: 1 }],
+    ["native sampler (temperature 0.7)", { temperature: 0.7 }],
     ["JS sampler (temperature 0.7, top_p 0.9)", { temperature: 0.7, topP: 0.9 }],
     ["greedy", { temperature: 0 }],
   ] as const) {
@@ -57,6 +59,41 @@ describe("inference engine", () => {
       for (let j = 0; j < ref.length; j++) assert.ok(Math.abs(r.tokenLogprobs[j] - ref[j]) < 2e-3, `token ${j}: served ${r.tokenLogprobs[j]} vs reference ${ref[j]}`);
     });
   }
+
+  it("asks the native sampler for nothing that sorts the vocabulary (log-probs in one pass over the logits)", async () => {
+    // node-llama-cpp sorts every candidate when a sampled token's confidence or probabilities,
+    // all logits or the top logits are asked for (~17 ms a token at a 152k vocabulary). A spy
+    // between the context's native object and its prototype sees every call that reaches C++.
+    const lease = await engine.gate.acquire([]);
+    const addon = (lease.sequence.context as unknown as { _ctx: object })._ctx;
+    lease.release();
+    assert.ok(hasExactTokenProbability(lease.sequence.context));
+    const proto = Object.getPrototypeOf(addon) as { sampleToken: (...a: unknown[]) => Promise<unknown> };
+    const calls: unknown[][] = [];
+    const spy = Object.create(proto) as typeof proto;
+    Object.defineProperty(spy, "sampleToken", {
+      value(this: object, ...args: unknown[]) {
+        calls.push(args);
+        return proto.sampleToken.apply(this, args);
+      },
+    });
+    Object.setPrototypeOf(addon, spy);
+    try {
+      for (const temperature of [0, 1, 0.7]) {
+        calls.length = 0;
+        const r = await engine.generate({ messages, maxTokens: 8, seed: 5, temperature });
+        const ref = await referenceLogprobs(r);
+        for (let j = 0; j < ref.length; j++) assert.ok(Math.abs(r.tokenLogprobs[j] - ref[j]) < 2e-3, `temperature ${temperature}, token ${j}: ${r.tokenLogprobs[j]} vs ${ref[j]}`);
+        assert.ok(calls.length >= r.responseTokens.length, `temperature ${temperature}: ${calls.length} native calls`);
+        for (const [, , probabilities, confidence, logits] of calls) {
+          const sorts = probabilities === true || confidence === true || logits === true || (Array.isArray(logits) && Number(logits[4]) > 0);
+          assert.ok(!sorts, `temperature ${temperature}: a sampleToken call that sorts: ${JSON.stringify({ probabilities, confidence, logits })}`);
+        }
+      }
+    } finally {
+      Object.setPrototypeOf(addon, proto);
+    }
+  });
 
   it("is deterministic for a seed", async () => {
     const a = await engine.generate({ messages, maxTokens: 12, seed: 99, temperature: 0.8, topP: 0.95 });
@@ -115,3 +152,4 @@ describe("prompt rendering", () => {
     assert.throws(() => engine.renderPrompt({ messages: [{ role: "user", content: "many words ".repeat(2000) }] }), (e: Error) => e.name === "ContextLengthError");
   });
 });
+

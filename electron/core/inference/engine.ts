@@ -16,6 +16,7 @@ import { JsonObjectPrefix } from "./jsonPrefix.js";
 import { createRng, tokenLogprob } from "./sampling.js";
 import { LogitsStepper, NativeStepper, type Stepper } from "./steppers.js";
 import { defaultThreads } from "./threads.js";
+import { hasExactTokenProbability, installExactTokenProbability } from "./tokenProbability.js";
 import { parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
 
 export { AbortedError } from "./adapterGate.js";
@@ -177,13 +178,16 @@ export class Engine {
     const threads = opts.threads ?? defaultThreads(model.size);
     const maxCtx = Math.min(opts.maxContextSize ?? model.trainContextSize, model.trainContextSize);
     const gate = new AdapterGate({
-      createContext: (adapterPath) =>
-        model.createContext({
+      createContext: async (adapterPath) => {
+        const context = await model.createContext({
           sequences,
           contextSize: { max: maxCtx },
           threads,
           lora: adapterPath ? { adapters: [{ filePath: adapterPath }] } : undefined,
-        }),
+        });
+        installExactTokenProbability(context, model);
+        return context;
+      },
       releaseAdapter: (p) => releaseCachedAdapter(model, p),
       drainTimeoutMs: opts.drainTimeoutMs,
     });
@@ -308,9 +312,13 @@ export class Engine {
     const start = Math.min(common, prompt.length - 1);
     if (seq.nextTokenIndex > start) await seq.eraseContextTokenRanges([{ start, end: seq.nextTokenIndex }]);
     const forcedCall = forced ? new ForcedToolCall(this, req.tools!, req.toolChoice as "required" | { name: string }) : null;
-    // The native sampler is exact for temperature 1 or 0 without top-p: its reported confidence
-    // is then p(token) at temperature 1. Everything else samples in JS from the raw logits.
-    const native = !forcedCall && topN === 0 && topP >= 1 && (temperature === 1 || temperature === 0);
+    // The native sampler serves every request without top-p, alternatives or forced tokens: its
+    // confidence is p(token) at temperature 1, computed in one pass over the logits
+    // (tokenProbability.ts), for any temperature. Where that is not installed, node-llama-cpp's
+    // own confidence is p at temperature 1 only for temperature 1 or 0. Everything else samples in
+    // JS from the raw logits (the whole vocabulary crosses into JS each token: the slow path).
+    const exact = hasExactTokenProbability(seq.context);
+    const native = !forcedCall && topN === 0 && topP >= 1 && (exact ? temperature >= 0 : temperature === 1 || temperature === 0);
     const stepper: Stepper = native
       ? new NativeStepper(seq, prompt.slice(start), temperature, seed)
       : new LogitsStepper(seq, prompt.slice(start), {

@@ -20,17 +20,25 @@ export interface Stepper {
 }
 
 /**
+ * No top-k sampler in node-llama-cpp's chain: `topK: 0` means top-k over the whole vocabulary,
+ * which sorts every candidate each token (~8 ms at a 152k vocabulary on one CPU thread), and
+ * leaving it out means node-llama-cpp's default of 40. `null` is dropped from the sampler config
+ * (removeNullFields), so no top-k sampler is built: the full distribution, nothing sorted.
+ */
+const NO_TOP_K = null as unknown as number;
+
+/**
  * node-llama-cpp's own generation loop (`evaluateWithMetadata`), used when its sampler is exact
- * for our needs: temperature 1 (or 0 = greedy), no top-p / top-k, so the confidence it reports
- * for the sampled token is the temperature-1 probability. Fastest path: nothing but the token
- * and one number cross into JS per step.
+ * for our needs: no top-p / top-k, so the confidence reported for the sampled token is the
+ * temperature-1 probability (any temperature where tokenProbability.ts is installed; temperature
+ * 1 or 0 otherwise). Fastest path: nothing but the token and one number cross into JS per step.
  */
 export class NativeStepper implements Stepper {
   private readonly it: AsyncGenerator<{ token: Token; confidence: number }, void, void | Token | Token[]>;
   private ahead: Promise<IteratorResult<{ token: Token; confidence: number }, void>> | null = null;
 
   constructor(seq: LlamaContextSequence, input: Token[], temperature: number, seed: number) {
-    this.it = seq.evaluateWithMetadata(input, { confidence: true }, { temperature, topK: 0, topP: 1, minP: 0, seed, yieldEogToken: true });
+    this.it = seq.evaluateWithMetadata(input, { confidence: true }, { temperature, topK: NO_TOP_K, topP: 1, minP: 0, seed, yieldEogToken: true });
   }
 
   async next(): Promise<Step> {
