@@ -9,11 +9,15 @@
  * WebGPU on a software adapter (SwiftShader, lavapipe, llvmpipe, Microsoft Basic Render Driver,
  * a fallback adapter) is slower than wasm, so it is taken only when webgpu is asked for by name;
  * then, on Linux without a GPU, the software routes of ./webgpu/dawn.ts are tried too.
+ *
+ * wasm runs tfjs's threaded-SIMD build (XNNPACK on several threads) when more than one thread
+ * is wanted (CLAWRL_WASM_THREADS, default min(8, cores)); if that build cannot start, the
+ * single-threaded one does, and the device string says why (./wasm/threads.ts).
  */
 import os from "node:os";
-import path from "node:path";
 import { createRequire } from "node:module";
 import * as tf from "@tensorflow/tfjs-core";
+import { MAX_WASM_THREADS, startWasm, type WasmStarted } from "./wasm/threads.js";
 import type { AdapterSummary } from "./webgpu/dawn.js";
 import { startWebGpu } from "./webgpu/start.js";
 
@@ -26,7 +30,10 @@ export const WASM_HEAP_LIMIT_BYTES = 4294901760;
 export interface BackendChoice {
   /** tfjs backend name now active: "tensorflow", "webgpu", "wasm" or "cpu". */
   name: string;
-  /** Human-readable device: "cuda", "webgpu (NVIDIA H100, vulkan)", "native cpu", "wasm (simd)", "js cpu". */
+  /**
+   * Human-readable device: "cuda", "webgpu (NVIDIA H100, vulkan)", "native cpu",
+   * "wasm (simd, 4 threads)", "wasm (simd, 1 thread; threads unavailable: <why>)", "js cpu".
+   */
   device: string;
   /** Backends tried before this one, with why each was not used. */
   skipped: Array<{ name: string; why: string }>;
@@ -40,9 +47,11 @@ export interface BackendChoice {
   wasmHeapLimitBytes?: number;
   /** webgpu: the adapter, whether it is software, and the device's buffer limits. */
   webgpu?: AdapterSummary;
+  /** wasm: XNNPACK threads wanted and running, and why the threaded build is not in use. */
+  wasmThreads?: { wanted: number; threads: number; why?: string };
 }
 
-type Started = Pick<BackendChoice, "device" | "memoryBytes" | "wasmHeapLimitBytes" | "webgpu">;
+type Started = Pick<BackendChoice, "device" | "memoryBytes" | "wasmHeapLimitBytes" | "webgpu" | "wasmThreads">;
 
 interface Candidate {
   name: string;
@@ -93,6 +102,23 @@ function removeHandlersAddedSince(before: Map<string, Set<unknown>>): void {
   }
 }
 
+/**
+ * Threads for the wasm backend: CLAWRL_WASM_THREADS (a whole number; 1 starts the
+ * single-threaded build) or min(8, available cores); XNNPACK's cap in tfjs's build is 8.
+ */
+function wasmThreadsWanted(log: (line: string) => void): number {
+  const fallback = Math.min(MAX_WASM_THREADS, os.availableParallelism());
+  const raw = process.env.CLAWRL_WASM_THREADS?.trim();
+  if (!raw) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) {
+    log(`trainer backend: CLAWRL_WASM_THREADS=${raw} is not a whole number ≥ 1; using ${fallback}`);
+    return fallback;
+  }
+  if (n > MAX_WASM_THREADS) log(`trainer backend: CLAWRL_WASM_THREADS=${n}: wasm runs at most ${MAX_WASM_THREADS} threads`);
+  return Math.min(n, MAX_WASM_THREADS);
+}
+
 const CANDIDATES: Candidate[] = [
   {
     name: "tfjs-node-gpu",
@@ -119,28 +145,25 @@ const CANDIDATES: Candidate[] = [
   },
   {
     name: "wasm",
-    async start() {
-      const wasm = await import("@tensorflow/tfjs-backend-wasm");
-      // The .wasm binaries ship next to the package's dist; without a path tfjs would try to
-      // fetch them relative to a page URL, which does not exist under Node.
-      const dir = path.dirname(require.resolve("@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm"));
-      wasm.setWasmPaths(dir + path.sep);
+    async start(_explicit, log) {
+      const want = wasmThreadsWanted(log);
       // The Emscripten runtime installs process handlers that re-throw every uncaught error
       // from inside its one-line, 30 kB loader, so Node prints that whole line with any crash.
       // Remove them: Node's default handling is what we want.
       const before = processHandlers();
+      let w: WasmStarted;
       try {
-        await activate("wasm");
+        w = await startWasm({ threads: want, log });
       } finally {
         removeHandlersAddedSince(before);
       }
-      const simd = Boolean(await tf.env().getAsync("WASM_HAS_SIMD_SUPPORT"));
-      const threads = Boolean(await tf.env().getAsync("WASM_HAS_MULTITHREAD_SUPPORT"));
-      const features = [simd ? "simd" : "no simd", threads ? `${wasm.getThreadsCount()} threads` : "1 thread"];
+      const threads = `${w.threads} thread${w.threads === 1 ? "" : "s"}`;
+      const features = [w.simd ? "simd" : "no simd", w.why ? `${threads}; threads unavailable: ${w.why}` : threads];
       return {
         device: `wasm (${features.join(", ")})`,
         memoryBytes: Math.min(os.totalmem(), WASM_HEAP_LIMIT_BYTES),
         wasmHeapLimitBytes: WASM_HEAP_LIMIT_BYTES,
+        wasmThreads: { wanted: w.wanted, threads: w.threads, ...(w.why ? { why: w.why } : {}) },
       };
     },
   },
