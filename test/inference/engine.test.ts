@@ -1,8 +1,14 @@
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Token } from "node-llama-cpp";
-import { AbortedError, Engine, type GenerateResult } from "../../electron/core/inference/engine.js";
+import { AbortedError, Engine, type GenerateEvent, type GenerateResult } from "../../electron/core/inference/engine.js";
 import { hasExactTokenProbability } from "../../electron/core/inference/tokenProbability.js";
+import { buildTinyModel } from "../../models/tiny/generate.js";
+import { encodeGguf } from "../../trainer/gguf/writer.js";
+import { GgufValueType } from "../../trainer/gguf/types.js";
 import { tinyModel } from "../helpers/models.js";
 
 const messages = [{ role: "user" as const, content: "Tell me about the weather" }];
@@ -153,3 +159,36 @@ describe("prompt rendering", () => {
   });
 });
 
+describe("tokens without text", () => {
+  // llama.cpp's converter types the ids a tokenizer leaves unassigned (Qwen's [PAD<id>]) UNUSED,
+  // and those detokenize to nothing; so do control tokens in an answer's text. A random-weight
+  // model emits them: a stream that sent log-probs only with visible text sent the whole answer
+  // at the end (the server-vs-direct bench then measured TTFT = the whole answer, decode NaN).
+  let engine: Engine;
+  let dir: string;
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-textless-"));
+    const spec = buildTinyModel({ arch: "qwen2" });
+    const meta = spec.metadata as Array<[string, { type: GgufValueType; itemType?: GgufValueType; value: unknown }]>;
+    const types = meta.find(([k]) => k === "tokenizer.ggml.token_type")![1];
+    // Every normal token UNUSED (control tokens stay): the prompt tokenizes as before, every answer token has no text.
+    types.value = (types.value as number[]).map((t) => (t === 1 ? 5 : t));
+    assert.equal(types.itemType, GgufValueType.INT32);
+    const file = path.join(dir, "textless.gguf");
+    fs.writeFileSync(file, encodeGguf(spec));
+    engine = await Engine.load({ modelPath: file, backend: "cpu", threads: 1, maxContextSize: 512, sequences: 1 });
+  });
+  after(async () => {
+    await engine?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("streams each token's log-prob as it is generated", async () => {
+    const events: GenerateEvent[] = [];
+    const r = await engine.generate({ messages, maxTokens: 8, temperature: 0 }, { onEvent: (e) => events.push(e) });
+    assert.ok(r.responseTokens.length >= 4, `only ${r.responseTokens.length} tokens`);
+    assert.equal(r.text, "");
+    const content = events.filter((e): e is Extract<GenerateEvent, { type: "content" }> => e.type === "content" && e.logprobs.length > 0);
+    assert.deepEqual(content.map((e) => e.logprobs.map((l) => l.token)), r.responseTokens.map((t) => [t]));
+  });
+});

@@ -342,7 +342,8 @@ export class Engine {
     let pendingInfos: TokenLogprob[] = [];
     const sentCalls: Array<{ id: string; name: string | null; args: string }> = [];
 
-    const emit = (text: string, final: boolean) => {
+    /** `text`: what may be shown so far; `whole`: nothing after it is held back. */
+    const emit = (text: string, final: boolean, whole = final) => {
       if (!hooks.onEvent) return;
       let content: string;
       let calls: Array<{ name: string | null; arguments: string }> = [];
@@ -358,6 +359,11 @@ export class Engine {
         hooks.onEvent({ type: "content", text: content.slice(sentContent.length), logprobs: pendingInfos });
         pendingInfos = [];
         sentContent = content;
+      } else if (whole && !final && !toolMode && content === sentContent && pendingInfos.length > 0) {
+        // Tokens that add no text (control or unused tokens) are streamed as they come, not with
+        // the next visible text: else a run of them reaches the client only at the end.
+        hooks.onEvent({ type: "content", text: "", logprobs: pendingInfos });
+        pendingInfos = [];
       }
       calls.forEach((c, i) => {
         if (c.name === null) return;
@@ -420,7 +426,7 @@ export class Engine {
       // Hold back an incomplete UTF-8 character and a possible start of a stop string.
       let hold = text.endsWith("\uFFFD") ? 1 : 0;
       for (const s of stops) hold = Math.max(hold, partialTail(text, s));
-      emit(text.slice(0, text.length - hold), false);
+      emit(text.slice(0, text.length - hold), false, hold === 0);
     }
     } finally {
       await stepper.close();
