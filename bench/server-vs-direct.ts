@@ -10,8 +10,13 @@
 // server's overhead into engine and HTTP parts. The modes run interleaved, round after round,
 // and the ratios are medians of the per-round ratios (with their quartiles).
 //
-// Run: node --import tsx bench/server-vs-direct.ts [--model FILE] [--tokens N] [--rounds N] [--backend auto|cuda|vulkan|cpu]
-// (default model: the tiny qwen2 test model; a bigger one: `clawrl tiny-model --arch qwen2 --dim 512 --layers 8 --out F`;
+// TTFT is the time to the first streamed token (a chunk carrying its log-prob, text or not), and
+// decode counts the tokens after it: a mode whose tokens all arrived in one event prints
+// "all at once" instead of a rate (it once printed NaN).
+//
+// Run: node --import tsx bench/server-vs-direct.ts [--model FILE | --shape ID] [--tokens N] [--rounds N] [--backend auto|cuda|vulkan|cpu]
+// (default model: the tiny qwen2 test model; --shape qwen2.5-0.5b / qwen3-0.6b / ...: a random-weight model with that
+// real model's shape and vocabulary, q8_0, generated once into .cache/models (models/tiny/shapeCache.ts);
 // CLAWRL_THREADS sets CPU threads, default all cores)
 import { fork, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -21,16 +26,24 @@ import { parseArgs } from "node:util";
 import type { Token } from "node-llama-cpp";
 import { startCore } from "../electron/core/core.js";
 import type { BackendPreference } from "../electron/core/inference/backend.js";
+import { ensureShapeModel } from "../models/tiny/shapeCache.js";
 import { tinyModel } from "../test/helpers/models.js";
 
 const { values } = parseArgs({
-  options: { model: { type: "string" }, tokens: { type: "string", default: "128" }, rounds: { type: "string", default: "9" }, backend: { type: "string", default: "auto" } },
+  options: {
+    model: { type: "string" },
+    shape: { type: "string" },
+    tokens: { type: "string", default: "128" },
+    rounds: { type: "string", default: "9" },
+    backend: { type: "string", default: "auto" },
+  },
 });
+if (values.model && values.shape) throw new Error("--model and --shape exclude each other");
 const TOKENS = Number(values.tokens);
 const ROUNDS = Number(values.rounds);
 if (!(TOKENS >= 2) || !(ROUNDS >= 1)) throw new Error("--tokens must be ≥ 2 and --rounds ≥ 1");
 const threads = Number(process.env.CLAWRL_THREADS) || undefined;
-const model = values.model ?? (await tinyModel({ arch: "qwen2" }));
+const model = values.model ?? (values.shape ? ensureShapeModel(values.shape, "q8_0") : await tinyModel({ arch: "qwen2" }));
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-bench-svd-"));
 const messages = [{ role: "system" as const, content: "You are a helpful assistant." }, { role: "user" as const, content: "Tell me a long story about a robot who learns to paint." }];
 
@@ -40,13 +53,19 @@ const info = engine.info();
 
 interface Run {
   ttftMs: number;
-  decodeTokS: number;
+  /** null: no token came after the first event (all arrived at once), so there is no rate */
+  decodeTokS: number | null;
   tokens: number;
   /** CPU time per generated token, µs: this process's JS thread, and all its threads */
   jsUs: number;
   procUs: number;
 }
 type Timed = Omit<Run, "jsUs" | "procUs">;
+
+/** Tokens per second after the first event; null when none came after it (never 0/0 = NaN). */
+function rate(tokens: number, ms: number): number | null {
+  return tokens > 0 && ms > 0 ? tokens / (ms / 1000) : null;
+}
 
 /** CPU time (ns) of this process's main (JS) thread and of all its threads, from /proc schedstat. */
 function cpuNs(): { js: number; all: number } {
@@ -90,7 +109,7 @@ async function direct(): Promise<Timed> {
     if (n === 0) first = last;
     if (++n >= TOKENS) break;
   }
-  return { ttftMs: first - t0, decodeTokS: (n - 1) / ((last - first) / 1000), tokens: n };
+  return { ttftMs: first - t0, decodeTokS: rate(n - 1, last - first), tokens: n };
 }
 
 /** A fresh sequence state each round, as direct() has (no prefix reuse between rounds). */
@@ -123,7 +142,7 @@ async function engineOnly(): Promise<Timed> {
     },
   );
   const tokens = r.responseTokens.length;
-  return { ttftMs: first - t0, decodeTokS: (tokens - firstTokens) / ((last - first) / 1000), tokens };
+  return { ttftMs: first - t0, decodeTokS: rate(tokens - firstTokens, last - first), tokens };
 }
 
 /** Through the server: a streamed request from the client process; timings from its side of the socket. */
@@ -143,7 +162,7 @@ await ask({ type: "init", baseURL: `${core.url}/v1`, apiKey: core.token });
 async function server(): Promise<Timed> {
   await clearServingSequence();
   const r = await ask<{ ttftMs: number; decodeMs: number; decodeTokens: number; tokens: number }>({ type: "run", model: info.modelId, messages, maxTokens: TOKENS });
-  return { ttftMs: r.ttftMs, decodeTokS: r.decodeTokens / (r.decodeMs / 1000), tokens: r.tokens };
+  return { ttftMs: r.ttftMs, decodeTokS: rate(r.decodeTokens, r.decodeMs), tokens: r.tokens };
 }
 
 const modes = { direct, engine: engineOnly, server } as const;
@@ -158,9 +177,21 @@ const quantile = (xs: number[], q: number) => {
 };
 const med = (xs: number[]) => quantile(xs, 0.5);
 /** Median of per-round ratios, with the quartiles: rounds are interleaved, so pairs share the machine's load. */
-function ratio(num: (i: number) => number, den: (i: number) => number): string {
-  const rs = Array.from({ length: ROUNDS }, (_, i) => num(i) / den(i));
-  return `${med(rs).toFixed(3)} [${quantile(rs, 0.25).toFixed(2)}–${quantile(rs, 0.75).toFixed(2)}]`;
+function ratio(num: (i: number) => number | null, den: (i: number) => number | null): string {
+  const rs: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const a = num(i);
+    const b = den(i);
+    if (a !== null && b !== null && Number.isFinite(a / b)) rs.push(a / b);
+  }
+  if (rs.length === 0) return "n/a";
+  return `${med(rs).toFixed(3)} [${quantile(rs, 0.25).toFixed(2)}–${quantile(rs, 0.75).toFixed(2)}]${rs.length < ROUNDS ? ` (${rs.length} of ${ROUNDS} rounds)` : ""}`;
+}
+/** Median decode rate, or why there is none. */
+function medRate(xs: Run[]): string {
+  const r = xs.map((x) => x.decodeTokS).filter((x): x is number => x !== null);
+  if (r.length === 0) return "all at once (no tokens after the first event)";
+  return `${med(r).toFixed(1)} tok/s`;
 }
 const d = runs.direct;
 console.log(`model ${info.modelId} (${info.backend}, ${info.gpuLayers} GPU layers, threads ${threads ?? "default"}), prompt ${prompt.length} tokens, ${TOKENS} tokens x ${ROUNDS} rounds, load average ${os.loadavg()[0].toFixed(1)}`);
@@ -170,7 +201,7 @@ for (const m of ["engine", "server"] as const) {
   const r = runs[m];
   console.log(`${m}:`);
   console.log(`  TTFT          direct ${med(d.map((x) => x.ttftMs)).toFixed(2)} ms   ${m} ${med(r.map((x) => x.ttftMs)).toFixed(2)} ms   ratio ${ratio((i) => d[i].ttftMs, (i) => r[i].ttftMs)}`);
-  console.log(`  decode        direct ${med(d.map((x) => x.decodeTokS)).toFixed(1)} tok/s   ${m} ${med(r.map((x) => x.decodeTokS)).toFixed(1)} tok/s   ratio ${ratio((i) => r[i].decodeTokS, (i) => d[i].decodeTokS)}`);
+  console.log(`  decode        direct ${medRate(d)}   ${m} ${medRate(r)}   ratio ${ratio((i) => r[i].decodeTokS, (i) => d[i].decodeTokS)}`);
   console.log(`  CPU/token JS  direct ${med(d.map((x) => x.jsUs)).toFixed(0)} µs   ${m} ${med(r.map((x) => x.jsUs)).toFixed(0)} µs   ratio ${ratio((i) => d[i].jsUs, (i) => r[i].jsUs)}`);
   console.log(`  CPU/token all direct ${med(d.map((x) => x.procUs)).toFixed(0)} µs   ${m} ${med(r.map((x) => x.procUs)).toFixed(0)} µs   ratio ${ratio((i) => d[i].procUs, (i) => r[i].procUs)}`);
 }
