@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import { z } from "zod";
+import shippedCatalog from "./catalog.json" with { type: "json" };
 import { SUPPORTED_ARCHS } from "../trainer/model/config.js";
 import { parseByteSize } from "../trainer/plan/available.js";
-import { shortfall, type Trainability } from "./trainVerdict.js";
+import { APP_TRAIN_CONTEXT, shortfall, type Trainability } from "./trainVerdict.js";
 
 const entrySchema = z.object({
   id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/),
@@ -28,16 +28,19 @@ const catalogSchema = z.object({ models: z.array(entrySchema).min(1) });
 
 let cached: CatalogEntry[] | undefined;
 
-/** The recommended models shipped with the app (models/catalog.json), validated. */
-export function loadCatalog(file = path.join(import.meta.dirname, "catalog.json")): CatalogEntry[] {
-  if (cached && file === path.join(import.meta.dirname, "catalog.json")) return cached;
-  const parsed = catalogSchema.parse(JSON.parse(fs.readFileSync(file, "utf8")));
+/**
+ * The recommended models shipped with the app (models/catalog.json, imported so that the
+ * bundled core carries it), validated; `file` reads another catalog (tests).
+ */
+export function loadCatalog(file?: string): CatalogEntry[] {
+  if (cached && file === undefined) return cached;
+  const parsed = catalogSchema.parse(file === undefined ? shippedCatalog : JSON.parse(fs.readFileSync(file, "utf8")));
   const ids = new Set<string>();
   for (const m of parsed.models) {
     if (ids.has(m.id)) throw new Error(`catalog: duplicate id ${m.id}`);
     ids.add(m.id);
   }
-  cached = parsed.models;
+  if (file === undefined) cached = parsed.models;
   return parsed.models;
 }
 
@@ -51,6 +54,10 @@ export interface MachineFacts {
   vramBytes: number;
   /** CLAWRL_TRAINER_RAM_LIMIT, when a user keeps the trainer small. */
   trainerRamLimitBytes?: number | null;
+  /** CPU threads the trainer can use (default: this machine's). */
+  cpuCores?: number;
+  /** The trainer runs on a GPU (tfjs-node-gpu, webgpu on a hardware adapter): speed is not the limit. */
+  trainerOnGpu?: boolean;
   /**
    * The trainer's memory plan for a catalog model, given the RAM the trainer would have beside
    * it (models/trainability.ts catalogPlanner: on the trainer's backend, wasm until the trainer
@@ -82,6 +89,21 @@ export function localMachineFacts(env: NodeJS.ProcessEnv = process.env): Omit<Ma
 
 const gib = (n: number) => `${(n / 2 ** 30).toFixed(1)} GiB`;
 
+/** A batch of the live loop, in trained tokens (16 samples of ~256 tokens). */
+const BATCH_TOKENS = 16 * 256;
+/** Longest wait for one batch on a CPU backend that a first-run recommendation accepts. */
+export const MAX_CPU_BATCH_SECONDS = 600;
+
+/**
+ * Rough seconds for one batch on the CPU (wasm, cpu, tfjs-node): 6 FLOPs per parameter per
+ * token (forward, recompute, backward to the activations) at ~20 GFLOP/s per core
+ * (bench/trainer-real-size.ts: 10-17 on one wasm thread), 70% efficient across up to 8 threads.
+ */
+export function cpuBatchSeconds(entry: CatalogEntry, cores: number): number {
+  const flops = 6 * entry.parameters * BATCH_TOKENS;
+  return flops / (20e9 * Math.max(1, Math.min(8, cores) * 0.7));
+}
+
 /** RAM we plan with: 40% is left to the OS and other apps. */
 const RAM_SHARE = 0.6;
 
@@ -103,13 +125,19 @@ export function recommendModel(facts: MachineFacts, catalog = loadCatalog()): Re
   const verdict = (m: CatalogEntry): Trainability | null => facts.planTraining(m, trainerRamBeside(m, facts));
   const serves = catalog.filter((m) => m.serveMemoryBytes <= budget + facts.vramBytes);
   const bySize = [...serves].sort((a, b) => b.parameters - a.parameters);
-  for (const m of bySize) {
-    const t = verdict(m);
+  // First choice: trains at the app's full context, and (on a CPU backend) a batch takes
+  // minutes, not an hour; then anything that trains at all.
+  const good = (m: CatalogEntry, t: Trainability) =>
+    t.maxContext >= APP_TRAIN_CONTEXT && (facts.trainerOnGpu === true || cpuBatchSeconds(m, facts.cpuCores ?? os.availableParallelism()) <= MAX_CPU_BATCH_SECONDS);
+  const ranked = [...bySize.map((m) => ({ m, t: verdict(m) })).filter((x) => x.t?.fits && good(x.m, x.t)), ...bySize.map((m) => ({ m, t: verdict(m) }))];
+  for (const { m, t } of ranked) {
     if (t?.fits) {
       return {
         entry: m,
         training: t,
-        reason: `Largest model that serves within ${gib(facts.ramBytes)} RAM${facts.vramBytes ? ` and ${gib(facts.vramBytes)} GPU memory` : ""} and trains here on ${t.backend} (context ${t.maxContext} tokens).`,
+        reason:
+          `Largest model that serves within ${gib(facts.ramBytes)} RAM${facts.vramBytes ? ` and ${gib(facts.vramBytes)} GPU memory` : ""} and trains here on ${t.backend} ` +
+          `(context ${t.maxContext} tokens${facts.trainerOnGpu ? "" : `, about ${Math.ceil(cpuBatchSeconds(m, facts.cpuCores ?? os.availableParallelism()) / 60)} min per batch of feedback`}).`,
       };
     }
   }

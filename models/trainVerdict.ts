@@ -58,18 +58,9 @@ export function verdictOfPlan(plan: Pick<MemoryPlan, "fits" | "placement" | "max
   };
 }
 
-/**
- * The verdict of the plan the trainer itself made for the served model (/api/status
- * training.memory); `backend` is what the trainer reported, or, when it refused before saying
- * (an init error carries the plan but no backend), the one its summary names.
- */
-export function trainabilityOfPlan(plan: MemoryPlanSummary, backend: string | null): Trainability {
-  return verdictOfPlan(plan, backend ?? backendNamedIn(plan) ?? WASM_BACKEND.name, plan.summary);
-}
-
-/** The backend a plan's summary names ("cannot train … on wasm: at a context …", "wasm: all weights …"). */
-export function backendNamedIn(plan: Pick<MemoryPlanSummary, "summary">): string | null {
-  return /\bon ([\w-]+): at a context/.exec(plan.summary)?.[1] ?? /^([\w-]+): /.exec(plan.summary)?.[1] ?? null;
+/** The verdict of the plan the trainer itself made for the served model (/api/status training.memory). */
+export function trainabilityOfPlan(plan: MemoryPlanSummary): Trainability {
+  return verdictOfPlan(plan, plan.backend, plan.summary);
 }
 
 /** A model the trainer cannot train at all (its architecture): it can still be served. */
@@ -104,6 +95,12 @@ export function backendOfStatus(st: { backend: string | null; device: string | n
   const known = reported === undefined ? b : { ...b, deviceBytes: reported };
   // "webgpu (SwiftShader, software)": a software adapter's buffers are RAM.
   return st.backend === "webgpu" && /\bsoftware\)$/.test(device) ? { ...known, sharesHostMemory: true } : known;
+}
+
+/** Whether the trainer reported a GPU (tfjs-node-gpu's "cuda", webgpu on a hardware adapter). */
+export function trainerOnGpu(st: { backend: string | null; device: string | null } | null | undefined): boolean {
+  if (!st?.backend) return false;
+  return st.device === "cuda" || (st.backend === "webgpu" && !/\bsoftware\)$/.test(st.device ?? ""));
 }
 
 const GiB = 2 ** 30;

@@ -85,6 +85,8 @@ const stepMetricsSchema = z.looseObject({
 /** What the trainer's memory plan decided (trainer/plan/memoryPlan.ts), as the core shows it. */
 export const memoryPlanSchema = z.object({
   fits: z.boolean(),
+  /** tfjs backend the plan is for ("wasm", "webgpu", ...). */
+  backend: z.string(),
   summary: z.string(),
   placement: z.object({ layers: z.enum(["device", "host-f32", "host-packed"]), head: z.enum(["device", "host-f32", "host-packed"]) }),
   maxContext: z.number().int().nonnegative(),

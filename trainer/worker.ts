@@ -40,8 +40,8 @@ const HISTORY = 200;
 const PLAN_BATCH = 16;
 
 function planSummary(p: MemoryPlan): MemoryPlanSummary {
-  const { fits, summary, placement, maxContext, requestedMaxContext, maxContextThatFits, microBatchTokens, needDeviceBytes, availableDeviceBytes, needHostBytes, availableHostBytes } = p;
-  return { fits, summary, placement, maxContext, requestedMaxContext, maxContextThatFits, microBatchTokens, needDeviceBytes, availableDeviceBytes, needHostBytes, availableHostBytes };
+  const { fits, backend, summary, placement, maxContext, requestedMaxContext, maxContextThatFits, microBatchTokens, needDeviceBytes, availableDeviceBytes, needHostBytes, availableHostBytes } = p;
+  return { fits, backend, summary, placement, maxContext, requestedMaxContext, maxContextThatFits, microBatchTokens, needDeviceBytes, availableDeviceBytes, needHostBytes, availableHostBytes };
 }
 
 function send(msg: Reply): void {

@@ -48,6 +48,11 @@ describe("build output", () => {
       const res = await fetch(`${ep.url}/`);
       assert.equal(res.status, 200);
       assert.match(await res.text(), /<div id="root">/);
+      // Data files the core reads at run time travel in the bundle (the catalog once did not: 500).
+      const models = await fetch(`${ep.url}/api/models`, { headers: { authorization: `Bearer ${ep.token}` } });
+      assert.equal(models.status, 200, await models.clone().text());
+      const body = (await models.json()) as { catalog: Array<{ id: string }> };
+      assert.ok(body.catalog.some((m) => m.id === "qwen3-1.7b"), "the shipped catalog is listed");
       const r = await s.stop();
       assert.deepEqual([r.graceful, r.code], [true, 0]);
     });

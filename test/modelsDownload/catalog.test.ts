@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
-import { loadCatalog, recommendModel } from "../../models/catalog.js";
+import { cpuBatchSeconds, loadCatalog, MAX_CPU_BATCH_SECONDS, recommendModel, trainerRamBeside } from "../../models/catalog.js";
+import { APP_TRAIN_CONTEXT } from "../../models/trainVerdict.js";
 import { resolveModelSource } from "../../models/hfSource.js";
 import { repoRoot } from "../helpers/cli.js";
 import { catalogPlanner, catalogShape, serveOnly, trainabilityOf, trainabilityPhrase, WASM_BACKEND } from "../../models/trainability.js";
@@ -31,18 +32,32 @@ describe("model catalog", () => {
     assert.equal(recommendModel({ ramBytes: 1 * GiB, vramBytes: 0, planTraining }).entry.id, [...loadCatalog()].sort((a, b) => a.parameters - b.parameters)[0].id);
   });
 
-  it("recommends the largest model that serves and that the memory plan says trains, with the RAM left beside serving", () => {
+  it("recommends the largest model that serves, trains at the app's context, and on a CPU in minutes per batch", () => {
     const catalog = loadCatalog();
+    const good = (m: (typeof catalog)[number], facts: Parameters<typeof recommendModel>[0], cores: number) => {
+      const t = planTraining(m, trainerRamBeside(m, facts));
+      return Boolean(t?.fits && t.maxContext >= APP_TRAIN_CONTEXT && cpuBatchSeconds(m, cores) <= MAX_CPU_BATCH_SECONDS);
+    };
+    const picks = new Map<string, string>();
     for (const ram of [4, 8, 16, 64]) {
-      const r = recommendModel({ ramBytes: ram * GiB, vramBytes: 0, planTraining });
-      assert.equal(r.training?.fits, true, `${ram} GiB: ${r.entry.id} ${r.training?.summary}`);
-      assert.match(r.reason, /trains here on wasm \(context \d+ tokens\)/);
-      // Nothing larger that serves would train: the plan, with 60% of RAM less the served model.
-      for (const m of catalog.filter((m) => m.parameters > r.entry.parameters && m.serveMemoryBytes <= ram * GiB * 0.6)) {
-        const t = trainabilityOf(catalogShape(m)!, { backend: WASM_BACKEND, hostBytes: ram * GiB * 0.6 - m.serveMemoryBytes });
-        assert.equal(t.fits, false, `${ram} GiB: ${m.id} is larger and trains (${t.summary}), yet ${r.entry.id} was picked`);
+      for (const cores of [2, 8]) {
+        const facts = { ramBytes: ram * GiB, vramBytes: 0, cpuCores: cores, planTraining };
+        const r = recommendModel(facts);
+        picks.set(`${ram}/${cores}`, r.entry.id);
+        assert.equal(r.training?.fits, true, `${ram} GiB, ${cores} cores: ${r.entry.id} ${r.training?.summary}`);
+        // When some model trains at the full context in minutes, the pick is one of them.
+        const anyGood = catalog.some((m) => m.serveMemoryBytes <= ram * GiB * 0.6 && good(m, facts, cores));
+        assert.equal(good(r.entry, facts, cores), anyGood, `${ram} GiB, ${cores} cores: ${r.entry.id} ${r.training?.summary}`);
+        assert.match(r.reason, /trains here on wasm \(context \d+ tokens, about \d+ min per batch of feedback\)/);
+        for (const m of catalog.filter((m) => anyGood && m.parameters > r.entry.parameters && m.serveMemoryBytes <= ram * GiB * 0.6)) {
+          assert.equal(good(m, facts, cores), false, `${ram} GiB, ${cores} cores: ${m.id} is larger and trains as well, yet ${r.entry.id} was picked`);
+        }
       }
     }
+    // More cores never get a smaller model (they train a batch faster); 2 cores keep to small ones.
+    const size = (id: string) => catalog.find((m) => m.id === id)!.parameters;
+    for (const ram of [4, 8, 16, 64]) assert.ok(size(picks.get(`${ram}/8`)!) >= size(picks.get(`${ram}/2`)!), `${ram} GiB: 8 cores ${picks.get(`${ram}/8`)} vs 2 cores ${picks.get(`${ram}/2`)}`);
+    assert.ok(size(picks.get("64/2")!) < 1e9, `2 cores: ${picks.get("64/2")} trains a batch in minutes`);
   });
 
   it("follows the trainer's backend and CLAWRL_TRAINER_RAM_LIMIT", () => {
@@ -54,11 +69,11 @@ describe("model catalog", () => {
     assert.match(starved.reason, /No model can train here on wasm \(the smallest needs [\d.]+ GiB RAM, 0\.1 available\)/);
     // A GPU trainer (tfjs-node-gpu, 24 GiB) trains the largest at a longer context than wasm's heap allows.
     const gpu = { name: "tensorflow", deviceBytes: 24 * GiB, sharesHostMemory: false };
-    const onGpu = recommendModel({ ramBytes: 64 * GiB, vramBytes: 24 * GiB, planTraining: catalogPlanner({ backend: gpu }) });
-    const onWasm = recommendModel({ ramBytes: 64 * GiB, vramBytes: 24 * GiB, planTraining });
+    const onGpu = recommendModel({ ramBytes: 64 * GiB, vramBytes: 24 * GiB, trainerOnGpu: true, planTraining: catalogPlanner({ backend: gpu }) });
+    const onWasm = recommendModel({ ramBytes: 64 * GiB, vramBytes: 24 * GiB, cpuCores: 8, planTraining });
     assert.equal(onGpu.entry.id, [...loadCatalog()].sort((a, b) => b.parameters - a.parameters)[0].id);
     assert.equal(onGpu.training?.backend, "tensorflow");
-    if (onWasm.entry.id === onGpu.entry.id) assert.ok(onGpu.training!.maxContext > onWasm.training!.maxContext, `${onGpu.training!.maxContext} > ${onWasm.training!.maxContext}`);
+    assert.ok(onGpu.entry.parameters > onWasm.entry.parameters, `GPU ${onGpu.entry.id} vs wasm ${onWasm.entry.id}`);
   });
 
   it("says in a few words whether a model trains here and how", () => {
@@ -73,16 +88,18 @@ describe("model catalog", () => {
     assert.equal(trainabilityPhrase(null), "trains: ?");
   });
 
-  it("the core, the catalog and the CLI load tfjs only when they plan (the plan's module brings it)", () => {
+  it("the core, the catalog, the CLI and the memory plan never load tfjs (only the trainer process does)", () => {
     // tfjs-core makes its engine (globalThis._tfengine) when it loads.
     const script = `
       for (const m of ["./electron/core/core.ts", "./models/catalog.ts", "./electron/core/cli/commands/models.ts", "./electron/core/cli/commands/serve.ts"]) await import(m);
       const before = typeof globalThis._tfengine;
-      await import("./models/trainability.ts");
-      console.log(before, typeof globalThis._tfengine);`;
+      const t = await import("./models/trainability.ts");
+      const { loadCatalog } = await import("./models/catalog.ts");
+      const verdict = t.trainabilityOf(t.catalogShape(loadCatalog()[0]), { hostBytes: 8 * 2 ** 30 });
+      console.log(before, typeof globalThis._tfengine, verdict.fits);`;
     const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: repoRoot, encoding: "utf8" });
     assert.equal(r.status, 0, r.stderr);
-    assert.equal(r.stdout.trim(), "undefined object");
+    assert.equal(r.stdout.trim(), "undefined undefined true");
   });
 
   it("resolves catalog ids and hf: references on HF_ENDPOINT", () => {

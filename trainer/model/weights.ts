@@ -20,18 +20,9 @@ import { dequantize, typeName, canDequantize } from "../gguf/dequant.js";
 import { findTensor, readTensorBytes, type GgufFile } from "../gguf/reader.js";
 import { GGML_TYPE_TRAITS, GgmlType, GgufError, type GgufTensorInfo } from "../gguf/types.js";
 import type { ModelConfig } from "./config.js";
+import { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type WeightPlacement } from "./layout.js";
 
-/** The linear layers of a block that LoRA can adapt, by their GGUF name part. */
-export const LINEAR_NAMES = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"] as const;
-export type LinearName = (typeof LINEAR_NAMES)[number];
-
-export type Placement = "device" | "host-f32" | "host-packed";
-
-/** Where the block weights and the output projection live (see the module comment). */
-export interface WeightPlacement {
-  layers: Placement;
-  head: Placement;
-}
+export { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type Placement, type WeightPlacement } from "./layout.js";
 
 export interface LayerWeights {
   attnNorm: tf.Tensor1D;
@@ -45,28 +36,6 @@ export interface LayerWeights {
   ffnNorm: tf.Tensor1D;
 }
 
-/** `[in, out]` of a block's linear layer, in ggml ne order. */
-export function linearShape(config: ModelConfig, name: LinearName): [number, number] {
-  const qOut = config.nHead * config.headDim;
-  const kOut = config.nHeadKv * config.headDim;
-  const vOut = config.nHeadKv * config.headDimV;
-  switch (name) {
-    case "attn_q":
-      return [config.nEmbd, qOut];
-    case "attn_k":
-      return [config.nEmbd, kOut];
-    case "attn_v":
-      return [config.nEmbd, vOut];
-    case "attn_output":
-      return [config.nHead * config.headDimV, config.nEmbd];
-    case "ffn_gate":
-    case "ffn_up":
-      return [config.nEmbd, config.nFf];
-    case "ffn_down":
-      return [config.nFf, config.nEmbd];
-  }
-}
-
 /** A tensor as stored in the GGUF: packed bytes (dequantized on demand), or already f32. */
 interface Packed {
   name: string;
@@ -78,8 +47,6 @@ interface Packed {
   f32?: Float32Array;
 }
 
-/** Rows of the output projection per slice: bounds the logits a head pass holds at once. */
-export const DEFAULT_HEAD_CHUNK_ROWS = 16384;
 
 /** The tensor names of block `l` that the forward pass reads, with their ne. */
 function layerTensorSpecs(config: ModelConfig, l: number): Array<{ key: string; name: string; ne: number[] }> {

@@ -9,7 +9,7 @@
  */
 import { readGguf, findTensor, type GgufFile } from "../gguf/reader.js";
 import { readModelConfig, type ModelConfig } from "../model/config.js";
-import { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type WeightPlacement } from "../model/weights.js";
+import { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type WeightPlacement } from "../model/layout.js";
 
 /** Sizes of a model's parts, from its GGUF header. */
 export interface ModelShape {
@@ -56,6 +56,8 @@ export interface Part {
 
 export interface MemoryPlan {
   fits: boolean;
+  /** tfjs backend the plan is for. */
+  backend: string;
   placement: WeightPlacement;
   /** Longest sample the trainer keeps (≤ the requested context; lower when memory is short). */
   maxContext: number;
@@ -292,7 +294,7 @@ export function planMemory(req: PlanRequest): MemoryPlan {
   };
   const leanContext = maxContextFor(lean);
   const context = Math.min(req.maxContext, leanContext);
-  const base = { headChunkRows, availableDeviceBytes: deviceAvail, availableHostBytes: hostAvail, maxContextThatFits: leanContext, requestedMaxContext: req.maxContext };
+  const base = { backend: backend.name, headChunkRows, availableDeviceBytes: deviceAvail, availableHostBytes: hostAvail, maxContextThatFits: leanContext, requestedMaxContext: req.maxContext };
   if (context < Math.min(MIN_TRAIN_CONTEXT, req.maxContext)) {
     const e = estimate(req, lean, 1, req.maxContext);
     const short: string[] = [];

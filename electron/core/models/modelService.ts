@@ -5,7 +5,7 @@ import { DownloadError, type DownloadProgress } from "../../../models/downloader
 import { resolveModelSource } from "../../../models/hfSource.js";
 import { pullModel } from "../../../models/pull.js";
 import { describeGguf, ModelRegistry, type InstalledModel } from "../../../models/registry.js";
-import { APP_TRAIN_CONTEXT, backendOfStatus, serveOnly, trainabilityOfPlan, type Trainability } from "../../../models/trainVerdict.js";
+import { APP_TRAIN_CONTEXT, backendOfStatus, serveOnly, trainabilityOfPlan, trainerOnGpu, type Trainability } from "../../../models/trainVerdict.js";
 import { readGguf } from "../../../trainer/gguf/reader.js";
 import { summarizeGguf } from "../../../trainer/gguf/summary.js";
 import { hostAvailableBytes, parseByteSize } from "../../../trainer/plan/available.js";
@@ -169,7 +169,7 @@ export class ModelService {
    */
   private fileVerdict(file: string, p: PlanInputs, served: string | null, planning: Planning): Trainability | null {
     const st = this.opts.trainer?.() ?? null;
-    if (served === file && st?.memory) return trainabilityOfPlan(st.memory, st.backend);
+    if (served === file && st?.memory) return trainabilityOfPlan(st.memory);
     const facts = this.factsOf(file, planning);
     if (!facts) return null;
     if (!facts.shape) return facts.architecture ? serveOnly(facts.architecture, p.backend.name) : null;
@@ -179,10 +179,11 @@ export class ModelService {
 
   private recommend(p: PlanInputs, planning: Planning): Recommendation {
     const ramBytes = os.totalmem();
-    const key = JSON.stringify([ramBytes, p.backend, p.trainerRamLimitBytes, p.maxContext, p.rank]);
+    const key = JSON.stringify([ramBytes, p.backend, p.trainerRamLimitBytes, p.maxContext, p.rank, trainerOnGpu(this.opts.trainer?.())]);
     if (this.recommendation?.key !== key) {
       const planTraining = planning.catalogPlanner({ backend: p.backend, maxContext: p.maxContext, rank: p.rank });
-      this.recommendation = { key, value: recommendModel({ ramBytes, vramBytes: 0, trainerRamLimitBytes: p.trainerRamLimitBytes, planTraining }) };
+      const onGpu = trainerOnGpu(this.opts.trainer?.());
+      this.recommendation = { key, value: recommendModel({ ramBytes, vramBytes: 0, trainerRamLimitBytes: p.trainerRamLimitBytes, trainerOnGpu: onGpu, planTraining }) };
     }
     return this.recommendation.value;
   }

@@ -4,7 +4,7 @@ import type { EventBus } from "../rollout/events.js";
 import { rewardOf, type Store } from "../store/store.js";
 import type { SwapResult } from "../inference/adapterGate.js";
 import type { MemoryPlanSummary, ScoredSequence, TrainSettings } from "../../../trainer/protocol.js";
-import { APP_TRAIN_CONTEXT, backendNamedIn } from "../../../models/trainVerdict.js";
+import { APP_TRAIN_CONTEXT } from "../../../models/trainVerdict.js";
 import { CheckpointError, Checkpoints, type CheckpointEntry } from "./checkpoints.js";
 import { GATE_DEFAULTS, gateVerdict, type GateOptions } from "./gate.js";
 import type { SamplePool } from "./pool.js";
@@ -206,7 +206,7 @@ export class TrainingSupervisor {
         // trainer is let go without a restart (onExit would restart it): "Train now" plans again.
         this.st.memory = e.plan;
         // The refusal carries no backend field; its plan's summary names the one it planned for.
-        this.st.backend ??= backendNamedIn(e.plan);
+        this.st.backend ??= e.plan.backend;
         this.st.lastError = `learning is off for this model: ${e.message}`;
         if (this.worker === w) {
           this.worker = null;
