@@ -1,5 +1,6 @@
 /**
- * The trainer's own tests, again on the webgpu backend: parity with llama.cpp on the tiny
+ * The trainer's own tests, again on the webgpu backend: the sliced head and the block-by-block
+ * backward against plain autodiff (batched attention products there), parity with llama.cpp on the tiny
  * models (with and without an adapter trained on webgpu), learning measured under llama.cpp,
  * trainSteps (no leaks over 100 steps, micro-batches, top-k) and bit-identical resume. Without
  * a GPU this runs through a software adapter (OpenGL ES on Mesa llvmpipe: the fastest of the
@@ -12,7 +13,7 @@ import path from "node:path";
 import { test } from "node:test";
 
 const root = path.resolve(import.meta.dirname, "../..");
-const FILES = ["parity-tiny", "parity-tied", "parity-rope", "learning", "train-loop"].map((f) => `test/trainer/${f}.test.ts`);
+const FILES = ["model", "parity-tiny", "parity-tied", "parity-rope", "learning", "train-loop"].map((f) => `test/trainer/${f}.test.ts`);
 
 /** The env that gets a webgpu backend here (fastest route first), or why none does. */
 function webgpuEnv(): { env: NodeJS.ProcessEnv } | { skip: string } {

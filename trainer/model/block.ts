@@ -8,7 +8,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { ModelConfig } from "./config.js";
 import { roundActivations } from "./activation-rounding.js";
-import { frozenLinear, mm, mmT } from "./fast-matmul.js";
+import { batchedProducts, frozenLinear, mm, mmT } from "./fast-matmul.js";
 import { applyRope } from "./rope.js";
 import type { GgmlType } from "../gguf/types.js";
 import type { LayerWeights, LinearName } from "./weights.js";
@@ -65,18 +65,29 @@ function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, ctx: SeqConte
   // Query heads of one KV head are adjacent (h = kv·g + j), so [B, H, T, D] is already
   // [B, Hkv, g, T, D] in memory: B*Hkv groups of [g*T, D] by reshape alone. Rank ≤ 4
   // throughout (tfjs-webgpu generates invalid shaders for rank-5 transposes).
-  const qg = tf.unstack(tf.reshape(tf.transpose(q, [0, 2, 1, 3]), [B * Hkv, g * T, D]));
-  const kg = tf.unstack(tf.reshape(tf.transpose(k, [0, 2, 1, 3]), [B * Hkv, T, D]));
-  const vg = tf.unstack(tf.reshape(tf.transpose(v, [0, 2, 1, 3]), [B * Hkv, T, Dv]));
   const scale = 1 / Math.sqrt(ctx.config.headDim);
-  // A loop of 2-D products: rank-3 batched matMul is ~8x slower on wasm.
-  const outs = qg.map((qi, i) => {
-    const scores = tf.reshape(tf.mul(mmT(qi as tf.Tensor2D, kg[i] as tf.Tensor2D), scale), [g, T, T]);
-    const probs = tf.reshape(tf.softmax(tf.add(scores, ctx.mask)), [g * T, T]) as tf.Tensor2D;
-    return mm(probs, vg[i] as tf.Tensor2D); // [g*T, Dv]
-  });
-  const out = tf.reshape(tf.stack(outs), [B, H, T, Dv]); // [B*Hkv, g*T, Dv] is [B, H, T, Dv]
-  return tf.reshape(tf.transpose(out, [0, 2, 1, 3]), [B * T, H * Dv]);
+  const q3 = tf.reshape(tf.transpose(q, [0, 2, 1, 3]), [B * Hkv, g * T, D]);
+  const k3 = tf.reshape(tf.transpose(k, [0, 2, 1, 3]), [B * Hkv, T, D]);
+  const v3 = tf.reshape(tf.transpose(v, [0, 2, 1, 3]), [B * Hkv, T, Dv]);
+  let out: tf.Tensor;
+  if (!batchedProducts()) {
+    // A loop of 2-D products: rank-3 batched matMul is ~8x slower on wasm.
+    const [qg, kg, vg] = [tf.unstack(q3), tf.unstack(k3), tf.unstack(v3)];
+    out = tf.stack(
+      qg.map((qi, i) => {
+        const scores = tf.reshape(tf.mul(mmT(qi as tf.Tensor2D, kg[i] as tf.Tensor2D), scale), [g, T, T]);
+        const probs = tf.reshape(tf.softmax(tf.add(scores, ctx.mask)), [g * T, T]) as tf.Tensor2D;
+        return mm(probs, vg[i] as tf.Tensor2D); // [g*T, Dv]
+      }),
+    );
+  } else {
+    // GPUs: one batched product per step of the attention, not 2·B·Hkv small dispatches.
+    const scores = tf.reshape(tf.mul(tf.matMul(q3, k3, false, true), scale), [B * Hkv, g, T, T]);
+    const probs = tf.reshape(tf.softmax(tf.add(scores, ctx.mask)), [B * Hkv, g * T, T]);
+    out = tf.matMul(probs, v3);
+  }
+  // [B*Hkv, g*T, Dv] is [B, H, T, Dv] in memory.
+  return tf.reshape(tf.transpose(tf.reshape(out, [B, H, T, Dv]), [0, 2, 1, 3]), [B * T, H * Dv]);
 }
 
 /**
