@@ -14,6 +14,8 @@ export default defineConfig({
           core: resolve(import.meta.dirname, "electron/core/entry.ts"),
           // The trainer process the core forks (electron/core/training/workerClient.ts looks for it).
           "trainer-worker": resolve(import.meta.dirname, "trainer/worker.ts"),
+          // The GPU backend probe the core forks before trusting a backend (electron/core/inference/backendProbe.ts looks for it).
+          "backend-probe": resolve(import.meta.dirname, "electron/core/inference/probeChild.ts"),
         },
       },
     },

@@ -80,7 +80,18 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const adapter = opts.engine?.adapter ?? startupAdapter(store, checkpoints);
   let engine: Engine | null = null;
   try {
-    if (opts.model) engine = await Engine.load({ ...opts.engine, adapter, threads: opts.engine?.threads ?? envThreads(), modelPath: opts.model });
+    if (opts.model) {
+      engine = await Engine.load({
+        ...opts.engine,
+        adapter,
+        threads: opts.engine?.threads ?? envThreads(),
+        // The Settings choice unless the caller (clawrl serve --gpu) named one.
+        backend: opts.engine?.backend ?? store.settings.backend,
+        // GPU backends found broken here are remembered (with why) until the app or driver changes.
+        probe: { cacheFile: path.join(paths.root, "backendProbe.json"), ...opts.engine?.probe },
+        modelPath: opts.model,
+      });
+    }
   } catch (err) {
     // Nothing may stay open (the rollout's idle timer would keep the process alive).
     rollout.stop();
@@ -162,7 +173,9 @@ function engineStatus(engine: Engine) {
   return {
     model: { id: i.modelId, path: i.modelPath, contextSize: i.contextSize, trainContextSize: i.trainContextSize, chatWrapper: i.chatWrapper },
     backend: i.backend,
-    gpu: i.backend === "cpu" ? null : { layers: i.gpuLayers },
+    /** backends tried before the serving one: [{ backend, kind: "unavailable" | "broken", reason, rememberedSince? }] */
+    backendSkipped: i.backendSkipped,
+    gpu: i.backend === "cpu" ? null : { ...(i.devices.length > 0 ? { name: i.devices.join(", ") } : {}), layers: i.gpuLayers },
     adapter: i.adapter,
     sequences: i.sequences,
   };

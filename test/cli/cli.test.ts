@@ -24,8 +24,16 @@ describe("clawrl CLI", () => {
     });
   }
 
-  it("serve rejects a bad option and a bad port value in one line, non-zero", () => {
-    for (const args of [["serve", "--bogus"], ["serve", "--port", "x"], ["serve", "--port", "70000"]]) {
+  it("serve rejects a bad option and a bad port, backend, context, threads or GPU layers value in one line, non-zero", () => {
+    for (const args of [
+      ["serve", "--bogus"],
+      ["serve", "--port", "x"],
+      ["serve", "--port", "70000"],
+      ["serve", "--gpu", "tpu"],
+      ["serve", "--context", "x"],
+      ["serve", "--threads", "0"],
+      ["serve", "--gpu-layers", "many"],
+    ]) {
       const r = runCli(args);
       assert.notEqual(r.code, 0, args.join(" "));
       assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);

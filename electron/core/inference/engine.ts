@@ -9,7 +9,8 @@ import {
 } from "node-llama-cpp";
 import type { ChatMessage } from "../api/chatTypes.js";
 import { AdapterGate, AbortedError, type SwapResult } from "./adapterGate.js";
-import { loadBackend, type BackendName, type BackendPreference } from "./backend.js";
+import type { BackendName, BackendPreference } from "./backend.js";
+import { chooseBackend, type BackendSkip, type ProbeOptions } from "./backendProbe.js";
 import { renderPrompt, type FunctionTool } from "./chatPrompt.js";
 import { IncrementalDetokenizer } from "./detokenizer.js";
 import { JsonObjectPrefix } from "./jsonPrefix.js";
@@ -24,7 +25,10 @@ export type { SwapResult } from "./adapterGate.js";
 
 export interface EngineOptions {
   modelPath: string;
+  /** auto = CUDA, then Vulkan, then CPU; a named GPU backend falls back to the CPU (backendProbe.ts). */
   backend?: BackendPreference;
+  /** How GPU backends are proven before use: where verdicts are remembered, time limits. */
+  probe?: ProbeOptions;
   /** Layers to offload to the GPU; default "auto" (as many as fit). */
   gpuLayers?: "auto" | "max" | number;
   /** Upper bound on the context size; default: the model's trained context (fitted to memory). */
@@ -43,6 +47,10 @@ export interface EngineInfo {
   modelId: string;
   modelPath: string;
   backend: BackendName;
+  /** Backends tried before the serving one, and why each was not used. */
+  backendSkipped: BackendSkip[];
+  /** GPU devices the backend runs on (from its probe); empty on the CPU. */
+  devices: string[];
   gpuLayers: number;
   contextSize: number;
   trainContextSize: number;
@@ -160,46 +168,55 @@ export class Engine {
     readonly wrapper: ChatWrapper,
     readonly gate: AdapterGate,
     private readonly opts: EngineOptions,
+    readonly backendSkipped: BackendSkip[] = [],
+    readonly devices: string[] = [],
   ) {
     this.syntax = toolCallSyntax(wrapper);
     this.modelId = path.basename(opts.modelPath).replace(/\.gguf$/i, "");
   }
 
   static async load(opts: EngineOptions): Promise<Engine> {
-    const { llama, backend } = await loadBackend(opts.backend ?? "auto");
-    let model: LlamaModel;
-    try {
-      model = await llama.loadModel({ modelPath: opts.modelPath, gpuLayers: opts.gpuLayers ?? "auto" });
-    } catch (err) {
-      await llama.dispose();
-      throw new Error(`cannot load model ${opts.modelPath}: ${(err as Error).message}`);
-    }
     const sequences = opts.sequences ?? 4;
-    const threads = opts.threads ?? defaultThreads(model.size);
-    const maxCtx = Math.min(opts.maxContextSize ?? model.trainContextSize, model.trainContextSize);
-    const gate = new AdapterGate({
-      createContext: async (adapterPath) => {
-        const context = await model.createContext({
-          sequences,
-          contextSize: { max: maxCtx },
-          threads,
-          lora: adapterPath ? { adapters: [{ filePath: adapterPath }] } : undefined,
+    const gpuLayers = opts.gpuLayers ?? "auto";
+    const chosen = await chooseBackend(
+      opts.backend ?? "auto",
+      { modelPath: opts.modelPath, gpuLayers },
+      async (llama) => {
+        let model: LlamaModel;
+        try {
+          model = await llama.loadModel({ modelPath: opts.modelPath, gpuLayers });
+        } catch (err) {
+          throw new Error(`cannot load model ${opts.modelPath}: ${(err as Error).message}`);
+        }
+        const threads = opts.threads ?? defaultThreads(model.size);
+        const maxCtx = Math.min(opts.maxContextSize ?? model.trainContextSize, model.trainContextSize);
+        const gate = new AdapterGate({
+          createContext: async (adapterPath) => {
+            const context = await model.createContext({
+              sequences,
+              contextSize: { max: maxCtx },
+              threads,
+              lora: adapterPath ? { adapters: [{ filePath: adapterPath }] } : undefined,
+            });
+            installExactTokenProbability(context, model);
+            return context;
+          },
+          releaseAdapter: (p) => releaseCachedAdapter(model, p),
+          drainTimeoutMs: opts.drainTimeoutMs,
         });
-        installExactTokenProbability(context, model);
-        return context;
+        try {
+          await gate.init(opts.adapter?.path ?? null, opts.adapter?.version ?? "base");
+        } catch (err) {
+          await model.dispose();
+          throw err;
+        }
+        return { model, gate };
       },
-      releaseAdapter: (p) => releaseCachedAdapter(model, p),
-      drainTimeoutMs: opts.drainTimeoutMs,
-    });
-    try {
-      await gate.init(opts.adapter?.path ?? null, opts.adapter?.version ?? "base");
-    } catch (err) {
-      await model.dispose();
-      await llama.dispose();
-      throw err;
-    }
+      opts.probe,
+    );
+    const { model, gate } = chosen.loaded;
     const wrapper = resolveChatWrapper(model);
-    return new Engine(llama, model, backend, wrapper, gate, opts);
+    return new Engine(chosen.llama, model, chosen.backend, wrapper, gate, opts, chosen.skipped, chosen.probe?.devices ?? []);
   }
 
   info(): EngineInfo {
@@ -207,6 +224,8 @@ export class Engine {
       modelId: this.modelId,
       modelPath: this.opts.modelPath,
       backend: this.backend,
+      backendSkipped: this.backendSkipped,
+      devices: this.devices,
       gpuLayers: this.model.gpuLayers,
       contextSize: this.gate.contextSize,
       trainContextSize: this.model.trainContextSize,
