@@ -17,7 +17,7 @@ const stories = storiesModelPath();
  * The run is reproducible: the simulated user waits for the learning loop after each batch and
  * every sample is seeded.
  */
-describe("the learning loop improves a real model on held-out prompts (clawrl eval, stories260K, animals)", { skip: stories ? false : "stories260K.gguf is not in ../shared/models", timeout: 1_200_000 }, () => {
+describe("the learning loop improves a real model on held-out prompts (clawrl eval, stories260K, animals)", { timeout: 1_200_000 }, () => {
   const dir = tempDir("clawrl-eval-learns-");
   let report: EvalReport;
 
@@ -25,7 +25,7 @@ describe("the learning loop improves a real model on held-out prompts (clawrl ev
     const scenario = path.join(repoRoot, "eval", "scenarios", "stories-animals.json");
     const out = path.join(dir, "out");
     const r = await runCliAsync(
-      ["eval", "--scenario", scenario, "--model", stories!, "--out", out, "--method", "combined", "--interactions", "32", "--threads", "1", "--data-dir", path.join(dir, "app")],
+      ["eval", "--scenario", scenario, "--model", stories, "--out", out, "--method", "combined", "--interactions", "32", "--threads", "1", "--data-dir", path.join(dir, "app")],
       { CLAWRL_THREADS: "1" },
       1_100_000,
     );

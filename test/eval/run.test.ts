@@ -8,12 +8,11 @@ import { parseSamplesJsonl } from "../../trainer/train/samples.js";
 import { repoRoot, runCliAsync, storiesModelPath, tempDir } from "../helpers/cli.js";
 
 const stories = storiesModelPath();
-const skip = stories ? false : "stories260K.gguf is not in ../shared/models";
 
-describe("/v1/completions: a plain prompt, no chat template", { skip }, () => {
+describe("/v1/completions: a plain prompt, no chat template", () => {
   let core: RunningCore;
   before(async () => {
-    core = await startCore({ model: stories!, dataDir: tempDir("clawrl-cmpl-"), token: "t", uiDir: "", training: false, engine: { maxContextSize: 256, sequences: 1, threads: 1, backend: "cpu" } });
+    core = await startCore({ model: stories, dataDir: tempDir("clawrl-cmpl-"), token: "t", uiDir: "", training: false, engine: { maxContextSize: 256, sequences: 1, threads: 1, backend: "cpu" } });
   });
   after(async () => {
     await core?.close();
@@ -92,7 +91,7 @@ describe("/v1/completions: a plain prompt, no chat template", { skip }, () => {
  * hot-swap). Checks the report's structure and adapter versions, the exported samples, and that
  * replaying them with `clawrl train` reproduces the final adapter byte for byte.
  */
-describe("clawrl eval: a short real run on stories260K", { skip }, () => {
+describe("clawrl eval: a short real run on stories260K", () => {
   const dir = tempDir("clawrl-eval-run-");
   const out = path.join(dir, "out");
   const appData = path.join(dir, "app");
@@ -103,7 +102,7 @@ describe("clawrl eval: a short real run on stories260K", { skip }, () => {
     const scenario = { ...base, heldOutPrompts: base.heldOutPrompts.slice(0, 3), samplesPerPrompt: 2, seeds: [1], generation: { maxTokens: 32, temperature: 1 } };
     const file = path.join(dir, "scenario.json");
     fs.writeFileSync(file, JSON.stringify(scenario));
-    const r = await runCliAsync(["eval", "--scenario", file, "--model", stories!, "--out", out, "--interactions", "4", "--threads", "1", "--data-dir", appData], { CLAWRL_THREADS: "1" }, 540_000);
+    const r = await runCliAsync(["eval", "--scenario", file, "--model", stories, "--out", out, "--interactions", "4", "--threads", "1", "--data-dir", appData], { CLAWRL_THREADS: "1" }, 540_000);
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout, /combined\s+score [\d.]+ \[[\d.]+, [\d.]+\] after 4 interactions/);
     report = JSON.parse(fs.readFileSync(path.join(out, "report.json"), "utf8")) as EvalReport;

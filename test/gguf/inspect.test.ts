@@ -19,8 +19,8 @@ function fields(stdout: string): Map<string, string> {
 }
 
 describe("clawrl inspect", () => {
-  it("describes stories260K", { skip: stories ? false : "stories260K.gguf absent" }, () => {
-    const r = runCli(["inspect", stories!]);
+  it("describes stories260K", () => {
+    const r = runCli(["inspect", stories]);
     assert.equal(r.code, 0, r.stderr);
     const f = fields(r.stdout);
     assert.equal(f.get("size"), "1.13 MiB (1,185,376 bytes)");
@@ -41,11 +41,11 @@ describe("clawrl inspect", () => {
     assert.equal(f.get("trainer"), "supports llama");
   });
 
-  it("prints the same facts as JSON with --json", { skip: stories ? false : "stories260K.gguf absent" }, () => {
-    const r = runCli(["inspect", "--json", stories!]);
+  it("prints the same facts as JSON with --json", () => {
+    const r = runCli(["inspect", "--json", stories]);
     assert.equal(r.code, 0, r.stderr);
     const j = JSON.parse(r.stdout);
-    assert.equal(j.fileSize, fs.statSync(stories!).size);
+    assert.equal(j.fileSize, fs.statSync(stories).size);
     assert.equal(j.ggufVersion, 3);
     assert.equal(j.architecture, "llama");
     assert.equal(j.parameterCount, 292_800);

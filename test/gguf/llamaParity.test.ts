@@ -98,7 +98,7 @@ function probeModel(file: string, type: GgmlType, tokenizer: Array<[string, Gguf
 
 const stories = storiesModelPath();
 
-describe("dequantization matches llama.cpp", { skip: stories ? false : "stories260K.gguf (tokenizer source) absent" }, () => {
+describe("dequantization matches llama.cpp", () => {
   let llama: Llama | undefined;
   after(async () => {
     await llama?.dispose();
@@ -109,7 +109,7 @@ describe("dequantization matches llama.cpp", { skip: stories ? false : "stories2
     const name = GGML_TYPE_TRAITS[type]!.name;
     it(`${name}: llama.cpp logits equal our dequantized output weights`, async () => {
       llama ??= await getLlama({ gpu: false, logLevel: "error" as never, build: "never" });
-      const tokenizer = [...readGguf(stories!).metadata].filter(([k]) => k.startsWith("tokenizer."));
+      const tokenizer = [...readGguf(stories).metadata].filter(([k]) => k.startsWith("tokenizer."));
       fs.mkdirSync(testCacheDir, { recursive: true });
       const file = path.join(testCacheDir, `dequant-parity-${name}.gguf`);
       probeModel(file, type, tokenizer);

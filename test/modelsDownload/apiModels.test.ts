@@ -10,14 +10,14 @@ import { startFakeHub } from "./hfServer.js";
 
 const stories = storiesModelPath();
 
-describe("/api/models", { skip: stories ? false : "stories260K.gguf is absent" }, () => {
+describe("/api/models", () => {
   let core: RunningCore;
   let hub: Awaited<ReturnType<typeof startFakeHub>>;
   const events: Array<Record<string, unknown>> = [];
   const call = (method: string, route: string, body?: unknown) => callApi(core, method, route, body);
 
   before(async () => {
-    hub = await startFakeHub({ files: { "acme/tiny-GGUF/stories.gguf": { body: fs.readFileSync(stories!) } } });
+    hub = await startFakeHub({ files: { "acme/tiny-GGUF/stories.gguf": { body: fs.readFileSync(stories) } } });
     process.env.HF_ENDPOINT = hub.endpoint;
     core = await startCore({ dataDir: tempDir(), port: 0 });
     core.bus.on("download", (p) => events.push(p));
@@ -48,7 +48,7 @@ describe("/api/models", { skip: stories ? false : "stories260K.gguf is absent" }
     }
     const done = events.find((e) => (e.download as { state?: string })?.state === "done")?.download as { bytes: number; total: number };
     assert.ok(done, `events: ${JSON.stringify(events)}`);
-    assert.equal(done.bytes, fs.statSync(stories!).size);
+    assert.equal(done.bytes, fs.statSync(stories).size);
     const list = await call("GET", "/api/models");
     assert.equal(list.body.installed.length, 1);
     assert.equal(list.body.installed[0].architecture, "llama");
@@ -74,14 +74,14 @@ describe("/api/models", { skip: stories ? false : "stories260K.gguf is absent" }
   });
 });
 
-describe("/api/models while a model is served", { skip: stories ? false : "stories260K.gguf is absent" }, () => {
+describe("/api/models while a model is served", () => {
   it("describes the served model: size, quantization, context (read from its GGUF even when not installed)", async () => {
-    const core = await startCore({ model: stories!, dataDir: tempDir(), port: 0, training: false, engine: { maxContextSize: 256, sequences: 1 } });
+    const core = await startCore({ model: stories, dataDir: tempDir(), port: 0, training: false, engine: { maxContextSize: 256, sequences: 1 } });
     try {
       const r = await callApi(core, "GET", "/api/models");
       assert.equal(r.status, 200);
       assert.equal(r.body.active.path, stories);
-      assert.equal(r.body.active.sizeBytes, fs.statSync(stories!).size);
+      assert.equal(r.body.active.sizeBytes, fs.statSync(stories).size);
       assert.equal(r.body.active.quantization, "F32");
       assert.equal(r.body.active.contextSize, 256);
     } finally {
@@ -101,7 +101,7 @@ interface Verdict {
   availableHostBytes: number | null;
 }
 
-describe("/api/models training verdicts", { skip: stories ? false : "stories260K.gguf is absent" }, () => {
+describe("/api/models training verdicts", () => {
   let core: RunningCore;
   const saved = process.env.CLAWRL_TRAINER_RAM_LIMIT;
   const models = async () => (await callApi(core, "GET", "/api/models")).body as { active: { training: Verdict }; installed: Array<{ id: string; training: Verdict | null }>; catalog: Array<{ id: string; training: Verdict | null }> };
@@ -109,7 +109,7 @@ describe("/api/models training verdicts", { skip: stories ? false : "stories260K
   before(async () => {
     delete process.env.CLAWRL_TRAINER_RAM_LIMIT;
     // Served with the learning loop off: the verdicts come from the GGUF header and the plan, on wasm.
-    core = await startCore({ model: stories!, dataDir: tempDir(), port: 0, training: false, engine: { maxContextSize: 256, sequences: 1 } });
+    core = await startCore({ model: stories, dataDir: tempDir(), port: 0, training: false, engine: { maxContextSize: 256, sequences: 1 } });
   });
   after(async () => {
     if (saved === undefined) delete process.env.CLAWRL_TRAINER_RAM_LIMIT;
@@ -157,7 +157,7 @@ describe("/api/models training verdicts", { skip: stories ? false : "stories260K
 
   it("reads a file's header once: the verdict is cached until the file changes", async () => {
     const copy = path.join(tempDir(), "copy.gguf");
-    fs.copyFileSync(stories!, copy);
+    fs.copyFileSync(stories, copy);
     const when = Math.floor(Date.now() / 1000) - 60; // whole seconds: set back exactly below
     fs.utimesSync(copy, when, when);
     assert.equal((await callApi(core, "POST", "/api/models/import", { path: copy })).status, 200);

@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 
 /**
- * Requests shaped like OpenClaw's (../shared/openclaw-client.md): a long system prompt, twelve
+ * Requests shaped like OpenClaw's (docs/openclaw-client.md): a long system prompt, twelve
  * function tools, the history, the new user message, and last a user message holding
  * OpenClaw's internal context. Used by the prefix-cache bench; the text is synthetic.
  */

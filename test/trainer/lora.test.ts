@@ -17,13 +17,11 @@ import { createLora, disposeLora, loraState, loraVariables, readLoraAdapter, set
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
 
 const storiesPath = storiesModelPath();
-const skip = !storiesPath && "stories260K.gguf not found";
 let model: BaseModel;
 let lora: LoraParams;
 let dir: string;
 
 before(async () => {
-  if (!storiesPath) return;
   await initBackend();
   model = await loadBaseModel(storiesPath);
   lora = createLora(model, { rank: 4, alpha: 8, seed: 5, targets: ["attn_q", "attn_v", "ffn_down"] });
@@ -37,7 +35,7 @@ after(() => {
   model?.dispose();
 });
 
-test("createLora: defaults rank 16 / alpha 32 on all seven linear layers, B = 0, A seeded", { skip }, () => {
+test("createLora: defaults rank 16 / alpha 32 on all seven linear layers, B = 0, A seeded", () => {
   const a = createLora(model, { seed: 1 });
   const b = createLora(model, { seed: 1 });
   assert.equal(a.rank, 16);
@@ -58,7 +56,7 @@ test("createLora: defaults rank 16 / alpha 32 on all seven linear layers, B = 0,
   assert.throws(() => createLora(model, { rank: 0 }), /rank must be a positive integer/);
 });
 
-test("writeLoraAdapter: llama.cpp metadata and tensor layout (lora_a ne=[in, rank], lora_b ne=[rank, out])", { skip }, async () => {
+test("writeLoraAdapter: llama.cpp metadata and tensor layout (lora_a ne=[in, rank], lora_b ne=[rank, out])", async () => {
   const file = path.join(dir, "a.gguf");
   await writeLoraAdapter(file, model, lora);
   const g = readGguf(file);
@@ -83,7 +81,7 @@ test("writeLoraAdapter: llama.cpp metadata and tensor layout (lora_a ne=[in, ran
   assert.deepEqual(fs.readdirSync(dir).filter((f) => f !== "a.gguf" && f.startsWith("a.gguf")), [], "no temp files left");
 });
 
-test("readLoraAdapter round-trips values, rank, alpha and targets", { skip }, async () => {
+test("readLoraAdapter round-trips values, rank, alpha and targets", async () => {
   const file = path.join(dir, "rt.gguf");
   await writeLoraAdapter(file, model, lora);
   const back = readLoraAdapter(file, model);
@@ -98,7 +96,7 @@ test("readLoraAdapter round-trips values, rank, alpha and targets", { skip }, as
   disposeLora(back);
 });
 
-test("loraState / setLoraState restore the values; a mismatched state is refused", { skip }, async () => {
+test("loraState / setLoraState restore the values; a mismatched state is refused", async () => {
   const state = await loraState(lora);
   const other = createLora(model, { rank: 4, alpha: 8, seed: 99, targets: ["attn_q", "attn_v", "ffn_down"] });
   setLoraState(other, state);
@@ -129,7 +127,7 @@ const okTensors = [
   { name: "blk.0.attn_q.weight.lora_b", dims: [4, 64] },
 ];
 
-test("corrupt or mismatched adapters are refused with a clear message", { skip }, () => {
+test("corrupt or mismatched adapters are refused with a clear message", () => {
   const good = readLoraAdapter(adapterFile("ok.gguf", okMeta, okTensors), model);
   assert.equal(good.pairs.size, 1);
   disposeLora(good);
@@ -146,5 +144,5 @@ test("corrupt or mismatched adapters are refused with a clear message", { skip }
   const bytes = fs.readFileSync(path.join(dir, "ok.gguf"));
   fs.writeFileSync(trunc, bytes.subarray(0, bytes.length - 100));
   assert.throws(() => readLoraAdapter(trunc, model), /trunc\.gguf: .*(truncated|past the end)/);
-  assert.throws(() => readLoraAdapter(storiesPath!, model), /not a LoRA adapter/);
+  assert.throws(() => readLoraAdapter(storiesPath, model), /not a LoRA adapter/);
 });

@@ -18,7 +18,6 @@ import { createLora, disposeLora, loraVariables, type LoraParams } from "../../t
 import { storiesModelPath } from "../helpers/cli.js";
 
 const storiesPath = storiesModelPath();
-const skip = !storiesPath && "stories260K.gguf not found";
 let model: BaseModel;
 /** The same model with 100-row vocabulary slices (stories260K has 512 tokens: 6 slices). */
 let sliced: BaseModel;
@@ -31,7 +30,6 @@ const seqA = [1, 403, 407, 261, 378, 429, 267, 10, 55, 99, 300, 12];
 const seqB = [1, 70, 80, 90, 100, 110];
 
 before(async () => {
-  if (!storiesPath) return;
   await initBackend();
   model = await loadBaseModel(storiesPath);
   sliced = await loadBaseModel(storiesPath, { headChunkRows: 100 });
@@ -123,7 +121,7 @@ async function compareGrads(ref: Record<string, tf.Tensor>, got: Map<string, tf.
   assert.ok(maxDiff <= 1e-4 * Math.max(1, maxAbs), `${what}: gradient differs from plain autodiff by ${maxDiff} (max ${maxAbs})`);
 }
 
-test("block-by-block backward with the sliced head equals plain autodiff through the whole model", { skip }, async () => {
+test("block-by-block backward with the sliced head equals plain autodiff through the whole model", async () => {
   const tokens = [seqA, seqB];
   const starts = [2, 1];
   const vars = loraVariables(lora);
@@ -138,7 +136,7 @@ test("block-by-block backward with the sliced head equals plain autodiff through
   tf.dispose([plain.value, ...Object.values(plain.grads)]);
 });
 
-test("the sliced head's log-probs, top-k and KL equal a plain full log-softmax within 1e-5", { skip }, async () => {
+test("the sliced head's log-probs, top-k and KL equal a plain full log-softmax within 1e-5", async () => {
   const plan = planBatch({ tokens: [seqA], targetStart: [1] }, model.config.nVocab);
   const n = plan.targets.length;
   const cand = new Int32Array(n * 3).map((_, i) => (i * 37 + 5) % model.config.nVocab);
@@ -167,7 +165,7 @@ test("the sliced head's log-probs, top-k and KL equal a plain full log-softmax w
   tf.dispose(Object.values(t));
 });
 
-test("streamed weights give the same log-probs as resident ones, and leave nothing on the backend", { skip }, async () => {
+test("streamed weights give the same log-probs as resident ones, and leave nothing on the backend", async () => {
   const run = async (m: BaseModel) => {
     const r = tokenLogProbs(m, lora, { tokens: [seqA, seqB], targetStart: [1, 2] });
     const out = await arr<number[][]>(r.logprobs);
@@ -191,7 +189,7 @@ test("streamed weights give the same log-probs as resident ones, and leave nothi
   assert.equal(streamedF32.weights.memory().deviceBytes, host.deviceBytes);
 });
 
-test("a fresh adapter (B = 0) changes nothing; a non-zero one changes the log-probs", { skip }, async () => {
+test("a fresh adapter (B = 0) changes nothing; a non-zero one changes the log-probs", async () => {
   const fresh = createLora(model, { rank: 4, alpha: 8, seed: 1 });
   const run = async (l: LoraParams | null) => {
     const r = tokenLogProbs(model, l, { tokens: [seqA], targetStart: [1] });
@@ -206,7 +204,7 @@ test("a fresh adapter (B = 0) changes nothing; a non-zero one changes the log-pr
   disposeLora(fresh);
 });
 
-test("right padding in a batch does not change a sequence's log-probs; masks mark scored positions", { skip }, async () => {
+test("right padding in a batch does not change a sequence's log-probs; masks mark scored positions", async () => {
   const alone = tokenLogProbs(model, lora, { tokens: [seqB], targetStart: [2] });
   const batched = tokenLogProbs(model, lora, { tokens: [seqA, seqB], targetStart: [1, 2] });
   const a = (await arr<number[][]>(alone.logprobs))[0];
@@ -217,7 +215,7 @@ test("right padding in a batch does not change a sequence's log-probs; masks mar
   tf.dispose([alone.logprobs, alone.mask, batched.logprobs, batched.mask]);
 });
 
-test("top-k: sorted log-probs of the next-token distribution, consistent with the scored token", { skip }, async () => {
+test("top-k: sorted log-probs of the next-token distribution, consistent with the scored token", async () => {
   const r = tokenLogProbs(sliced, null, { tokens: [seqA], targetStart: [1] }, { topK: 5 });
   const ids = (await arr<number[][][]>(r.topK!.ids))[0];
   const lps = (await arr<number[][][]>(r.topK!.logprobs))[0];
@@ -236,7 +234,7 @@ test("top-k: sorted log-probs of the next-token distribution, consistent with th
   tf.dispose([r.logprobs, r.mask, r.topK!.ids, r.topK!.logprobs]);
 });
 
-test("no tensors leak across forward and gradient calls", { skip }, async () => {
+test("no tensors leak across forward and gradient calls", async () => {
   const step = async () => {
     const { grads } = await ourGrads(streamed, [seqA, seqB], [1, 1]);
     tf.dispose([...grads.values()]);
@@ -250,7 +248,7 @@ test("no tensors leak across forward and gradient calls", { skip }, async () => 
   assert.equal(tf.memory().numBytes, before.numBytes);
 });
 
-test("bad batches are refused with a clear message", { skip }, () => {
+test("bad batches are refused with a clear message", () => {
   assert.throws(() => tokenLogProbs(model, null, { tokens: [[1, 2, 512]], targetStart: [1] }), /token id 512 at \[0\]\[2\] is outside the vocabulary/);
   assert.throws(() => tokenLogProbs(model, null, { tokens: [[1, 2]], targetStart: [] }), /1 sequences but 0 targetStart/);
   assert.throws(() => tokenLogProbs(model, null, { tokens: [[1]], targetStart: [1] }), /shorter than 2 tokens/);

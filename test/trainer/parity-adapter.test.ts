@@ -19,7 +19,6 @@ const TOL = 1e-3;
 let model: BaseModel;
 
 before(async () => {
-  if (!storiesPath) return;
   await initBackend();
   model = await loadBaseModel(storiesPath);
 });
@@ -36,7 +35,7 @@ async function trainOn(lora: LoraParams, tokens: number[], steps: number, lr: nu
   optimizer.dispose();
 }
 
-test("stories260K + an adapter written after training steps: llama.cpp's log-probs equal ours within 1e-3", { skip: !storiesPath && "stories260K.gguf not found" }, async () => {
+test("stories260K + an adapter written after training steps: llama.cpp's log-probs equal ours within 1e-3", async () => {
   const train = [1, 403, 407, 261, 378, 429, 267, 10, 55, 99, 300, 12];
   const probe = [1, 403, 407, 261, 378, 429, 267, 10, 55, 99, 300, 12, 70, 80, 90];
   const lora = createLora(model, { rank: 8, alpha: 16, seed: 11 });
@@ -51,8 +50,8 @@ test("stories260K + an adapter written after training steps: llama.cpp's log-pro
   const file = path.join(tempDir(), "adapter.gguf");
   await writeLoraAdapter(file, model, lora);
   const ours = await lps(lora, probe);
-  const ref = await llamaCppLogProbs(storiesPath!, probe, { loraPath: file });
-  const base = await llamaCppLogProbs(storiesPath!, probe);
+  const ref = await llamaCppLogProbs(storiesPath, probe, { loraPath: file });
+  const base = await llamaCppLogProbs(storiesPath, probe);
   let worst = 0;
   let moved = 0;
   for (let t = 1; t < probe.length; t++) {

@@ -15,7 +15,6 @@ const TOL = 1e-3;
 let model: BaseModel;
 
 before(async () => {
-  if (!storiesPath) return;
   await initBackend();
   model = await loadBaseModel(storiesPath);
 });
@@ -34,20 +33,20 @@ function assertClose(actual: number[], expected: number[], from: number, what: s
   assert.ok(worst <= TOL, `${what}: max |ours − llama.cpp| = ${worst.toExponential(2)} > ${TOL}`);
 }
 
-test("stories260K: log-probs of a tokenized story equal llama.cpp's within 1e-3", { skip: !storiesPath && "stories260K.gguf not found" }, async () => {
-  const tokens = await llamaCppTokenize(storiesPath!, "Once upon a time, there was a little girl named Lily. She loved to play outside in the sun with her dog.");
+test("stories260K: log-probs of a tokenized story equal llama.cpp's within 1e-3", async () => {
+  const tokens = await llamaCppTokenize(storiesPath, "Once upon a time, there was a little girl named Lily. She loved to play outside in the sun with her dog.");
   assert.ok(tokens.length > 20, "the story tokenizes to a real sequence");
-  const ref = await llamaCppLogProbs(storiesPath!, tokens);
+  const ref = await llamaCppLogProbs(storiesPath, tokens);
   const mine = (await ours([tokens], [1]))[0];
   assertClose(mine, ref, 1, "story");
   // The model is trained on such text: most tokens are predictable, so this is not a flat distribution.
   assert.ok(ref.slice(1).filter((x) => x > -1).length > tokens.length / 3, "reference assigns high probability to most story tokens");
 });
 
-test("stories260K: arbitrary token ids (low-probability tail) match too, and a padded batch matches each sequence alone", { skip: !storiesPath && "stories260K.gguf not found" }, async () => {
+test("stories260K: arbitrary token ids (low-probability tail) match too, and a padded batch matches each sequence alone", async () => {
   const a = [1, 403, 407, 261, 378, 429, 267, 10, 55, 99, 300, 12, 511, 2, 77];
   const b = [1, 70, 80, 90, 100];
-  const [refA, refB] = [await llamaCppLogProbs(storiesPath!, a), await llamaCppLogProbs(storiesPath!, b)];
+  const [refA, refB] = [await llamaCppLogProbs(storiesPath, a), await llamaCppLogProbs(storiesPath, b)];
   const [mineA, mineB] = await ours([a, b], [1, 3]);
   assertClose(mineA, refA, 1, "sequence a in batch");
   assertClose(mineB, refB, 3, "sequence b in batch");
@@ -55,10 +54,10 @@ test("stories260K: arbitrary token ids (low-probability tail) match too, and a p
   assert.deepEqual(mineB.slice(b.length), new Array(a.length - b.length).fill(0), "padding is 0");
 });
 
-test("stories260K: top-k next-token candidates and their log-probs equal llama.cpp's", { skip: !storiesPath && "stories260K.gguf not found" }, async () => {
-  const tokens = await llamaCppTokenize(storiesPath!, "Tom had a red ball. He threw it to his friend, and they laughed.");
+test("stories260K: top-k next-token candidates and their log-probs equal llama.cpp's", async () => {
+  const tokens = await llamaCppTokenize(storiesPath, "Tom had a red ball. He threw it to his friend, and they laughed.");
   const K = 5;
-  const dists = await llamaCppDistributions(storiesPath!, tokens);
+  const dists = await llamaCppDistributions(storiesPath, tokens);
   const r = tokenLogProbs(model, null, { tokens: [tokens], targetStart: [1] }, { topK: K });
   const ids = r.topK!.ids.arraySync()[0];
   const lps = r.topK!.logprobs.arraySync()[0];

@@ -6,7 +6,7 @@ import { defaultSettings, readSettings, type JudgeSource, type Settings } from "
 import { CopyButton } from "../components/Markdown.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 
-/** The provider config OpenClaw needs, exactly in the shape ../shared/openclaw-client.md shows. */
+/** The provider config OpenClaw needs, exactly in the shape docs/openclaw-client.md shows. */
 export function openClawSnippet(apiBase: string, token: string, modelId: string, contextWindow: number): string {
   const config = {
     models: {
