@@ -17,6 +17,7 @@
  *    the half-built backend is never disposed (its dispose would wait on those threads), and the
  *    stock factory is registered again before the single-threaded build starts.
  *  - Once up, the threaded backend is checked: getThreadsCount() and an exact small matMul.
+ *  - The single-threaded start has a time limit too (see SINGLE_INIT_TIMEOUT_MS).
  *  - The pool's spare workers are terminated and the running ones unref()'d (XNNPACK's threads
  *    never end), so the process can still exit on its own.
  * After the start, an XNNPACK worker that fails or exits would make the next parallel op wait
@@ -46,8 +47,14 @@ type WasmPackage = typeof import("@tensorflow/tfjs-backend-wasm");
 /** XNNPACK's thread cap in this build (the pthread pool size). */
 export const MAX_WASM_THREADS = POOL_SIZE;
 
-/** Default time for the threaded module and its pool workers to load (measured: 0.2–0.5 s). */
+/** Default time for the threaded module and its pool workers to load (measured: 0.2–1.5 s). */
 const DEFAULT_INIT_TIMEOUT_MS = 20_000;
+/**
+ * Time for the single-threaded build. tfjs drops every abort after a first one (its module-level
+ * initAborted flag), so if the threaded module aborted, a failing single-threaded start would
+ * otherwise wait forever instead of rejecting.
+ */
+const SINGLE_INIT_TIMEOUT_MS = 60_000;
 
 export interface WasmStarted {
   /** WebAssembly SIMD in use. */
@@ -58,8 +65,6 @@ export interface WasmStarted {
   threads: number;
   /** Why the threaded build is not in use although more than one thread was wanted. */
   why?: string;
-  /** Milliseconds the threaded attempt took (0 when not tried). */
-  threadedMs: number;
 }
 
 export interface WasmStartOptions {
@@ -104,6 +109,19 @@ async function activate(): Promise<void> {
   await tf.ready();
 }
 
+/** Rejects when `p` has not settled within `ms` (what it was doing goes on, unobserved). */
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not start within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Exact small matMul against plain JS (integers: any summation order is exact in float32). */
 function checkMatMul(): void {
   const m = 33, k = 70, n = 65; // odd sizes, several XNNPACK tiles each way
@@ -135,25 +153,22 @@ export async function startWasm(o: WasmStartOptions): Promise<WasmStarted> {
   const log = o.log ?? (() => {});
 
   let why: string | undefined;
-  let threadedMs = 0;
   if (wanted > 1) {
-    const t0 = performance.now();
     if (!simd) why = "no WebAssembly SIMD (the threaded build needs it)";
     else if (typeof SharedArrayBuffer === "undefined" || typeof Atomics === "undefined") why = "no SharedArrayBuffer";
     else {
       try {
         const threads = await startThreaded(wasm, wanted, log);
-        return { simd, wanted, threads, threadedMs: performance.now() - t0 };
+        return { simd, wanted, threads };
       } catch (e) {
         why = firstLine(e);
       }
     }
-    threadedMs = performance.now() - t0;
   }
   tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false);
   wasm.setThreadsCount(1);
-  await activate();
-  return { simd, wanted, threads: wasm.getThreadsCount(), why, threadedMs };
+  await within(activate(), SINGLE_INIT_TIMEOUT_MS, "the single-threaded wasm build");
+  return { simd, wanted, threads: wasm.getThreadsCount(), ...(why ? { why } : {}) };
 }
 
 type Phase = "starting" | "running" | "abandoned" | "disposed";
@@ -201,7 +216,6 @@ async function startThreaded(wasm: WasmPackage, threads: number, log: (line: str
   };
 
   const timeoutMs = hooks.timeoutMs ?? DEFAULT_INIT_TIMEOUT_MS;
-  let timer: NodeJS.Timeout | undefined;
   let backend: BackendWasmLike | null = null;
   try {
     tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", true);
@@ -210,10 +224,7 @@ async function startThreaded(wasm: WasmPackage, threads: number, log: (line: str
     // rather than through the engine so that a start given up on leaves the engine untouched.
     const pending = Promise.resolve().then(() => stock.factory()) as Promise<BackendWasmLike>;
     pending.catch(() => {});
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the threaded module did not start within ${timeoutMs} ms`)), timeoutMs);
-    });
-    backend = await Promise.race([pending, failed, timeout]);
+    backend = await within(Promise.race([pending, failed]), timeoutMs, "the threaded module");
     shims.restore();
     if (shims.workers.length === 0) throw new InternalsMismatch("the threaded module started no worker through the shims");
     const started: BackendWasmLike = backend;
@@ -252,7 +263,6 @@ async function startThreaded(wasm: WasmPackage, threads: number, log: (line: str
     }
     throw e;
   } finally {
-    clearTimeout(timer);
     shims.restore();
   }
 }
