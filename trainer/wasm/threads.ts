@@ -50,9 +50,9 @@ export const MAX_WASM_THREADS = POOL_SIZE;
 /** Default time for the threaded module and its pool workers to load (measured: 0.2–1.5 s). */
 const DEFAULT_INIT_TIMEOUT_MS = 20_000;
 /**
- * Time for the single-threaded build. tfjs drops every abort after a first one (its module-level
- * initAborted flag), so if the threaded module aborted, a failing single-threaded start would
- * otherwise wait forever instead of rejecting.
+ * Time for the single-threaded build: Emscripten rejects a failed start, but nothing else bounds
+ * it (reading and compiling the .wasm), and past this the trainer is better off on the next
+ * backend (plain JS) than waiting.
  */
 const SINGLE_INIT_TIMEOUT_MS = 60_000;
 
