@@ -21,6 +21,7 @@ import { JudgeService } from "./judge/service.js";
 import { judgeBackendFactory } from "./judge/sources.js";
 import { TrainingSupervisor, type SupervisorOptions } from "./training/supervisor.js";
 import { registerTrainingRoutes } from "./server/routes/training.js";
+import { registerAdapterImportRoute } from "./server/routes/adapterImport.js";
 import { APP_TRAIN_CONTEXT } from "../../models/trainVerdict.js";
 
 export interface CoreOptions {
@@ -117,6 +118,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   });
   if (training) {
     registerTrainingRoutes(server, training, () => checkpoints.list(), () => store.state.training.activeCheckpoint, { store, judgeQueue: () => judge.queueLength });
+    registerAdapterImportRoute(server, training, () => store.state.training.activeCheckpoint);
     training.start();
   }
   if (engine) registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => store.settings.defaultMaxTokens });

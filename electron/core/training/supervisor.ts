@@ -8,6 +8,7 @@ import { APP_TRAIN_CONTEXT } from "../../../models/trainVerdict.js";
 import { CheckpointError, Checkpoints, type CheckpointEntry } from "./checkpoints.js";
 import { GATE_DEFAULTS, gateVerdict, type GateOptions } from "./gate.js";
 import type { SamplePool } from "./pool.js";
+import { AdapterMismatchError, stageImport, type ImportSummary } from "../adapters/importAdapter.js";
 import { WorkerClient, WorkerError, WorkerExitError, type WorkerSpawnOptions } from "./workerClient.js";
 
 /** What the supervisor needs from the inference engine. */
@@ -61,6 +62,14 @@ export interface TrainingLiveStatus {
 
 /** Why an activation failed, with the HTTP status the API should answer. */
 export class ActivationError extends CheckpointError {}
+
+/** What importCandidate did: the checkpoint it made (published and served, or rejected and kept), what it read. */
+export interface ImportResult {
+  checkpoint: CheckpointEntry;
+  imported: ImportSummary;
+  /** the swap that put it in service; null when the gate rejected it */
+  swap: SwapResult | null;
+}
 
 /**
  * Runs the trainer process and the learning loop: batches from the pool → train → evaluate →
@@ -466,6 +475,75 @@ export class TrainingSupervisor {
       // Continue training from it (a trainer that is starting reads the active checkpoint itself).
       if (w && w === this.worker && this.workerReady) await w.request({ type: "load", dir: entry.dir }).catch((e: Error) => (this.st.lastError = `trainer could not load checkpoint ${n}: ${e.message}`));
       return { checkpoint: this.o.checkpoints.get(n)!, swap };
+    });
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Imports an adapter trained elsewhere (a PEFT LoRA directory or a llama.cpp LoRA GGUF) as a
+   * candidate: checked against the served base and staged in llama.cpp's format
+   * (adapters/importAdapter.ts: a mismatch is refused, ActivationError 422, before anything is
+   * written), loaded into the trainer, evaluated against the serving adapter and judged by the
+   * same gate as a trained candidate, committed as a checkpoint either way, and served only when
+   * the gate publishes it; a rejected one is kept for inspection and the trainer goes back to
+   * the serving state. Runs under the same lock as runs and activations.
+   */
+  importCandidate(source: string): Promise<ImportResult> {
+    const run = this.lock.then(async () => {
+      if (this.st.paused) throw new ActivationError("learning is paused: resume it to import an adapter (the publish gate runs in the trainer)", 409);
+      if (this.st.state === "restarting") throw new ActivationError("the trainer is restarting; try the import again in a moment", 503);
+      const runId = `import-${Date.now().toString(36)}-${crypto.randomBytes(3).toString("hex")}`;
+      const staging = this.o.checkpoints.stagingDir(runId);
+      let imported: ImportSummary;
+      try {
+        imported = stageImport(source, this.o.modelPath, staging);
+      } catch (e) {
+        if (e instanceof AdapterMismatchError) throw new ActivationError(`cannot import ${source}: ${e.message}`, 422);
+        throw e;
+      }
+      let committed = false;
+      let w: WorkerClient | null = null;
+      try {
+        // The gate runs in the trainer: start it if it is not running yet.
+        if (!this.worker) this.spawn();
+        try {
+          await this.ready;
+        } catch (e) {
+          throw new ActivationError(`the trainer could not start, so the adapter cannot be gated: ${(e as Error).message}`, 503);
+        }
+        w = this.worker;
+        if (!w || !this.workerReady) throw new ActivationError(`the trainer is not running, so the adapter cannot be gated${this.st.lastError ? ` (${this.st.lastError})` : ""}`, 503);
+        this.setPhase("evaluating");
+        await w.request({ type: "load", dir: staging }).catch((e: Error) => {
+          throw new ActivationError(`cannot import ${source}: the trainer cannot read the converted adapter: ${e.message}`, 422);
+        });
+        const serving = this.o.store.state.training.activeCheckpoint;
+        const servingDir = this.activeDir();
+        const ev = await w.request({ type: "evaluate", runId, servingAdapter: serving === null ? null : (this.o.checkpoints.get(serving)?.path ?? null), ...this.evalSets() });
+        const gate = gateVerdict(ev, { ...GATE_DEFAULTS, ...this.o.gate });
+        this.setPhase("publishing");
+        const entry = this.o.checkpoints.commit(staging, { verdict: gate.verdict, runId, sampleIds: [], meanReward: null, loss: 0, kl: ev.kl, gate, totalSteps: 0, parent: serving });
+        committed = true;
+        this.o.bus.emit("checkpoint", { checkpoint: { ...entry } });
+        let swap: SwapResult | null = null;
+        if (gate.verdict === "published") {
+          swap = await this.swapTo(entry);
+          this.st.lrScale = 1;
+        } else {
+          await w.request({ type: "load", dir: servingDir });
+        }
+        return { checkpoint: this.o.checkpoints.get(entry.id) ?? entry, imported, swap };
+      } catch (e) {
+        if (!committed) fs.rmSync(staging, { recursive: true, force: true });
+        // The trainer may hold the imported adapter: it trains on from what is served.
+        if (w && w === this.worker && this.workerReady) await w.request({ type: "load", dir: this.activeDir() }).catch(() => undefined);
+        if (e instanceof ActivationError) throw e;
+        throw new ActivationError(`cannot import ${source}: ${(e as Error).message.split("\n")[0]}`, e instanceof WorkerExitError ? 503 : 500);
+      } finally {
+        if (this.worker && this.workerReady && (this.st.state === "evaluating" || this.st.state === "publishing")) this.setPhase(this.st.paused ? "paused" : "idle");
+        this.kick();
+      }
     });
     this.lock = run.catch(() => undefined);
     return run;

@@ -10,6 +10,8 @@ export function checkpointView(c: CheckpointEntry, activeId: number | null) {
   return {
     n: c.id,
     version: c.version,
+    /** made by importing an adapter trained elsewhere (POST /api/checkpoints/import), not by the trainer */
+    imported: c.runId.startsWith("import-"),
     createdAt: c.createdAt,
     parent: c.parent,
     samples: c.samples,
