@@ -311,6 +311,8 @@ export interface Checkpoint {
   verdict: string | null;
   active: boolean;
   pinned: boolean;
+  /** made by importing an adapter trained elsewhere */
+  imported: boolean;
 }
 
 export function readCheckpoints(body: unknown): { items: Checkpoint[]; active: string | null } {
@@ -331,6 +333,7 @@ export function readCheckpoints(body: unknown): { items: Checkpoint[]; active: s
         verdict: str(pick(c, "verdict", "gate.verdict", "metrics.gate.verdict", "metrics.verdict", "metrics.gate")),
         active: bool(pick(c, "active")) || (active !== null && (active === version || active === String(n))),
         pinned: bool(pick(c, "pinned")),
+        imported: bool(pick(c, "imported")),
       };
     });
   return { items, active };

@@ -4,6 +4,7 @@ import { useCore, useLive } from "../api/core.js";
 import { num, pick, readCheckpoints, type Checkpoint } from "../api/shapes.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtNum, fmtTime } from "../components/format.js";
+import { ImportAdapter } from "./ImportAdapter.js";
 
 export function CheckpointsPage() {
   const { client, status, reloadStatus } = useCore();
@@ -67,6 +68,13 @@ export function CheckpointsPage() {
       <header className="page-head">
         <h1>Checkpoints</h1>
         <span className="muted">Serving: {activeVersion === null ? "—" : activeVersion === "base" ? "base model" : activeVersion}</span>
+        <ImportAdapter
+          disabled={swapping !== null}
+          onImported={() => {
+            list.reload();
+            reloadStatus();
+          }}
+        />
       </header>
       {(swapping || status?.swapping) && (
         <div className="note note-info" role="status">
@@ -104,7 +112,7 @@ export function CheckpointsPage() {
             {items.map((c) => (
               <tr key={c.n} className={c.active ? "active-row" : undefined}>
                 <td className="nowrap" id={`cp-${c.n}`}>
-                  <strong>{c.version}</strong> {c.active && <span className="tag tag-active">active</span>} {c.pinned && <span className="tag">pinned</span>}
+                  <strong>{c.version}</strong> {c.active && <span className="tag tag-active">active</span>} {c.pinned && <span className="tag">pinned</span>} {c.imported && <span className="tag">imported</span>}
                 </td>
                 <td className="nowrap">{fmtTime(c.at)}</td>
                 <td>{c.samples ?? "—"}</td>
