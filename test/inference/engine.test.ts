@@ -96,6 +96,15 @@ describe("inference engine", () => {
           assert.ok(!sorts, `temperature ${temperature}: a sampleToken call that sorts: ${JSON.stringify({ probabilities, confidence, logits })}`);
         }
       }
+      // Scoring a text (echo + logprobs): the same numbers, one native pass per position, no full logits into JS.
+      calls.length = 0;
+      const r = await engine.generate({ messages, maxTokens: 8, seed: 6, temperature: 1 });
+      const scored = await engine.scoreTokens([...r.promptTokens, ...r.responseTokens] as Token[]);
+      const tail = scored.logprobs.slice(-r.responseTokens.length);
+      for (let j = 0; j < tail.length; j++) assert.ok(Math.abs(tail[j] - r.tokenLogprobs[j]) < 2e-3, `scored token ${j}: ${tail[j]} vs ${r.tokenLogprobs[j]}`);
+      for (const [, , probabilities, confidence, logits] of calls) {
+        assert.ok(!(probabilities === true || confidence === true || logits === true || (Array.isArray(logits) && Number(logits[4]) > 0)), JSON.stringify(logits));
+      }
     } finally {
       Object.setPrototypeOf(addon, proto);
     }
