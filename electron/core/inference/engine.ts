@@ -14,7 +14,7 @@ import { chooseBackend, type BackendSkip, type ProbeOptions } from "./backendPro
 import { renderPrompt, type FunctionTool } from "./chatPrompt.js";
 import { IncrementalDetokenizer } from "./detokenizer.js";
 import { JsonObjectPrefix } from "./jsonPrefix.js";
-import { createRng, tokenLogprob } from "./sampling.js";
+import { createRng } from "./sampling.js";
 import { LogitsStepper, NativeStepper, type Stepper } from "./steppers.js";
 import { defaultThreads } from "./threads.js";
 import { hasExactTokenProbability, installExactTokenProbability, logprobFromGreedyAnswer } from "./tokenProbability.js";
