@@ -38,7 +38,13 @@ export interface ImportSummary {
 export function readImport(source: string, basePath: string): PortableAdapter {
   const abs = path.resolve(source);
   if (!fs.existsSync(abs)) throw new AdapterMismatchError(`${source}: no such file or directory`);
-  const { config, file } = readBaseConfig(basePath);
+  let base: ReturnType<typeof readBaseConfig>;
+  try {
+    base = readBaseConfig(basePath);
+  } catch (e) {
+    throw new AdapterMismatchError(`the served model cannot take an adapter from the app: ${(e as Error).message}`);
+  }
+  const { config, file } = base;
   return looksLikePeft(abs) ? readPeftAdapter(abs, config, baseIdentity(file)) : readGgufAdapter(abs, config);
 }
 
