@@ -30,6 +30,11 @@ export const trainSettingsSchema = z.object({
   seed: z.number().int().nonnegative(),
   /** tfjs backend to start from (tfjs-node-gpu, webgpu, tfjs-node, wasm, cpu); absent = best available */
   backend: z.string().optional(),
+  /**
+   * Weight β of the k3 KL to the frozen base model in the loss (trainer/loss/ppo.ts): the anchor
+   * that keeps the adapter near the model it started from. Absent = 0 (no anchor).
+   */
+  klBeta: z.number().min(0).max(100).optional(),
 });
 export type TrainSettings = z.infer<typeof trainSettingsSchema>;
 
@@ -49,11 +54,15 @@ export const commandSchema = z.discriminatedUnion("type", [
     lr: z.number().positive(),
     batchSize: z.number().int().min(1),
     outDir: z.string().min(1),
+    /** β of the KL to the base for this run (the settings may change between runs); absent = the init settings' */
+    klBeta: z.number().min(0).max(100).optional(),
   }),
   /**
    * Compare the candidate now in memory with the serving adapter (`servingAdapter`, null =
    * base model): mean KL(candidate || serving) of the next-token distributions over the scored
    * positions of `prompts`, and mean per-token log-prob of the liked and disliked answers.
+   * Also its drift from the base model: mean KL(candidate || base) over `prompts` and over
+   * `heldBack` (turns never trained on).
    */
   z.object({
     type: z.literal("evaluate"),
@@ -63,6 +72,7 @@ export const commandSchema = z.discriminatedUnion("type", [
     prompts: z.array(scoredSequenceSchema),
     liked: z.array(scoredSequenceSchema),
     disliked: z.array(scoredSequenceSchema),
+    heldBack: z.array(scoredSequenceSchema).optional(),
   }),
   /** Replace the training state with a checkpoint's (null = a fresh adapter): rollback, rejection. */
   z.object({ type: z.literal("load"), id, dir: z.string().nullable() }),
@@ -102,6 +112,9 @@ export type MemoryPlanSummary = z.infer<typeof memoryPlanSchema>;
 
 const lpCompare = z.object({ candidate: z.number().nullable(), serving: z.number().nullable(), count: z.number().int().nonnegative() });
 
+/** Mean KL(candidate || base model) per token (nats), on recent prompts and on held-back turns; null = nothing to measure. */
+const klToBase = z.object({ recent: z.number().nullable(), heldBack: z.number().nullable(), recentPositions: z.number().int().nonnegative(), heldBackPositions: z.number().int().nonnegative() });
+
 export const replySchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready"), id, backend: z.string(), device: z.string(), step: z.number().int().nonnegative(), plan: memoryPlanSchema }),
   z.object({ type: z.literal("progress"), id, runId: z.string(), step: z.number().int(), steps: z.number().int(), loss: z.number(), optimizerStep: z.number().int() }),
@@ -116,7 +129,18 @@ export const replySchema = z.discriminatedUnion("type", [
     loss: z.number(),
     steps: z.array(stepMetricsSchema),
   }),
-  z.object({ type: z.literal("evaluation"), id, runId: z.string(), kl: z.number().nullable(), positions: z.number().int(), liked: lpCompare, disliked: lpCompare, seconds: z.number() }),
+  z.object({
+    type: z.literal("evaluation"),
+    id,
+    runId: z.string(),
+    kl: z.number().nullable(),
+    positions: z.number().int(),
+    liked: lpCompare,
+    disliked: lpCompare,
+    /** absent from a trainer that predates it */
+    klToBase: klToBase.optional(),
+    seconds: z.number(),
+  }),
   z.object({ type: z.literal("loaded"), id, dir: z.string().nullable(), step: z.number().int() }),
   z.object({ type: z.literal("verified"), id, dir: z.string(), ok: z.boolean(), error: z.string().nullable() }),
   /** `plan`: the model does not fit this machine (init refused before loading). */

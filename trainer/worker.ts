@@ -101,11 +101,13 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
     const bad = [p.tokens, ...p.teachers.map((t) => t.tokens)].flat().find((t) => t >= V);
     if (bad !== undefined) throw new Error(`token id ${bad} is outside the model's vocabulary (${V} tokens)`);
   }
+  // The anchor to the base: the run's β, else the one the trainer started with.
+  const klBeta = cmd.klBeta ?? s.settings.klBeta ?? 0;
   let i = 0;
   const done = await trainSteps(
     { model: s.model, lora: s.lora, optimizer: s.optimizer },
     prepared,
-    { method: s.settings.method, steps: cmd.steps, batchSize: cmd.batchSize, lr: cmd.lr, teacher: s.settings.teacher, microBatchTokens: s.plan.microBatchTokens },
+    { method: s.settings.method, steps: cmd.steps, batchSize: cmd.batchSize, lr: cmd.lr, teacher: s.settings.teacher, microBatchTokens: s.plan.microBatchTokens, ppo: { klBeta } },
     { onStep: (m) => send({ type: "progress", id: cmd.id, runId: cmd.runId, step: ++i, steps: cmd.steps, loss: m.loss, optimizerStep: m.step }) },
   );
   s.history = [...s.history, ...done].slice(-HISTORY);
@@ -117,7 +119,7 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
     alpha: s.lora.alpha,
     lr: cmd.lr,
     teacher: s.settings.teacher,
-    klBeta: 0,
+    klBeta,
     maxContext: s.plan.maxContext,
     batchSize: cmd.batchSize,
     totalSteps: s.optimizer.step,
@@ -155,10 +157,15 @@ async function evaluate(cmd: Extract<Command, { type: "evaluate" }>): Promise<Re
     const prompts = fit(cmd.prompts);
     const liked = fit(cmd.liked);
     const disliked = fit(cmd.disliked);
+    const heldBack = fit(cmd.heldBack ?? []);
     const budget = s.plan.microBatchTokens;
     const { kl, positions } = await meanKl(s.model, s.lora, serving, prompts, budget);
+    // Drift from the base model: the same measure against no adapter (already measured when the base is served).
+    const recent = serving === null ? { kl, positions } : await meanKl(s.model, s.lora, null, prompts, budget);
+    const held = await meanKl(s.model, s.lora, null, heldBack, budget);
+    const klToBase = { recent: recent.kl, heldBack: held.kl, recentPositions: recent.positions, heldBackPositions: held.positions };
     const cmp = async (q: ScoredSequence[]) => ({ candidate: await meanLogProb(s.model, s.lora, q, budget), serving: await meanLogProb(s.model, serving, q, budget), count: q.length });
-    return { type: "evaluation", id: cmd.id, runId: cmd.runId, kl, positions, liked: await cmp(liked), disliked: await cmp(disliked), seconds: (performance.now() - t0) / 1000 };
+    return { type: "evaluation", id: cmd.id, runId: cmd.runId, kl, positions, liked: await cmp(liked), disliked: await cmp(disliked), klToBase, seconds: (performance.now() - t0) / 1000 };
   } finally {
     if (serving) disposeLora(serving);
   }
