@@ -6,7 +6,7 @@ import { z } from "zod";
  * - live loop: `{"prompt_tokens": [...], "response_tokens": [...], "logprobs"?: [...]}`: exactly
  *   what was served; preferred when present (no re-tokenization drift), and `logprobs` (the
  *   serving policy's log-probs of the response tokens) are then lp_old.
- * `reward` (−1/0/1) feeds the RL term, `hint` the OPD term (`hints`: candidates for top-k
+ * `reward` (−1/0/1, or a weak reward between) feeds the RL term, `hint` the OPD term (`hints`: candidates for top-k
  * select). A hint needs `messages`: the teacher's prompt is the hint-augmented conversation.
  * `format: "completion"`: the prompt is plain text (a base model's /v1/completions; the one
  * user message holds it), no chat template; the teacher reads the hint as a paragraph before it.
@@ -26,7 +26,8 @@ export const sampleSchema = z
   .object({
     messages: z.array(messageSchema).min(1).optional(),
     response: z.string().optional(),
-    reward: z.union([z.literal(-1), z.literal(0), z.literal(1)], { error: "reward must be -1, 0 or 1" }).optional(),
+    /** −1, 0 or 1; a value between is a weak reward (the live loop's at-least-one rule: electron/core/rollout/atLeastOne.ts) */
+    reward: z.number({ error: "reward must be a number from -1 to 1" }).min(-1, { error: "reward must be a number from -1 to 1" }).max(1, { error: "reward must be a number from -1 to 1" }).optional(),
     hint: z.string().min(1).optional(),
     hints: z.array(z.string().min(1)).min(1).optional(),
     prompt_tokens: tokenIds.min(1).optional(),

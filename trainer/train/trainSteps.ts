@@ -73,9 +73,14 @@ export function loraParamRecord(lora: LoraParams): Record<string, tf.Variable> {
   return out;
 }
 
+/** A non-zero reward: ±1, or a weak reward between (the live loop's at-least-one rule); 0 is masked out. */
+function hasReward(s: PreparedSample): boolean {
+  return s.reward !== undefined && s.reward !== 0 && Number.isFinite(s.reward);
+}
+
 /** Whether a sample carries a training signal for this method (method.md's masking rules). */
 export function isEligible(method: Method, s: PreparedSample): boolean {
-  const rl = s.reward === 1 || s.reward === -1;
+  const rl = hasReward(s);
   const hint = s.teachers.length > 0;
   switch (method) {
     case "binary":
@@ -165,7 +170,7 @@ export function microBatches<T extends { tokens: readonly number[] }>(samples: r
 
 /** Which response tokens carry each loss term (decided by the sample, not by the values). */
 function signalOf(method: Method, s: PreparedSample): { rl: boolean; topk: boolean } {
-  const reward = s.reward === 1 || s.reward === -1;
+  const reward = hasReward(s);
   const hint = s.teachers.length > 0;
   switch (method) {
     case "binary":
