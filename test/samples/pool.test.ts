@@ -5,7 +5,14 @@ import { TurnSamplePool } from "../../electron/core/rollout/samples.js";
 import type { EventBus } from "../../electron/core/rollout/events.js";
 import { Store } from "../../electron/core/store/store.js";
 import { parseSample } from "../../trainer/train/samples.js";
-import { addTurn, tempStore } from "../judge/fixtures.js";
+import { addTurn, tempStore as judgeStore } from "../judge/fixtures.js";
+
+/** These tests are about which turns make samples: none held back (heldBack.test.ts is about that). */
+function tempStore() {
+  const t = judgeStore();
+  t.store.updateSettings({ heldBackShare: 0 });
+  return t;
+}
 
 function judge(store: Store, bus: EventBus, turnId: string, reward: -1 | 0 | 1, hints: string[] = []) {
   store.appendJudge({ turnId, reward, votes: [{ score: reward, text: `\\boxed{${reward}}` }], hints, representative: null, judge: "test" });

@@ -15,7 +15,9 @@ export async function startLearningCore(training: Exclude<CoreOptions["training"
     // test checks that the niceness given is applied.
     training: { stepsPerRun: 2, restartBackoffMs: 200, worker: { niceness: 5 }, ...training },
   });
-  await api(core, "PATCH", "/api/settings", { batchSize: 2, loraRank: 4, loraAlpha: 8, learningRate: 1e-3, maxTrainContext: 256 });
+  // No held-back slice: these tests count the samples their feedback makes (rollback.test.ts and
+  // test/samples/atLeastOne.test.ts are about the slice).
+  await api(core, "PATCH", "/api/settings", { batchSize: 2, loraRank: 4, loraAlpha: 8, learningRate: 1e-3, maxTrainContext: 256, heldBackShare: 0 });
   return core;
 }
 

@@ -121,4 +121,6 @@ export interface CheckpointView {
   active: boolean;
   createdAt: string;
   gate: { reasons: string[] };
+  /** set when the watch on the served adapter rolled it back */
+  reverted?: { at: string; reason: string } | null;
 }

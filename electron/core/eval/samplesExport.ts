@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { RunningCore } from "../core.js";
-import { sampleTerms, turnSample } from "../rollout/samples.js";
+import { samplesFor } from "../rollout/samples.js";
 import { writeFileAtomicSync } from "../store/atomicFile.js";
 import type { Sample } from "../../../trainer/train/samples.js";
 import type { CheckpointView } from "./client.js";
@@ -20,12 +20,17 @@ export function exportSamples(core: RunningCore, ckpts: CheckpointView[], dir: s
   const chain: CheckpointView[] = [];
   for (let c: CheckpointView | undefined = active; c; c = c.parent === null ? undefined : byN.get(c.parent)) chain.unshift(c);
   if (chain[0].parent !== null) notes.push(`checkpoint ${chain[0].parent} (a parent) is no longer kept: the replay starts after it`);
-  // The learning-rate scale each run used: halved after each rejected candidate, reset by a publish.
+  // The learning-rate scale each run used: halved after each rejected candidate and each rollback
+  // by the watch on the served adapter, reset by a publish (a reverted checkpoint was published first).
   const lrScale = new Map<number, number>();
   let scale = 1;
-  for (const c of [...ckpts].sort((a, b) => a.n - b.n)) {
-    lrScale.set(c.n, scale);
-    scale = c.verdict === "published" ? 1 : Math.max(scale / 2, 1 / 64);
+  const events = [
+    ...ckpts.map((c) => ({ at: c.createdAt, n: c.n as number | null, halve: c.verdict === "rejected" })),
+    ...ckpts.flatMap((c) => (c.reverted ? [{ at: c.reverted.at, n: null, halve: true }] : [])),
+  ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : (a.n ?? Infinity) - (b.n ?? Infinity)));
+  for (const ev of events) {
+    if (ev.n !== null) lrScale.set(ev.n, scale);
+    scale = ev.halve ? Math.max(scale / 2, 1 / 64) : 1;
   }
   const st = core.store.settings;
   const replayDir = path.join(dir, "replay");
@@ -45,7 +50,7 @@ export function exportSamples(core: RunningCore, ckpts: CheckpointView[], dir: s
       [
         "clawrl train", `--model ${q(model)}`, `--data ${q(data)}`, `--out ${q(out)}`, `--method ${method}`, `--steps ${stepsPerRun}`,
         `--batch-size ${Math.min(lines.length, st.batchSize)}`, `--lr ${lr}`, `--rank ${st.loraRank}`, `--alpha ${st.loraAlpha}`,
-        `--max-context ${st.maxTrainContext ?? 1024}`, `--teacher ${st.teacherSource === "base" ? "base" : "current"}`, "--seed 0", ...(prev ? [`--resume ${q(prev)}`] : []),
+        `--max-context ${st.maxTrainContext ?? 1024}`, `--teacher ${st.teacherSource === "base" ? "base" : "current"}`, "--seed 0", ...(st.klBeta > 0 ? [`--kl-beta ${st.klBeta}`] : []), ...(prev ? [`--resume ${q(prev)}`] : []),
       ].join(" "),
     );
     prev = out;
@@ -58,13 +63,13 @@ export function exportSamples(core: RunningCore, ckpts: CheckpointView[], dir: s
 
 const q = (s: string) => (/^[\w./@:+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
-/** The trainer sample of a turn, built as the sample pool builds it (served tokens, reward, hint). */
+/** The trainer sample of a turn, built as the sample pool builds it (served tokens, reward, hint; at-least-one promotion). */
 function sampleOf(core: RunningCore, id: string): Sample {
   const e = core.store.turnEntry(id);
   if (!e) throw new Error(`sample ${id} is not in the log`);
-  const terms = sampleTerms(e, () => core.store.readJudge(id)?.hints ?? []);
-  const t = core.store.readTurn(id);
-  const made = terms ? turnSample(t, terms) : null;
+  const made = samplesFor(core.store, e);
   // Feedback withdrawn after the run: the turn trains nothing now (the replay then differs).
-  return made?.sample ?? { prompt_tokens: t.promptTokens, response_tokens: t.responseTokens };
+  if (made) return made.sample;
+  const t = core.store.readTurn(id);
+  return { prompt_tokens: t.promptTokens, response_tokens: t.responseTokens };
 }

@@ -5,6 +5,8 @@ import type { EventBus } from "./events.js";
 import { rewardOf, type Store, type TurnEntry } from "../store/store.js";
 import type { TurnRecord } from "../store/records.js";
 import type { Sample } from "../../../trainer/train/samples.js";
+import { isHeldBack } from "./heldBack.js";
+import { promotedTurn, type Promotion } from "./atLeastOne.js";
 
 /**
  * A main turn turned into a training sample once its reward and/or hint is known (method.md,
@@ -15,6 +17,10 @@ import type { Sample } from "../../../trainer/train/samples.js";
  * judge's hints, and explicit thumbs without a hint drop the judge's hints too (the user
  * judged the answer themselves). A hint-only feedback keeps the judge's reward, as the
  * store's rewardOf does, so the sample matches what the UI shows.
+ *
+ * Two exceptions: a held-back turn (rollout/heldBack.ts) makes no sample, ever; and a finished
+ * session whose main turns all scored 0 makes one from its best-judged turn, with a weak reward
+ * (rollout/atLeastOne.ts).
  */
 export interface PoolItem {
   /** the turn id (one sample per turn) */
@@ -22,9 +28,9 @@ export interface PoolItem {
   sessionId: string;
   /** adapter version that served the turn ("base" when none) */
   adapter: string;
-  /** ±1 for the RL term, null when the turn only has a hint */
-  reward: -1 | 1 | null;
-  rewardSource: "thumbs" | "judge" | null;
+  /** ±1 for the RL term (the at-least-one rule's weak reward: in [0.25, 0.5)), null when the turn only has a hint */
+  reward: number | null;
+  rewardSource: "thumbs" | "judge" | "atLeastOne" | null;
   /** OPD hint candidates, shortest first for the judge's; [] when none */
   hints: string[];
   hintSource: "feedback" | "judge" | null;
@@ -80,7 +86,7 @@ export function sampleTerms(
  * ids and log-probs, the reward, the hints (with the messages the teacher's prompt is built
  * from) and the prompt's format. null when it would train nothing.
  */
-export function turnSample(t: TurnRecord, terms: NonNullable<ReturnType<typeof sampleTerms>>): { sample: Sample; hints: string[] } | null {
+export function turnSample(t: TurnRecord, terms: { reward: number | null; hints: string[] }): { sample: Sample; hints: string[] } | null {
   if (t.promptTokens.length === 0 || t.responseTokens.length === 0) return null;
   // A hint needs a user message to append to; without one only the RL term is possible.
   const hints = t.messages.some((m) => m.role === "user") ? terms.hints : [];
@@ -98,6 +104,27 @@ export function turnSample(t: TurnRecord, terms: NonNullable<ReturnType<typeof s
   return { sample, hints };
 }
 
+/** The terms of a session's promoted turn (atLeastOne.ts): its weak reward, no hint. */
+export function promotedTerms(p: Promotion): { reward: number; rewardSource: "atLeastOne"; hints: string[]; hintSource: null } {
+  return { reward: p.reward, rewardSource: "atLeastOne", hints: [], hintSource: null };
+}
+
+/**
+ * The sample a turn makes by the pool's rules, held-back slice and at-least-one promotion
+ * included (what `clawrl eval` exports for replay): null when it makes none.
+ */
+export function samplesFor(store: Store, e: TurnEntry): { sample: Sample; terms: { reward: number | null; rewardSource: PoolItem["rewardSource"]; hints: string[]; hintSource: PoolItem["hintSource"] } } | null {
+  if (e.type !== "main" || isHeldBack(e, store.settings.heldBackShare)) return null;
+  let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | null = sampleTerms(e, () => store.readJudge(e.turnId)?.hints ?? []);
+  if (!terms) {
+    const p = promotedTurn(store, e.sessionId, store.settings.heldBackShare, (x) => sampleTerms(x, () => store.readJudge(x.turnId)?.hints ?? []) !== null);
+    if (p?.turnId === e.turnId) terms = promotedTerms(p);
+  }
+  if (!terms) return null;
+  const made = turnSample(store.readTurn(e.turnId), terms);
+  return made ? { sample: made.sample, terms: { ...terms, hints: made.hints } } : null;
+}
+
 /**
  * The durable pool: samples are derived from the trajectories log (turns, feedback, judge
  * lines), so a restart rebuilds them; trained ids are appended to `training/used.jsonl`
@@ -111,6 +138,9 @@ export class TurnSamplePool implements SamplePool {
   private readonly claimedIds = new Set<string>();
   /** turnId → sample, for every main turn that makes one and is not used (claimed ones included) */
   private readonly items = new Map<string, PoolItem>();
+  /** sessionId → its promoted turn (at-least-one rule), for closed sessions where all main turns scored 0 */
+  private readonly promoted = new Map<string, Promotion>();
+  private heldBackShare: number;
   private readonly listeners = new Set<(n: number) => void>();
   private readonly offs: Array<() => void> = [];
   readonly usedFile: string;
@@ -121,13 +151,29 @@ export class TurnSamplePool implements SamplePool {
     opts: { usedFile?: string } = {},
   ) {
     this.usedFile = opts.usedFile ?? path.join(store.dataDir, "training", "used.jsonl");
+    this.heldBackShare = store.settings.heldBackShare;
     this.loadUsed();
+    for (const s of store.sessions()) this.promote(s.id);
     for (const e of store.turnEntries()) this.refresh(e.turnId, false);
     if (bus) {
       const on = (p: { turnId: string }) => this.update(p.turnId);
       this.offs.push(bus.on("feedback", on), bus.on("judge", on));
       // A deleted session's turns leave the store: drop their samples.
       this.offs.push(bus.on("sessionDeleted", () => this.prune()));
+      // A session that closes (or opens again) may gain (or lose) its promoted turn.
+      this.offs.push(bus.on("session", (p) => (p.change === "closed" || p.change === "reopened" ? this.updateSession(p.session.id) : undefined)));
+      // Another held-back share changes which turns train.
+      this.offs.push(
+        bus.on("settings", (p) => {
+          if (p.settings.heldBackShare === this.heldBackShare) return;
+          this.heldBackShare = p.settings.heldBackShare;
+          const before = this.readyCount;
+          for (const s of store.sessions()) this.promote(s.id);
+          let changed = false;
+          for (const e of store.turnEntries()) changed = this.refresh(e.turnId, true) || changed;
+          if (changed || this.readyCount !== before) this.notify();
+        }),
+      );
     }
   }
 
@@ -163,9 +209,37 @@ export class TurnSamplePool implements SamplePool {
 
   /** Re-reads one turn's sample (after feedback or a judge result) and notifies if it changed. */
   update(turnId: string): void {
+    const sessionId = this.store.turnEntry(turnId)?.sessionId;
+    if (sessionId !== undefined && this.store.session(sessionId)?.closed) return this.updateSession(sessionId);
     const before = this.readyCount;
     const changed = this.refresh(turnId, true);
     if (changed || this.readyCount !== before) this.notify();
+  }
+
+  /** Re-reads a session's samples (its promoted turn may move) and notifies if they changed. */
+  updateSession(sessionId: string): void {
+    const before = this.readyCount;
+    this.promote(sessionId);
+    let changed = false;
+    for (const e of this.store.sessionTurns(sessionId)) changed = this.refresh(e.turnId, true) || changed;
+    if (changed || this.readyCount !== before) this.notify();
+  }
+
+  /**
+   * Decides the session's promoted turn (atLeastOne.ts). Once a turn of the session is trained
+   * or being trained, the decision stays: a session yields its one promoted sample once.
+   */
+  private promote(sessionId: string): void {
+    const turns = this.store.sessionTurns(sessionId);
+    if (turns.some((e) => this.used.has(e.turnId) || this.claimedIds.has(e.turnId))) return;
+    const p = promotedTurn(this.store, sessionId, this.heldBackShare, (e) => sampleTerms(e, () => this.store.readJudge(e.turnId)?.hints ?? []) !== null);
+    if (p) this.promoted.set(sessionId, p);
+    else this.promoted.delete(sessionId);
+  }
+
+  /** The promoted turn of a session (at-least-one rule), if any. */
+  promotion(sessionId: string): Promotion | undefined {
+    return this.promoted.get(sessionId);
   }
 
   /** Returns true when the turn's ready sample changed. */
@@ -184,7 +258,11 @@ export class TurnSamplePool implements SamplePool {
   }
 
   private build(e: TurnEntry): PoolItem | null {
-    const terms = sampleTerms(e, () => this.store.readJudge(e.turnId)?.hints ?? []);
+    // Held back: never trained on (the gate and the watch check on these).
+    if (isHeldBack(e, this.heldBackShare)) return null;
+    let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | null = sampleTerms(e, () => this.store.readJudge(e.turnId)?.hints ?? []);
+    const p = this.promoted.get(e.sessionId);
+    if (!terms && p?.turnId === e.turnId) terms = promotedTerms(p);
     if (!terms) return null;
     const t = this.store.readTurn(e.turnId);
     const made = turnSample(t, terms);

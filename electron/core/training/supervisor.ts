@@ -177,6 +177,7 @@ export class TrainingSupervisor {
       maxContext: s.maxTrainContext ?? APP_TRAIN_CONTEXT,
       teacher: s.teacherSource === "base" ? "base" : "current",
       seed: 0,
+      klBeta: s.klBeta,
     };
   }
 
@@ -354,7 +355,7 @@ export class TrainingSupervisor {
       this.setPhase("training");
       const lr = this.o.store.settings.learningRate * this.st.lrScale;
       const res = await w.request(
-        { type: "train", runId, samples: batch.map((b) => b.sample), steps, lr, batchSize: Math.min(batch.length, this.o.store.settings.batchSize), outDir: staging },
+        { type: "train", runId, samples: batch.map((b) => b.sample), steps, lr, batchSize: Math.min(batch.length, this.o.store.settings.batchSize), outDir: staging, klBeta: this.o.store.settings.klBeta },
         (p) => {
           this.st.step = p.step;
           this.st.steps = p.steps;
