@@ -20,6 +20,8 @@ import { TurnSamplePool } from "./rollout/samples.js";
 import { JudgeService } from "./judge/service.js";
 import { judgeBackendFactory } from "./judge/sources.js";
 import { TrainingSupervisor, type SupervisorOptions } from "./training/supervisor.js";
+import { gateProbeFor } from "./training/gateProbe.js";
+import type { FluencyMeasure } from "./inference/fluencyProbe.js";
 import { registerTrainingRoutes } from "./server/routes/training.js";
 import { registerAdapterImportRoute } from "./server/routes/adapterImport.js";
 import { APP_TRAIN_CONTEXT } from "../../models/trainVerdict.js";
@@ -38,7 +40,7 @@ export interface CoreOptions {
   /** Largest request body (bytes); larger gets 413. */
   bodyLimit?: number;
   /** The learning loop (trainer process, gate, checkpoints); on when a model is served. */
-  training?: false | (Partial<Pick<SupervisorOptions, "stepsPerRun" | "gate" | "evalTurns" | "restartBackoffMs" | "worker">> & { pool?: SamplePool });
+  training?: false | (Partial<Pick<SupervisorOptions, "stepsPerRun" | "gate" | "evalTurns" | "restartBackoffMs" | "worker" | "watch">> & { pool?: SamplePool; probe?: FluencyMeasure | null });
 }
 
 export interface RunningCore {
@@ -100,13 +102,16 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     throw err;
   }
   let training: TrainingSupervisor | null = null;
+  let probe: FluencyMeasure | null = null;
   const samples = new TurnSamplePool(store, bus);
   const judge = new JudgeService({ store, bus, backendFor: judgeBackendFactory(engine, { threads: opts.engine?.threads ?? envThreads() }) });
   judge.start();
   if (engine && opts.training !== false) {
     const t = opts.training ?? {};
     const pool = t.pool ?? samples;
-    training = new TrainingSupervisor({ ...t, store, bus, pool, checkpoints, engine, modelPath: opts.model! });
+    // The gate's fluency check samples candidates with llama.cpp in a model instance of its own.
+    probe = t.probe === undefined ? gateProbeFor(engine, opts.engine?.threads ?? envThreads()) : t.probe;
+    training = new TrainingSupervisor({ ...t, store, bus, pool, checkpoints, engine, modelPath: opts.model!, probe });
   }
   const server = createServer({ token, uiDir: opts.uiDir ?? defaultUiDir, bodyLimit: opts.bodyLimit });
   registerApiRoutes(server, {
@@ -154,6 +159,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     close: async () => {
       await judge.close();
       await training?.stop();
+      await probe?.close();
       samples.close();
       models.close();
       await server.close();

@@ -53,6 +53,8 @@ describe("a served model too large to train here", { skip: browserMissing() ?? f
       engine: { maxContextSize: 512, sequences: 2, threads: 1, backend: "cpu" },
       training: { restartBackoffMs: 200, worker: { niceness: 5 } },
     });
+    // No held-back slice: the chat's one rated answer must make a sample (its session id is random).
+    core.bus.emit("settings", { settings: core.store.updateSettings({ heldBackShare: 0 }) });
     browser = await launchBrowser();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
     // A tiny random model may ramble to the end of its context: cap its answers (the request still goes to the real core).

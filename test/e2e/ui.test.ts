@@ -301,10 +301,11 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
       dataDir: tempDir("clawrl-e2e-rollback-"),
       token,
       engine: { maxContextSize: 512, sequences: 2, threads: 1, backend: "cpu" },
-      // A generous KL bound: this test is about the UI, gate.test.ts about the bound.
-      training: { stepsPerRun: 2, restartBackoffMs: 200, worker: { niceness: 5 }, gate: { klBound: 10 } },
+      // A generous gate (step, drift, fluency): this test is about the UI, gate.test.ts about the bounds.
+      training: { stepsPerRun: 2, restartBackoffMs: 200, worker: { niceness: 5 }, gate: { klBound: 10, driftBudget: 10, fluencyMargin: 10 } },
     });
-    const s = await coreApi(core, "PATCH", "/api/settings", { batchSize: 2, loraRank: 4, loraAlpha: 8, learningRate: 1e-3, maxTrainContext: 256, autoLearn: true });
+    // No held-back slice, as in the learning-loop tests: every rated answer trains.
+    const s = await coreApi(core, "PATCH", "/api/settings", { batchSize: 2, loraRank: 4, loraAlpha: 8, learningRate: 1e-3, maxTrainContext: 256, autoLearn: true, heldBackShare: 0 });
     assert.equal(s.status, 200, JSON.stringify(s.json));
     // Two published checkpoints: a batch of two rated answers each (auto-learn trains a full
     // batch). The gate may reject a candidate (liked answers less likely): then another batch.

@@ -4,7 +4,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { RunningCore } from "../../electron/core/core.js";
 import { Checkpoints, KEEP_NEWEST } from "../../electron/core/training/checkpoints.js";
-import { gateVerdict } from "../../electron/core/training/gate.js";
+import { GATE_DEFAULTS, gateVerdict } from "../../electron/core/training/gate.js";
 import { Store } from "../../electron/core/store/store.js";
 import { commandSchema, replySchema } from "../../trainer/protocol.js";
 import { tempDir } from "../helpers/cli.js";
@@ -13,7 +13,7 @@ import { api, chat, checkpoints, feedback, startLearningCore, waitFor } from "./
 const cmp = (candidate: number, serving: number, count = 1) => ({ candidate, serving, count });
 
 describe("publish gate rules", () => {
-  const opts = { klBound: 0.05, tolerance: 1e-4 };
+  const opts = { ...GATE_DEFAULTS, klBound: 0.05, tolerance: 1e-4 };
   it("publishes a small step that keeps liked answers likely and disliked ones unlikely", () => {
     const g = gateVerdict({ kl: 0.01, liked: cmp(-2.0, -2.1), disliked: cmp(-3.2, -3.0) }, opts);
     assert.equal(g.verdict, "published");
@@ -47,6 +47,32 @@ describe("publish gate rules", () => {
   });
   it("treats a NaN KL as over the bound", () => {
     assert.equal(gateVerdict({ kl: Number.NaN, liked: cmp(0, 0, 0), disliked: cmp(0, 0, 0) }, opts).verdict, "rejected");
+  });
+});
+
+describe("publish gate: drift from the base model and fluency of the candidate's own answers", () => {
+  const none = { candidate: null, serving: null, count: 0 };
+  const ev = (recent: number | null, heldBack: number | null) => ({ kl: 0.01, liked: none, disliked: none, klToBase: { recent, heldBack, recentPositions: 10, heldBackPositions: 10 } });
+  const fl = (candidate: number | null, base: number | null) => ({ candidate, base, answers: 16, tokens: 700, seconds: 1 });
+  it(`rejects a candidate whose KL to the base model is over the budget (${GATE_DEFAULTS.driftBudget} nats/token) on recent prompts or on held-back turns`, () => {
+    assert.equal(gateVerdict(ev(0.1, 0.1)).verdict, "published");
+    const recent = gateVerdict(ev(GATE_DEFAULTS.driftBudget + 0.01, 0.1));
+    assert.equal(recent.verdict, "rejected");
+    assert.match(recent.reasons.join(), new RegExp(`KL to the base model on recent prompts 0\\.\\d+ is above the drift budget ${GATE_DEFAULTS.driftBudget}`));
+    assert.match(gateVerdict(ev(0.1, GATE_DEFAULTS.driftBudget * 2)).reasons.join(), /KL to the base model on held-back turns .* above the drift budget/);
+    assert.equal(gateVerdict(ev(null, null)).verdict, "published", "nothing to measure passes");
+    assert.equal(gateVerdict(ev(Number.NaN, null)).verdict, "rejected");
+    const g = gateVerdict(ev(0.1, 0.2));
+    assert.deepEqual([g.driftBudget, g.klToBase?.recent, g.klToBase?.heldBack], [GATE_DEFAULTS.driftBudget, 0.1, 0.2]);
+  });
+  it(`rejects a candidate whose own answers read more than ${GATE_DEFAULTS.fluencyMargin} nats/token worse to the base model than the base model's own`, () => {
+    const m = GATE_DEFAULTS.fluencyMargin;
+    assert.equal(gateVerdict(ev(0.1, 0.1), GATE_DEFAULTS, fl(-1.4 - m + 0.01, -1.4)).verdict, "published");
+    const bad = gateVerdict(ev(0.1, 0.1), GATE_DEFAULTS, fl(-1.4 - m - 0.01, -1.4));
+    assert.equal(bad.verdict, "rejected");
+    assert.match(bad.reasons.join(), new RegExp(`its own answers read worse to the base model than the base model's own \\(-1\\.7\\d+ < -1\\.400 − ${m} nats/token\\)`));
+    assert.equal(gateVerdict(ev(0.1, 0.1), GATE_DEFAULTS, fl(null, -1.4)).verdict, "published", "no answer token: nothing to compare");
+    assert.deepEqual(bad.fluency, fl(-1.4 - m - 0.01, -1.4));
   });
 });
 
@@ -110,6 +136,46 @@ describe("checkpoint store", () => {
       assert.throws(() => ck.verifyFiles(2), /adapter\.gguf is missing/);
     } finally {
       store.close();
+    }
+  });
+});
+
+describe("drift and fluency rejections in the running loop", () => {
+  it("rejects a candidate over the drift budget with the reason, and records its drift", async () => {
+    const core = await startLearningCore({ gate: { klBound: 10, driftBudget: 1e-12 } });
+    try {
+      const a = await chat(core, "one");
+      const b = await chat(core, "two");
+      await feedback(core, a.turnId, "up");
+      await feedback(core, b.turnId, "down");
+      const c = await waitFor("a candidate", async () => (await checkpoints(core)).find((x) => x.n === 1));
+      assert.equal(c.verdict, "rejected");
+      assert.match(c.gate.reasons.join(), /KL to the base model on recent prompts .* is above the drift budget 1e-12/);
+      const view = (await api(core, "GET", "/api/checkpoints")).json.checkpoints[0];
+      assert.ok(view.klToBase.recent > 0, JSON.stringify(view.klToBase));
+      assert.equal(view.fluency, null, "not sampled: already rejected");
+      const hist = (await api(core, "GET", "/api/training")).json.history;
+      assert.equal(hist[0].driftBudget, 1e-12);
+      assert.ok(hist[0].klToBase > 0);
+    } finally {
+      await core.close();
+    }
+  });
+  it("samples a passing candidate's own answers with llama.cpp, and rejects it when they read worse than the margin allows", async () => {
+    // A margin no candidate can meet (its answers would have to read 1e6 nats/token better than the base model's).
+    const core = await startLearningCore({ gate: { klBound: 10, fluencyMargin: -1e6 } });
+    try {
+      const a = await chat(core, "one");
+      const b = await chat(core, "two");
+      await feedback(core, a.turnId, "up");
+      await feedback(core, b.turnId, "down");
+      const c = await waitFor("a candidate", async () => (await checkpoints(core)).find((x) => x.n === 1));
+      assert.equal(c.verdict, "rejected");
+      assert.match(c.gate.reasons.join(), /its own answers read worse to the base model than the base model's own/);
+      const f = (await api(core, "GET", "/api/checkpoints")).json.checkpoints[0].fluency;
+      assert.ok(f.answers >= 2 && f.tokens > 0 && f.candidate < 0 && f.base < 0, JSON.stringify(f));
+    } finally {
+      await core.close();
     }
   });
 });

@@ -15,8 +15,8 @@ describe("learning loop: feedback → train → gate → publish → swap → ro
   let events = "";
   const sse = new AbortController();
   before(async () => {
-    // A generous KL bound: this test is about the loop, gate.test.ts about the bound.
-    core = await startLearningCore({ gate: { klBound: 10 } });
+    // A generous gate (step, drift, fluency): this test is about the loop, gate.test.ts about the bounds.
+    core = await startLearningCore({ gate: { klBound: 10, driftBudget: 10, fluencyMargin: 10 } });
     const res = await fetch(`${core.url}/api/events?token=${core.token}`, { signal: sse.signal });
     const reader = res.body!.getReader();
     const dec = new TextDecoder();

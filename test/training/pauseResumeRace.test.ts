@@ -11,7 +11,7 @@ import { api, chat, checkpoints, feedback, startLearningCore, waitFor } from "./
 describe("pause then resume before the trainer has exited", () => {
   let core: RunningCore;
   before(async () => {
-    core = await startLearningCore({ stepsPerRun: 40, gate: { klBound: 10 } });
+    core = await startLearningCore({ stepsPerRun: 40, gate: { klBound: 10, driftBudget: 10, fluencyMargin: 10 } });
   });
   after(async () => {
     await core?.close();

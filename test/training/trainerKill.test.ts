@@ -14,7 +14,7 @@ import { api, chat, checkpoints, feedback, startLearningCore, waitFor } from "./
 describe("trainer killed mid-run", () => {
   let core: RunningCore;
   before(async () => {
-    core = await startLearningCore({ stepsPerRun: 40, gate: { klBound: 10 } });
+    core = await startLearningCore({ stepsPerRun: 40, gate: { klBound: 10, driftBudget: 10, fluencyMargin: 10 } });
   });
   after(async () => {
     await core?.close();
@@ -70,7 +70,7 @@ describe("trainer killed mid-run", () => {
     state.training.activeCheckpoint = null;
     fs.writeFileSync(stateFile, JSON.stringify(state));
     fs.rmSync(path.join(dataDir, "training", "used.jsonl"), { force: true });
-    core = await startLearningCore({ stepsPerRun: 40, gate: { klBound: 10 } }, dataDir);
+    core = await startLearningCore({ stepsPerRun: 40, gate: { klBound: 10, driftBudget: 10, fluencyMargin: 10 } }, dataDir);
     const list = await checkpoints(core);
     assert.deepEqual(list.map((c) => [c.n, c.verdict]), [[1, "published"]]);
     assert.equal((await api(core, "GET", "/api/status")).json.training.samplesWaiting, 0);

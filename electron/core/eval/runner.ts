@@ -214,6 +214,7 @@ async function runMethod(client: CoreClient, core: RunningCore | null, method: E
     ...(s.training.loraAlpha !== undefined ? { loraAlpha: s.training.loraAlpha } : {}),
     ...(s.training.learningRate !== undefined ? { learningRate: s.training.learningRate } : {}),
     ...(s.training.teacherSource !== undefined ? { teacherSource: s.training.teacherSource } : {}),
+    ...(s.training.klBeta !== undefined ? { klBeta: s.training.klBeta } : {}),
   });
   // The first point: the untouched model, already measured by the baseline (same model, prompts, seeds).
   run.points.push(c.baseline ? { ...c.baseline } : await scoreHeldOut(client, s, c.seeds, c.scorer, 0, method, c.log, c.fluency));

@@ -107,6 +107,8 @@ export const scenarioSchema = z.strictObject({
       klBound: z.number().positive().optional(),
       /** OPD teacher: the current policy with the hint, or the base model with the hint */
       teacherSource: z.enum(["policy", "base"]).optional(),
+      /** β of the KL to the base model in the loss (absent: the app's default) */
+      klBeta: z.number().min(0).optional(),
     })
     .default({ batchSize: 4, stepsPerRun: 4 }),
   /** Score every N interactions (default: every batch). */

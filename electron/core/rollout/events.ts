@@ -37,7 +37,10 @@ export interface CoreEvents {
   /** learning loop (electron/core/training): live training status, a new checkpoint, an adapter swap */
   training: { training: Record<string, unknown> };
   checkpoint: { checkpoint: Record<string, unknown> };
-  swap: { version: string; checkpoint: number; pauseMs: number; drained: boolean; stragglers: number };
+  /** checkpoint null: the base model */
+  swap: { version: string; checkpoint: number | null; pauseMs: number; drained: boolean; stragglers: number };
+  /** the watch on the served adapter rolled a checkpoint back by itself (to: the one served now; null = base model) */
+  revert: { checkpoint: number; to: number | null; version: string; reason: string; rule: string; at: string };
 }
 export type CoreEventName = keyof CoreEvents;
 

@@ -16,7 +16,10 @@ export interface CheckpointEntry extends CheckpointMeta {
   /** adapter version as served (X-Clawrl-Adapter) */
   version: string;
   dir: string;
-  verdict: "published" | "rejected";
+  /** the gate's verdict; "reverted": published, then rolled back by the watch on what is served */
+  verdict: "published" | "rejected" | "reverted";
+  /** why and when the watch rolled it back (verdict "reverted") */
+  reverted?: RevertInfo;
   pinned: boolean;
   runId: string;
   /** turn ids of the samples it was trained on */
@@ -31,6 +34,17 @@ export interface CheckpointEntry extends CheckpointMeta {
   /** admission pause of the swap that put it in service (ms), when it was published */
   swapPauseMs: number | null;
   sha256: { adapter: string; optimizer: string };
+}
+
+/** A rollback by the watch on the served adapter (serveWatch.ts), as the checkpoint keeps it. */
+export interface RevertInfo {
+  at: string;
+  reason: string;
+  rule: "reward" | "fluency" | "ancestor";
+  /** the checkpoint served instead (null: the base model) */
+  to: number | null;
+  /** the comparisons that fired (serveWatch.ts Comparison), for inspection */
+  stats?: unknown;
 }
 
 export class CheckpointError extends Error {
@@ -48,7 +62,7 @@ function sha256File(file: string): string {
 }
 
 export interface CommitInfo {
-  verdict: CheckpointEntry["verdict"];
+  verdict: "published" | "rejected";
   runId: string;
   sampleIds: string[];
   meanReward: number | null;
@@ -117,7 +131,8 @@ export class Checkpoints {
           parent: m.parent ?? null,
           version: `ckpt-${name}`,
           dir,
-          verdict: m.gate.verdict === "published" ? "published" : "rejected",
+          verdict: m.reverted ? "reverted" : m.gate.verdict === "published" ? "published" : "rejected",
+          ...(m.reverted ? { reverted: m.reverted } : {}),
           pinned: false,
           runId: String(m.runId),
           sampleIds: m.sampleIds,
@@ -217,6 +232,32 @@ export class Checkpoints {
     });
     if (!out) throw new CheckpointError(`no checkpoint ${n}`, 404);
     if (patch.pinned === false) this.applyRetention();
+    return out;
+  }
+
+  /**
+   * Marks a published checkpoint as rolled back by the watch: in the index and in its
+   * metrics.json (rewritten atomically; the adapter and optimizer files, which the checksums
+   * cover, stay as they are). The checkpoint and the samples it names are kept.
+   */
+  markReverted(n: number, info: RevertInfo): CheckpointEntry {
+    let out: CheckpointEntry | undefined;
+    this.store.updateState((d) => {
+      const c = (d.checkpoints as CheckpointEntry[]).find((x) => x.id === n);
+      if (c) {
+        c.verdict = "reverted";
+        c.reverted = info;
+        out = { ...c };
+      }
+    });
+    if (!out) throw new CheckpointError(`no checkpoint ${n}`, 404);
+    const file = path.join(out.dir, CKPT_FILES.metrics);
+    try {
+      const m = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
+      writeFileAtomicSync(file, `${JSON.stringify({ ...m, reverted: info }, null, 2)}\n`);
+    } catch (e) {
+      console.warn(`checkpoint ${n}: could not record the rollback in ${CKPT_FILES.metrics}: ${(e as Error).message}`);
+    }
     return out;
   }
 

@@ -9,8 +9,13 @@ import type { Evaluation } from "../../../trainer/protocol.js";
  *    with only one kind, liked answers do not become less likely (disliked: more likely).
  *    Within `tolerance` nats per token, which absorbs float rounding between two evaluations
  *    of the same numbers.
- * With no recent prompts (or no liked/disliked answers) that criterion has nothing to compare
- * and passes.
+ * 3. it stays near the base model: mean KL(candidate || base) on the recent prompts and on the
+ *    held-back turns (never trained on) each at most `driftBudget` nats/token, and
+ * 4. its own sampled answers read to the base model at most `fluencyMargin` nats/token worse than
+ *    the base model's own answers to the same prompts (the eval's fluency; measured in the core
+ *    with llama.cpp, see fluencyProbe.ts).
+ * With no recent prompts (or no liked/disliked answers, held-back turns, answers) a criterion
+ * has nothing to compare and passes.
  *
  * Why the margin and not each side: any move of the policy lowers the log-prob of most fixed
  * texts, liked and disliked alike. Requiring liked answers never to lose probability blocked
@@ -21,7 +26,35 @@ import type { Evaluation } from "../../../trainer/protocol.js";
 export interface GateOptions {
   klBound: number;
   tolerance: number;
+  /**
+   * Drift budget: the most mean KL(candidate || base model) per token (nats), on the recent
+   * prompts and, separately, on the held-back turns. Bounds the distance walked from the base
+   * model over all the steps, where `klBound` bounds each step.
+   */
+  driftBudget: number;
+  /**
+   * Fluency margin: the base model's mean log-prob per token of the candidate's own sampled
+   * answers may be at most this much below that of the base model's own answers (nats/token).
+   */
+  fluencyMargin: number;
 }
+
+/**
+ * Drift budget: 0.2 nats/token of KL(candidate || base). Read from the stories260K cats eval,
+ * binary RL fed almost only thumbs down (bench/learning-drift.ts: KL of each scored checkpoint
+ * to the base model on the run's turns, beside the eval's fluency of its held-out answers), 16
+ * checkpoints over four runs with β 0, 0.1, 0.3, 1: every one at KL ≤ 0.14 read within 0.39
+ * nats/token of the base model's answers; every one at KL ≥ 0.25 had lost 0.39 to 1.17, most of
+ * them 0.49 or more (the eval's limit is 0.5). 0.2 stops before that band.
+ */
+export const DRIFT_BUDGET = 0.2;
+
+/**
+ * Fluency margin: 0.3 nats/token, below the eval's limit of 0.5: the gate samples a few answers
+ * (2 to each of up to 8 prompts), the eval 144, so the gate keeps 0.2 for its own sampling noise
+ * and for prompts that differ from the eval's.
+ */
+export const FLUENCY_MARGIN = 0.3;
 
 /**
  * Default KL bound: 0.05 nats/token, from bench/learning-gate-kl.ts on stories260K (one batch
@@ -32,7 +65,18 @@ export interface GateOptions {
  * room and stops the abrupt ones; a rejection halves the step, which brings the next
  * candidate under it.
  */
-export const GATE_DEFAULTS: GateOptions = { klBound: 0.05, tolerance: 1e-4 };
+export const GATE_DEFAULTS: GateOptions = { klBound: 0.05, tolerance: 1e-4, driftBudget: DRIFT_BUDGET, fluencyMargin: FLUENCY_MARGIN };
+
+/** The fluency probe's figures for a candidate (electron/core/inference/fluencyProbe.ts). */
+export interface FluencyCheck {
+  /** the base model's mean log-prob per token of the candidate's own answers */
+  candidate: number | null;
+  /** ... and of the base model's own answers to the same prompts and seeds */
+  base: number | null;
+  answers: number;
+  tokens: number;
+  seconds: number;
+}
 
 export interface GateResult {
   verdict: "published" | "rejected";
@@ -41,11 +85,26 @@ export interface GateResult {
   kl: number | null;
   liked: Evaluation["liked"];
   disliked: Evaluation["disliked"];
+  /** drift from the base model (absent in checkpoints from before it was measured) */
+  driftBudget?: number;
+  klToBase?: NonNullable<Evaluation["klToBase"]> | null;
+  fluencyMargin?: number;
+  /** null: not measured (no probe, nothing to sample, or the candidate was already rejected) */
+  fluency?: FluencyCheck | null;
 }
 
-export function gateVerdict(ev: Pick<Evaluation, "kl" | "liked" | "disliked">, opts: GateOptions = GATE_DEFAULTS): GateResult {
+export function gateVerdict(ev: Pick<Evaluation, "kl" | "liked" | "disliked"> & Partial<Pick<Evaluation, "klToBase">>, opts: GateOptions = GATE_DEFAULTS, fluency: FluencyCheck | null = null): GateResult {
   const reasons: string[] = [];
   if (ev.kl !== null && !(ev.kl <= opts.klBound)) reasons.push(`KL to the serving adapter ${ev.kl.toPrecision(3)} is above the bound ${opts.klBound}`);
+  const drift = ev.klToBase ?? null;
+  for (const [where, v] of [["recent prompts", drift?.recent], ["held-back turns", drift?.heldBack]] as const) {
+    if (v !== null && v !== undefined && !(v <= opts.driftBudget)) reasons.push(`KL to the base model on ${where} ${v.toPrecision(3)} is above the drift budget ${opts.driftBudget}`);
+  }
+  if (fluency && fluency.candidate !== null && fluency.base !== null && !(fluency.candidate >= fluency.base - opts.fluencyMargin)) {
+    reasons.push(
+      `its own answers read worse to the base model than the base model's own (${fluency.candidate.toFixed(3)} < ${fluency.base.toFixed(3)} − ${opts.fluencyMargin} nats/token)`,
+    );
+  }
   const { liked, disliked } = ev;
   const side = (c: Evaluation["liked"]) => (c.count > 0 && c.candidate !== null && c.serving !== null ? { candidate: c.candidate, serving: c.serving } : null);
   const l = side(liked);
@@ -61,5 +120,16 @@ export function gateVerdict(ev: Pick<Evaluation, "kl" | "liked" | "disliked">, o
   } else if (d && d.candidate > d.serving + opts.tolerance) {
     reasons.push(`disliked answers became more likely (${d.candidate.toFixed(4)} > ${d.serving.toFixed(4)} nats/token)`);
   }
-  return { verdict: reasons.length ? "rejected" : "published", reasons, klBound: opts.klBound, kl: ev.kl, liked, disliked };
+  return {
+    verdict: reasons.length ? "rejected" : "published",
+    reasons,
+    klBound: opts.klBound,
+    kl: ev.kl,
+    liked,
+    disliked,
+    driftBudget: opts.driftBudget,
+    klToBase: drift,
+    fluencyMargin: opts.fluencyMargin,
+    fluency,
+  };
 }

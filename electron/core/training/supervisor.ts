@@ -1,12 +1,16 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
+import path from "node:path";
 import type { EventBus } from "../rollout/events.js";
 import { rewardOf, type Store } from "../store/store.js";
 import type { SwapResult } from "../inference/adapterGate.js";
-import type { MemoryPlanSummary, ScoredSequence, TrainSettings } from "../../../trainer/protocol.js";
+import type { Evaluation, MemoryPlanSummary, ScoredSequence, TrainSettings } from "../../../trainer/protocol.js";
 import { APP_TRAIN_CONTEXT } from "../../../models/trainVerdict.js";
-import { CheckpointError, Checkpoints, type CheckpointEntry } from "./checkpoints.js";
-import { GATE_DEFAULTS, gateVerdict, type GateOptions } from "./gate.js";
+import { CheckpointError, Checkpoints, type CheckpointEntry, type RevertInfo } from "./checkpoints.js";
+import { GATE_DEFAULTS, gateVerdict, type FluencyCheck, type GateOptions, type GateResult } from "./gate.js";
+import { isHeldBack } from "../rollout/heldBack.js";
+import type { FluencyMeasure, ProbePrompt } from "../inference/fluencyProbe.js";
+import { ServeWatch, type WatchFinding, type WatchRule, type WatchStatus, type WatchTarget } from "./serveWatch.js";
 import type { SamplePool } from "./pool.js";
 import { AdapterMismatchError, stageImport, type ImportSummary } from "../adapters/importAdapter.js";
 import { WorkerClient, WorkerError, WorkerExitError, type WorkerSpawnOptions } from "./workerClient.js";
@@ -33,6 +37,19 @@ export interface SupervisorOptions {
   /** smallest learning-rate scale after repeated rejections (default 1/64) */
   minLrScale?: number;
   worker?: WorkerSpawnOptions;
+  /**
+   * Samples a candidate's own answers with llama.cpp and scores them with the base model, for
+   * the gate's fluency check and the watch's (fluencyProbe.ts). Without one, fluency is not
+   * checked (the KL checks still are).
+   */
+  probe?: FluencyMeasure | null;
+  /** how many prompts the fluency check samples (recent and held-back, half each at most; default 8) and answers per prompt (default 2) */
+  probePrompts?: number;
+  probeSamples?: number;
+  /** longest answer the fluency check samples (default 64 tokens, or less when the turn was served with less) */
+  probeMaxTokens?: number;
+  /** the rule for "clearly worse than its parent" (serveWatch.ts); false: no watch */
+  watch?: Partial<WatchRule> | false;
 }
 
 export type TrainingPhase = "starting" | "idle" | "training" | "evaluating" | "publishing" | "paused" | "restarting" | "error";
@@ -58,6 +75,10 @@ export interface TrainingLiveStatus {
   lastSwap: { pauseMs: number; version: string; at: string } | null;
   trainerPid: number | null;
   restarts: number;
+  /** the checkpoint the watch measures against its parent, with the latest figures; null when none */
+  watch: WatchStatus | null;
+  /** the latest rollback by the watch (also kept on the checkpoint) */
+  lastRevert: (RevertInfo & { checkpoint: number }) | null;
 }
 
 /** Why an activation failed, with the HTTP status the API should answer. */
@@ -95,6 +116,7 @@ export class TrainingSupervisor {
   private offPool: () => void;
   private offSettings: () => void;
   private readonly st: TrainingLiveStatus;
+  private readonly watch: ServeWatch | null;
 
   constructor(private readonly o: SupervisorOptions) {
     this.backoffMs = o.restartBackoffMs ?? 1000;
@@ -116,7 +138,13 @@ export class TrainingSupervisor {
       lastSwap: null,
       trainerPid: null,
       restarts: 0,
+      watch: null,
+      lastRevert: null,
     };
+    this.watch =
+      o.watch === false
+        ? null
+        : new ServeWatch({ store: o.store, bus: o.bus, probe: o.probe, rule: o.watch, onRegression: (t, f) => this.revert(t, f) });
     this.offPool = o.pool.onChange(() => {
       this.blocked = false;
       this.refreshWaiting();
@@ -138,6 +166,11 @@ export class TrainingSupervisor {
     if (n > 0) console.warn(`removed ${n} unfinished checkpoint${n > 1 ? "s" : ""} left by a trainer that stopped mid-write`);
     this.o.checkpoints.recoverOrphans();
     this.settleUsedSamples();
+    // The watch on a checkpoint the loop put into service goes on after a restart.
+    const w = this.o.store.state.training.watch as WatchTarget | null | undefined;
+    if (w && this.watch && w.checkpoint === this.o.store.state.training.activeCheckpoint) this.watch.arm(w);
+    const last = this.o.checkpoints.list().filter((c) => c.reverted).at(-1);
+    if (last?.reverted) this.st.lastRevert = { ...last.reverted, checkpoint: last.id };
     this.refreshWaiting();
     this.setPhase(this.st.paused ? "paused" : "idle");
     this.kick();
@@ -160,7 +193,7 @@ export class TrainingSupervisor {
   }
 
   status(): TrainingLiveStatus {
-    return { ...this.st, lastSwap: this.st.lastSwap && { ...this.st.lastSwap } };
+    return { ...this.st, lastSwap: this.st.lastSwap && { ...this.st.lastSwap }, watch: this.watch?.status() ?? null };
   }
 
   get trainerPid(): number | null {
@@ -368,7 +401,7 @@ export class TrainingSupervisor {
       const serving = this.o.store.state.training.activeCheckpoint;
       const evalSets = this.evalSets();
       const ev = await w.request({ type: "evaluate", runId, servingAdapter: serving === null ? null : (this.o.checkpoints.get(serving)?.path ?? null), ...evalSets });
-      const gate = gateVerdict(ev, { ...GATE_DEFAULTS, ...this.o.gate });
+      const gate = await this.gateOf(ev, path.join(staging, "adapter.gguf"));
       this.setPhase("publishing");
       const rewards = batch.map((b) => b.reward).filter((r): r is number => r !== null);
       const entry = this.o.checkpoints.commit(staging, {
@@ -389,6 +422,7 @@ export class TrainingSupervisor {
       this.o.bus.emit("checkpoint", { checkpoint: { ...entry } });
       if (gate.verdict === "published") {
         await this.swapTo(entry);
+        this.armWatch(entry);
         this.st.lrScale = 1;
       } else {
         // Keep serving what we had; train on from it with a smaller step.
@@ -409,26 +443,187 @@ export class TrainingSupervisor {
     }
   }
 
-  /** Recent main turns (KL), liked and disliked answers, newest last, as token sequences. */
-  private evalSets(): { prompts: ScoredSequence[]; liked: ScoredSequence[]; disliked: ScoredSequence[] } {
+  /**
+   * Recent main turns (KL to the serving adapter and to the base), liked and disliked answers,
+   * and the held-back turns with a verdict (KL to the base), newest last, as token sequences.
+   */
+  private evalSets(): { prompts: ScoredSequence[]; liked: ScoredSequence[]; disliked: ScoredSequence[]; heldBack: ScoredSequence[] } {
     const n = this.o.evalTurns ?? 8;
-    const recent: string[] = [];
-    const liked: string[] = [];
-    const disliked: string[] = [];
-    for (const e of this.o.store.turnEntries()) {
-      if (e.type !== "main") continue;
-      recent.push(e.turnId);
-      const r = rewardOf(e).reward;
-      if (r === 1) liked.push(e.turnId);
-      else if (r === -1) disliked.push(e.turnId);
-    }
+    const { recent, liked, disliked, heldBack } = this.turnSets();
     const seqs = (ids: string[]) =>
       ids.slice(-n).flatMap((id) => {
         const t = this.o.store.readTurn(id);
         if (t.promptTokens.length === 0 || t.responseTokens.length === 0) return [];
         return [{ tokens: [...t.promptTokens, ...t.responseTokens], start: t.promptTokens.length }];
       });
-    return { prompts: seqs(recent), liked: seqs(liked), disliked: seqs(disliked) };
+    return { prompts: seqs(recent), liked: seqs(liked), disliked: seqs(disliked), heldBack: seqs(heldBack) };
+  }
+
+  /** Turn ids, oldest first: recent main turns, liked and disliked ones, held-back ones with a verdict. */
+  private turnSets(): { recent: string[]; liked: string[]; disliked: string[]; heldBack: string[] } {
+    const share = this.o.store.settings.heldBackShare;
+    const recent: string[] = [];
+    const liked: string[] = [];
+    const disliked: string[] = [];
+    const heldBack: string[] = [];
+    for (const e of this.o.store.turnEntries()) {
+      if (e.type !== "main") continue;
+      recent.push(e.turnId);
+      const r = rewardOf(e).reward;
+      if (r === 1) liked.push(e.turnId);
+      else if (r === -1) disliked.push(e.turnId);
+      if ((r !== null || e.feedback?.hint) && isHeldBack(e, share)) heldBack.push(e.turnId);
+    }
+    return { recent, liked, disliked, heldBack };
+  }
+
+  /**
+   * The publish gate's verdict on a candidate (gate.ts): the trainer's figures, then, for one
+   * those let through, the fluency of its own answers (it costs sampling, so only then).
+   */
+  private async gateOf(ev: Evaluation, adapterPath: string): Promise<GateResult> {
+    const opts = { ...GATE_DEFAULTS, ...this.o.gate };
+    const gate = gateVerdict(ev, opts);
+    if (gate.verdict !== "published" || !this.o.probe) return gate;
+    const fluency = await this.measureFluency(this.o.probe, adapterPath);
+    const full = gateVerdict(ev, opts, fluency.check);
+    return fluency.error ? { ...full, verdict: "rejected", reasons: [...full.reasons, fluency.error] } : full;
+  }
+
+  /**
+   * The gate's fluency figures for a candidate: its own answers to a few recent and held-back
+   * prompts (at the settings they were served with, fixed seeds), scored by the base model, vs
+   * the base model's own answers. A candidate llama.cpp cannot run is rejected with the reason.
+   */
+  private async measureFluency(probe: FluencyMeasure, adapterPath: string): Promise<{ check: FluencyCheck | null; error?: string }> {
+    const prompts = this.probePrompts();
+    if (prompts.length === 0) return { check: null };
+    try {
+      const c = await probe.compare(adapterPath, prompts);
+      return { check: { candidate: c.candidate.meanLogprob, base: c.base.meanLogprob, answers: c.candidate.answers, tokens: c.candidate.tokens, seconds: c.seconds } };
+    } catch (e) {
+      if (this.stopping) throw e;
+      return { check: null, error: `its answers could not be sampled with llama.cpp: ${(e as Error).message.split("\n")[0]}` };
+    }
+  }
+
+  /** Distinct prompts of the newest held-back turns and newest main turns (half each at most), with their served settings. */
+  private probePrompts(): ProbePrompt[] {
+    const total = this.o.probePrompts ?? 8;
+    const samples = this.o.probeSamples ?? 2;
+    const cap = this.o.probeMaxTokens ?? 64;
+    const { recent, heldBack } = this.turnSets();
+    const seen = new Set<string>();
+    const picked: string[] = [];
+    const take = (ids: string[], k: number) => {
+      for (let i = ids.length - 1; i >= 0 && k > 0; i--) {
+        const t = this.o.store.readTurn(ids[i]);
+        const key = t.promptTokens.join(",");
+        if (t.promptTokens.length === 0 || seen.has(key)) continue;
+        seen.add(key);
+        picked.push(ids[i]);
+        k--;
+      }
+    };
+    take(heldBack, Math.floor(total / 2));
+    take(recent, total - picked.length);
+    return picked.flatMap((id) => {
+      const t = this.o.store.readTurn(id);
+      const seed = crypto.createHash("sha256").update(id).digest().readUInt32BE(0) & 0x7fffffff;
+      const maxTokens = Math.max(1, Math.min(cap, t.sampling.maxTokens ?? cap));
+      return Array.from({ length: samples }, (_, k) => ({ tokens: t.promptTokens, temperature: t.sampling.temperature, topP: t.sampling.topP, maxTokens, seed: (seed + k) % 2 ** 31 }));
+    });
+  }
+
+  /** Starts the watch on a checkpoint the loop just put into service, against the one it replaced. */
+  private armWatch(entry: CheckpointEntry): void {
+    if (!this.watch) return;
+    const parent = entry.parent;
+    const target: WatchTarget = {
+      checkpoint: entry.id,
+      version: entry.version,
+      parent,
+      parentVersion: parent === null ? "base" : (this.o.checkpoints.get(parent)?.version ?? `ckpt-${parent}`),
+      since: new Date().toISOString(),
+    };
+    this.watch.arm(target);
+    this.o.store.updateState((d) => {
+      d.training.watch = target;
+    });
+  }
+
+  private disarmWatch(): void {
+    this.watch?.disarm();
+    if (this.o.store.state.training.watch) {
+      this.o.store.updateState((d) => {
+        d.training.watch = null;
+      });
+    }
+  }
+
+  /**
+   * Rolls back by itself: the watch found the served checkpoint clearly worse than its parent.
+   * Serves the parent (the base model when there is none, or it is gone or damaged), marks the
+   * checkpoint 'reverted' with the reason, trains on from what is served now at half the step,
+   * and tells the UI (status, SSE `revert`). The checkpoint, its samples and the turns it
+   * answered are kept. A checkpoint trained on from it meanwhile is rolled back with it.
+   */
+  revert(target: WatchTarget, finding: WatchFinding): Promise<void> {
+    const run = this.lock.then(async () => {
+      const active = this.o.store.state.training.activeCheckpoint;
+      // The bad checkpoint itself, or one trained on from it while the watch decided.
+      const chain: number[] = [];
+      for (let c = active === null ? undefined : this.o.checkpoints.get(active); c; c = c.parent === null ? undefined : this.o.checkpoints.get(c.parent)) {
+        chain.push(c.id);
+        if (c.id === target.checkpoint) break;
+      }
+      if (!chain.includes(target.checkpoint)) return; // already rolled back or moved elsewhere
+      let to: CheckpointEntry | null = null;
+      let note = "";
+      if (target.parent !== null) {
+        try {
+          to = this.o.checkpoints.verifyFiles(target.parent);
+        } catch (e) {
+          note = ` (checkpoint ${target.parent} cannot be served: ${(e as Error).message}; the base model is served instead)`;
+        }
+      }
+      const at = new Date().toISOString();
+      if (to) await this.swapTo(to);
+      else await this.swapToBase();
+      this.disarmWatch();
+      const info: RevertInfo = { at, reason: finding.reason + note, rule: finding.rule, to: to?.id ?? null, stats: { reward: finding.reward, fluency: finding.fluency } };
+      this.o.checkpoints.markReverted(target.checkpoint, info);
+      for (const id of chain.filter((x) => x !== target.checkpoint)) {
+        this.o.checkpoints.markReverted(id, { at, reason: `trained on from checkpoint ${target.checkpoint}, which was rolled back: ${finding.reason}`, rule: "ancestor", to: to?.id ?? null });
+      }
+      this.st.lrScale = Math.max(this.st.lrScale / 2, this.o.minLrScale ?? 1 / 64);
+      this.st.lastRevert = { ...info, checkpoint: target.checkpoint };
+      console.warn(`rolled back checkpoint ${target.checkpoint} to ${to ? `checkpoint ${to.id}` : "the base model"}: ${info.reason}`);
+      this.o.bus.emit("revert", { checkpoint: target.checkpoint, to: info.to, version: to?.version ?? "base", reason: info.reason, rule: info.rule, at });
+      for (const id of chain) {
+        const c = this.o.checkpoints.get(id);
+        if (c) this.o.bus.emit("checkpoint", { checkpoint: { ...c } });
+      }
+      this.publishStatus();
+      // Train on from what is served now.
+      const w = this.worker;
+      if (w && this.workerReady) await w.request({ type: "load", dir: to?.dir ?? null }).catch((e: Error) => (this.st.lastError = `trainer could not load ${to ? `checkpoint ${to.id}` : "a fresh adapter"}: ${e.message}`));
+    });
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  private async swapToBase(): Promise<SwapResult> {
+    const r = await this.o.engine.swapAdapter(null, "base");
+    this.o.store.updateState((d) => {
+      d.training.activeCheckpoint = null;
+      d.training.updatedAt = new Date().toISOString();
+    });
+    this.st.activeCheckpoint = null;
+    this.st.lastSwap = { pauseMs: r.pauseMs, version: "base", at: new Date().toISOString() };
+    this.o.bus.emit("swap", { version: "base", checkpoint: null, pauseMs: r.pauseMs, drained: r.drained, stragglers: r.stragglers });
+    this.o.bus.emit("status", { adapter: "base" });
+    return r;
   }
 
   private async swapTo(entry: CheckpointEntry): Promise<SwapResult> {
@@ -454,7 +649,7 @@ export class TrainingSupervisor {
     const run = this.lock.then(async () => {
       const entry = this.o.checkpoints.get(n);
       if (!entry) throw new ActivationError(`no checkpoint ${n}`, 404);
-      if (entry.verdict !== "published") throw new ActivationError(`checkpoint ${n} was rejected by the publish gate (${entry.gate.reasons.join("; ")}); it is kept for inspection only`, 409);
+      if (entry.verdict === "rejected") throw new ActivationError(`checkpoint ${n} was rejected by the publish gate (${entry.gate.reasons.join("; ")}); it is kept for inspection only`, 409);
       try {
         this.o.checkpoints.verifyFiles(n);
       } catch (e) {
@@ -473,6 +668,8 @@ export class TrainingSupervisor {
         throw new ActivationError(`cannot serve checkpoint ${n}: ${(e as Error).message.split("\n")[0]}`, 500);
       }
       this.st.lrScale = 1;
+      // The user's choice: not watched (a rolled-back checkpoint may be served again by hand).
+      this.disarmWatch();
       // Continue training from it (a trainer that is starting reads the active checkpoint itself).
       if (w && w === this.worker && this.workerReady) await w.request({ type: "load", dir: entry.dir }).catch((e: Error) => (this.st.lastError = `trainer could not load checkpoint ${n}: ${e.message}`));
       return { checkpoint: this.o.checkpoints.get(n)!, swap };
@@ -522,7 +719,7 @@ export class TrainingSupervisor {
         const serving = this.o.store.state.training.activeCheckpoint;
         const servingDir = this.activeDir();
         const ev = await w.request({ type: "evaluate", runId, servingAdapter: serving === null ? null : (this.o.checkpoints.get(serving)?.path ?? null), ...this.evalSets() });
-        const gate = gateVerdict(ev, { ...GATE_DEFAULTS, ...this.o.gate });
+        const gate = await this.gateOf(ev, path.join(staging, "adapter.gguf"));
         this.setPhase("publishing");
         const entry = this.o.checkpoints.commit(staging, { verdict: gate.verdict, runId, sampleIds: [], meanReward: null, loss: 0, kl: ev.kl, gate, totalSteps: 0, parent: serving });
         committed = true;
@@ -530,6 +727,7 @@ export class TrainingSupervisor {
         let swap: SwapResult | null = null;
         if (gate.verdict === "published") {
           swap = await this.swapTo(entry);
+          this.armWatch(entry);
           this.st.lrScale = 1;
         } else {
           await w.request({ type: "load", dir: servingDir });
@@ -561,6 +759,7 @@ export class TrainingSupervisor {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    await this.watch?.close();
     this.offPool();
     this.offSettings();
     if (this.restartTimer) clearTimeout(this.restartTimer);

@@ -20,6 +20,12 @@ export function checkpointView(c: CheckpointEntry, activeId: number | null) {
     kl: c.kl,
     verdict: c.verdict,
     gate: c.gate,
+    /** why and when the watch on the served adapter rolled it back (verdict "reverted"), else null */
+    reverted: c.reverted ?? null,
+    /** drift from the base model when it was made: mean KL(checkpoint || base) per token on recent prompts and held-back turns */
+    klToBase: c.gate.klToBase ?? null,
+    /** the gate's fluency figures: the base model's log-prob per token of its own answers vs of the base model's own */
+    fluency: c.gate.fluency ?? null,
     totalSteps: c.totalSteps,
     swapPauseMs: c.swapPauseMs,
     pinned: c.pinned,
@@ -75,7 +81,21 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
   // The Training page's detail: live status (with the judge queue), the metric history (one
   // point per candidate) and the latest judged turns with their votes and hints.
   app.get("/api/training", async () => {
-    const history = list().map((c) => ({ n: c.id, at: c.createdAt, meanReward: c.meanReward, loss: c.loss, kl: c.kl, verdict: c.verdict, swapPauseMs: c.swapPauseMs }));
+    const history = list().map((c) => ({
+      n: c.id,
+      at: c.createdAt,
+      meanReward: c.meanReward,
+      loss: c.loss,
+      kl: c.kl,
+      // Drift from the base model (the Training page's chart), with the gate's budget for it.
+      klToBase: c.gate.klToBase?.recent ?? null,
+      klToBaseHeldBack: c.gate.klToBase?.heldBack ?? null,
+      driftBudget: c.gate.driftBudget ?? null,
+      fluency: c.gate.fluency?.candidate ?? null,
+      fluencyBase: c.gate.fluency?.base ?? null,
+      verdict: c.verdict,
+      swapPauseMs: c.swapPauseMs,
+    }));
     const judgeQueue = detail ? detail.judgeQueue() : null;
     return { training: { ...sup.status(), judgeQueue }, history, recentJudged: detail ? recentJudged(detail.store) : [] };
   });

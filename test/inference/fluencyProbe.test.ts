@@ -1,0 +1,80 @@
+import assert from "node:assert/strict";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { getLlama, type Llama } from "node-llama-cpp";
+import { FluencyProbe, type ProbePrompt } from "../../electron/core/inference/fluencyProbe.js";
+import { repoRoot, tempDir } from "../helpers/cli.js";
+import { writeLoraAdapter } from "./loraFixture.js";
+
+/**
+ * The gate's fluency probe on stories260K (a real story model): a candidate adapter's own
+ * answers, scored by the base model, against the base model's own answers; bounded memory (the
+ * model instance is reloaded every few candidates, since node-llama-cpp keeps every adapter it
+ * loaded until then).
+ */
+const MODEL = path.join(repoRoot, "models", "test", "stories260K.gguf");
+
+describe("fluency probe (llama.cpp, own model instance)", () => {
+  let llama: Llama;
+  let probe: FluencyProbe;
+  const dir = tempDir("clawrl-probe-");
+  const prompts: ProbePrompt[] = [];
+  before(async () => {
+    llama = await getLlama({ gpu: false });
+    const model = await llama.loadModel({ modelPath: MODEL });
+    for (const [i, text] of ["Once upon a time, there was a little girl named Lily.", "One day, a boy named Tim went to the park."].entries()) {
+      prompts.push({ tokens: model.tokenize(text, true), temperature: 1, topP: 1, maxTokens: 32, seed: 11 + i });
+    }
+    await model.dispose();
+    probe = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, reloadEvery: 2 });
+  });
+  after(async () => {
+    await probe?.close();
+    await llama?.dispose();
+  });
+
+  it("an adapter that changes nothing answers as the base model does: the same figures", async () => {
+    const file = path.join(dir, "zero.gguf");
+    writeLoraAdapter(file, MODEL, { magnitude: 0 });
+    const c = await probe.compare(file, prompts);
+    assert.equal(c.candidate.answers, 2);
+    assert.ok(c.candidate.tokens > 10, `${c.candidate.tokens} answer tokens`);
+    assert.equal(c.candidate.tokens, c.base.tokens);
+    assert.ok(Math.abs(c.candidate.meanLogprob! - c.base.meanLogprob!) < 1e-4, `${c.candidate.meanLogprob} vs ${c.base.meanLogprob}`);
+    assert.ok(c.base.meanLogprob! < 0 && c.base.meanLogprob! > -4, `the base model reads its own stories well: ${c.base.meanLogprob}`);
+  });
+
+  it("an adapter that wrecks the model: its answers read far worse to the base model", async () => {
+    const file = path.join(dir, "wreck.gguf");
+    writeLoraAdapter(file, MODEL, { magnitude: 2, seed: 3 });
+    const c = await probe.compare(file, prompts);
+    assert.ok(c.candidate.meanLogprob! < c.base.meanLogprob! - 1, `${c.candidate.meanLogprob} vs ${c.base.meanLogprob}`);
+  });
+
+  it("reloads its model instance every `reloadEvery` candidates (adapters do not pile up), and scores given answers", async () => {
+    const loadsBefore = probe.loads;
+    const file = path.join(dir, "third.gguf");
+    writeLoraAdapter(file, MODEL, { magnitude: 0.01, seed: 5 });
+    await probe.compare(file, prompts);
+    assert.equal(probe.loads, loadsBefore + 1, "the third candidate needed a fresh instance (2 adapters were loaded on the first)");
+    const [own, none] = await probe.score([
+      { prompt: prompts[0].tokens, response: prompts[1].tokens.slice(1) },
+      { prompt: prompts[0].tokens, response: [] },
+    ]);
+    assert.ok(own !== null && own < 0);
+    assert.equal(none, null);
+  });
+
+  it("waits while chat is busy, but never longer than maxYieldMs at a time", async () => {
+    const busyProbe = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, busy: () => true, maxYieldMs: 20 });
+    try {
+      const t0 = Date.now();
+      const file = path.join(dir, "zero.gguf");
+      const c = await busyProbe.compare(file, prompts.slice(0, 1));
+      assert.equal(c.candidate.answers, 1);
+      assert.ok(Date.now() - t0 >= 20, "it yielded at least once");
+    } finally {
+      await busyProbe.close();
+    }
+  });
+});
