@@ -47,7 +47,8 @@ const model = values.model ?? (values.shape ? ensureShapeModel(values.shape, "q8
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-bench-svd-"));
 const messages = [{ role: "system" as const, content: "You are a helpful assistant." }, { role: "user" as const, content: "Tell me a long story about a robot who learns to paint." }];
 
-const core = await startCore({ model, dataDir, token: "bench-token-1", uiDir: "", engine: { sequences: 1, maxContextSize: 4096, threads, backend: values.backend as BackendPreference } });
+// No learning loop: its trainer process (and the gate's own model instance) would compete for the cores being measured.
+const core = await startCore({ model, dataDir, token: "bench-token-1", uiDir: "", training: false, engine: { sequences: 1, maxContextSize: 4096, threads, backend: values.backend as BackendPreference } });
 const engine = core.engine!;
 const info = engine.info();
 
