@@ -6,7 +6,7 @@ import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, screen, session
 import { coreEnv } from "../shared/coreMessages.js";
 import { ipcChannels, type BridgeConfig } from "../shared/ipc.js";
 import { CoreSupervisor, type CoreEndpoint } from "./coreProcess.js";
-import { fetchLearningState, setLearningPaused, trayMenuTemplate, trayTooltip, type LearningState } from "./learning.js";
+import { fetchLearningStatus, setLearningPaused, trayMenuTemplate, trayTooltip, type LearningState } from "./learning.js";
 import { appMenuTemplate } from "./menu.js";
 import { decideWindowOpen, isAllowedNavigation, isAllowedPermission, windowOptions, withCsp } from "./security.js";
 import { loadWindowState, placeWindow, saveWindowState } from "./windowState.js";
@@ -236,7 +236,9 @@ function setLearning(state: LearningState, note?: string): void {
 
 async function refreshLearning(): Promise<void> {
   if (!endpoint) return setLearning("offline");
-  setLearning(await fetchLearningState({ apiBase: endpoint.url, token: endpoint.token }), trayNote);
+  const r = await fetchLearningStatus({ apiBase: endpoint.url, token: endpoint.token });
+  // A rollback the learner made by itself is said in the tray (for a day); another note (a failed pause...) stays.
+  setLearning(r.state, r.note ?? (trayNote?.startsWith("Rolled back") ? undefined : trayNote));
 }
 
 async function toggleLearning(paused: boolean): Promise<void> {

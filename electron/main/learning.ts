@@ -43,6 +43,23 @@ export function learningStateFromStatus(body: unknown): LearningState {
   return "unknown";
 }
 
+/** How long after a rollback the tray keeps saying so. */
+export const REVERT_NOTE_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A line for the tray when the learner rolled a checkpoint back by itself (the watch on what is
+ * served: /api/status `training.lastRevert`), for a day after it happened; else undefined.
+ */
+export function revertNoteFromStatus(body: unknown, now = Date.now()): string | undefined {
+  const r = (body as { training?: { lastRevert?: { checkpoint?: unknown; to?: unknown; at?: unknown; rule?: unknown } | null } } | null)?.training?.lastRevert;
+  if (!r || typeof r.checkpoint !== "number") return undefined;
+  const at = typeof r.at === "string" ? Date.parse(r.at) : NaN;
+  if (!Number.isFinite(at) || now - at > REVERT_NOTE_MS) return undefined;
+  const to = typeof r.to === "number" ? `ckpt-${r.to}` : "the base model";
+  const why = r.rule === "fluency" ? "its answers read worse" : "its answers were rated worse";
+  return `Rolled back ckpt-${r.checkpoint} to ${to} (${why})`;
+}
+
 export interface TrayActions {
   showWindow(): void;
   pause(): void;
@@ -75,14 +92,20 @@ export interface CoreCall {
 }
 
 /** GET /api/status → state; a core that does not answer is "offline". */
-export async function fetchLearningState({ apiBase, token, fetchImpl = fetch }: CoreCall): Promise<LearningState> {
+export async function fetchLearningState(call: CoreCall): Promise<LearningState> {
+  return (await fetchLearningStatus(call)).state;
+}
+
+/** GET /api/status → state, and a note when the learner rolled back by itself lately. */
+export async function fetchLearningStatus({ apiBase, token, fetchImpl = fetch }: CoreCall): Promise<{ state: LearningState; note?: string }> {
   try {
     const res = await fetchImpl(`${apiBase}/api/status`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
-    if (res.status === 404) return "unknown";
-    if (!res.ok) return "unknown";
-    return learningStateFromStatus(await res.json());
+    if (res.status === 404) return { state: "unknown" };
+    if (!res.ok) return { state: "unknown" };
+    const body = await res.json();
+    return { state: learningStateFromStatus(body), note: revertNoteFromStatus(body) };
   } catch {
-    return "offline";
+    return { state: "offline" };
   }
 }
 

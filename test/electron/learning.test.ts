@@ -5,7 +5,7 @@ import http from "node:http";
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { fetchLearningState, learningStateFromStatus, setLearningPaused, trayMenuTemplate, type TrayActions } from "../../electron/main/learning.js";
+import { fetchLearningState, learningStateFromStatus, revertNoteFromStatus, setLearningPaused, trayMenuTemplate, type TrayActions } from "../../electron/main/learning.js";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { tempDir } from "../helpers/cli.js";
 
@@ -21,6 +21,19 @@ describe("learningStateFromStatus", () => {
     for (const body of [null, 3, "x", {}, { training: {} }, { training: { state: 5 } }, { training: { state: "exploded" } }]) {
       assert.equal(learningStateFromStatus(body), "unknown", JSON.stringify(body));
     }
+  });
+});
+
+describe("revertNoteFromStatus", () => {
+  const now = Date.parse("2030-01-02T12:00:00Z");
+  it("says in the tray that the learner rolled back by itself, for a day", () => {
+    const body = (at: string, to: number | null, rule = "reward") => ({ training: { state: "idle", lastRevert: { checkpoint: 5, to, at, rule, reason: "…" } } });
+    assert.equal(revertNoteFromStatus(body("2030-01-02T11:00:00Z", 4), now), "Rolled back ckpt-5 to ckpt-4 (its answers were rated worse)");
+    assert.equal(revertNoteFromStatus(body("2030-01-02T11:00:00Z", null, "fluency"), now), "Rolled back ckpt-5 to the base model (its answers read worse)");
+    assert.equal(revertNoteFromStatus(body("2029-12-31T11:00:00Z", 4), now), undefined, "older than a day");
+    for (const b of [null, {}, { training: { lastRevert: null } }, { training: { lastRevert: { checkpoint: "5" } } }]) assert.equal(revertNoteFromStatus(b, now), undefined);
+    const menu = trayMenuTemplate("idle", { showWindow() {}, pause() {}, resume() {}, quit() {} }, revertNoteFromStatus(body("2030-01-02T11:00:00Z", 4), now));
+    assert.equal(menu[1].label, "Rolled back ckpt-5 to ckpt-4 (its answers were rated worse)");
   });
 });
 

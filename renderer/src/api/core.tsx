@@ -107,7 +107,7 @@ export function CoreProvider({ client, children }: { client: CoreClient; childre
     });
     const offEv = connection.onEvent((e) => {
       // Status events may carry only what changed: ask for the whole status again.
-      if (["status", "training", "checkpoint", "swap", "adapter", "model"].includes(e.type)) reloadStatus();
+      if (["status", "training", "checkpoint", "swap", "revert", "adapter", "model"].includes(e.type)) reloadStatus();
     });
     return () => {
       off();

@@ -117,6 +117,48 @@ export interface TrainingStatus {
   restarts: number | null;
   /** The trainer's memory plan for the served model (null until the trainer has started once). */
   memory: TrainingMemory | null;
+  /** The latest rollback the learner made by itself (the watch on what is served), or null. */
+  lastRevert: RevertNote | null;
+  /** The checkpoint the watch compares with the one it replaced, or null. */
+  watch: WatchNote | null;
+}
+
+export interface RevertNote {
+  checkpoint: number;
+  /** the checkpoint served instead; null = the base model */
+  to: number | null;
+  reason: string;
+  at: number | null;
+}
+
+export interface WatchNote {
+  checkpoint: number;
+  parent: number | null;
+  /** rated turns of each so far, and their mean reward */
+  rated: number;
+  parentRated: number;
+  meanReward: number | null;
+  parentMeanReward: number | null;
+}
+
+function readRevert(r: unknown): RevertNote | null {
+  const checkpoint = num(pick(r, "checkpoint"));
+  const reason = str(pick(r, "reason"));
+  if (checkpoint === null || reason === null) return null;
+  return { checkpoint, to: num(pick(r, "to")), reason, at: time(pick(r, "at")) };
+}
+
+function readWatch(w: unknown): WatchNote | null {
+  const checkpoint = num(pick(w, "checkpoint"));
+  if (checkpoint === null) return null;
+  return {
+    checkpoint,
+    parent: num(pick(w, "parent")),
+    rated: num(pick(w, "reward.child.n")) ?? 0,
+    parentRated: num(pick(w, "reward.parent.n")) ?? 0,
+    meanReward: num(pick(w, "reward.child.mean")),
+    parentMeanReward: num(pick(w, "reward.parent.mean")),
+  };
 }
 
 /** What the trainer's memory plan decided (core: trainer/protocol.ts memoryPlanSchema). */
@@ -167,6 +209,8 @@ export function readTraining(t: unknown): TrainingStatus {
     loss: num(pick(t, "loss")),
     restarts: num(pick(t, "restarts")),
     memory: readMemory(pick(t, "memory")),
+    lastRevert: readRevert(pick(t, "lastRevert")),
+    watch: readWatch(pick(t, "watch")),
   };
 }
 
@@ -313,6 +357,10 @@ export interface Checkpoint {
   pinned: boolean;
   /** made by importing an adapter trained elsewhere */
   imported: boolean;
+  /** why the learner rolled it back by itself (verdict "reverted"), else null */
+  revertReason: string | null;
+  /** mean KL(checkpoint || base model) per token on recent prompts when it was made */
+  klToBase: number | null;
 }
 
 export function readCheckpoints(body: unknown): { items: Checkpoint[]; active: string | null } {
@@ -334,6 +382,8 @@ export function readCheckpoints(body: unknown): { items: Checkpoint[]; active: s
         active: bool(pick(c, "active")) || (active !== null && (active === version || active === String(n))),
         pinned: bool(pick(c, "pinned")),
         imported: bool(pick(c, "imported")),
+        revertReason: str(pick(c, "reverted.reason")),
+        klToBase: num(pick(c, "klToBase.recent", "gate.klToBase.recent")),
       };
     });
   return { items, active };
@@ -344,6 +394,11 @@ export interface MetricPoint {
   meanReward: number | null;
   loss: number | null;
   kl: number | null;
+  /** drift: mean KL(candidate || base model) per token on recent prompts, and on held-back turns */
+  klToBase: number | null;
+  klToBaseHeldBack: number | null;
+  /** the gate's budget for it */
+  driftBudget: number | null;
   verdict: string | null;
 }
 
@@ -356,12 +411,15 @@ export function metricSeries(checkpoints: Checkpoint[], history: unknown): Metri
       meanReward: num(pick(h, "meanReward", "reward")),
       loss: num(pick(h, "loss")),
       kl: num(pick(h, "kl")),
+      klToBase: num(pick(h, "klToBase")),
+      klToBaseHeldBack: num(pick(h, "klToBaseHeldBack")),
+      driftBudget: num(pick(h, "driftBudget")),
       verdict: str(pick(h, "verdict", "gate")),
     }));
   if (fromHistory.length) return fromHistory;
   return [...checkpoints]
     .sort((a, b) => a.n - b.n)
-    .map((c) => ({ at: c.at, meanReward: c.meanReward, loss: c.loss, kl: c.kl, verdict: c.verdict }));
+    .map((c) => ({ at: c.at, meanReward: c.meanReward, loss: c.loss, kl: c.kl, klToBase: c.klToBase, klToBaseHeldBack: null, driftBudget: null, verdict: c.verdict }));
 }
 
 export interface CatalogEntry {
@@ -453,6 +511,10 @@ export interface Settings {
   autoLearn: boolean;
   outsideDefaultTurnType: "main" | "side";
   headerlessTurnsMain: boolean;
+  /** β of the KL to the base model in the training loss (the anchor; 0 = off) */
+  klBeta: number;
+  /** share of main turns held back from training (the gate and the watch check on them) */
+  heldBackShare: number;
 }
 
 export const defaultSettings: Settings = {
@@ -466,6 +528,9 @@ export const defaultSettings: Settings = {
   autoLearn: true,
   outsideDefaultTurnType: "side",
   headerlessTurnsMain: true,
+  // As the core's defaults (electron/core/store/settings.ts KL_BETA_DEFAULT, HELD_BACK_DEFAULT).
+  klBeta: 0.3,
+  heldBackShare: 0.125,
 };
 
 function readJudgeSource(v: unknown): JudgeSource {
@@ -494,5 +559,7 @@ export function readSettings(body: unknown): Settings {
     autoLearn: pick(s, "autoLearn") === undefined ? d.autoLearn : bool(pick(s, "autoLearn")),
     outsideDefaultTurnType: turnType === "main" ? "main" : "side",
     headerlessTurnsMain: pick(s, "headerlessTurnsMain") === undefined ? d.headerlessTurnsMain : bool(pick(s, "headerlessTurnsMain")),
+    klBeta: num(pick(s, "klBeta")) ?? d.klBeta,
+    heldBackShare: num(pick(s, "heldBackShare")) ?? d.heldBackShare,
   };
 }

@@ -8,7 +8,7 @@ import { ImportAdapter } from "./ImportAdapter.js";
 
 export function CheckpointsPage() {
   const { client, status, reloadStatus } = useCore();
-  const list = useLive((c) => c.get<unknown>("/api/checkpoints").then(readCheckpoints), ["checkpoint", "checkpoints", "swap", "adapter"]);
+  const list = useLive((c) => c.get<unknown>("/api/checkpoints").then(readCheckpoints), ["checkpoint", "checkpoints", "swap", "revert", "adapter"]);
   const [confirm, setConfirm] = useState<Checkpoint | null>(null);
   const [swapping, setSwapping] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
@@ -118,7 +118,16 @@ export function CheckpointsPage() {
                 <td>{c.samples ?? "—"}</td>
                 <td>{fmtNum(c.meanReward)}</td>
                 <td>{fmtNum(c.kl, 4)}</td>
-                <td>{c.verdict ? <span className={/pass|publish|accept/i.test(c.verdict) ? "tag tag-ok" : "tag tag-bad"}>{c.verdict}</span> : "—"}</td>
+                <td>
+                  {c.verdict ? (
+                    <span className={/pass|publish|accept/i.test(c.verdict) ? "tag tag-ok" : /revert/i.test(c.verdict) ? "tag tag-warn" : "tag tag-bad"} title={c.revertReason ?? undefined}>
+                      {/revert/i.test(c.verdict) ? "rolled back" : c.verdict}
+                    </span>
+                  ) : (
+                    "—"
+                  )}
+                  {c.revertReason && <div className="small muted revert-reason">{c.revertReason}</div>}
+                </td>
                 <td className="nowrap row-actions">
                   <button type="button" aria-describedby={`cp-${c.n}`} onClick={() => void pin(c)}>
                     {c.pinned ? "Unpin" : "Pin"}
@@ -146,9 +155,12 @@ export function CheckpointsPage() {
   );
 }
 
-/** Only a checkpoint the gate published can be served (the core refuses the others with 409). */
+/**
+ * Only a checkpoint the gate published can be served (the core refuses the others with 409); one
+ * the learner rolled back by itself can be served again by hand (then it is not watched).
+ */
 function usable(c: Checkpoint): boolean {
-  return c.verdict === null || /pass|publish|accept/i.test(c.verdict);
+  return c.verdict === null || /pass|publish|accept|revert/i.test(c.verdict);
 }
 
 /** Tab and Shift+Tab wrap around inside the dialog, so keyboard focus never leaves it while it is open. */

@@ -122,6 +122,21 @@ export function SettingsPage() {
             LoRA rank
             <input type="number" min={1} max={256} value={form.loraRank} onChange={(e) => set("loraRank", Number(e.target.value))} />
           </label>
+          <label title="How strongly training is pulled back toward the model it started from (the KL to the base model in the loss). 0 turns the anchor off.">
+            Anchor to the base model (β)
+            <input type="number" step="any" min={0} max={10} value={form.klBeta} onChange={(e) => set("klBeta", Number(e.target.value))} />
+          </label>
+          <label title="Turns never trained on: the publish gate and the watch on the served adapter check new adapters on them.">
+            Held back from training (%)
+            <input
+              type="number"
+              step="any"
+              min={0}
+              max={50}
+              value={Math.round(form.heldBackShare * 1000) / 10}
+              onChange={(e) => set("heldBackShare", Number(e.target.value) / 100)}
+            />
+          </label>
           <label className="span-2">
             Hint teacher (OPD)
             <select value={form.teacherSource} onChange={(e) => set("teacherSource", e.target.value as Settings["teacherSource"])}>

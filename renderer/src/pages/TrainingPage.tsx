@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
-import { listOf, metricSeries, pick, readCheckpoints, readTraining, readTurn, type TrainingStatus, type Turn } from "../api/shapes.js";
+import { listOf, metricSeries, pick, readCheckpoints, readTraining, readTurn, type MetricPoint, type RevertNote, type TrainingStatus, type Turn } from "../api/shapes.js";
 import { LineChart, VerdictStrip } from "../components/Charts.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtTime } from "../components/format.js";
@@ -21,7 +21,7 @@ export function describeTraining(t: TrainingStatus): string {
 export function TrainingPage() {
   const { client, status, reloadStatus } = useCore();
   // GET /api/training: the learner's detail (history, judged turns) when the core offers it; /api/status otherwise.
-  const detail = useLive((c) => c.get<unknown>("/api/training").catch((e: unknown) => (e instanceof ApiError && e.notAvailable ? null : Promise.reject(e))), ["training", "judge", "checkpoint", "checkpoints"]);
+  const detail = useLive((c) => c.get<unknown>("/api/training").catch((e: unknown) => (e instanceof ApiError && e.notAvailable ? null : Promise.reject(e))), ["training", "judge", "checkpoint", "checkpoints", "revert"]);
   const checkpoints = useLive((c) => c.get<unknown>("/api/checkpoints").then(readCheckpoints), ["checkpoint", "checkpoints", "training"]);
   const [actionError, setActionError] = useState<string | null>(null);
   const [pending, setPending] = useState<string | null>(null);
@@ -90,6 +90,17 @@ export function TrainingPage() {
       ) : training?.lastError ? (
         <ErrorNote error={`Last training error: ${training.lastError}`} />
       ) : null}
+      {training?.lastRevert ? <RevertNotice revert={training.lastRevert} /> : null}
+      {training?.watch ? (
+        <p className="small muted" aria-label="Watch on the served adapter">
+          Watching ckpt-{training.watch.checkpoint} against {training.watch.parent === null ? "the base model" : `ckpt-${training.watch.parent}`}: {training.watch.rated} rated turn
+          {training.watch.rated === 1 ? "" : "s"} so far
+          {training.watch.meanReward !== null && training.watch.parentMeanReward !== null
+            ? ` (mean reward ${signed(training.watch.meanReward)} vs ${signed(training.watch.parentMeanReward)})`
+            : ""}
+          . If its answers turn out clearly worse, the learner rolls back by itself.
+        </p>
+      ) : null}
       {training?.memory?.fits && training.memory.maxContext < training.memory.requestedMaxContext ? (
         <p className="small muted">Memory limits training to the last {training.memory.maxContext} tokens of each conversation (asked {training.memory.requestedMaxContext}).</p>
       ) : null}
@@ -97,12 +108,22 @@ export function TrainingPage() {
       <h2>Over time</h2>
       {checkpoints.error && <LoadProblem error={checkpoints.error} what="Training history (checkpoints)" onRetry={checkpoints.reload} />}
       {series.length === 0 ? (
-        <p className="muted">No training runs yet. Charts of mean reward, loss, KL to the serving policy and the gate's verdicts appear after the first run, one point per candidate checkpoint.</p>
+        <p className="muted">
+          No training runs yet. Charts of mean reward, loss, KL to the serving policy, drift from the base model and the gate's verdicts appear after the first run, one point per candidate checkpoint.
+        </p>
       ) : (
         <div className="charts">
           <LineChart title="Mean reward" values={series.map((p) => p.meanReward)} color="var(--c-green)" />
           <LineChart title="Loss" values={series.map((p) => p.loss)} color="var(--c-blue)" />
           <LineChart title="KL to serving policy" values={series.map((p) => p.kl)} color="var(--c-orange)" />
+          <LineChart
+            title="Drift from the base model (KL)"
+            label="recent prompts"
+            values={series.map((p) => p.klToBase)}
+            color="var(--c-blue)"
+            extra={series.some((p) => p.klToBaseHeldBack !== null) ? { label: "held-back turns", values: series.map((p) => p.klToBaseHeldBack), color: "var(--c-orange)" } : undefined}
+            limit={driftLimit(series)}
+          />
           <VerdictStrip verdicts={series.map((p) => p.verdict)} />
         </div>
       )}
@@ -142,6 +163,27 @@ export function TrainingPage() {
           </tbody>
         </table>
       )}
+    </div>
+  );
+}
+
+/** The gate's drift budget (the newest candidate's), drawn as the chart's limit. */
+function driftLimit(series: MetricPoint[]): { value: number; label: string } | null {
+  const b = [...series].reverse().find((p) => p.driftBudget !== null)?.driftBudget ?? null;
+  return b === null ? null : { value: b, label: "budget" };
+}
+
+const signed = (x: number) => `${x > 0 ? "+" : x < 0 ? "−" : ""}${Math.abs(x).toFixed(2)}`;
+
+/** The learner rolled a checkpoint back by itself: what, to what, and why. */
+function RevertNotice({ revert }: { revert: RevertNote }) {
+  return (
+    <div className="note note-warn note-block" role="status" aria-label="Rolled back">
+      <strong>
+        Rolled back ckpt-{revert.checkpoint} to {revert.to === null ? "the base model" : `ckpt-${revert.to}`} by itself
+      </strong>
+      {revert.at !== null ? ` (${fmtTime(revert.at)})` : ""}: {revert.reason}. The checkpoint and what it was trained on are kept; learning goes on from{" "}
+      {revert.to === null ? "the base model" : `ckpt-${revert.to}`}.
     </div>
   );
 }
