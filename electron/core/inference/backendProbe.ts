@@ -218,12 +218,23 @@ export function runProbe(backend: ProbeRequest["backend"], model: { modelPath: s
         child.kill("SIGKILL");
       }, ms);
     };
+    const exited = () => child.exitCode !== null || child.signalCode !== null;
     const finish = (o: ProbeOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve(o);
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      if (exited() || o.kind === "broken") {
+        if (!exited()) child.kill("SIGKILL");
+        resolve(o);
+        return;
+      }
+      // An answer came: the child frees the device and exits by itself. The core loads the model
+      // on the device next, so its memory must be back first (a grace period, then SIGKILL).
+      const grace = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      child.once("exit", () => {
+        clearTimeout(grace);
+        resolve(o);
+      });
     };
     arm(loadMs);
     child.on("message", (raw) => {
