@@ -120,6 +120,36 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
     assert.equal(core.samples.readyCount, before + 1);
   });
 
+  it("at least one sample per session: a finished session whose turns all scored 0 trains its best-judged turn, with a weak reward", async () => {
+    prmScript = ["\\boxed{0}", "\\boxed{1}", "\\boxed{0}"]; // majority 0, mean vote +1/3
+    const { t1, t2 } = await conversation("Tell me about owls.", "Go on.");
+    assert.equal(core.samples.get(t1.turnId), undefined, "a 0 makes no sample while the session goes on");
+    // The user ends the session (X-Session-Done): the second turn gets its next state and is judged 0 too.
+    const judged = new Promise<void>((resolve) => {
+      const off = core.bus.on("judge", (p) => {
+        if (p.turnId !== t2.turnId) return;
+        off();
+        resolve();
+      });
+    });
+    const res = await fetch(`${core.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${core.token}`, "content-type": "application/json", "x-session-id": t1.sessionId, "x-turn-type": "main", "x-session-done": "1" },
+      body: JSON.stringify({ model: core.engine!.modelId, messages: [{ role: "user", content: "Tell me about owls." }, t1.answer, { role: "user", content: "Go on." }, t2.answer, { role: "user", content: "Thanks, bye." }], max_tokens: 6, seed: 5 }),
+    });
+    assert.equal(res.status, 200);
+    await res.text();
+    await judged;
+    await core.judge.whenIdle();
+    assert.equal((await api(`/api/sessions/${t1.sessionId}`)).body.session.closed, true);
+    // Both judged turns have the same mean vote: the latest wins. Its reward: (1 + 1/3) / 4.
+    const item = core.samples.get(t2.turnId)!;
+    assert.ok(item, "the session's promoted turn is a sample");
+    assert.deepEqual([item.reward, item.rewardSource, item.hints], [(1 + 1 / 3) / 4, "atLeastOne", []]);
+    assert.equal(item.sample.reward, (1 + 1 / 3) / 4);
+    assert.equal(core.samples.get(t1.turnId), undefined, "one sample per session");
+  });
+
   it("a turn with thumbs before its next state arrives is not judged", async () => {
     prmScript = ["\\boxed{1}"];
     const u1: Msg = { role: "user", content: "Name a colour." };
