@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import type { IncomingHttpHeaders } from "node:http";
 import Fastify, { type FastifyInstance, type FastifyError } from "fastify";
 import fastifyStatic from "@fastify/static";
 import { ApiError, unauthorized } from "./errors.js";
@@ -20,6 +21,18 @@ function isPublic(url: string): boolean {
 }
 
 /**
+ * A request that carries no body (no content-length or 0, not chunked) has nothing to parse,
+ * whatever content-type it names: dropping the header makes Fastify hand it to the route with no
+ * body, as it does for a bodiless request without one (clients send `content-type:
+ * application/json` on every call, and Fastify's JSON parser answers an empty body with 400).
+ */
+function dropEmptyBodyType(headers: IncomingHttpHeaders): void {
+  if (headers["content-type"] === undefined || headers["transfer-encoding"] !== undefined) return;
+  const length = headers["content-length"];
+  if (length === undefined || length === "0") delete headers["content-type"];
+}
+
+/**
  * The core's HTTP server. Fastify because it gives us body limits (413), JSON parse errors
  * (400), a 404 handler and streaming replies without hand-written plumbing, at low overhead.
  * Feature routes (OpenAI API, app API, SSE) register themselves on the returned instance.
@@ -28,6 +41,7 @@ export function createServer(opts: ServerOptions): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: opts.bodyLimit ?? 32 * 1024 * 1024 });
 
   app.addHook("onRequest", async (req) => {
+    dropEmptyBodyType(req.headers);
     if (req.method === "OPTIONS" || isPublic(req.url)) return;
     if (bearerMatches(req.headers.authorization, opts.token)) return;
     // The browser's EventSource cannot send headers: the SSE route alone also takes ?token=.

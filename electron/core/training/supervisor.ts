@@ -308,17 +308,22 @@ export class TrainingSupervisor {
     this.o.bus.emit("training", { training: { ...this.status() } });
   }
 
-  /** "Train now": a run on whatever is ready, even less than a batch. */
-  runNow(): { started: boolean; samplesWaiting: number; reason: string | null } {
+  /**
+   * "Train now": a run on whatever is ready, even less than a batch. With a run in progress and
+   * nothing else ready (it took the samples), there is nothing to start: `running` says so.
+   */
+  runNow(): { started: boolean; running: boolean; samplesWaiting: number; reason: string | null } {
     this.refreshWaiting();
-    if (this.st.samplesWaiting === 0) return { started: false, samplesWaiting: 0, reason: "no samples are ready (give feedback on some answers first)" };
-    if (this.st.paused) return { started: false, samplesWaiting: this.st.samplesWaiting, reason: "training is paused" };
+    const running = this.busy;
+    if (this.st.samplesWaiting === 0 && running) return { started: false, running, samplesWaiting: 0, reason: "a training run is already in progress" };
+    if (this.st.samplesWaiting === 0) return { started: false, running, samplesWaiting: 0, reason: "no samples are ready (give feedback on some answers first)" };
+    if (this.st.paused) return { started: false, running, samplesWaiting: this.st.samplesWaiting, reason: "training is paused" };
     this.runRequested = true;
     this.blocked = false;
     // The trainer refused this model (memory): asked again, it plans again (memory may have been freed).
     if (this.st.state === "error" && this.worker === null && this.restartTimer === null) this.setPhase("idle");
     this.kick();
-    return { started: true, samplesWaiting: this.st.samplesWaiting, reason: null };
+    return { started: true, running: this.busy, samplesWaiting: this.st.samplesWaiting, reason: null };
   }
 
   /**

@@ -68,8 +68,9 @@ export interface TrainingDetailDeps {
 
 /**
  * Checkpoints and training control: GET /api/checkpoints, POST /api/checkpoints/:n/activate,
- * POST /api/checkpoints/:n/pin ({pinned?: boolean}, default true), POST /api/training/run,
- * POST /api/training/pause, POST /api/training/resume.
+ * POST /api/checkpoints/:n/pin ({pinned?: boolean}, default true), POST /api/training/run
+ * (202 started; 200 {started: false, running: true, training} while a run holds every ready
+ * sample; 409 with the reason otherwise), POST /api/training/pause, POST /api/training/resume.
  */
 export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSupervisor, list: () => CheckpointEntry[], activeId: () => number | null, detail?: TrainingDetailDeps): void {
   app.get("/api/checkpoints", async () => {
@@ -124,6 +125,8 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
 
   app.post("/api/training/run", async (_req, reply) => {
     const r = sup.runNow();
+    // Asked while a run holds every ready sample: not a fault, the run is what was asked for.
+    if (!r.started && r.running) return reply.status(200).send({ started: false, running: true, reason: r.reason, samplesWaiting: r.samplesWaiting, training: sup.status() });
     if (!r.started) return reply.status(409).send(new ApiError(409, r.reason ?? "cannot start a run", "invalid_request_error", null, "nothing_to_train").toJSON());
     return reply.status(202).send({ started: true, samplesWaiting: r.samplesWaiting });
   });
