@@ -12,6 +12,9 @@ import { Engine, type EngineOptions } from "./inference/engine.js";
 import { registerOpenAiRoutes } from "./server/routes/openai.js";
 import { registerCompletionRoutes } from "./server/routes/completions.js";
 import { registerEvalRoutes } from "./eval/latest.js";
+import { startPreferences, type PreferenceService } from "./preferences/index.js";
+import { tokenCounter } from "./preferences/inject.js";
+import { registerPreferenceRoutes } from "./server/routes/preferences.js";
 import { ModelService } from "./models/modelService.js";
 import { registerModelRoutes } from "./server/routes/apiModels.js";
 import { Checkpoints, startupAdapter } from "./training/checkpoints.js";
@@ -25,6 +28,9 @@ import type { FluencyMeasure } from "./inference/fluencyProbe.js";
 import { registerTrainingRoutes } from "./server/routes/training.js";
 import { registerAdapterImportRoute } from "./server/routes/adapterImport.js";
 import { APP_TRAIN_CONTEXT } from "../../models/trainVerdict.js";
+import { describeGguf } from "../../models/registry.js";
+import { ApiError } from "./server/errors.js";
+import { ServedModel, forwarder, type ServedParts } from "./servedModel.js";
 
 export interface CoreOptions {
   dataDir?: string;
@@ -56,15 +62,25 @@ export interface RunningCore {
   rollout: Rollout;
   /** catalog, installed models, downloads */
   models: ModelService;
-  /** the loaded model, when `model` was given */
-  engine: Engine | null;
+  /** the loaded model, when `model` was given (the current one after a switch) */
+  readonly engine: Engine | null;
   /** the learning loop, when a model is served and training is not turned off */
-  training: TrainingSupervisor | null;
+  readonly training: TrainingSupervisor | null;
   /** the background judge (turns with a next state → judge lines in the log) */
-  judge: JudgeService;
+  readonly judge: JudgeService;
+  /** the served model, switchable while the core runs (POST /api/models/use); null when started without one */
+  served: ServedModel<Engine, CoreParts> | null;
   /** main turns with a reward and/or hint, for the trainer */
   samples: TurnSamplePool;
+  /** standing preferences: hints applied from the next turn on, distilled, retired when learned */
+  preferences: PreferenceService;
   close(): Promise<void>;
+}
+
+/** What is built on one served model. */
+export interface CoreParts extends ServedParts<Engine> {
+  judge: JudgeService;
+  training: TrainingSupervisor | null;
 }
 
 export const defaultUiDir = path.join(appRoot, "out", "renderer");
@@ -79,63 +95,134 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const bus = new EventBus();
   const rollout = new Rollout({ store, bus });
   rollout.start();
+  const preferences = startPreferences(store, bus, rollout);
   const checkpoints = new Checkpoints(store, paths.checkpoints);
-  const adapter = opts.engine?.adapter ?? startupAdapter(store, checkpoints);
-  let engine: Engine | null = null;
-  try {
-    if (opts.model) {
-      engine = await Engine.load({
-        ...opts.engine,
-        adapter,
-        threads: opts.engine?.threads ?? envThreads(),
-        // The Settings choice unless the caller (clawrl serve --gpu) named one.
-        backend: opts.engine?.backend ?? store.settings.backend,
-        // GPU backends found broken here are remembered (with why) until the app or driver changes.
-        probe: { cacheFile: path.join(paths.root, "backendProbe.json"), ...opts.engine?.probe },
-        modelPath: opts.model,
-      });
+  const threads = opts.engine?.threads ?? envThreads();
+  const samples = new TurnSamplePool(store, bus);
+
+  /** The served model and what is built on it; all of it is rebuilt when the model is switched. */
+  const bringUp = async (modelPath: string, adapter: { path: string; version: string } | undefined): Promise<CoreParts> => {
+    const engine = await Engine.load({
+      ...opts.engine,
+      adapter,
+      threads,
+      // The Settings choice unless the caller (clawrl serve --gpu) named one.
+      backend: opts.engine?.backend ?? store.settings.backend,
+      // GPU backends found broken here are remembered (with why) until the app or driver changes.
+      probe: { cacheFile: path.join(paths.root, "backendProbe.json"), ...opts.engine?.probe },
+      modelPath,
+    });
+    const judge = new JudgeService({ store, bus, backendFor: judgeBackendFactory(engine, { threads }) });
+    judge.start();
+    let training: TrainingSupervisor | null = null;
+    let probe: FluencyMeasure | null = null;
+    if (opts.training !== false) {
+      const t = opts.training ?? {};
+      const pool = t.pool ?? samples;
+      // The gate's fluency check samples candidates with llama.cpp in a model instance of its own.
+      probe = t.probe === undefined ? gateProbeFor(engine, threads) : t.probe;
+      training = new TrainingSupervisor({ ...t, store, bus, pool, checkpoints, engine, modelPath, probe });
     }
+    return {
+      engine,
+      judge,
+      training,
+      close: async () => {
+        await judge.close();
+        await training?.stop();
+        await probe?.close();
+        await engine.close();
+      },
+    };
+  };
+
+  let initial: CoreParts | null = null;
+  // Without a model the judge still runs (an endpoint judge needs no local model).
+  let modelless: JudgeService | null = null;
+  try {
+    if (opts.model) initial = await bringUp(opts.model, opts.engine?.adapter ?? startupAdapter(store, checkpoints));
   } catch (err) {
     // Nothing may stay open (the rollout's idle timer would keep the process alive).
     rollout.stop();
     store.close();
     throw err;
   }
-  let training: TrainingSupervisor | null = null;
-  let probe: FluencyMeasure | null = null;
-  const samples = new TurnSamplePool(store, bus);
-  const judge = new JudgeService({ store, bus, backendFor: judgeBackendFactory(engine, { threads: opts.engine?.threads ?? envThreads() }) });
-  judge.start();
-  if (engine && opts.training !== false) {
-    const t = opts.training ?? {};
-    const pool = t.pool ?? samples;
-    // The gate's fluency check samples candidates with llama.cpp in a model instance of its own.
-    probe = t.probe === undefined ? gateProbeFor(engine, opts.engine?.threads ?? envThreads()) : t.probe;
-    training = new TrainingSupervisor({ ...t, store, bus, pool, checkpoints, engine, modelPath: opts.model!, probe });
+  if (!initial) {
+    modelless = new JudgeService({ store, bus, backendFor: judgeBackendFactory(null, { threads }) });
+    modelless.start();
   }
+
+  // The checkpoint served before a switch: put back if the switch fails and the old model returns.
+  let checkpointBeforeSwitch: number | null = null;
+  const served = initial
+    ? new ServedModel<Engine, CoreParts>(initial, {
+        bus,
+        busy: (e) => e.gate.inflight + e.gate.queued > 0,
+        pathOf: (e) => e.info().modelPath,
+        bringUp: async (modelPath, restoring) => {
+          // Adapters were trained on the model they were made for: another model starts with none.
+          store.updateState((d) => {
+            if (!restoring) checkpointBeforeSwitch = d.training.activeCheckpoint;
+            d.training.activeCheckpoint = restoring ? checkpointBeforeSwitch : null;
+          });
+          const parts = await bringUp(modelPath, restoring ? startupAdapter(store, checkpoints) : undefined);
+          parts.training?.start();
+          return parts;
+        },
+      })
+    : null;
+  const latest = (): CoreParts | null => served?.latest ?? null;
+  const judge = (): JudgeService => latest()?.judge ?? modelless!;
+
   const server = createServer({ token, uiDir: opts.uiDir ?? defaultUiDir, bodyLimit: opts.bodyLimit });
+  const describe = modelFacts();
   registerApiRoutes(server, {
     store,
     rollout,
     bus,
-    engineStatus: engine ? () => engineStatus(engine) : undefined,
-    trainingStatus: () => ({ ...(training?.status() ?? {}), judgeQueue: judge.queueLength }),
+    engineStatus: served ? () => servedStatus(served, describe, (p) => models.registry.snapshot().models.find((m) => m.path === p)?.name ?? null) : undefined,
+    trainingStatus: () => ({ ...(served?.now?.training?.status() ?? {}), judgeQueue: judge().queueLength }),
   });
-  if (training) {
-    registerTrainingRoutes(server, training, () => checkpoints.list(), () => store.state.training.activeCheckpoint, { store, judgeQueue: () => judge.queueLength });
+  if (served && initial?.training) {
+    const training = forwarder(() => {
+      const t = served.current().training;
+      if (!t) throw new ApiError(503, "Learning is off for this model.", "server_error", null, "no_training");
+      return t;
+    });
+    registerTrainingRoutes(server, training, () => checkpoints.list(), () => store.state.training.activeCheckpoint, { store, judgeQueue: () => judge().queueLength });
     registerAdapterImportRoute(server, training, () => store.state.training.activeCheckpoint);
-    training.start();
+    initial.training.start();
   }
-  if (engine) registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => store.settings.defaultMaxTokens });
-  if (engine) registerCompletionRoutes(server, { engine, rollout });
+  if (served) {
+    const engine = forwarder(() => served.current().engine);
+    registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => store.settings.defaultMaxTokens });
+    registerCompletionRoutes(server, { engine, rollout });
+  }
   registerEvalRoutes(server, paths.root);
+  const preferenceEngine = (): Engine | null => latest()?.engine ?? null;
+  registerPreferenceRoutes(server, {
+    prefs: preferences.service,
+    settings: () => store.settings,
+    countTokens: () => {
+      const e = preferenceEngine();
+      return e ? tokenCounter(e) : null;
+    },
+  });
   const models = new ModelService({
     dir: paths.models,
     emit: (name, payload) => bus.emit(name, payload),
-    served: engine ? () => ({ path: engine.info().modelPath, id: engine.info().modelId, contextSize: engine.info().contextSize, gpuLayers: engine.info().gpuLayers }) : undefined,
-    trainer: training ? () => training!.status() : undefined,
+    served: served
+      ? () => {
+          const e = served.now?.engine;
+          if (!e) return null;
+          const i = e.info();
+          return { path: i.modelPath, id: i.modelId, contextSize: i.contextSize, gpuLayers: i.gpuLayers };
+        }
+      : undefined,
+    trainer: served ? () => served.now?.training?.status() ?? null : undefined,
     // As the supervisor asks the trainer (its settings()).
     trainSettings: () => ({ maxContext: store.settings.maxTrainContext ?? APP_TRAIN_CONTEXT, rank: store.settings.loraRank }),
+    switchTo: served ? (m) => served.switchTo(m) : undefined,
   });
   registerModelRoutes(server, models);
   const host = opts.host ?? "127.0.0.1";
@@ -152,18 +239,25 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     bus,
     rollout,
     models,
-    engine,
-    training,
-    judge,
+    get engine() {
+      return latest()?.engine ?? null;
+    },
+    get training() {
+      return latest()?.training ?? null;
+    },
+    get judge() {
+      return judge();
+    },
+    served,
     samples,
+    preferences: preferences.service,
     close: async () => {
-      await judge.close();
-      await training?.stop();
-      await probe?.close();
+      await modelless?.close();
+      await served?.close();
       samples.close();
       models.close();
       await server.close();
-      await engine?.close();
+      preferences.close();
       rollout.stop();
       store.close();
     },
@@ -176,10 +270,36 @@ function envThreads(): number | undefined {
   return Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
-function engineStatus(engine: Engine) {
+/** A served file's size, quantization and context from its GGUF header, read once per file. */
+function modelFacts(): (file: string) => { sizeBytes: number | null; quantization: string | null } {
+  const known = new Map<string, { sizeBytes: number | null; quantization: string | null }>();
+  return (file) => {
+    let f = known.get(file);
+    if (!f) {
+      try {
+        const d = describeGguf(file);
+        f = { sizeBytes: d.sizeBytes, quantization: d.quantization };
+      } catch {
+        f = { sizeBytes: null, quantization: null }; // moved or unreadable: the header shows less
+      }
+      known.set(file, f);
+    }
+    return f;
+  };
+}
+
+/** GET /api/status's model part: the served model, or the switch under way. */
+function servedStatus(served: ServedModel<Engine, CoreParts>, facts: ReturnType<typeof modelFacts>, installedName: (file: string) => string | null) {
+  const sw = served.switchState;
+  const e = served.now?.engine;
+  if (!e) return { model: null, backend: null, gpu: null, adapter: "base", modelSwitch: sw };
+  return { ...engineStatus(e, facts, installedName), modelSwitch: sw };
+}
+
+function engineStatus(engine: Engine, facts: ReturnType<typeof modelFacts>, installedName: (file: string) => string | null) {
   const i = engine.info();
   return {
-    model: { id: i.modelId, path: i.modelPath, contextSize: i.contextSize, trainContextSize: i.trainContextSize, chatWrapper: i.chatWrapper },
+    model: { id: i.modelId, name: installedName(i.modelPath) ?? i.modelId, path: i.modelPath, contextSize: i.contextSize, trainContextSize: i.trainContextSize, chatWrapper: i.chatWrapper, ...facts(i.modelPath) },
     backend: i.backend,
     /** backends tried before the serving one: [{ backend, kind: "unavailable" | "broken", reason, rememberedSince? }] */
     backendSkipped: i.backendSkipped,

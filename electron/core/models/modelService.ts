@@ -47,6 +47,8 @@ export interface ModelServiceOptions {
   trainer?: () => { backend: string | null; device: string | null; memory: MemoryPlanSummary | null } | null;
   /** The training context and LoRA rank the app asks the trainer for (settings). */
   trainSettings?: () => { maxContext: number; rank: number };
+  /** Serves another model now (core: ServedModel.switchTo); absent: a change takes effect on restart. */
+  switchTo?: (m: InstalledModel) => Promise<void>;
 }
 
 /** A file's header facts, read once per version of the file. */
@@ -304,12 +306,19 @@ export class ModelService {
     return m;
   }
 
-  /** Makes a model the one to serve. Switching the served model takes effect on restart. */
-  use(id: string): { active: InstalledModel; restartRequired: boolean } {
-    const m = this.registry.setActive(id);
-    this.opts.emit("models", { change: "active", id });
+  /**
+   * Makes a model the one to serve: at once when the core serves a model and can switch
+   * (resolves once the new one answers), else on restart.
+   */
+  async use(id: string): Promise<{ active: InstalledModel; restartRequired: boolean }> {
+    const m = this.registry.get(id);
+    if (!m) this.registry.setActive(id); // throws the registry's "unknown model" error
     const served = this.opts.served?.() ?? null;
-    return { active: m, restartRequired: !served || served.path !== m.path };
+    if (served && this.opts.switchTo && m && served.path !== m.path) await this.opts.switchTo(m);
+    const active = this.registry.setActive(id);
+    this.opts.emit("models", { change: "active", id });
+    const now = this.opts.served?.() ?? null;
+    return { active, restartRequired: !now || now.path !== active.path };
   }
 
   private mustGet(id: string): ActiveDownload {

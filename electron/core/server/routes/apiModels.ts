@@ -44,7 +44,7 @@ export function registerModelRoutes(app: FastifyInstance, models: ModelService):
   app.post("/api/models/use", async (req) => {
     const { id } = parse(idBody, req.body);
     try {
-      return models.use(id);
+      return await models.use(id);
     } catch (err) {
       userError(err);
     }

@@ -1,0 +1,73 @@
+// POST /api/models/use on a core that serves a model switches the served model at once:
+// /v1/models, /api/status and the next answer say the new one; a file that cannot be loaded
+// leaves the old one serving.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { startCore, type RunningCore } from "../../electron/core/core.js";
+import { callApi } from "../helpers/api.js";
+import { storiesModelPath, tempDir } from "../helpers/cli.js";
+import { tinyModel } from "../helpers/models.js";
+
+describe("switching the served model", { timeout: 180_000 }, () => {
+  let core: RunningCore;
+  let tiny: string;
+  const events: Array<Record<string, unknown>> = [];
+  const call = (method: string, route: string, body?: unknown) => callApi(core, method, route, body);
+
+  before(async () => {
+    tiny = await tinyModel({ arch: "qwen2", seed: 3 });
+    core = await startCore({ dataDir: tempDir(), port: 0, model: storiesModelPath(), training: false, engine: { threads: 1, sequences: 1 } });
+    core.bus.on("models", (p) => events.push(p));
+    core.models.registry.importFile(storiesModelPath());
+    core.models.registry.importFile(tiny);
+  });
+  after(async () => {
+    await core?.close();
+  });
+
+  it("status names the served model with its size and quantization", async () => {
+    const s = await call("GET", "/api/status");
+    assert.equal(s.status, 200);
+    assert.equal(s.body.model.id, "stories260K");
+    assert.equal(s.body.model.quantization, "F32");
+    assert.equal(s.body.model.sizeBytes, fs.statSync(storiesModelPath()).size);
+    assert.equal(s.body.modelSwitch, null);
+  });
+
+  it("switches at once and the next answer comes from the new model", async () => {
+    const id = `local:${path.basename(tiny, ".gguf")}`;
+    const use = await call("POST", "/api/models/use", { id });
+    assert.equal(use.status, 200, JSON.stringify(use.body));
+    assert.equal(use.body.restartRequired, false);
+    const models = await call("GET", "/v1/models");
+    assert.equal(models.body.data[0].id, path.basename(tiny, ".gguf"));
+    const status = await call("GET", "/api/status");
+    assert.equal(status.body.model.path, tiny);
+    assert.equal(status.body.adapter, "base");
+    const answer = await call("POST", "/v1/chat/completions", { model: "x", messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal(answer.body.model, path.basename(tiny, ".gguf"));
+    assert.deepEqual(
+      events.filter((e) => e.change === "switch").map((e) => e.state),
+      ["draining", "loading", "ready"],
+    );
+    assert.equal((await call("GET", "/api/models")).body.restartRequired, false);
+  });
+
+  it("keeps serving the old model when the new file cannot be loaded", async () => {
+    const broken = path.join(tempDir(), "broken.gguf");
+    // Imported whole (the registry checks the file), then cut short: a model that no longer loads.
+    const bytes = fs.readFileSync(storiesModelPath());
+    fs.writeFileSync(broken, bytes);
+    const imported = core.models.registry.importFile(broken);
+    fs.writeFileSync(broken, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+    const use = await call("POST", "/api/models/use", { id: imported.id });
+    assert.ok(use.status >= 400, JSON.stringify(use.body));
+    assert.match(use.body.error.message, /load|model/i);
+    const models = await call("GET", "/v1/models");
+    assert.equal(models.body.data[0].id, path.basename(tiny, ".gguf"), "the previous model is back");
+    assert.equal(events.at(-1)?.state, "failed");
+  });
+});
