@@ -5,7 +5,7 @@ import type { EventBus } from "../rollout/events.js";
 import { rewardOf, type Store } from "../store/store.js";
 import type { SwapResult } from "../inference/adapterGate.js";
 import type { Evaluation, MemoryPlanSummary, ScoredSequence, TrainSettings } from "../../../trainer/protocol.js";
-import { APP_TRAIN_CONTEXT } from "../../../models/trainVerdict.js";
+import { halvedLrScale, runBatchSize, runLearningRate, trainSettingsOf } from "./trainOptions.js";
 import { CheckpointError, Checkpoints, type CheckpointEntry, type RevertInfo } from "./checkpoints.js";
 import { GATE_DEFAULTS, gateVerdict, type FluencyCheck, type GateOptions, type GateResult } from "./gate.js";
 import { isHeldBack } from "../rollout/heldBack.js";
@@ -34,7 +34,7 @@ export interface SupervisorOptions {
   evalTurns?: number;
   /** first restart delay after a trainer crash; doubles up to 30 s (default 1 s) */
   restartBackoffMs?: number;
-  /** smallest learning-rate scale after repeated rejections (default 1/64) */
+  /** smallest learning-rate scale after repeated rejections (default 1/64: trainOptions.ts MIN_LR_SCALE) */
   minLrScale?: number;
   worker?: WorkerSpawnOptions;
   /**
@@ -201,17 +201,7 @@ export class TrainingSupervisor {
   }
 
   private settings(): TrainSettings {
-    const s = this.o.store.settings;
-    return {
-      method: s.learningMethod,
-      rank: s.loraRank,
-      alpha: s.loraAlpha,
-      lr: s.learningRate,
-      maxContext: s.maxTrainContext ?? APP_TRAIN_CONTEXT,
-      teacher: s.teacherSource === "base" ? "base" : "current",
-      seed: 0,
-      klBeta: s.klBeta,
-    };
+    return trainSettingsOf(this.o.store.settings);
   }
 
   private activeDir(): string | null {
@@ -391,9 +381,9 @@ export class TrainingSupervisor {
       this.st.step = 0;
       this.st.steps = steps;
       this.setPhase("training");
-      const lr = this.o.store.settings.learningRate * this.st.lrScale;
+      const lr = runLearningRate(this.o.store.settings, this.st.lrScale);
       const res = await w.request(
-        { type: "train", runId, samples: batch.map((b) => b.sample), steps, lr, batchSize: Math.min(batch.length, this.o.store.settings.batchSize), outDir: staging, klBeta: this.o.store.settings.klBeta },
+        { type: "train", runId, samples: batch.map((b) => b.sample), steps, lr, batchSize: runBatchSize(batch.length, this.o.store.settings), outDir: staging, klBeta: this.o.store.settings.klBeta },
         (p) => {
           this.st.step = p.step;
           this.st.steps = p.steps;
@@ -431,7 +421,7 @@ export class TrainingSupervisor {
         this.st.lrScale = 1;
       } else {
         // Keep serving what we had; train on from it with a smaller step.
-        this.st.lrScale = Math.max(this.st.lrScale / 2, this.o.minLrScale ?? 1 / 64);
+        this.st.lrScale = halvedLrScale(this.st.lrScale, this.o.minLrScale);
         await w.request({ type: "load", dir: servingDir });
       }
     } catch (e) {
@@ -601,7 +591,7 @@ export class TrainingSupervisor {
       for (const id of chain.filter((x) => x !== target.checkpoint)) {
         this.o.checkpoints.markReverted(id, { at, reason: `trained on from checkpoint ${target.checkpoint}, which was rolled back: ${finding.reason}`, rule: "ancestor", to: to?.id ?? null });
       }
-      this.st.lrScale = Math.max(this.st.lrScale / 2, this.o.minLrScale ?? 1 / 64);
+      this.st.lrScale = halvedLrScale(this.st.lrScale, this.o.minLrScale);
       this.st.lastRevert = { ...info, checkpoint: target.checkpoint };
       console.warn(`rolled back checkpoint ${target.checkpoint} to ${to ? `checkpoint ${to.id}` : "the base model"}: ${info.reason}`);
       this.o.bus.emit("revert", { checkpoint: target.checkpoint, to: info.to, version: to?.version ?? "base", reason: info.reason, rule: info.rule, at });

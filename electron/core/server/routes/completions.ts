@@ -7,6 +7,8 @@ import { AbortedError, type Engine, type TokenLogprob } from "../../inference/en
 import { abortWhenClientLeaves } from "../clientAbort.js";
 import { ApiError, badRequest } from "../errors.js";
 import type { TurnRecorder } from "./openai.js";
+import { generationParams } from "./generationParams.js";
+import { preparePlainPrompt, tokenCounter } from "../../preferences/inject.js";
 
 /**
  * POST /v1/completions (OpenAI legacy completions, non-streaming): the prompt is tokenized as
@@ -53,23 +55,27 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
     if (tokens.length >= engine.info().contextSize) throw badRequest(`the prompt has ${tokens.length} tokens; the context holds ${engine.info().contextSize}`, "prompt", "context_length_exceeded");
     if (body.echo) return scorePrompt(engine, body.prompt, tokens, textStart, reply);
     const messages = [{ role: "user" as const, content: body.prompt }];
+    const bodyFields = { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done };
+    // A plain-text prompt has no system prompt: the preference block goes before it as a paragraph.
+    const served = preparePlainPrompt(engine, tokens, textStart, rollout.preferencesFor?.({ headers: req.headers, bodyFields, fromUi: false }, tokenCounter(engine)) ?? null, engine.info().contextSize);
     const ctx = rollout.beginTurn({
       headers: req.headers,
-      bodyFields: { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done },
+      bodyFields,
       fromUi: false,
       messages,
       format: "completion",
+      ...(served.preferences ? { preferences: served.preferences, clientPromptTokens: served.clientPromptTokens } : {}),
     });
     const signal = abortWhenClientLeaves(reply);
-    const stop = body.stop == null ? undefined : typeof body.stop === "string" ? [body.stop] : body.stop;
     try {
       const result = await engine.generate(
-        { messages, temperature: body.top_p === 0 ? 0 : (body.temperature ?? 1), topP: body.top_p && body.top_p > 0 ? body.top_p : 1, maxTokens: body.max_tokens ?? undefined, seed: body.seed ?? undefined, stop, topLogprobs: body.logprobs ?? undefined, continuesPrompt: true },
+        // No default answer length here (unlike chat): a completion without max_tokens runs to the context's end or a stop.
+        { messages, ...generationParams(body), topLogprobs: body.logprobs ?? undefined, continuesPrompt: true },
         {
           signal,
           onStart: ({ adapter }) => reply.headers({ "X-Clawrl-Session-Id": ctx.sessionId, "X-Clawrl-Turn-Id": ctx.turnId, "X-Clawrl-Adapter": adapter }),
         },
-        { tokens, stopTriggers: [] },
+        { tokens: served.tokens, stopTriggers: [] },
       );
       const { logprobs: infos, cachedPromptTokens, ...turn } = result;
       rollout.completeTurn(ctx, turn);
@@ -79,7 +85,7 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
         created: Math.floor(Date.now() / 1000),
         model: engine.modelId,
         system_fingerprint: `clawrl-${result.adapter}`,
-        choices: [{ index: 0, text: result.text, logprobs: body.logprobs == null ? null : legacyLogprobs(engine, infos.filter((i) => !m.isEogToken(i.token as Token)), body.logprobs, tokens), finish_reason: result.finishReason }],
+        choices: [{ index: 0, text: result.text, logprobs: body.logprobs == null ? null : legacyLogprobs(engine, infos.filter((i) => !m.isEogToken(i.token as Token)), body.logprobs, served.tokens), finish_reason: result.finishReason }],
         usage: {
           prompt_tokens: result.promptTokens.length,
           completion_tokens: result.responseTokens.length,

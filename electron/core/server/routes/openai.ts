@@ -15,12 +15,17 @@ import { SseWriter } from "../sseWriter.js";
 import { abortWhenClientLeaves } from "../clientAbort.js";
 import { ApiError, badRequest } from "../errors.js";
 import { parseChatRequest, type ChatCompletionRequest } from "./openaiSchema.js";
+import { generationParams } from "./generationParams.js";
+import type { PlannedBlock } from "../../preferences/block.js";
+import { prepareChatPrompt, tokenCounter } from "../../preferences/inject.js";
 
 /** The rollout as the /v1 route uses it (electron/core/rollout/rollout.ts implements it). */
 export interface TurnRecorder {
   beginTurn(origin: TurnOrigin): TurnContext;
   completeTurn(ctx: TurnContext, result: Omit<GenerateResult, "logprobs" | "cachedPromptTokens">): void;
   abortTurn(ctx: TurnContext, reason: string): void;
+  /** The preference block the request's prompt gets (main turns; electron/core/preferences/); absent or null: none. */
+  preferencesFor?(origin: Pick<TurnOrigin, "headers" | "bodyFields" | "fromUi">, countTokens: (text: string) => number): PlannedBlock | null;
 }
 
 /** For a core without a store: ids only, nothing recorded. */
@@ -54,17 +59,11 @@ function toGenerateRequest(body: ChatCompletionRequest, defaultMaxTokens?: numbe
       throw badRequest(`tool_choice names '${toolChoice.name}', which is not in tools.`, "tool_choice");
   }
   if (body.top_logprobs != null && body.top_logprobs > 0 && !body.logprobs) throw badRequest("top_logprobs needs logprobs: true.", "top_logprobs");
-  const temperature = body.top_p === 0 ? 0 : (body.temperature ?? 1);
-  const stop = body.stop == null ? undefined : typeof body.stop === "string" ? [body.stop] : body.stop;
   return {
     messages: body.messages as ChatMessage[],
     tools,
     toolChoice,
-    temperature,
-    topP: body.top_p && body.top_p > 0 ? body.top_p : 1,
-    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? defaultMaxTokens,
-    stop,
-    seed: body.seed ?? undefined,
+    ...generationParams(body, defaultMaxTokens),
     topLogprobs: body.logprobs ? (body.top_logprobs ?? 0) : 0,
   };
 }
@@ -99,19 +98,24 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
   app.post("/v1/chat/completions", async (req: FastifyRequest, reply: FastifyReply) => {
     const body = parseChatRequest(req.body);
     const genReq = toGenerateRequest(body, opts.defaultMaxTokens?.());
-    let prepared: ReturnType<Engine["renderPrompt"]>;
+    const bodyFields = { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done };
+    const fromUi = headerValue(req.headers["x-clawrl-client"]) === "ui";
+    let prompt: ReturnType<typeof prepareChatPrompt>;
     try {
-      prepared = engine.renderPrompt(genReq);
+      // The served prompt may carry the preference block; the turn records the client's messages and the block apart.
+      prompt = prepareChatPrompt(engine, genReq, rollout.preferencesFor?.({ headers: req.headers, bodyFields, fromUi }, tokenCounter(engine)) ?? null);
     } catch (err) {
       if (err instanceof ContextLengthError) throw badRequest(err.message, "messages", "context_length_exceeded");
       throw err;
     }
 
+    const prepared = prompt.prepared;
     const ctx = rollout.beginTurn({
       headers: req.headers,
-      bodyFields: { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done },
-      fromUi: headerValue(req.headers["x-clawrl-client"]) === "ui",
+      bodyFields,
+      fromUi,
       messages: genReq.messages,
+      ...(prompt.preferences ? { preferences: prompt.preferences, clientPromptTokens: prompt.clientPromptTokens } : {}),
     });
 
     const id = `chatcmpl-${ctx.turnId}`;
@@ -139,7 +143,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
     let result: GenerateResult;
     try {
       result = await engine.generate(
-        genReq,
+        prompt.served,
         {
           signal,
           onStart: ({ adapter }) => {
