@@ -5,6 +5,7 @@ import { samplesFor } from "../rollout/samples.js";
 import { writeFileAtomicSync } from "../store/atomicFile.js";
 import type { Sample } from "../../../trainer/train/samples.js";
 import type { CheckpointView } from "./client.js";
+import { lrScalesOf, runBatchSize, runLearningRate, trainSettingsOf } from "../training/trainOptions.js";
 
 /**
  * Exports what the final adapter was trained on, in the `clawrl train --data` format: one JSONL
@@ -20,19 +21,10 @@ export function exportSamples(core: RunningCore, ckpts: CheckpointView[], dir: s
   const chain: CheckpointView[] = [];
   for (let c: CheckpointView | undefined = active; c; c = c.parent === null ? undefined : byN.get(c.parent)) chain.unshift(c);
   if (chain[0].parent !== null) notes.push(`checkpoint ${chain[0].parent} (a parent) is no longer kept: the replay starts after it`);
-  // The learning-rate scale each run used: halved after each rejected candidate and each rollback
-  // by the watch on the served adapter, reset by a publish (a reverted checkpoint was published first).
-  const lrScale = new Map<number, number>();
-  let scale = 1;
-  const events = [
-    ...ckpts.map((c) => ({ at: c.createdAt, n: c.n as number | null, halve: c.verdict === "rejected" })),
-    ...ckpts.flatMap((c) => (c.reverted ? [{ at: c.reverted.at, n: null, halve: true }] : [])),
-  ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : (a.n ?? Infinity) - (b.n ?? Infinity)));
-  for (const ev of events) {
-    if (ev.n !== null) lrScale.set(ev.n, scale);
-    scale = ev.halve ? Math.max(scale / 2, 1 / 64) : 1;
-  }
+  // The learning-rate scale each run used, by the supervisor's policy.
+  const lrScale = lrScalesOf(ckpts);
   const st = core.store.settings;
+  const t = trainSettingsOf(st);
   const replayDir = path.join(dir, "replay");
   fs.mkdirSync(replayDir, { recursive: true });
   const all: string[] = [];
@@ -45,12 +37,12 @@ export function exportSamples(core: RunningCore, ckpts: CheckpointView[], dir: s
     const data = path.join(replayDir, `ckpt-${c.n}.jsonl`);
     writeFileAtomicSync(data, lines.join("\n") + "\n", 0o644);
     const out = path.join(replayDir, `out-${c.n}`);
-    const lr = st.learningRate * (lrScale.get(c.n) ?? 1);
+    const lr = runLearningRate(st, lrScale.get(c.n) ?? 1);
     replay.push(
       [
         "clawrl train", `--model ${q(model)}`, `--data ${q(data)}`, `--out ${q(out)}`, `--method ${method}`, `--steps ${stepsPerRun}`,
-        `--batch-size ${Math.min(lines.length, st.batchSize)}`, `--lr ${lr}`, `--rank ${st.loraRank}`, `--alpha ${st.loraAlpha}`,
-        `--max-context ${st.maxTrainContext ?? 1024}`, `--teacher ${st.teacherSource === "base" ? "base" : "current"}`, "--seed 0", ...(st.klBeta > 0 ? [`--kl-beta ${st.klBeta}`] : []), ...(prev ? [`--resume ${q(prev)}`] : []),
+        `--batch-size ${runBatchSize(lines.length, st)}`, `--lr ${lr}`, `--rank ${t.rank}`, `--alpha ${t.alpha}`,
+        `--max-context ${t.maxContext}`, `--teacher ${t.teacher}`, `--seed ${t.seed}`, ...(t.klBeta ? [`--kl-beta ${t.klBeta}`] : []), ...(prev ? [`--resume ${q(prev)}`] : []),
       ].join(" "),
     );
     prev = out;
