@@ -3,6 +3,7 @@ import type { FeedbackState } from "../store/store.js";
 import type { SessionMeta } from "../store/state.js";
 import type { Settings } from "../store/settings.js";
 import type { TurnType } from "../store/records.js";
+import type { PreferenceEvent } from "../preferences/service.js";
 
 /** A completed turn, small enough to send to every SSE client. */
 export interface TurnSummary {
@@ -41,6 +42,8 @@ export interface CoreEvents {
   swap: { version: string; checkpoint: number | null; pauseMs: number; drained: boolean; stragglers: number };
   /** the watch on the served adapter rolled a checkpoint back by itself (to: the one served now; null = base model) */
   revert: { checkpoint: number; to: number | null; version: string; reason: string; rule: string; at: string };
+  /** a preference was created, edited, changed status (by the user or the loop), deleted, restored or checked */
+  preferences: PreferenceEvent;
 }
 export type CoreEventName = keyof CoreEvents;
 

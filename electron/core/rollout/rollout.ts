@@ -6,6 +6,8 @@ import type { Store, TurnEntry } from "../store/store.js";
 import type { EventBus } from "./events.js";
 import { answerMessage, canonicalMessage, chainHash, prefixChain, withoutInternalContext } from "./messages.js";
 import { readRlFields } from "./turnOrigin.js";
+import type { PlannedBlock } from "../preferences/block.js";
+import type { TurnPreferences } from "../preferences/inject.js";
 
 export type { TurnType } from "../store/records.js";
 export type { ChatMessage } from "../api/chatTypes.js";
@@ -20,7 +22,13 @@ export interface TurnOrigin {
   messages: ChatMessage[];
   /** "completion": the prompt is plain text (one user message), no chat template */
   format?: "completion";
+  /** the preference block added to the prompt (not part of `messages`), and the client's prompt's tokens without it */
+  preferences?: TurnPreferences;
+  clientPromptTokens?: number[];
 }
+
+/** Picks the preference block of a request whose turn type is known (core.ts wires electron/core/preferences/ in). */
+export type PreferencePlanner = (turn: { turnType: TurnType; fromUi: boolean }, countTokens: (text: string) => number) => PlannedBlock | null;
 
 export interface TurnContext {
   sessionId: string;
@@ -56,6 +64,8 @@ interface Pending {
   fromUi: boolean;
   messages: ChatMessage[];
   format?: "completion";
+  preferences?: TurnPreferences;
+  clientPromptTokens?: number[];
   /** the messages without internal context: what keys and next states are made of */
   visible: ChatMessage[];
   /** prefixChain(visible) */
@@ -85,6 +95,7 @@ export class Rollout {
   /** last request start per session (ms), so in-flight work counts as activity */
   private readonly activity = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
+  private planner: PreferencePlanner | null = null;
 
   constructor(opts: RolloutOptions) {
     this.store = opts.store;
@@ -93,23 +104,38 @@ export class Rollout {
     for (const e of this.store.turnEntries()) this.byPrefix.set(e.prefixKey, e.turnId);
   }
 
+  /** Sets who picks the preference block of main turns (null: none). */
+  usePreferences(planner: PreferencePlanner | null): void {
+    this.planner = planner;
+  }
+
+  /** The preference block a request will get, before it starts (the route renders the prompt with it). */
+  preferencesFor(origin: Pick<TurnOrigin, "headers" | "bodyFields" | "fromUi">, countTokens: (text: string) => number): PlannedBlock | null {
+    if (!this.planner) return null;
+    return this.planner({ turnType: this.turnTypeOf(origin), fromUi: origin.fromUi }, countTokens);
+  }
+
+  /** main or side, from the rl headers/fields, who sent it, and the settings (method.md). */
+  turnTypeOf(origin: Pick<TurnOrigin, "headers" | "bodyFields" | "fromUi">): TurnType {
+    const rl = readRlFields(origin.headers, origin.bodyFields);
+    const settings = this.store.settings;
+    return rl.turnType ?? (origin.fromUi ? "main" : rl.speaksRl ? settings.outsideDefaultTurnType : settings.headerlessTurnsMain ? "main" : settings.outsideDefaultTurnType);
+  }
+
   beginTurn(origin: TurnOrigin): TurnContext {
     const rl = readRlFields(origin.headers, origin.bodyFields);
     const visible = withoutInternalContext(origin.messages);
     const chain = prefixChain(visible);
     const continues = this.findContinued(visible, chain, rl.sessionId);
     const sessionId = rl.sessionId ?? (continues ? this.store.turnEntry(continues.turnId)!.sessionId : crypto.randomUUID());
-    const settings = this.store.settings;
-    const turnType: TurnType =
-      rl.turnType ??
-      (origin.fromUi ? "main" : rl.speaksRl ? settings.outsideDefaultTurnType : settings.headerlessTurnsMain ? "main" : settings.outsideDefaultTurnType);
+    const turnType = this.turnTypeOf(origin);
     const ctx: TurnContext = { sessionId, turnId: crypto.randomUUID(), turnType, sessionDone: rl.sessionDone };
     const now = this.now();
     if (!this.store.session(sessionId) && !this.drafts.has(sessionId)) {
       this.drafts.set(sessionId, newSessionMeta(sessionId, visible, origin.fromUi, new Date(now).toISOString()));
     }
     this.activity.set(sessionId, now);
-    this.pending.set(ctx.turnId, { ctx, startedAt: now, fromUi: origin.fromUi, messages: origin.messages, ...(origin.format ? { format: origin.format } : {}), visible, chain, continues });
+    this.pending.set(ctx.turnId, { ctx, startedAt: now, fromUi: origin.fromUi, messages: origin.messages, ...(origin.format ? { format: origin.format } : {}), ...(origin.preferences && turnType === "main" ? { preferences: origin.preferences, clientPromptTokens: origin.clientPromptTokens } : {}), visible, chain, continues });
     return ctx;
   }
 
@@ -141,7 +167,9 @@ export class Rollout {
       adapter: result.adapter,
       messages: p.messages,
       ...(p.format ? { format: p.format } : {}),
+      ...(p.preferences ? { preferences: p.preferences } : {}),
       promptTokens: result.promptTokens,
+      ...(p.preferences && p.clientPromptTokens ? { clientPromptTokens: p.clientPromptTokens } : {}),
       responseTokens: result.responseTokens,
       tokenLogprobs: result.tokenLogprobs,
       text: result.text,

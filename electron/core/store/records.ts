@@ -40,7 +40,14 @@ export interface TurnRecord {
   messages: ChatMessage[];
   /** "completion": a plain-text prompt (POST /v1/completions; one user message holds it), no chat template; absent: chat */
   format?: "completion";
+  /**
+   * The preference block the server added to the prompt (electron/core/preferences/): `messages`
+   * stay as the client sent them, `promptTokens` are what was served (with the block) and
+   * `clientPromptTokens` the client's prompt alone (the student's prompt in context distillation).
+   */
+  preferences?: { ids: string[]; block: string; tokens: number; placement: "system" | "prefix" };
   promptTokens: number[];
+  clientPromptTokens?: number[];
   responseTokens: number[];
   /** log p(sampled token) under the serving policy, one per response token */
   tokenLogprobs: number[];

@@ -69,6 +69,20 @@ export const SettingsSchema = z
      * check on them. 0 = none held back.
      */
     heldBackShare: z.number().min(0).max(0.5).default(HELD_BACK_DEFAULT),
+    /** Active preferences go into the system prompt of main turns (electron/core/preferences/). */
+    preferencesInPrompt: z.boolean().default(true),
+    /** ...of outside clients' main turns too (off: only the app's own chat gets them). */
+    preferencesForOutsideClients: z.boolean().default(true),
+    /** Most prompt tokens the preference block may take; the newest preferences go first. */
+    preferenceTokenBudget: z.int().min(16).max(4096).default(256),
+    /**
+     * A preference is learned when, on held-back answers served with it, the adapter's mean
+     * log-prob per token with it in the prompt exceeds that without it by less than this (nats):
+     * the adapter alone already answers as the prompt asked. Forgotten again above twice this.
+     */
+    preferenceLearnedGap: z.number().positive().max(10).default(0.05),
+    /** Held-back turns served with a preference that a retirement check needs. */
+    preferenceCheckTurns: z.int().min(1).max(64).default(4),
   })
   .strict();
 

@@ -3,6 +3,7 @@ import path from "node:path";
 import { LowSync, type SyncAdapter } from "lowdb";
 import { writeFileAtomicSync } from "./atomicFile.js";
 import { SettingsSchema, formatIssue, type Settings } from "./settings.js";
+import { parseStoredPreferences, type Preference } from "../preferences/schema.js";
 
 export interface SessionMeta {
   id: string;
@@ -44,6 +45,10 @@ export interface StateData {
   sessions: Record<string, SessionMeta>;
   checkpoints: CheckpointMeta[];
   training: TrainingStatus;
+  /** standing preferences (electron/core/preferences/) */
+  preferences: Preference[];
+  /** deleted preferences, newest last, so a delete can be undone (bounded) */
+  preferenceTrash: Preference[];
 }
 
 /** Session ids come from clients: a prototype-less map makes "__proto__" just another key. */
@@ -55,6 +60,8 @@ export const defaultState = (): StateData => ({
   sessions: sessionMap(),
   checkpoints: [],
   training: { state: "idle", activeCheckpoint: null, samplesReady: 0, lastError: null, updatedAt: null },
+  preferences: [],
+  preferenceTrash: [],
 });
 
 /**
@@ -140,5 +147,7 @@ function normalise(raw: unknown, file: string): StateData {
     sessions: Object.assign(sessionMap(), typeof r.sessions === "object" && r.sessions !== null ? r.sessions : {}),
     checkpoints: Array.isArray(r.checkpoints) ? r.checkpoints : [],
     training: { ...base.training, ...(typeof r.training === "object" && r.training !== null ? r.training : {}) },
+    preferences: parseStoredPreferences(r.preferences, file),
+    preferenceTrash: parseStoredPreferences(r.preferenceTrash, file),
   };
 }

@@ -45,10 +45,11 @@ export interface RewardInfo {
 }
 
 /** A turn as the app API and export show it. */
-export interface TurnView extends Omit<TurnRecord, "kind" | "v" | "promptTokens" | "responseTokens" | "tokenLogprobs" | "prefixKey"> {
+export interface TurnView extends Omit<TurnRecord, "kind" | "v" | "promptTokens" | "clientPromptTokens" | "responseTokens" | "tokenLogprobs" | "prefixKey"> {
   promptTokenCount: number;
   responseTokenCount: number;
   promptTokens?: number[];
+  clientPromptTokens?: number[];
   responseTokens?: number[];
   tokenLogprobs?: number[];
   nextState: ChatMessage[] | null;
@@ -295,7 +296,7 @@ export class Store {
   /** A turn with its next state, feedback, judge result and reward. */
   turnView(turnId: string, opts: { tokens?: boolean } = {}): TurnView {
     const e = this.requireTurn(turnId);
-    const { kind: _k, v: _v, promptTokens, responseTokens, tokenLogprobs, prefixKey: _p, ...rest } = this.readTurn(turnId);
+    const { kind: _k, v: _v, promptTokens, clientPromptTokens, responseTokens, tokenLogprobs, prefixKey: _p, ...rest } = this.readTurn(turnId);
     const judge = this.readJudge(turnId);
     const r = rewardOf(e);
     const view: TurnView = {
@@ -308,7 +309,7 @@ export class Store {
       reward: r.reward,
       rewardSource: r.source,
     };
-    if (opts.tokens) Object.assign(view, { promptTokens, responseTokens, tokenLogprobs });
+    if (opts.tokens) Object.assign(view, { promptTokens, responseTokens, tokenLogprobs, ...(clientPromptTokens ? { clientPromptTokens } : {}) });
     return view;
   }
 

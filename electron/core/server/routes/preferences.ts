@@ -1,0 +1,95 @@
+import type { FastifyInstance } from "fastify";
+import type { z } from "zod";
+import { ApiError, badRequest, notFound } from "../errors.js";
+import { formatIssue, type Settings } from "../../store/settings.js";
+import { blockLine } from "../../preferences/block.js";
+import { CreatePreferenceBody, PatchPreferenceBody, type Preference } from "../../preferences/schema.js";
+import { NothingToUndoError, UnknownPreferenceError, type PreferenceService } from "../../preferences/service.js";
+
+export interface PreferenceRouteDeps {
+  prefs: PreferenceService;
+  settings: () => Settings;
+  /** the served model's token counter; null when no model is loaded (costs are then unknown) */
+  countTokens: () => ((text: string) => number) | null;
+  /** runs a retirement check now (retire.ts); absent when no model is served */
+  check?: () => Promise<unknown>;
+}
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) throw badRequest("the request body must be a JSON object");
+  const r = schema.safeParse(body);
+  if (!r.success) throw badRequest(formatIssue(r.error.issues[0]), r.error.issues[0].path.join(".") || null);
+  return r.data;
+}
+
+function mapErrors<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof UnknownPreferenceError) throw notFound(err.message);
+    if (err instanceof NothingToUndoError) throw badRequest(err.message);
+    throw err;
+  }
+}
+
+/**
+ * GET/POST /api/preferences, PATCH/DELETE /api/preferences/:id, and undo: POST
+ * /api/preferences/:id/undo (the latest text or status change), POST /api/preferences/:id/restore
+ * (a deleted one), POST /api/preferences/check (retirement check now). Changes go out as SSE
+ * `preferences` events (the service emits them).
+ */
+export function registerPreferenceRoutes(app: FastifyInstance, deps: PreferenceRouteDeps): void {
+  const { prefs } = deps;
+
+  const view = () => {
+    const count = deps.countTokens();
+    const s = deps.settings();
+    const plan = count ? prefs.plan(s.preferenceTokenBudget, count) : null;
+    const shown = (p: Preference) => ({
+      ...p,
+      /** prompt tokens this preference costs while active (its line in the block) */
+      contextTokens: count ? count(blockLine(p)) + 1 : null,
+      inPrompt: plan ? plan.ids.includes(p.id) : null,
+      overBudget: plan ? plan.overBudget.includes(p.id) : false,
+    });
+    return {
+      preferences: prefs.list().map(shown),
+      deleted: prefs.trash().map(shown),
+      /** what main turns get now */
+      block: {
+        enabled: s.preferencesInPrompt,
+        outsideClients: s.preferencesForOutsideClients,
+        budget: s.preferenceTokenBudget,
+        text: plan?.text ?? "",
+        tokens: plan?.tokens ?? null,
+        ids: plan?.ids ?? [],
+      },
+    };
+  };
+
+  app.get("/api/preferences", async () => view());
+
+  app.post("/api/preferences", async (req, reply) => {
+    const body = parse(CreatePreferenceBody, req.body);
+    const preference = prefs.create(body.text, "manual");
+    return reply.status(201).send({ preference });
+  });
+
+  app.patch<{ Params: { id: string } }>("/api/preferences/:id", async (req) => {
+    const body = parse(PatchPreferenceBody, req.body);
+    return { preference: mapErrors(() => prefs.patch(req.params.id, body)) };
+  });
+
+  app.delete<{ Params: { id: string } }>("/api/preferences/:id", async (req, reply) => {
+    mapErrors(() => prefs.remove(req.params.id));
+    return reply.status(204).send();
+  });
+
+  app.post<{ Params: { id: string } }>("/api/preferences/:id/undo", async (req) => ({ preference: mapErrors(() => prefs.undo(req.params.id)) }));
+  app.post<{ Params: { id: string } }>("/api/preferences/:id/restore", async (req) => ({ preference: mapErrors(() => prefs.restore(req.params.id)) }));
+
+  app.post("/api/preferences/check", async () => {
+    if (!deps.check) throw new ApiError(503, "No model is served: nothing to check preferences against.", "server_error", null, "no_model");
+    return { results: await deps.check(), ...view() };
+  });
+}
