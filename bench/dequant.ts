@@ -6,8 +6,8 @@
  *
  *   node --import tsx bench/dequant.ts [millions of weights, default 4]
  */
-import { dequantize, f16ToF32 } from "../trainer/gguf/dequant.js";
-import { GGML_TYPE_TRAITS, GgmlType } from "../trainer/gguf/types.js";
+import { dequantize, f16ToF32 } from "../models/gguf/dequant.js";
+import { GGML_TYPE_TRAITS, GgmlType } from "../models/gguf/types.js";
 
 const n = Math.round(Number(process.argv[2] ?? 4) * 1e6 / 256) * 256;
 

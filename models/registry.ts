@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { writeFileAtomicSync } from "../trainer/atomicFile.js";
-import { readGguf } from "../trainer/gguf/reader.js";
-import { summarizeGguf } from "../trainer/gguf/summary.js";
+import { writeFileAtomicSync } from "../common/fs/atomicFile.js";
+import { readGguf } from "./gguf/reader.js";
+import { summarizeGguf } from "./gguf/summary.js";
 
 const installedSchema = z.object({
   id: z.string(),

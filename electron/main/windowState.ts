@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { writeFileAtomicSync } from "../core/store/atomicFile.js";
+import { writeFileAtomicSync } from "../../common/fs/atomicFile.js";
 import { defaultWindowSize, minWindowSize } from "./security.js";
 
 export interface Rect {

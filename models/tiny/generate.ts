@@ -4,12 +4,12 @@
  * The same generator writes random-weight models with the exact shapes of the catalog's real
  * models (buildShapeModel), streamed to disk tensor by tensor.
  */
-import { quantizeQ4_K, quantizeQ8_0 } from "../../trainer/gguf/quantize.js";
-import { GgmlType, GgufValueType, type GgufMetaValue } from "../../trainer/gguf/types.js";
+import { quantizeQ4_K, quantizeQ8_0 } from "../gguf/quantize.js";
+import { GgmlType, GgufValueType, type GgufMetaValue } from "../gguf/types.js";
 import {
   encodeGguf, f16Bytes, f32Bytes, writeFileAtomic, writeGgufStream,
   type GgufStreamProgress, type GgufStreamSpec, type GgufTensorSpec, type GgufTensorStream, type GgufWriteSpec,
-} from "../../trainer/gguf/writer.js";
+} from "../gguf/writer.js";
 import { CHATML_TOOLS_TEMPLATE } from "./chatTemplate.js";
 import { Prng } from "./prng.js";
 import { findShape, llama3RopeFactors, SHAPE_IDS, type ModelShape } from "./shapes.js";

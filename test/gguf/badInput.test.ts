@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { readGguf, readTensorBytes, readTensorF32 } from "../../trainer/gguf/reader.js";
-import { GgufError, GgufValueType } from "../../trainer/gguf/types.js";
+import { readGguf, readTensorBytes, readTensorF32 } from "../../models/gguf/reader.js";
+import { GgufError, GgufValueType } from "../../models/gguf/types.js";
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
 import { ggufBytes, kv, kvString, kvU32, smallValidGguf, u32, u64, u8 } from "./ggufBytes.js";
 

@@ -1,13 +1,13 @@
 /**
- * Dequantization against values computed here, independently of trainer/gguf/dequant.ts:
+ * Dequantization against values computed here, independently of models/gguf/dequant.ts:
  * blocks are assembled bit by bit from chosen scales and quants following ggml's documented
  * block layouts, and the expected weights come from the format's formula (or are literals
  * worked out by hand).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { dequantize, f16ToF32 } from "../../trainer/gguf/dequant.js";
-import { GgmlType, GgufError } from "../../trainer/gguf/types.js";
+import { dequantize, f16ToF32 } from "../../models/gguf/dequant.js";
+import { GgmlType, GgufError } from "../../models/gguf/types.js";
 
 /** f16 bit patterns of exactly known values. */
 const H = { one: 0x3c00, half: 0x3800, two: 0x4000, quarter: 0x3400, negOne: 0xbc00, d3_64: 0x2a00 /* 0.046875 */, d1_16: 0x2c00 /* 0.0625 */ };

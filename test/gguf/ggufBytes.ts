@@ -1,8 +1,8 @@
 /**
- * Builds GGUF bytes field by field for tests, independently of trainer/gguf/writer.ts, so
+ * Builds GGUF bytes field by field for tests, independently of models/gguf/writer.ts, so
  * tests can also produce files the writer would refuse (bad counts, types, offsets).
  */
-import { GgufValueType } from "../../trainer/gguf/types.js";
+import { GgufValueType } from "../../models/gguf/types.js";
 
 export const u8 = (v: number) => Buffer.from([v & 0xff]);
 export const u32 = (v: number) => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { GgufValueType } from "../../trainer/gguf/types.js";
+import { GgufValueType } from "../../models/gguf/types.js";
 import { runCli, storiesModelPath, tempDir } from "../helpers/cli.js";
 import { f32, ggufBytes, kv, kvString, kvU32, smallValidGguf } from "./ggufBytes.js";
 

@@ -10,9 +10,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { getLlama, type ControlledEvaluateInputItem, type Llama, type Token } from "node-llama-cpp";
-import { readGguf, readTensorF32 } from "../../trainer/gguf/reader.js";
-import { GGML_TYPE_TRAITS, GgmlType, GgufValueType, type GgufMetaValue } from "../../trainer/gguf/types.js";
-import { f32Bytes, writeGguf, type GgufTensorSpec } from "../../trainer/gguf/writer.js";
+import { readGguf, readTensorF32 } from "../../models/gguf/reader.js";
+import { GGML_TYPE_TRAITS, GgmlType, GgufValueType, type GgufMetaValue } from "../../models/gguf/types.js";
+import { f32Bytes, writeGguf, type GgufTensorSpec } from "../../models/gguf/writer.js";
 import { storiesModelPath, testCacheDir } from "../helpers/cli.js";
 
 const D = 256; // a multiple of the K-quant super-block

@@ -11,8 +11,8 @@ import {
   readGguf,
   readTensorBytes,
   readTensorF32,
-} from "../../trainer/gguf/reader.js";
-import { GgmlType, GgufError } from "../../trainer/gguf/types.js";
+} from "../../models/gguf/reader.js";
+import { GgmlType, GgufError } from "../../models/gguf/types.js";
 import { storiesModelPath } from "../helpers/cli.js";
 
 const stories = storiesModelPath();

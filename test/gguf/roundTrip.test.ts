@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { quantizeQ4_K, quantizeQ8_0 } from "../../trainer/gguf/quantize.js";
-import { readGguf, readTensorBytes, readTensorF32 } from "../../trainer/gguf/reader.js";
-import { GgmlType, GgufValueType, type GgufMetaValue } from "../../trainer/gguf/types.js";
-import { f16Bytes, f32Bytes, writeGguf } from "../../trainer/gguf/writer.js";
+import { quantizeQ4_K, quantizeQ8_0 } from "../../models/gguf/quantize.js";
+import { readGguf, readTensorBytes, readTensorF32 } from "../../models/gguf/reader.js";
+import { GgmlType, GgufValueType, type GgufMetaValue } from "../../models/gguf/types.js";
+import { f16Bytes, f32Bytes, writeGguf } from "../../models/gguf/writer.js";
 import { tempDir } from "../helpers/cli.js";
 
 const dir = tempDir("clawrl-gguf-rt-");

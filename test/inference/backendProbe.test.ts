@@ -6,7 +6,7 @@ import { before, describe, it } from "node:test";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { backendOrder, machineFingerprint, runProbe, type BackendSkip, type ProbeOptions } from "../../electron/core/inference/backendProbe.js";
 import { buildTinyModel } from "../../models/tiny/generate.js";
-import { encodeGguf } from "../../trainer/gguf/writer.js";
+import { encodeGguf } from "../../models/gguf/writer.js";
 import { clawrlBin, repoRoot, tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
 

@@ -7,8 +7,8 @@ import type { Token } from "node-llama-cpp";
 import { AbortedError, Engine, type GenerateEvent, type GenerateResult } from "../../electron/core/inference/engine.js";
 import { hasExactTokenProbability } from "../../electron/core/inference/tokenProbability.js";
 import { buildTinyModel } from "../../models/tiny/generate.js";
-import { encodeGguf } from "../../trainer/gguf/writer.js";
-import { GgufValueType } from "../../trainer/gguf/types.js";
+import { encodeGguf } from "../../models/gguf/writer.js";
+import { GgufValueType } from "../../models/gguf/types.js";
 import { tinyModel } from "../helpers/models.js";
 
 const messages = [{ role: "user" as const, content: "Tell me about the weather" }];

@@ -1,6 +1,6 @@
-import { readGguf, metaString } from "../../trainer/gguf/reader.js";
-import { writeGguf, f32Bytes } from "../../trainer/gguf/writer.js";
-import { GgmlType, GgufValueType } from "../../trainer/gguf/types.js";
+import { readGguf, metaString } from "../../models/gguf/reader.js";
+import { writeGguf, f32Bytes } from "../../models/gguf/writer.js";
+import { GgmlType, GgufValueType } from "../../models/gguf/types.js";
 
 const TARGETS = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"];
 

@@ -13,7 +13,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
-import { readGguf, readTensorBytes } from "../../trainer/gguf/reader.js";
+import { readGguf, readTensorBytes } from "../../models/gguf/reader.js";
 import { AdapterMismatchError, readAdapterForBase, readBaseConfig, readGgufAdapter, readPeftAdapter, writeGgufAdapter, writePeftAdapter } from "../../trainer/lora/interchange.js";
 import { hfRepoFromMetadata, parsePeftTensorName, peftTensorName, permuteRowsGgufToHf, permuteRowsHfToGguf } from "../../trainer/lora/peft.js";
 import { readSafetensors, tensorF32, writeSafetensors } from "../../trainer/lora/safetensors.js";

@@ -19,9 +19,9 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { getLlama, type ControlledEvaluateInputItem, type Llama, type Token } from "node-llama-cpp";
 import { TINY_ARCHS } from "../../models/tiny/generate.js";
-import { readGguf, readTensorF32 } from "../../trainer/gguf/reader.js";
-import { GgmlType, GgufValueType, type GgufMetaValue } from "../../trainer/gguf/types.js";
-import { f32Bytes, writeGguf } from "../../trainer/gguf/writer.js";
+import { readGguf, readTensorF32 } from "../../models/gguf/reader.js";
+import { GgmlType, GgufValueType, type GgufMetaValue } from "../../models/gguf/types.js";
+import { f32Bytes, writeGguf } from "../../models/gguf/writer.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
 
@@ -73,7 +73,7 @@ async function logProbs(file: string, tokens: Token[]): Promise<number[]> {
   }
 }
 
-/** The same model with every tensor dequantized (by trainer/gguf/dequant.ts) and stored as F32. */
+/** The same model with every tensor dequantized (by models/gguf/dequant.ts) and stored as F32. */
 function f32Twin(file: string): string {
   const g = readGguf(file);
   const out = path.join(dir, `twin-${path.basename(file)}`);

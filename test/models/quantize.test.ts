@@ -1,13 +1,13 @@
 /**
  * Quantizers against hand-made blocks with known bytes (ggml's documented layouts), and
- * against the reader's dequantizer (trainer/gguf/dequant.ts, written separately) on random data.
+ * against the reader's dequantizer (models/gguf/dequant.ts, written separately) on random data.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Prng } from "../../models/tiny/prng.js";
-import { dequantize } from "../../trainer/gguf/dequant.js";
-import { quantizeQ4_K, quantizeQ8_0 } from "../../trainer/gguf/quantize.js";
-import { GgmlType, GgufError } from "../../trainer/gguf/types.js";
+import { dequantize } from "../../models/gguf/dequant.js";
+import { quantizeQ4_K, quantizeQ8_0 } from "../../models/gguf/quantize.js";
+import { GgmlType, GgufError } from "../../models/gguf/types.js";
 
 function gaussian(n: number, seed: number, std = 1): Float32Array {
   const rng = new Prng(seed);

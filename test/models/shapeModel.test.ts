@@ -13,9 +13,9 @@ import { loadCatalog } from "../../models/catalog.js";
 import { encodeShapeModel, paddedVocab, type ShapeType } from "../../models/tiny/generate.js";
 import { ensureShapeModel, shapeModelFileName } from "../../models/tiny/shapeCache.js";
 import { findShape, llama3RopeFactors, MODEL_SHAPES, type ModelShape } from "../../models/tiny/shapes.js";
-import { archNumber, findTensor, metaArray, metaNumber, metaString, readGguf, readTensorF32, type GgufFile } from "../../trainer/gguf/reader.js";
-import { dequantize } from "../../trainer/gguf/dequant.js";
-import { GGML_TYPE_TRAITS, GgmlType } from "../../trainer/gguf/types.js";
+import { archNumber, findTensor, metaArray, metaNumber, metaString, readGguf, readTensorF32, type GgufFile } from "../../models/gguf/reader.js";
+import { dequantize } from "../../models/gguf/dequant.js";
+import { GGML_TYPE_TRAITS, GgmlType } from "../../models/gguf/types.js";
 import { testCacheDir } from "../helpers/cli.js";
 
 /** Weights of a model with this shape, counting a tied output once. */

@@ -9,8 +9,8 @@ import { after, before, describe, it } from "node:test";
 import { getLlama, resolveChatWrapper, type ChatHistoryItem, type Llama, type LlamaModel, type Token } from "node-llama-cpp";
 import { createHash } from "node:crypto";
 import { encodeTinyModel, TINY_ARCHS, TINY_TYPES, type TinyModelOptions } from "../../models/tiny/generate.js";
-import { archNumber, findTensor, metaArray, metaNumber, metaString, readGguf } from "../../trainer/gguf/reader.js";
-import { GgmlType } from "../../trainer/gguf/types.js";
+import { archNumber, findTensor, metaArray, metaNumber, metaString, readGguf } from "../../models/gguf/reader.js";
+import { GgmlType } from "../../models/gguf/types.js";
 import { tinyModel } from "../helpers/models.js";
 
 const MAX_BYTES = 5 * 1024 * 1024;

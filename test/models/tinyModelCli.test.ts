@@ -4,8 +4,8 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { archNumber, findTensor, readGguf } from "../../trainer/gguf/reader.js";
-import { GgmlType } from "../../trainer/gguf/types.js";
+import { archNumber, findTensor, readGguf } from "../../models/gguf/reader.js";
+import { GgmlType } from "../../models/gguf/types.js";
 import { runCli, tempDir } from "../helpers/cli.js";
 
 const dir = tempDir("clawrl-tiny-cli-");

@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { quantizeQ8_0 } from "../../trainer/gguf/quantize.js";
-import { GgmlType, GgufError, GgufValueType, type GgufMetaValue } from "../../trainer/gguf/types.js";
-import { encodeGguf, f16BitsToF32, f16Bytes, f32Bytes, f32ToF16Bits, writeGguf, writeGgufStream } from "../../trainer/gguf/writer.js";
+import { quantizeQ8_0 } from "../../models/gguf/quantize.js";
+import { GgmlType, GgufError, GgufValueType, type GgufMetaValue } from "../../models/gguf/types.js";
+import { encodeGguf, f16BitsToF32, f16Bytes, f32Bytes, f32ToF16Bits, writeGguf, writeGgufStream } from "../../models/gguf/writer.js";
 import { tempDir } from "../helpers/cli.js";
 
 const dir = tempDir("clawrl-writer-");

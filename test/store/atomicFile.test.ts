@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { writeFileAtomicSync, writeFileAtomicWith } from "../../trainer/atomicFile.js";
+import { writeFileAtomicSync, writeFileAtomicWith } from "../../common/fs/atomicFile.js";
 import { tempDir } from "../helpers/cli.js";
 
 describe("atomic file writes", () => {

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { initBackend } from "../../trainer/backend.js";
-import { GgufValueType } from "../../trainer/gguf/types.js";
+import { GgufValueType } from "../../models/gguf/types.js";
 import { loadBaseModel } from "../../trainer/model/index.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";

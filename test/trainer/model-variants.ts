@@ -1,8 +1,8 @@
 /** Variants of a GGUF file for trainer tests: same tensors and metadata with edits. */
 import path from "node:path";
-import { readGguf, readTensorBytes } from "../../trainer/gguf/reader.js";
-import type { GgufMetaValue } from "../../trainer/gguf/types.js";
-import { writeGguf } from "../../trainer/gguf/writer.js";
+import { readGguf, readTensorBytes } from "../../models/gguf/reader.js";
+import type { GgufMetaValue } from "../../models/gguf/types.js";
+import { writeGguf } from "../../models/gguf/writer.js";
 
 export function ggufVariant(src: string, dir: string, name: string, edit: { dropTensors?: string[]; metadata?: Record<string, GgufMetaValue> }): string {
   const f = readGguf(src);

@@ -16,7 +16,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { initBackend } from "../../trainer/backend.js";
-import { GgmlType } from "../../trainer/gguf/types.js";
+import { GgmlType } from "../../models/gguf/types.js";
 import { loadBaseModel } from "../../trainer/model/index.js";
 import { tinyModel } from "../helpers/models.js";
 import { llamaCppLogProbs, llamaCppTokenize, ourLogProbs } from "./parity-reference.js";

@@ -6,9 +6,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { initBackend } from "../../trainer/backend.js";
-import { GgmlType } from "../../trainer/gguf/types.js";
-import { readGguf, readTensorBytes } from "../../trainer/gguf/reader.js";
-import { f32Bytes, writeGguf } from "../../trainer/gguf/writer.js";
+import { GgmlType } from "../../models/gguf/types.js";
+import { readGguf, readTensorBytes } from "../../models/gguf/reader.js";
+import { f32Bytes, writeGguf } from "../../models/gguf/writer.js";
 import { loadBaseModel } from "../../trainer/model/index.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";

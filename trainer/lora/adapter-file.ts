@@ -9,9 +9,9 @@
  * llama.cpp computes y += (user_scale·alpha/rank)·B·(A·x) with rank = ne[0] of lora_b.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { metaArch, metaNumber, metaString, readGguf, readTensorF32, type GgufFile } from "../gguf/reader.js";
-import { GgmlType, GgufError, GgufValueType, type GgufMetaValue } from "../gguf/types.js";
-import { f32Bytes, writeGguf, type GgufTensorSpec } from "../gguf/writer.js";
+import { metaArch, metaNumber, metaString, readGguf, readTensorF32, type GgufFile } from "../../models/gguf/reader.js";
+import { GgmlType, GgufError, GgufValueType, type GgufMetaValue } from "../../models/gguf/types.js";
+import { f32Bytes, writeGguf, type GgufTensorSpec } from "../../models/gguf/writer.js";
 import type { BaseModel } from "../model/base-model.js";
 import { LINEAR_NAMES, linearShape } from "../model/weights.js";
 import { loraKey, type LoraPair, type LoraParams, type LoraTarget } from "./params.js";

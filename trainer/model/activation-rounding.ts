@@ -11,8 +11,8 @@
  * (dataSync), so it is slow on large models: a parity/diagnostic tool, off by default.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { GgmlType } from "../gguf/types.js";
-import { f16BitsToF32, f32ToF16Bits } from "../gguf/writer.js";
+import { GgmlType } from "../../models/gguf/types.js";
+import { f16BitsToF32, f32ToF16Bits } from "../../models/gguf/writer.js";
 
 export type ActivationRounding = "none" | "llama.cpp-cpu";
 

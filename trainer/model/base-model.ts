@@ -2,7 +2,7 @@
  * A frozen base model loaded from GGUF for training: config + weights placed on the active
  * tfjs backend or streamed from the host (call initBackend() from ../backend.js first).
  */
-import { readGguf } from "../gguf/reader.js";
+import { readGguf } from "../../models/gguf/reader.js";
 import type { ActivationRounding } from "./activation-rounding.js";
 import { readModelConfig, type Arch, type ModelConfig } from "./config.js";
 import { FrozenBase, type WeightPlacement } from "./weights.js";

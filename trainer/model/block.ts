@@ -10,7 +10,7 @@ import type { ModelConfig } from "./config.js";
 import { roundActivations } from "./activation-rounding.js";
 import { batchedProducts, frozenLinear, mm, mmT } from "./fast-matmul.js";
 import { applyRope } from "./rope.js";
-import type { GgmlType } from "../gguf/types.js";
+import type { GgmlType } from "../../models/gguf/types.js";
 import type { LayerWeights, LinearName } from "./weights.js";
 
 /** The adapter of one block: A [in, rank] and B [rank, out] per adapted linear layer. */

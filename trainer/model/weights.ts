@@ -16,9 +16,9 @@
  * The token embedding always stays packed on the host: a step needs only its batch's rows.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { dequantize, typeName, canDequantize } from "../gguf/dequant.js";
-import { findTensor, readTensorBytes, type GgufFile } from "../gguf/reader.js";
-import { GGML_TYPE_TRAITS, GgmlType, GgufError, type GgufTensorInfo } from "../gguf/types.js";
+import { dequantize, typeName, canDequantize } from "../../models/gguf/dequant.js";
+import { findTensor, readTensorBytes, type GgufFile } from "../../models/gguf/reader.js";
+import { GGML_TYPE_TRAITS, GgmlType, GgufError, type GgufTensorInfo } from "../../models/gguf/types.js";
 import type { ModelConfig } from "./config.js";
 import { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type WeightPlacement } from "./layout.js";
 

@@ -9,7 +9,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { writeFileAtomicSync } from "../store/atomicFile.js";
+import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import { baseIdentity, readBaseConfig, readGgufAdapter, writePeftAdapter } from "../../../trainer/lora/interchange.js";
 
 export const EXPORT_FORMATS = ["gguf", "peft", "ollama"] as const;

@@ -9,7 +9,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { fsyncDir, writeFileAtomicSync } from "../store/atomicFile.js";
+import { fsyncDir, writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import { AdapterMismatchError, baseIdentity, looksLikePeft, readBaseConfig, readGgufAdapter, readPeftAdapter, writeGgufAdapter, type PortableAdapter } from "../../../trainer/lora/interchange.js";
 import { linearShape } from "../../../trainer/model/layout.js";
 import { writeOptimizerState } from "../../../trainer/optim/stateFile.js";

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
-import { writeFileAtomicSync } from "../store/atomicFile.js";
+import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import type { EvalReport } from "./report.js";
 
 /** Where the app keeps the latest eval report: <data dir>/eval/latest.json (+ latest.svg, the chart). */

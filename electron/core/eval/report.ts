@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { writeFileAtomicSync } from "../store/atomicFile.js";
+import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import { renderChart, type ChartSeries } from "./chart.js";
 import type { Interval } from "./stats.js";
 

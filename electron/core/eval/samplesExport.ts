@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { RunningCore } from "../core.js";
 import { samplesFor } from "../rollout/samples.js";
-import { writeFileAtomicSync } from "../store/atomicFile.js";
+import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import type { Sample } from "../../../trainer/train/samples.js";
 import type { CheckpointView } from "./client.js";
 import { lrScalesOf, runBatchSize, runLearningRate, trainSettingsOf } from "../training/trainOptions.js";

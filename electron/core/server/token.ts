@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { writeFileAtomicSync } from "../store/atomicFile.js";
+import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 
 /**
  * The bearer token: generated on first start, stored owner-only (0600), reused afterwards.

@@ -16,7 +16,7 @@
  * completion strings. Side turns (titles, summaries...) are not exported.
  */
 import fs from "node:fs";
-import { writeFileAtomicWith } from "./atomicFile.js";
+import { writeFileAtomicWith } from "../../../common/fs/atomicFile.js";
 import { rewardOf, type Store } from "./store.js";
 import type { TurnRecord } from "./records.js";
 import { messageText, type ChatMessage } from "../api/chatTypes.js";

@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { writeFileAtomicWith } from "./atomicFile.js";
+import { writeFileAtomicWith } from "../../../common/fs/atomicFile.js";
 import type { FeedbackRecord, JudgeRecord, TurnRecord } from "./records.js";
 import { rewardOf, type FeedbackState, type Store } from "./store.js";
 import type { ChatMessage } from "../api/chatTypes.js";

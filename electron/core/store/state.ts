@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { LowSync, type SyncAdapter } from "lowdb";
-import { writeFileAtomicSync } from "./atomicFile.js";
+import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import { SettingsSchema, formatIssue, type Settings } from "./settings.js";
 import { parseStoredPreferences, type Preference } from "../preferences/schema.js";
 

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Store } from "../store/store.js";
 import type { CheckpointMeta } from "../store/state.js";
-import { fsyncDir, writeFileAtomicSync } from "../store/atomicFile.js";
+import { fsyncDir, writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import type { GateResult } from "./gate.js";
 
 export const CKPT_FILES = { adapter: "adapter.gguf", optimizer: "optimizer.bin", metrics: "metrics.json" } as const;

@@ -1,6 +1,6 @@
-import { readGguf } from "../../../../trainer/gguf/reader.js";
-import { summarizeGguf, TRAINABLE_ARCHS, type GgufSummary } from "../../../../trainer/gguf/summary.js";
-import { GgufError } from "../../../../trainer/gguf/types.js";
+import { readGguf } from "../../../../models/gguf/reader.js";
+import { summarizeGguf, TRAINABLE_ARCHS, type GgufSummary } from "../../../../models/gguf/summary.js";
+import { GgufError } from "../../../../models/gguf/types.js";
 import { CliError, type CommandSpec } from "../command.js";
 
 export const inspect: CommandSpec = {

@@ -4,7 +4,7 @@ import {
   SHAPE_LIMITS, SHAPE_TYPES, summarizeFallbacks, TINY_ARCHS, TINY_LIMITS, TINY_TYPES, TinyModelError, writeShapeModel, writeTinyModel,
 } from "../../../../models/tiny/generate.js";
 import { findShape, SHAPE_IDS } from "../../../../models/tiny/shapes.js";
-import type { GgufStreamProgress } from "../../../../trainer/gguf/writer.js";
+import type { GgufStreamProgress } from "../../../../models/gguf/writer.js";
 import { choiceOpt, CliError, intOpt, requiredString, stringOpt, UsageError, type CommandSpec, type ParsedArgs } from "../command.js";
 
 /** Models bigger than this report their progress on stderr. */

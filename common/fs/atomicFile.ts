@@ -1,7 +1,7 @@
 /**
- * The one atomic file writer of the project. It lives in trainer/ because imports run one way
- * (core → trainer, models → trainer): the trainer, the models, the core and the shell can all
- * reach it from here.
+ * The one atomic file writer of the project, shared by the core, the shell, the trainer, models/
+ * and the GGUF writer. It lives in common/, which imports nothing of theirs, so any of them can
+ * reach it without an import running the wrong way.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";

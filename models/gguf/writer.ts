@@ -4,7 +4,7 @@
  * a reader never sees half a model.
  */
 import fs from "node:fs";
-import { writeFileAtomicSync, writeFileAtomicWith } from "../atomicFile.js";
+import { writeFileAtomicSync, writeFileAtomicWith } from "../../common/fs/atomicFile.js";
 import {
   GGML_TYPE_TRAITS,
   GGUF_DEFAULT_ALIGNMENT,
