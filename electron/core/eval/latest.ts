@@ -3,6 +3,7 @@ import path from "node:path";
 import type { FastifyInstance } from "fastify";
 import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import type { EvalReport } from "./report.js";
+import type { EvalLatestReply, EvalSummary } from "../api/eval.js";
 
 /** Where the app keeps the latest eval report: <data dir>/eval/latest.json (+ latest.svg, the chart). */
 export function latestPaths(dataDir: string) {
@@ -36,7 +37,7 @@ export function readLatest(dataDir: string): (EvalReport & { reportDir?: string 
  * its CI and the gain over the baseline, for the Training page); GET /api/eval/latest/chart.svg.
  */
 export function registerEvalRoutes(app: FastifyInstance, dataDir: string): void {
-  app.get("/api/eval/latest", async () => {
+  app.get("/api/eval/latest", async (): Promise<EvalLatestReply<EvalReport>> => {
     const report = readLatest(dataDir);
     return { report, summary: report ? summarize(report) : null };
   });
@@ -47,22 +48,8 @@ export function registerEvalRoutes(app: FastifyInstance, dataDir: string): void 
   });
 }
 
-export interface EvalSummaryRow {
-  method: string;
-  interactions: number;
-  score: number;
-  lo: number;
-  hi: number;
-  gain: number | null;
-  gainLo: number | null;
-  gainHi: number | null;
-  significant: boolean;
-  /** base model's mean log-prob per token of the last scoring's answers (null: not measured) */
-  fluency: number | null;
-  adapters: string[];
-}
 
-export function summarize(r: EvalReport): { scenario: string; createdAt: string; model: string; level: number; rows: EvalSummaryRow[] } {
+export function summarize(r: EvalReport): EvalSummary {
   return {
     scenario: r.scenario.name,
     createdAt: r.createdAt,

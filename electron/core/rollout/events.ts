@@ -4,6 +4,8 @@ import type { SessionMeta } from "../store/state.js";
 import type { Settings } from "../store/settings.js";
 import type { TurnType } from "../store/records.js";
 import type { PreferenceEvent } from "../preferences/service.js";
+import type { RevertEvent, SwapEvent } from "../api/events.js";
+import type { TrainingStatusView } from "../api/training.js";
 
 /** A completed turn, small enough to send to every SSE client. */
 export interface TurnSummary {
@@ -19,7 +21,8 @@ export interface TurnSummary {
 }
 
 /**
- * The core's in-process events. The SSE route forwards all of them; the learning loop
+ * The core's in-process events (their names and the UI's payloads are the contract in
+ * api/events.ts; test/api/contract.typecheck.ts keeps the two the same). The SSE route forwards all of them; the learning loop
  * subscribes to `turnReady` (a main turn got its next state: judge it) and `feedback`.
  */
 export interface CoreEvents {
@@ -36,12 +39,12 @@ export interface CoreEvents {
   /** engine / adapter / training changes, published by whoever owns them */
   status: Record<string, unknown>;
   /** learning loop (electron/core/training): live training status, a new checkpoint, an adapter swap */
-  training: { training: Record<string, unknown> };
+  training: { training: TrainingStatusView };
   checkpoint: { checkpoint: Record<string, unknown> };
   /** checkpoint null: the base model */
-  swap: { version: string; checkpoint: number | null; pauseMs: number; drained: boolean; stragglers: number };
+  swap: SwapEvent;
   /** the watch on the served adapter rolled a checkpoint back by itself (to: the one served now; null = base model) */
-  revert: { checkpoint: number; to: number | null; version: string; reason: string; rule: string; at: string };
+  revert: RevertEvent;
   /** a preference was created, edited, changed status (by the user or the loop), deleted, restored or checked */
   preferences: PreferenceEvent;
 }

@@ -4,9 +4,10 @@ import type { CheckpointEntry } from "../../training/checkpoints.js";
 import type { Store, TurnView } from "../../store/store.js";
 import { ActivationError, type TrainingSupervisor } from "../../training/supervisor.js";
 import { CheckpointError } from "../../training/checkpoints.js";
+import type { ActivateReply, CheckpointsReply, CheckpointView, RunNowReply, TrainingHistoryPoint, TrainingReply, TrainingStatusView } from "../../api/training.js";
 
-/** A checkpoint as the UI reads it (renderer/src/api/shapes.ts readCheckpoints). */
-export function checkpointView(c: CheckpointEntry, activeId: number | null) {
+/** A checkpoint as the UI reads it (the contract: electron/core/api/training.ts CheckpointView). */
+export function checkpointView(c: CheckpointEntry, activeId: number | null): CheckpointView {
   return {
     n: c.id,
     version: c.version,
@@ -73,7 +74,7 @@ export interface TrainingDetailDeps {
  * sample; 409 with the reason otherwise), POST /api/training/pause, POST /api/training/resume.
  */
 export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSupervisor, list: () => CheckpointEntry[], activeId: () => number | null, detail?: TrainingDetailDeps): void {
-  app.get("/api/checkpoints", async () => {
+  app.get("/api/checkpoints", async (): Promise<CheckpointsReply> => {
     const active = activeId();
     const items = list().map((c) => checkpointView(c, active)).reverse();
     return { checkpoints: items, active: active === null ? null : `ckpt-${active}` };
@@ -81,8 +82,8 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
 
   // The Training page's detail: live status (with the judge queue), the metric history (one
   // point per candidate) and the latest judged turns with their votes and hints.
-  app.get("/api/training", async () => {
-    const history = list().map((c) => ({
+  app.get("/api/training", async (): Promise<TrainingReply<TurnView>> => {
+    const history = list().map((c): TrainingHistoryPoint => ({
       n: c.id,
       at: c.createdAt,
       meanReward: c.meanReward,
@@ -101,7 +102,7 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
     return { training: { ...sup.status(), judgeQueue }, history, recentJudged: detail ? recentJudged(detail.store) : [] };
   });
 
-  app.post<{ Params: { n: string } }>("/api/checkpoints/:n/activate", async (req) => {
+  app.post<{ Params: { n: string } }>("/api/checkpoints/:n/activate", async (req): Promise<ActivateReply> => {
     const n = checkpointNumber(req.params.n);
     try {
       const r = await sup.activate(n);
@@ -111,7 +112,7 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
     }
   });
 
-  app.post<{ Params: { n: string } }>("/api/checkpoints/:n/pin", async (req) => {
+  app.post<{ Params: { n: string } }>("/api/checkpoints/:n/pin", async (req): Promise<{ checkpoint: CheckpointView }> => {
     const n = checkpointNumber(req.params.n);
     const body = req.body as { pinned?: unknown } | undefined | null;
     const pinned = body && typeof body === "object" && "pinned" in body ? body.pinned : true;
@@ -126,17 +127,17 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
   app.post("/api/training/run", async (_req, reply) => {
     const r = sup.runNow();
     // Asked while a run holds every ready sample: not a fault, the run is what was asked for.
-    if (!r.started && r.running) return reply.status(200).send({ started: false, running: true, reason: r.reason, samplesWaiting: r.samplesWaiting, training: sup.status() });
+    if (!r.started && r.running) return reply.status(200).send({ started: false, running: true, reason: r.reason, samplesWaiting: r.samplesWaiting, training: sup.status() } satisfies RunNowReply);
     if (!r.started) return reply.status(409).send(new ApiError(409, r.reason ?? "cannot start a run", "invalid_request_error", null, "nothing_to_train").toJSON());
-    return reply.status(202).send({ started: true, samplesWaiting: r.samplesWaiting });
+    return reply.status(202).send({ started: true, samplesWaiting: r.samplesWaiting } satisfies RunNowReply);
   });
 
-  app.post("/api/training/pause", async () => {
+  app.post("/api/training/pause", async (): Promise<{ training: TrainingStatusView }> => {
     sup.pause();
     return { training: sup.status() };
   });
 
-  app.post("/api/training/resume", async () => {
+  app.post("/api/training/resume", async (): Promise<{ training: TrainingStatusView }> => {
     sup.resume();
     return { training: sup.status() };
   });

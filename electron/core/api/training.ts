@@ -1,0 +1,150 @@
+/**
+ * Training replies: GET /api/checkpoints, GET /api/training, POST /api/training/run|pause|resume,
+ * POST /api/checkpoints/:n/activate|pin, and the `training` SSE event's status.
+ */
+
+/** The trainer's memory plan for the served model (trainer/protocol.ts memoryPlanSchema). */
+export interface MemoryPlanView {
+  fits: boolean;
+  /** tfjs backend the plan is for ("wasm", "webgpu", ...) */
+  backend: string;
+  summary: string;
+  maxContext: number;
+  requestedMaxContext: number;
+  maxContextThatFits: number;
+  needDeviceBytes: number;
+  availableDeviceBytes?: number;
+  needHostBytes: number;
+  availableHostBytes: number;
+}
+
+/** One side of the watch's comparison (training/serveWatch.ts SideStats). */
+export interface WatchSideView {
+  n: number;
+  mean: number | null;
+}
+
+/** The watch on the served checkpoint against its parent (training/serveWatch.ts WatchStatus). */
+export interface WatchView {
+  checkpoint: number;
+  version: string;
+  /** null: the base model */
+  parent: number | null;
+  parentVersion: string;
+  since: string;
+  reward: { child: WatchSideView; parent: WatchSideView };
+  checkedAt: string | null;
+}
+
+/** A rollback the watch made by itself. */
+export interface RevertView {
+  at: string;
+  reason: string;
+  rule: "reward" | "fluency" | "ancestor";
+  /** the checkpoint served instead (null: the base model) */
+  to: number | null;
+}
+
+export type TrainingPhase = "starting" | "idle" | "training" | "evaluating" | "publishing" | "paused" | "restarting" | "error";
+
+/** The learning loop's live status (training/supervisor.ts TrainingLiveStatus). */
+export interface TrainingStatusView {
+  state: TrainingPhase;
+  paused: boolean;
+  /** step i of n of the run in progress */
+  step: number | null;
+  steps: number | null;
+  loss: number | null;
+  runId: string | null;
+  samplesWaiting: number;
+  batchSize: number;
+  backend: string | null;
+  device: string | null;
+  memory: MemoryPlanView | null;
+  activeCheckpoint: number | null;
+  lastError: string | null;
+  /** learning-rate multiplier (training/trainOptions.ts) */
+  lrScale: number;
+  lastSwap: { pauseMs: number; version: string; at: string } | null;
+  trainerPid: number | null;
+  restarts: number;
+  watch: WatchView | null;
+  lastRevert: (RevertView & { checkpoint: number }) | null;
+}
+
+export type CheckpointVerdict = "published" | "rejected" | "reverted";
+
+/** A checkpoint as GET /api/checkpoints lists it (server/routes/training.ts checkpointView). */
+export interface CheckpointView {
+  n: number;
+  version: string;
+  /** made by importing an adapter trained elsewhere, not by the trainer */
+  imported: boolean;
+  createdAt: string;
+  parent: number | null;
+  samples: number;
+  meanReward: number | null;
+  loss: number;
+  kl: number | null;
+  verdict: CheckpointVerdict;
+  /** the publish gate's figures and reasons */
+  gate: { verdict: string; reasons: string[]; klToBase?: { recent: number | null; heldBack: number | null } | null };
+  /** why and when the watch rolled it back (verdict "reverted"), else null */
+  reverted: RevertView | null;
+  /** drift from the base model when it was made */
+  klToBase: { recent: number | null; heldBack: number | null } | null;
+  /** the gate's fluency figures */
+  fluency: { candidate: number | null; base: number | null } | null;
+  totalSteps: number;
+  swapPauseMs: number | null;
+  pinned: boolean;
+  active: boolean;
+}
+
+export interface CheckpointsReply {
+  /** newest first */
+  checkpoints: CheckpointView[];
+  /** "ckpt-N" of the one served, null: the base model */
+  active: string | null;
+}
+
+/** One point of GET /api/training's history: a candidate, in time order. */
+export interface TrainingHistoryPoint {
+  n: number;
+  at: string;
+  meanReward: number | null;
+  loss: number;
+  kl: number | null;
+  klToBase: number | null;
+  klToBaseHeldBack: number | null;
+  driftBudget: number | null;
+  fluency: number | null;
+  fluencyBase: number | null;
+  verdict: CheckpointVerdict;
+  swapPauseMs: number | null;
+}
+
+export interface TrainingReply<Turn = unknown> {
+  /** the live status with the judge's queue (null without a judge) */
+  training: TrainingStatusView & { judgeQueue: number | null };
+  history: TrainingHistoryPoint[];
+  /** the newest judged turns, newest first (GET /api/sessions/:id's turn shape) */
+  recentJudged: Turn[];
+}
+
+/** POST /api/training/run: 202 started; 200 while a run holds every ready sample. */
+export type RunNowReply =
+  | { started: true; samplesWaiting: number }
+  | { started: false; running: true; reason: string | null; samplesWaiting: number; training: TrainingStatusView };
+
+export interface SwapView {
+  pauseMs: number;
+  drained: boolean;
+  version: string;
+}
+
+/** POST /api/checkpoints/:n/activate */
+export interface ActivateReply {
+  checkpoint: CheckpointView;
+  swap: SwapView;
+}
