@@ -14,6 +14,7 @@ import { registerCompletionRoutes } from "./server/routes/completions.js";
 import { registerEvalRoutes } from "./eval/latest.js";
 import { startPreferences, type PreferenceService } from "./preferences/index.js";
 import { tokenCounter } from "./preferences/inject.js";
+import { PreferenceChecker } from "./preferences/retire.js";
 import { registerPreferenceRoutes } from "./server/routes/preferences.js";
 import { ModelService } from "./models/modelService.js";
 import { registerModelRoutes } from "./server/routes/apiModels.js";
@@ -200,6 +201,8 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   }
   registerEvalRoutes(server, paths.root);
   const preferenceEngine = (): Engine | null => latest()?.engine ?? null;
+  // Retirement: after each adapter swap (and on request), learned preferences leave the prompt.
+  const preferenceChecks = new PreferenceChecker({ store, prefs: preferences.service, bus, engine: preferenceEngine });
   registerPreferenceRoutes(server, {
     prefs: preferences.service,
     settings: () => store.settings,
@@ -207,6 +210,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
       const e = preferenceEngine();
       return e ? tokenCounter(e) : null;
     },
+    check: served ? () => preferenceChecks.check() : undefined,
   });
   const models = new ModelService({
     dir: paths.models,
@@ -252,6 +256,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     samples,
     preferences: preferences.service,
     close: async () => {
+      await preferenceChecks.close();
       await modelless?.close();
       await served?.close();
       samples.close();

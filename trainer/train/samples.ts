@@ -8,6 +8,9 @@ import { z } from "zod";
  *   serving policy's log-probs of the response tokens) are then lp_old.
  * `reward` (−1/0/1, or a weak reward between) feeds the RL term, `hint` the OPD term (`hints`: candidates for top-k
  * select). A hint needs `messages`: the teacher's prompt is the hint-augmented conversation.
+ * `teacher_prompt_tokens`: context distillation (the live loop's preferences): the prompt the
+ * answer was served with, the preference block in it; the teacher scores the response after it
+ * while the student (`prompt_tokens`, the client's prompt alone) learns to answer as it does.
  * `format: "completion"`: the prompt is plain text (a base model's /v1/completions; the one
  * user message holds it), no chat template; the teacher reads the hint as a paragraph before it.
  */
@@ -33,6 +36,7 @@ export const sampleSchema = z
     prompt_tokens: tokenIds.min(1).optional(),
     response_tokens: tokenIds.min(1).optional(),
     logprobs: z.array(z.number().finite().max(0)).optional(),
+    teacher_prompt_tokens: tokenIds.min(1).optional(),
     format: z.enum(["chat", "completion"]).optional(),
   })
   .loose()
@@ -49,6 +53,9 @@ export const sampleSchema = z
       else if (s.logprobs.length !== s.response_tokens.length) {
         ctx.addIssue({ code: "custom", message: `logprobs has ${s.logprobs.length} values for ${s.response_tokens.length} response_tokens` });
       }
+    }
+    if (s.teacher_prompt_tokens !== undefined && s.prompt_tokens === undefined) {
+      ctx.addIssue({ code: "custom", message: "teacher_prompt_tokens need prompt_tokens (the student's prompt)" });
     }
     if ((s.hint !== undefined || s.hints !== undefined) && s.messages === undefined) {
       ctx.addIssue({ code: "custom", message: "a hint needs messages (the teacher sees the conversation with the hint appended)" });

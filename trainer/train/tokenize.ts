@@ -2,6 +2,9 @@ import { getLlama, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper, t
 import { completionHintPrefix, hintSuffix } from "../loss/advantages.js";
 import { sampleHints, type ChatMessage, type Sample } from "./samples.js";
 
+/** The label of the context-distillation teacher among a sample's teachers (it has no hint text). */
+export const PREFERENCE_TEACHER = "[preferences in the system prompt]";
+
 /** A sample as token ids, ready for the trainer. */
 export interface PreparedSample {
   /** Line in the data file (for messages), when it came from one. */
@@ -13,7 +16,11 @@ export interface PreparedSample {
   reward?: number;
   /** lp_old of each response token as served (live-loop samples); absent: computed on-policy. */
   servedLogprobs?: number[];
-  /** One teacher sequence per hint: hint-augmented prompt + the same response tokens. */
+  /**
+   * One teacher sequence per hint (hint-augmented prompt + the same response tokens), then the
+   * context-distillation teacher (the served prompt with the preference block) when there is one.
+   * Combined and OPD use the first: a turn's own hint goes before the standing preferences.
+   */
   teachers: Array<{ hint: string; tokens: number[]; promptLength: number }>;
   /** The prompt (or, when the response alone is too long, the response) was cut to fit. */
   truncated: boolean;
@@ -144,6 +151,11 @@ export class SampleTokenizer {
       teacherCut ||= t.truncated;
       return { hint, tokens: [...t.prompt, ...t.response], promptLength: t.prompt.length };
     });
+    if (sample.teacher_prompt_tokens) {
+      const t = fitContext(sample.teacher_prompt_tokens, response, opts.maxContext);
+      teacherCut ||= t.truncated;
+      teachers.push({ hint: PREFERENCE_TEACHER, tokens: [...t.prompt, ...t.response], promptLength: t.prompt.length });
+    }
     return {
       ...(line !== undefined ? { line } : {}),
       tokens: [...fit.prompt, ...fit.response],

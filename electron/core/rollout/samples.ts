@@ -18,6 +18,10 @@ import { promotedTurn, type Promotion } from "./atLeastOne.js";
  * judged the answer themselves). A hint-only feedback keeps the judge's reward, as the
  * store's rewardOf does, so the sample matches what the UI shows.
  *
+ * A turn served with a preference block also makes a sample with neither (context distillation:
+ * the teacher is the policy with the block, the student the policy on the client's prompt alone),
+ * and every sample of such a turn trains the student on the client's prompt.
+ *
  * Two exceptions: a held-back turn (rollout/heldBack.ts) makes no sample, ever; and a finished
  * session whose main turns all scored 0 makes one from its best-judged turn, with a weak reward
  * (rollout/atLeastOne.ts).
@@ -36,6 +40,8 @@ export interface PoolItem {
   hintSource: "feedback" | "judge" | null;
   /** the prompt's messages as received (the teacher prompt appends the hint to the last user message) */
   messages: ChatMessage[];
+  /** the preferences whose block the turn was served with (context distillation), [] when none */
+  preferenceIds: string[];
   /**
    * The trainer's sample (live form): served prompt/response token ids and log-probs, `reward`,
    * `hint` (first candidate) with `hints` (all, when more than one) and `messages`.
@@ -86,14 +92,18 @@ export function sampleTerms(
  * ids and log-probs, the reward, the hints (with the messages the teacher's prompt is built
  * from) and the prompt's format. null when it would train nothing.
  */
-export function turnSample(t: TurnRecord, terms: { reward: number | null; hints: string[] }): { sample: Sample; hints: string[] } | null {
+export function turnSample(t: TurnRecord, terms: { reward: number | null; hints: string[] }, opts: { distill?: boolean } = {}): { sample: Sample; hints: string[] } | null {
   if (t.promptTokens.length === 0 || t.responseTokens.length === 0) return null;
   // A hint needs a user message to append to; without one only the RL term is possible.
   const hints = t.messages.some((m) => m.role === "user") ? terms.hints : [];
-  if (terms.reward === null && hints.length === 0) return null;
-  const logprobsOk = t.tokenLogprobs.length === t.responseTokens.length && t.tokenLogprobs.every((x) => Number.isFinite(x) && x <= 0);
+  // Context distillation: the student learns on the client's prompt what the block made the policy answer.
+  const distill = (opts.distill ?? true) && t.preferences !== undefined && (t.clientPromptTokens?.length ?? 0) > 0;
+  if (terms.reward === null && hints.length === 0 && !distill) return null;
+  // Served log-probs were under the prompt with the block, not the student's: the trainer recomputes lp_old then.
+  const logprobsOk = !distill && t.tokenLogprobs.length === t.responseTokens.length && t.tokenLogprobs.every((x) => Number.isFinite(x) && x <= 0);
   const sample: Sample = {
-    prompt_tokens: t.promptTokens,
+    prompt_tokens: distill ? t.clientPromptTokens! : t.promptTokens,
+    ...(distill ? { teacher_prompt_tokens: t.promptTokens } : {}),
     response_tokens: t.responseTokens,
     ...(logprobsOk ? { logprobs: t.tokenLogprobs } : {}),
     ...(terms.reward !== null ? { reward: terms.reward } : {}),
@@ -102,6 +112,16 @@ export function turnSample(t: TurnRecord, terms: { reward: number | null; hints:
     ...(t.format ? { format: t.format } : {}),
   };
   return { sample, hints };
+}
+
+/** The terms of a turn that only distills its preference block: no reward, no hint. */
+export function distillTerms(): { reward: null; rewardSource: null; hints: string[]; hintSource: null } {
+  return { reward: null, rewardSource: null, hints: [], hintSource: null };
+}
+
+/** Whether a turn distills its preference block under this method (binary RL has no teacher term). */
+export function distills(e: Pick<TurnEntry, "preferenceBlock">, method: string): boolean {
+  return e.preferenceBlock && method !== "binary";
 }
 
 /** The terms of a session's promoted turn (atLeastOne.ts): its weak reward, no hint. */
@@ -115,13 +135,15 @@ export function promotedTerms(p: Promotion): { reward: number; rewardSource: "at
  */
 export function samplesFor(store: Store, e: TurnEntry): { sample: Sample; terms: { reward: number | null; rewardSource: PoolItem["rewardSource"]; hints: string[]; hintSource: PoolItem["hintSource"] } } | null {
   if (e.type !== "main" || isHeldBack(e, store.settings.heldBackShare)) return null;
-  let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | null = sampleTerms(e, () => store.readJudge(e.turnId)?.hints ?? []);
+  let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | ReturnType<typeof distillTerms> | null = sampleTerms(e, () => store.readJudge(e.turnId)?.hints ?? []);
   if (!terms) {
     const p = promotedTurn(store, e.sessionId, store.settings.heldBackShare, (x) => sampleTerms(x, () => store.readJudge(x.turnId)?.hints ?? []) !== null);
     if (p?.turnId === e.turnId) terms = promotedTerms(p);
   }
+  const distill = distills(e, store.settings.learningMethod);
+  if (!terms && distill) terms = distillTerms();
   if (!terms) return null;
-  const made = turnSample(store.readTurn(e.turnId), terms);
+  const made = turnSample(store.readTurn(e.turnId), terms, { distill });
   return made ? { sample: made.sample, terms: { ...terms, hints: made.hints } } : null;
 }
 
@@ -141,6 +163,7 @@ export class TurnSamplePool implements SamplePool {
   /** sessionId → its promoted turn (at-least-one rule), for closed sessions where all main turns scored 0 */
   private readonly promoted = new Map<string, Promotion>();
   private heldBackShare: number;
+  private method: string;
   private readonly listeners = new Set<(n: number) => void>();
   private readonly offs: Array<() => void> = [];
   readonly usedFile: string;
@@ -152,12 +175,15 @@ export class TurnSamplePool implements SamplePool {
   ) {
     this.usedFile = opts.usedFile ?? path.join(store.dataDir, "training", "used.jsonl");
     this.heldBackShare = store.settings.heldBackShare;
+    this.method = store.settings.learningMethod;
     this.loadUsed();
     for (const s of store.sessions()) this.promote(s.id);
     for (const e of store.turnEntries()) this.refresh(e.turnId, false);
     if (bus) {
       const on = (p: { turnId: string }) => this.update(p.turnId);
       this.offs.push(bus.on("feedback", on), bus.on("judge", on));
+      // A turn served with a preference block is a distillation sample from the moment it lands.
+      this.offs.push(bus.on("turn", (p) => (this.store.turnEntry(p.turn.turnId)?.preferenceBlock ? this.update(p.turn.turnId) : undefined)));
       // A deleted session's turns leave the store: drop their samples.
       this.offs.push(bus.on("sessionDeleted", () => this.prune()));
       // A session that closes (or opens again) may gain (or lose) its promoted turn.
@@ -165,7 +191,10 @@ export class TurnSamplePool implements SamplePool {
       // Another held-back share changes which turns train.
       this.offs.push(
         bus.on("settings", (p) => {
-          if (p.settings.heldBackShare === this.heldBackShare) return;
+          // Binary RL has no teacher: turns that only distill a preference block make no sample under it.
+          const distillChanged = (p.settings.learningMethod === "binary") !== (this.method === "binary");
+          this.method = p.settings.learningMethod;
+          if (p.settings.heldBackShare === this.heldBackShare && !distillChanged) return;
           this.heldBackShare = p.settings.heldBackShare;
           const before = this.readyCount;
           for (const s of store.sessions()) this.promote(s.id);
@@ -260,12 +289,14 @@ export class TurnSamplePool implements SamplePool {
   private build(e: TurnEntry): PoolItem | null {
     // Held back: never trained on (the gate and the watch check on these).
     if (isHeldBack(e, this.heldBackShare)) return null;
-    let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | null = sampleTerms(e, () => this.store.readJudge(e.turnId)?.hints ?? []);
+    let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | ReturnType<typeof distillTerms> | null = sampleTerms(e, () => this.store.readJudge(e.turnId)?.hints ?? []);
     const p = this.promoted.get(e.sessionId);
     if (!terms && p?.turnId === e.turnId) terms = promotedTerms(p);
+    const distill = distills(e, this.store.settings.learningMethod);
+    if (!terms && distill) terms = distillTerms();
     if (!terms) return null;
     const t = this.store.readTurn(e.turnId);
-    const made = turnSample(t, terms);
+    const made = turnSample(t, terms, { distill });
     if (!made) return null;
     const { sample, hints } = made;
     return {
@@ -277,6 +308,7 @@ export class TurnSamplePool implements SamplePool {
       hints,
       hintSource: hints.length ? terms.hintSource : null,
       messages: t.messages,
+      preferenceIds: distill ? (t.preferences?.ids ?? []) : [],
       sample,
     };
   }

@@ -36,6 +36,8 @@ export interface TurnEntry {
   feedbackLocs: LogLocation[];
   judge: { reward: -1 | 0 | 1; loc: LogLocation } | null;
   nextState: LogLocation | null;
+  /** served with a preference block (and the client's prompt tokens recorded): a context-distillation sample */
+  preferenceBlock: boolean;
 }
 
 export interface RewardInfo {
@@ -377,6 +379,7 @@ function indexRecord(ix: TurnIndex, rec: TrajectoryRecord, loc: LogLocation): Tu
         feedbackLocs: [],
         judge: null,
         nextState: null,
+        preferenceBlock: rec.preferences !== undefined && Array.isArray(rec.clientPromptTokens) && rec.clientPromptTokens.length > 0,
       };
       ix.turns.set(e.turnId, e);
       let list = ix.bySession.get(e.sessionId);
