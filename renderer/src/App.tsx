@@ -6,6 +6,7 @@ import { ErrorBoundary } from "./components/Notices.js";
 import { ChatIcon, CheckpointsIcon, ModelsIcon, MoonIcon, SettingsIcon, SunIcon, TrainingIcon } from "./components/Icons.js";
 import { ChatPage } from "./pages/ChatPage.js";
 import { CheckpointsPage } from "./pages/CheckpointsPage.js";
+import { PreferencesPage, PreferencesIcon } from "./pages/PreferencesPage.js";
 import { ModelsPage } from "./pages/ModelsPage.js";
 import { SettingsPage } from "./pages/SettingsPage.js";
 import { TrainingPage, describeTraining } from "./pages/TrainingPage.js";
@@ -13,6 +14,7 @@ import { TrainingPage, describeTraining } from "./pages/TrainingPage.js";
 const pages = [
   { id: "chat", label: "Chat", Icon: ChatIcon, Page: ChatPage },
   { id: "training", label: "Training", Icon: TrainingIcon, Page: TrainingPage },
+  { id: "preferences", label: "Preferences", Icon: PreferencesIcon, Page: PreferencesPage },
   { id: "checkpoints", label: "Checkpoints", Icon: CheckpointsIcon, Page: CheckpointsPage },
   { id: "models", label: "Models", Icon: ModelsIcon, Page: ModelsPage },
   { id: "settings", label: "Settings", Icon: SettingsIcon, Page: SettingsPage },

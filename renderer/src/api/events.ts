@@ -5,7 +5,7 @@ type EventListener = (e: CoreEvent) => void;
 type StateListener = (connected: boolean) => void;
 
 /** Event names the core may send on /api/events (unnamed `message` events are delivered too). */
-const eventNames = ["status", "turn", "turnReady", "session", "sessionDeleted", "feedback", "judge", "settings", "training", "checkpoint", "checkpoints", "swap", "revert", "adapter", "model", "models", "download"];
+const eventNames = ["status", "turn", "turnReady", "session", "sessionDeleted", "feedback", "judge", "settings", "training", "checkpoint", "checkpoints", "swap", "revert", "adapter", "model", "models", "download", "preferences"];
 
 const healthEveryMs = 3000;
 

@@ -404,6 +404,10 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
           <button type="button" className="link small" onClick={() => void send({ hint: null }, { hint: null })}>
             Remove hint
           </button>
+          {/* A hint becomes a standing preference (electron/core/preferences/): the next answer already follows it. */}
+          <div className="small muted hint-applies">
+            Applies from your next message as a <a href="#/preferences">preference</a>.
+          </div>
         </div>
       )}
       {hinting && (
@@ -423,6 +427,7 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
           <button type="button" onClick={closeHint}>
             Cancel
           </button>
+          <div className="small muted hint-applies">Applies from your next message.</div>
         </form>
       )}
       {error && <div className="small error-text" role="alert">{error}</div>}

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { ApiError, badRequest, notFound } from "../errors.js";
 import { formatIssue, type Settings } from "../../store/settings.js";
 import { blockLine } from "../../preferences/block.js";
+import type { PreferencesReply, PreferenceView } from "../../api/preferences.js";
 import { CreatePreferenceBody, PatchPreferenceBody, type Preference } from "../../preferences/schema.js";
 import { NothingToUndoError, UnknownPreferenceError, type PreferenceService } from "../../preferences/service.js";
 
@@ -41,11 +42,11 @@ function mapErrors<T>(fn: () => T): T {
 export function registerPreferenceRoutes(app: FastifyInstance, deps: PreferenceRouteDeps): void {
   const { prefs } = deps;
 
-  const view = () => {
+  const view = (): PreferencesReply => {
     const count = deps.countTokens();
     const s = deps.settings();
     const plan = count ? prefs.plan(s.preferenceTokenBudget, count) : null;
-    const shown = (p: Preference) => ({
+    const shown = (p: Preference): PreferenceView => ({
       ...p,
       /** prompt tokens this preference costs while active (its line in the block) */
       contextTokens: count ? count(blockLine(p)) + 1 : null,
