@@ -157,19 +157,19 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     await page.route("**/api/models", (r) =>
       r.fulfill({
         json: {
-          active: { id: "qwen2.5-0.5b-instruct-q4_k_m", path: "/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", sizeBytes: 491_400_032, quantization: "Q4_K_M", contextSize: 32768, gpuLayers: 25, arch: "qwen2", trainable: true, training: trains(1024) },
+          active: { id: "qwen2.5-0.5b-instruct-q4_k_m", name: "Qwen2.5 0.5B Instruct", path: "/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", sizeBytes: 491_400_032, quantization: "Q4_K_M", contextSize: 32768, gpuLayers: 25, architecture: "qwen2", trainable: true, training: trains(1024) },
           installed: [
             { id: "qwen2.5-0.5b-instruct-q4_k_m", path: "/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", origin: "catalog", name: "Qwen2.5 0.5B Instruct", architecture: "qwen2", trainable: true, sizeBytes: 491_400_032, training: trains(1024) },
             { id: "local:phi-3-mini", path: "/models/phi-3-mini.gguf", origin: "import", name: "Phi 3 mini", architecture: "phi3", trainable: false, sizeBytes: 2_393_231_072, training: { fits: false, backend: "wasm", maxContext: 0, summary: "the trainer does not support architecture phi3 (it supports llama, qwen2, qwen3): serve only", limit: "architecture", weights: null, needDeviceBytes: null, availableDeviceBytes: null, needHostBytes: null, availableHostBytes: null } },
           ],
           catalog: [
-            { id: "qwen2.5-0.5b-instruct-q4_k_m", name: "Qwen2.5 0.5B Instruct (Q4_K_M)", sizeBytes: 491_400_032, arch: "qwen2", license: "Apache-2.0", installed: true, serveMemoryBytes: 900_000_000, training: trains(1024) },
-            { id: "qwen3-1.7b-q8_0", name: "Qwen3 1.7B (Q8_0)", sizeBytes: 1_834_426_016, arch: "qwen3", license: "Apache-2.0", installed: false, download: { state: "downloading", bytes: 734_003_200, total: 1_834_426_016, speed: 12_582_912, eta: 87 }, training: trains(700) },
+            { id: "qwen2.5-0.5b-instruct-q4_k_m", name: "Qwen2.5 0.5B Instruct (Q4_K_M)", sizeBytes: 491_400_032, architecture: "qwen2", license: "Apache-2.0", installed: true, serveMemoryBytes: 900_000_000, training: trains(1024) },
+            { id: "qwen3-1.7b-q8_0", name: "Qwen3 1.7B (Q8_0)", sizeBytes: 1_834_426_016, architecture: "qwen3", license: "Apache-2.0", installed: false, download: { state: "downloading", bytes: 734_003_200, total: 1_834_426_016, speed: 12_582_912, etaSeconds: 87 }, training: trains(700) },
             {
               id: "llama-3.2-3b-instruct",
               name: "Llama 3.2 3B Instruct",
               sizeBytes: 2_020_000_000,
-              arch: "llama",
+              architecture: "llama",
               license: "Llama 3.2 Community",
               installed: false,
               training: { fits: false, backend: "wasm", maxContext: 0, summary: "cannot train llama (28 layers, dim 3072, vocab 128256) on wasm: …", limit: "memory", weights: "streamed", needDeviceBytes: 6.5 * 2 ** 30, availableDeviceBytes: 3.4 * 2 ** 30, needHostBytes: 9.1 * 2 ** 30, availableHostBytes: 6 * 2 ** 30 },

@@ -1,20 +1,15 @@
+import type { ClawrlBridge } from "../../../electron/preload/bridge.js";
+
 /** Where the core is and how to sign in: resolved once at start-up. */
 export interface CoreConfig {
   apiBase: string;
   token: string | null;
 }
 
-/** What the Electron preload exposes (contextBridge); absent in a plain browser. */
-interface PreloadBridge {
-  apiBase?: string;
-  token?: string;
-  /** Electron's file-open dialog for a GGUF; null when cancelled. */
-  openModelFile?: () => Promise<string | null>;
-}
-
 declare global {
   interface Window {
-    clawrl?: PreloadBridge;
+    /** What the Electron preload exposes (contextBridge, electron/preload/bridge.ts); absent in a plain browser. */
+    clawrl?: ClawrlBridge;
   }
 }
 

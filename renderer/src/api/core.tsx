@@ -2,6 +2,10 @@ import { createContext, useCallback, useContext, useEffect, useRef, useState, ty
 import { ApiError, CoreClient, messageOf } from "./client.js";
 import { CoreConnection, type CoreEvent } from "./events.js";
 import { readStatus, type CoreStatus } from "./shapes.js";
+import type { CoreEventName } from "../../../electron/core/api/events.js";
+
+/** Events after which the whole status is asked for again (they may carry only what changed). */
+const statusEvents: readonly string[] = ["status", "training", "checkpoint", "swap", "revert"] satisfies CoreEventName[];
 
 interface CoreContextValue {
   client: CoreClient;
@@ -47,7 +51,7 @@ export interface Live<T> {
  * Data from the core that stays current: loaded on mount, when the core comes back, on the
  * named live events, and by polling every `pollMs` while the event stream is not up.
  */
-export function useLive<T>(load: (client: CoreClient) => Promise<T>, events: string[], deps: unknown[] = [], pollMs = 5000): Live<T> {
+export function useLive<T>(load: (client: CoreClient) => Promise<T>, events: CoreEventName[], deps: unknown[] = [], pollMs = 5000): Live<T> {
   const { client, connection, epoch, connected } = useCore();
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<ApiError | Error | null>(null);
@@ -106,8 +110,7 @@ export function CoreProvider({ client, children }: { client: CoreClient; childre
       if (ok) setEpoch((e) => e + 1);
     });
     const offEv = connection.onEvent((e) => {
-      // Status events may carry only what changed: ask for the whole status again.
-      if (["status", "training", "checkpoint", "swap", "revert", "adapter", "model"].includes(e.type)) reloadStatus();
+      if (statusEvents.includes(e.type)) reloadStatus();
     });
     return () => {
       off();

@@ -1,11 +1,15 @@
 import type { CoreClient } from "./client.js";
+import type { CoreEventName } from "../../../electron/core/api/events.js";
 
 export type CoreEvent = { type: string; data: unknown };
 type EventListener = (e: CoreEvent) => void;
 type StateListener = (connected: boolean) => void;
 
-/** Event names the core may send on /api/events (unnamed `message` events are delivered too). */
-const eventNames = ["status", "turn", "turnReady", "session", "sessionDeleted", "feedback", "judge", "settings", "training", "checkpoint", "checkpoints", "swap", "revert", "adapter", "model", "models", "download", "preferences"];
+/**
+ * Event names the core sends on /api/events (the contract's CoreEventName: a name it does not
+ * send is a compile error); unnamed `message` events are delivered too.
+ */
+const eventNames: readonly CoreEventName[] = ["status", "turn", "turnReady", "session", "sessionDeleted", "feedback", "judge", "settings", "training", "checkpoint", "swap", "revert", "models", "download", "preferences"];
 
 const healthEveryMs = 3000;
 

@@ -1,6 +1,13 @@
-// The core's JSON, read tolerantly: the app API is built at the same time as this UI, so every
-// reader accepts the documented field name and the obvious alternatives, and never throws on
-// a missing field (a page shows "—" instead of going blank).
+// The core's replies as the pages use them. Their shapes are the core's contract
+// (electron/core/api/, imported as types only): a field read here that the core does not send
+// is a compile error. What stays untrusted is the JSON itself: a reply is cast to its contract
+// type once (`fromCore`), and a field the contract marks optional, or a core older than this UI,
+// reads as null (a page shows "—" instead of going blank).
+import type { CheckpointsReply, CheckpointView, MemoryPlanView, RevertView, TrainingHistoryPoint, TrainingStatusView, WatchView } from "../../../electron/core/api/training.js";
+import type { DownloadView, ModelsReply, ModelView, TrainabilityView } from "../../../electron/core/api/models.js";
+import type { SessionReply, SessionsReply, TurnView } from "../../../electron/core/api/sessions.js";
+import type { StatusReply } from "../../../electron/core/api/status.js";
+import type { Settings as CoreSettings } from "../../../electron/core/api/settings.js";
 
 type Obj = Record<string, unknown>;
 
@@ -8,23 +15,28 @@ export function isObj(v: unknown): v is Obj {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** First defined value among dotted paths, e.g. pick(o, "training.state", "trainingState"). */
-export function pick(o: unknown, ...paths: string[]): unknown {
-  for (const p of paths) {
-    let cur: unknown = o;
-    for (const k of p.split(".")) cur = isObj(cur) ? cur[k] : Array.isArray(cur) ? cur[Number(k)] : undefined;
-    if (cur !== undefined && cur !== null) return cur;
-  }
-  return undefined;
+/** The value at a dotted path (e.g. "choices.0.delta.content"), for JSON without a contract type (OpenAI stream chunks). */
+export function pick(o: unknown, path: string): unknown {
+  let cur: unknown = o;
+  for (const k of path.split(".")) cur = isObj(cur) ? cur[k] : Array.isArray(cur) ? cur[Number(k)] : undefined;
+  return cur === null ? undefined : cur;
 }
 export const str = (v: unknown): string | null => (typeof v === "string" ? v : typeof v === "number" ? String(v) : null);
-export const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : null);
-const bool = (v: unknown): boolean => v === true || v === "true" || v === 1;
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-/** A list either bare or wrapped as {key: [...]} / {data: [...]}. */
-export function listOf(body: unknown, key: string): unknown[] {
-  if (Array.isArray(body)) return body;
-  return arr(pick(body, key, "data", "items"));
+export const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+
+/**
+ * A reply as its contract types it. The one unchecked step: the core and this UI ship together,
+ * and every field read after it is checked against the contract at compile time.
+ */
+function fromCore<T>(body: unknown): Partial<T> {
+  return (isObj(body) ? body : {}) as Partial<T>;
+}
+
+/** ISO time (the core's) to epoch ms; null when absent or unreadable. */
+function time(v: string | null | undefined): number | null {
+  if (!v) return null;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? null : t;
 }
 
 export interface ModelInfo {
@@ -40,38 +52,21 @@ export interface ModelInfo {
   training: Trainability | null;
 }
 
-/**
- * Whether a model trains on this machine, and how (core: models/trainability.ts, the
- * trainer's memory plan): GET /api/models's `training` of each model.
- */
-export interface Trainability {
-  fits: boolean;
-  /** tfjs backend it was planned for ("wasm" until the trainer has reported another). */
-  backend: string;
-  /** Longest sample kept in training; 0 when it does not fit. */
-  maxContext: number;
-  summary: string;
-  /** Why it cannot train: "memory" (too large here), "architecture" (serve only), null when it fits. */
-  limit: "memory" | "architecture" | null;
-  needDeviceBytes: number | null;
-  availableDeviceBytes: number | null;
-  needHostBytes: number | null;
-  availableHostBytes: number | null;
-}
+/** Whether a model trains on this machine, and how (GET /api/models's `training` of each model). */
+export type Trainability = TrainabilityView;
 
-export function readTrainability(t: unknown): Trainability | null {
-  if (!isObj(t) || typeof t.fits !== "boolean") return null;
-  const limit = str(pick(t, "limit"));
+function readTrainability(t: TrainabilityView | null | undefined): Trainability | null {
+  if (!t || typeof t.fits !== "boolean") return null;
   return {
     fits: t.fits,
-    backend: str(pick(t, "backend")) ?? "wasm",
-    maxContext: num(pick(t, "maxContext")) ?? 0,
-    summary: str(pick(t, "summary")) ?? "",
-    limit: t.fits ? null : limit === "architecture" ? "architecture" : "memory",
-    needDeviceBytes: num(pick(t, "needDeviceBytes")),
-    availableDeviceBytes: num(pick(t, "availableDeviceBytes")),
-    needHostBytes: num(pick(t, "needHostBytes")),
-    availableHostBytes: num(pick(t, "availableHostBytes")),
+    backend: t.backend ?? "wasm",
+    maxContext: t.maxContext ?? 0,
+    summary: t.summary ?? "",
+    limit: t.fits ? null : t.limit === "architecture" ? "architecture" : "memory",
+    needDeviceBytes: num(t.needDeviceBytes),
+    availableDeviceBytes: num(t.availableDeviceBytes),
+    needHostBytes: num(t.needHostBytes),
+    availableHostBytes: num(t.availableHostBytes),
   };
 }
 
@@ -80,26 +75,26 @@ export function trainabilityOfMemory(m: TrainingMemory, backend: string): Traina
   return { ...m, backend, maxContext: m.fits ? m.maxContext : 0, limit: m.fits ? null : "memory" };
 }
 
-export function readModel(m: unknown): ModelInfo | null {
-  if (typeof m === "string") return { name: m, path: null, sizeBytes: null, quantization: null, contextSize: null, gpuLayers: null, arch: null, trainable: null, training: null };
-  if (!isObj(m)) return null;
-  const path = str(pick(m, "path", "file"));
-  const trainable = pick(m, "trainable", "trainingSupported");
+type ModelLike = Partial<ModelView> & { name?: string };
+
+function readModel(m: ModelLike | null | undefined): ModelInfo | null {
+  if (!m) return null;
+  const path = m.path ?? null;
   return {
-    name: str(pick(m, "name", "id")) ?? (path ? path.split(/[\\/]/).pop()! : "model"),
+    name: m.name ?? (path ? path.split(/[\\/]/).pop()! : (m.id ?? "model")),
     path,
-    sizeBytes: num(pick(m, "sizeBytes", "size", "bytes")),
-    quantization: str(pick(m, "quantization", "quant", "fileType", "type")),
-    contextSize: num(pick(m, "contextSize", "context", "contextLength", "nCtx")),
-    gpuLayers: num(pick(m, "gpuLayers", "gpu.layers")),
-    arch: str(pick(m, "arch", "architecture")),
-    trainable: trainable === undefined ? null : bool(trainable),
-    training: readTrainability(pick(m, "training")),
+    sizeBytes: num(m.sizeBytes),
+    quantization: m.quantization ?? null,
+    contextSize: num(m.contextSize),
+    gpuLayers: num(m.gpuLayers),
+    arch: m.architecture ?? null,
+    trainable: typeof m.trainable === "boolean" ? m.trainable : null,
+    training: readTrainability(m.training),
   };
 }
 
 export interface TrainingStatus {
-  /** idle | judging | training | publishing | paused | … as the core says it. */
+  /** idle | training | evaluating | publishing | paused | … as the core says it. */
   state: string;
   step: number | null;
   steps: number | null;
@@ -141,76 +136,62 @@ export interface WatchNote {
   parentMeanReward: number | null;
 }
 
-function readRevert(r: unknown): RevertNote | null {
-  const checkpoint = num(pick(r, "checkpoint"));
-  const reason = str(pick(r, "reason"));
-  if (checkpoint === null || reason === null) return null;
-  return { checkpoint, to: num(pick(r, "to")), reason, at: time(pick(r, "at")) };
+function readRevert(r: (RevertView & { checkpoint: number }) | null | undefined): RevertNote | null {
+  if (!r) return null;
+  return { checkpoint: r.checkpoint, to: r.to ?? null, reason: r.reason, at: time(r.at) };
 }
 
-function readWatch(w: unknown): WatchNote | null {
-  const checkpoint = num(pick(w, "checkpoint"));
-  if (checkpoint === null) return null;
+function readWatch(w: WatchView | null | undefined): WatchNote | null {
+  if (!w) return null;
   return {
-    checkpoint,
-    parent: num(pick(w, "parent")),
-    rated: num(pick(w, "reward.child.n")) ?? 0,
-    parentRated: num(pick(w, "reward.parent.n")) ?? 0,
-    meanReward: num(pick(w, "reward.child.mean")),
-    parentMeanReward: num(pick(w, "reward.parent.mean")),
+    checkpoint: w.checkpoint,
+    parent: w.parent ?? null,
+    rated: w.reward?.child.n ?? 0,
+    parentRated: w.reward?.parent.n ?? 0,
+    meanReward: w.reward?.child.mean ?? null,
+    parentMeanReward: w.reward?.parent.mean ?? null,
   };
 }
 
 /** What the trainer's memory plan decided (core: trainer/protocol.ts memoryPlanSchema). */
-export interface TrainingMemory {
-  fits: boolean;
-  summary: string;
-  maxContext: number;
-  requestedMaxContext: number;
-  maxContextThatFits: number;
-  needDeviceBytes: number;
-  availableDeviceBytes: number | null;
-  needHostBytes: number;
-  availableHostBytes: number;
-}
+export type TrainingMemory = Omit<MemoryPlanView, "backend" | "availableDeviceBytes"> & { availableDeviceBytes: number | null };
 
-function readMemory(m: unknown): TrainingMemory | null {
-  if (m === null || typeof m !== "object") return null;
-  const fits = bool(pick(m, "fits"));
-  const summary = str(pick(m, "summary"));
-  if (summary === null) return null;
+function readMemory(m: MemoryPlanView | null | undefined): TrainingMemory | null {
+  if (!m || typeof m.summary !== "string") return null;
   return {
-    fits,
-    summary,
-    maxContext: num(pick(m, "maxContext")) ?? 0,
-    requestedMaxContext: num(pick(m, "requestedMaxContext")) ?? 0,
-    maxContextThatFits: num(pick(m, "maxContextThatFits")) ?? 0,
-    needDeviceBytes: num(pick(m, "needDeviceBytes")) ?? 0,
-    availableDeviceBytes: num(pick(m, "availableDeviceBytes")),
-    needHostBytes: num(pick(m, "needHostBytes")) ?? 0,
-    availableHostBytes: num(pick(m, "availableHostBytes")) ?? 0,
+    fits: m.fits === true,
+    summary: m.summary,
+    maxContext: m.maxContext ?? 0,
+    requestedMaxContext: m.requestedMaxContext ?? 0,
+    maxContextThatFits: m.maxContextThatFits ?? 0,
+    needDeviceBytes: m.needDeviceBytes ?? 0,
+    availableDeviceBytes: num(m.availableDeviceBytes),
+    needHostBytes: m.needHostBytes ?? 0,
+    availableHostBytes: m.availableHostBytes ?? 0,
   };
 }
 
-export function readTraining(t: unknown): TrainingStatus {
-  const state = str(pick(t, "state", "phase")) ?? (typeof t === "string" ? t : "idle");
+/** The learning loop's status: /api/status's or GET /api/training's `training`, or a `training` event's. */
+export function readTraining(body: unknown): TrainingStatus {
+  const t = fromCore<Omit<TrainingStatusView, "state"> & { state: string; judgeQueue: number | null }>(body);
+  const state = t.state ?? "idle";
   return {
     state,
-    step: num(pick(t, "step", "progress.step")),
-    steps: num(pick(t, "steps", "totalSteps", "progress.steps", "progress.total")),
-    samplesWaiting: num(pick(t, "samplesWaiting", "samplesReady", "queue.samples", "samples")),
-    judgeQueue: num(pick(t, "judgeQueue", "judgeQueued", "queue.judge", "judging")),
-    backend: str(pick(t, "backend", "backend.name")),
-    device: str(pick(t, "device", "backend.device")),
-    paused: bool(pick(t, "paused")) || state === "paused",
-    lastError: str(pick(t, "lastError", "error")),
-    activeCheckpoint: num(pick(t, "activeCheckpoint")),
-    lastSwapMs: num(pick(t, "lastSwap.pauseMs")),
-    loss: num(pick(t, "loss")),
-    restarts: num(pick(t, "restarts")),
-    memory: readMemory(pick(t, "memory")),
-    lastRevert: readRevert(pick(t, "lastRevert")),
-    watch: readWatch(pick(t, "watch")),
+    step: num(t.step),
+    steps: num(t.steps),
+    samplesWaiting: num(t.samplesWaiting),
+    judgeQueue: num(t.judgeQueue),
+    backend: t.backend ?? null,
+    device: t.device ?? null,
+    paused: t.paused === true || state === "paused",
+    lastError: t.lastError ?? null,
+    activeCheckpoint: num(t.activeCheckpoint),
+    lastSwapMs: num(t.lastSwap?.pauseMs),
+    loss: num(t.loss),
+    restarts: num(t.restarts),
+    memory: readMemory(t.memory),
+    lastRevert: readRevert(t.lastRevert),
+    watch: readWatch(t.watch),
   };
 }
 
@@ -221,20 +202,18 @@ export interface CoreStatus {
   gpu: string | null;
   adapter: string;
   training: TrainingStatus;
-  swapping: boolean;
 }
 
-export function readStatus(s: unknown): CoreStatus {
-  const model = readModel(pick(s, "model"));
-  const gpuLayers = num(pick(s, "gpu.layers", "gpuLayers", "model.gpuLayers", "backend.gpuLayers"));
-  if (model && model.gpuLayers === null) model.gpuLayers = gpuLayers;
+export function readStatus(body: unknown): CoreStatus {
+  const s = fromCore<StatusReply>(body);
+  const model = readModel(s.model);
+  if (model && model.gpuLayers === null) model.gpuLayers = num(s.gpu?.layers);
   return {
     model,
-    backend: str(pick(s, "backend.name", "backend.type", "inference.backend", "backend", "gpu.type")),
-    gpu: str(pick(s, "gpu.name", "backend.device", "backend.gpu", "inference.device", "gpuName")),
-    adapter: str(pick(s, "adapter.version", "adapterVersion", "adapter")) ?? "base",
-    training: readTraining(pick(s, "training", "learner")),
-    swapping: bool(pick(s, "swapping", "adapter.swapping", "swap.inProgress")),
+    backend: s.backend ?? null,
+    gpu: s.gpu?.name ?? null,
+    adapter: s.adapter ?? "base",
+    training: readTraining(s.training),
   };
 }
 
@@ -247,26 +226,11 @@ export interface SessionSummary {
   source: string | null;
 }
 
-function time(v: unknown): number | null {
-  if (typeof v === "number") return v < 1e12 ? v * 1000 : v; // seconds or ms
-  if (typeof v === "string") {
-    const t = Date.parse(v);
-    return Number.isNaN(t) ? null : t;
-  }
-  return null;
-}
-
+/** GET /api/sessions, most recently active first. */
 export function readSessions(body: unknown): SessionSummary[] {
-  return listOf(body, "sessions")
-    .filter(isObj)
-    .map((s) => ({
-      id: str(pick(s, "id", "sessionId")) ?? "",
-      title: str(pick(s, "title", "name")) ?? "",
-      updatedAt: time(pick(s, "lastActivityAt", "updatedAt", "lastActivity", "createdAt")),
-      turnCount: num(pick(s, "turnCount", "turns")),
-      source: str(pick(s, "source")),
-    }))
-    .filter((s) => s.id !== "")
+  return (fromCore<SessionsReply>(body).sessions ?? [])
+    .map((s) => ({ id: s.id, title: s.title ?? "", updatedAt: time(s.lastActivityAt), turnCount: num(s.turnCount), source: s.source ?? null }))
+    .filter((s) => s.id)
     .sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
 }
 
@@ -282,7 +246,7 @@ export interface Turn {
   type: string;
   /** The user's message this turn answered. */
   userText: string;
-  /** Every prompt message (to rebuild the conversation), when the core sends them. */
+  /** Every prompt message (to rebuild the conversation). */
   messages: { role: string; content: string }[];
   response: string;
   adapter: string;
@@ -297,35 +261,29 @@ export interface Turn {
 /** Message content as text: plain strings, or OpenAI text-part arrays. */
 export function contentText(c: unknown): string {
   if (typeof c === "string") return c;
-  return arr(c)
-    .map((p) => (isObj(p) && typeof p.text === "string" ? p.text : ""))
-    .join("");
+  return (Array.isArray(c) ? c : []).map((p) => (isObj(p) && typeof p.text === "string" ? p.text : "")).join("");
 }
 
-function readVotes(v: unknown): Vote[] {
-  return arr(v).map((x) => (isObj(x) ? { score: num(pick(x, "score", "vote", "value")), text: str(pick(x, "text", "raw", "explanation")) } : { score: num(x), text: null }));
-}
-
-export function readTurn(t: unknown): Turn {
-  const messages = arr(pick(t, "messages", "prompt.messages", "request.messages", "prompt"))
-    .filter(isObj)
-    .map((m) => ({ role: str(m.role) ?? "user", content: contentText(m.content) }));
+/** A recorded turn (GET /api/sessions/:id's turns, GET /api/training's recentJudged). */
+export function readTurn(body: unknown): Turn {
+  const t = fromCore<TurnView>(body);
+  const messages = (t.messages ?? []).map((m) => ({ role: m.role ?? "user", content: contentText(m.content) }));
   // OpenClaw appends its internal context as a last user message: that is not what the user said.
   const lastUser = [...messages].reverse().find((m) => m.role === "user" && !m.content.trimStart().startsWith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT"));
-  const thumbs = str(pick(t, "feedback.thumbs", "thumbs"));
+  const thumbs = t.feedback?.thumbs;
   return {
-    id: str(pick(t, "id", "turnId")) ?? "",
-    type: str(pick(t, "type", "turnType")) ?? "main",
-    userText: str(pick(t, "userText", "user")) ?? lastUser?.content ?? "",
+    id: t.turnId ?? "",
+    type: t.type ?? "main",
+    userText: lastUser?.content ?? "",
     messages,
-    response: str(pick(t, "text", "response.text", "response.content", "responseText", "response", "answer", "content")) ?? "",
-    adapter: str(pick(t, "adapter", "adapterVersion")) ?? "base",
+    response: t.text ?? "",
+    adapter: t.adapter ?? "base",
     thumbs: thumbs === "up" || thumbs === "down" ? thumbs : null,
-    hint: str(pick(t, "feedback.hint", "hint")),
-    reward: num(pick(t, "reward", "judge.reward", "evaluation.reward")),
-    votes: readVotes(pick(t, "votes", "judge.votes", "evaluation.votes")),
-    judgeHints: arr(pick(t, "judgeHints", "judge.hints", "evaluation.hints")).map(str).filter((x): x is string => !!x),
-    at: time(pick(t, "createdAt", "at", "time", "timestamp")),
+    hint: t.feedback?.hint ?? null,
+    reward: num(t.reward),
+    votes: (t.judge?.votes ?? []).map((v) => ({ score: num(v.score), text: v.text ?? null })),
+    judgeHints: t.judge?.hints ?? [],
+    at: time(t.time),
   };
 }
 
@@ -335,13 +293,10 @@ export interface SessionDetail {
   turns: Turn[];
 }
 
+/** GET /api/sessions/:id */
 export function readSession(body: unknown): SessionDetail {
-  const s = isObj(body) && isObj(body.session) ? body.session : body;
-  return {
-    id: str(pick(s, "id", "sessionId")) ?? "",
-    title: str(pick(s, "title", "name")) ?? "",
-    turns: arr(pick(s, "turns", "data") ?? pick(body, "turns")).map(readTurn),
-  };
+  const s = fromCore<SessionReply>(body);
+  return { id: s.session?.id ?? "", title: s.session?.title ?? "", turns: (s.turns ?? []).map(readTurn) };
 }
 
 export interface Checkpoint {
@@ -363,29 +318,29 @@ export interface Checkpoint {
   klToBase: number | null;
 }
 
+/** GET /api/checkpoints (newest first). */
 export function readCheckpoints(body: unknown): { items: Checkpoint[]; active: string | null } {
-  const active = str(pick(body, "active", "activeVersion"));
-  const items = listOf(body, "checkpoints")
-    .filter(isObj)
-    .map((c) => {
-      const n = num(pick(c, "n", "number", "id", "version")) ?? 0;
-      const version = str(pick(c, "version", "name")) ?? `v${n}`;
-      return {
-        n,
-        version,
-        at: time(pick(c, "createdAt", "time", "at", "metrics.createdAt")),
-        samples: num(pick(c, "samples", "metrics.samples", "metrics.samplesUsed", "samplesUsed")),
-        meanReward: num(pick(c, "meanReward", "metrics.meanReward")),
-        loss: num(pick(c, "loss", "metrics.loss")),
-        kl: num(pick(c, "kl", "metrics.kl", "metrics.klToServing")),
-        verdict: str(pick(c, "verdict", "gate.verdict", "metrics.gate.verdict", "metrics.verdict", "metrics.gate")),
-        active: bool(pick(c, "active")) || (active !== null && (active === version || active === String(n))),
-        pinned: bool(pick(c, "pinned")),
-        imported: bool(pick(c, "imported")),
-        revertReason: str(pick(c, "reverted.reason")),
-        klToBase: num(pick(c, "klToBase.recent", "gate.klToBase.recent")),
-      };
-    });
+  const r = fromCore<CheckpointsReply>(body);
+  const active = r.active ?? null;
+  const items = (r.checkpoints ?? []).map((c: Partial<CheckpointView>) => {
+    const n = c.n ?? 0;
+    const version = c.version ?? `ckpt-${n}`;
+    return {
+      n,
+      version,
+      at: time(c.createdAt),
+      samples: num(c.samples),
+      meanReward: num(c.meanReward),
+      loss: num(c.loss),
+      kl: num(c.kl),
+      verdict: c.verdict ?? null,
+      active: c.active === true || active === version,
+      pinned: c.pinned === true,
+      imported: c.imported === true,
+      revertReason: c.reverted?.reason ?? null,
+      klToBase: num(c.klToBase?.recent),
+    };
+  });
   return { items, active };
 }
 
@@ -402,21 +357,20 @@ export interface MetricPoint {
   verdict: string | null;
 }
 
-/** Points for the training charts: the checkpoints (published or rejected candidates) in time order. */
-export function metricSeries(checkpoints: Checkpoint[], history: unknown): MetricPoint[] {
-  const fromHistory = arr(history)
-    .filter(isObj)
-    .map((h) => ({
-      at: time(pick(h, "at", "time", "createdAt")),
-      meanReward: num(pick(h, "meanReward", "reward")),
-      loss: num(pick(h, "loss")),
-      kl: num(pick(h, "kl")),
-      klToBase: num(pick(h, "klToBase")),
-      klToBaseHeldBack: num(pick(h, "klToBaseHeldBack")),
-      driftBudget: num(pick(h, "driftBudget")),
-      verdict: str(pick(h, "verdict", "gate")),
+/** Points for the training charts: GET /api/training's history, else the checkpoints (published or rejected candidates) in time order. */
+export function metricSeries(checkpoints: Checkpoint[], history: Partial<TrainingHistoryPoint>[] | null | undefined): MetricPoint[] {
+  if (history?.length) {
+    return history.map((h) => ({
+      at: time(h.at),
+      meanReward: num(h.meanReward),
+      loss: num(h.loss),
+      kl: num(h.kl),
+      klToBase: num(h.klToBase),
+      klToBaseHeldBack: num(h.klToBaseHeldBack),
+      driftBudget: num(h.driftBudget),
+      verdict: h.verdict ?? null,
     }));
-  if (fromHistory.length) return fromHistory;
+  }
   return [...checkpoints]
     .sort((a, b) => a.n - b.n)
     .map((c) => ({ at: c.at, meanReward: c.meanReward, loss: c.loss, kl: c.kl, klToBase: c.klToBase, klToBaseHeldBack: null, driftBudget: null, verdict: c.verdict }));
@@ -438,25 +392,11 @@ export interface CatalogEntry {
   training: Trainability | null;
 }
 
-export interface DownloadState {
-  state: string;
-  bytes: number;
-  total: number | null;
-  speed: number | null;
-  etaSeconds: number | null;
-  error: string | null;
-}
+export type DownloadState = Omit<DownloadView, "id" | "state"> & { state: string };
 
-export function readDownload(d: unknown): DownloadState | null {
-  if (!isObj(d)) return null;
-  return {
-    state: str(pick(d, "state", "status")) ?? "downloading",
-    bytes: num(pick(d, "bytes", "received", "downloaded")) ?? 0,
-    total: num(pick(d, "total", "totalBytes", "size")),
-    speed: num(pick(d, "speed", "bytesPerSecond", "rate")),
-    etaSeconds: num(pick(d, "eta", "etaSeconds", "secondsLeft")),
-    error: str(pick(d, "error", "message")),
-  };
+function readDownload(d: DownloadView | null | undefined): DownloadState | null {
+  if (!d) return null;
+  return { state: d.state ?? "downloading", bytes: d.bytes ?? 0, total: num(d.total), speed: num(d.speed), etaSeconds: num(d.etaSeconds), error: d.error ?? null };
 }
 
 export interface ModelsView {
@@ -468,55 +408,45 @@ export interface ModelsView {
   restartRequired: boolean;
 }
 
+/** GET /api/models */
 export function readModels(body: unknown): ModelsView {
+  const r = fromCore<ModelsReply>(body);
   return {
-    active: readModel(pick(body, "active", "current", "model")),
-    catalog: arr(pick(body, "catalog", "models", "available") ?? (Array.isArray(body) ? body : []))
-      .filter(isObj)
-      .map((m) => ({
-        id: str(pick(m, "id")) ?? "",
-        name: str(pick(m, "name", "id")) ?? "",
-        sizeBytes: num(pick(m, "sizeBytes", "size", "bytes")),
-        arch: str(pick(m, "arch", "architecture")),
-        license: str(pick(m, "license")),
-        installed: bool(pick(m, "installed", "downloaded", "present")),
-        download: readDownload(pick(m, "download", "progress")),
-        recommended: bool(pick(m, "recommended")),
-        quantization: str(pick(m, "quantization")),
-        notes: str(pick(m, "notes")),
-        serveMemoryBytes: num(pick(m, "serveMemoryBytes")),
-        training: readTrainability(pick(m, "training")),
-      })),
-    installed: arr(pick(body, "installed"))
-      .filter(isObj)
-      .map((m) => ({ ...readModel(m)!, id: str(pick(m, "id")) ?? "", origin: str(pick(m, "origin")) })),
-    recommendation: str(pick(body, "recommendation.reason")),
-    restartRequired: bool(pick(body, "restartRequired")),
+    active: readModel(r.active),
+    catalog: (r.catalog ?? []).map((m) => ({
+      id: m.id,
+      name: m.name ?? m.id,
+      sizeBytes: num(m.sizeBytes),
+      arch: m.architecture ?? null,
+      license: m.license ?? null,
+      installed: m.installed === true,
+      download: readDownload(m.download),
+      recommended: m.recommended === true,
+      quantization: m.quantization ?? null,
+      notes: m.notes ?? null,
+      serveMemoryBytes: num(m.serveMemoryBytes),
+      training: readTrainability(m.training),
+    })),
+    installed: (r.installed ?? []).map((m) => ({ ...readModel(m)!, id: m.id, origin: m.origin ?? null })),
+    recommendation: r.recommendation?.reason ?? null,
+    restartRequired: r.restartRequired === true,
   };
 }
 
 /** Where the judge runs: the served model without its adapter, another GGUF, or an OpenAI-compatible endpoint. */
-export type JudgeSource = { kind: "base" } | { kind: "gguf"; path: string } | { kind: "endpoint"; baseUrl: string; model: string; apiKey?: string };
+export type JudgeSource = CoreSettings["judgeSource"];
 
-/** The settings the UI edits, named as the core's PATCH /api/settings names them; others are left alone. */
-export interface Settings {
-  learningMethod: "combined" | "binary" | "opd" | "topk";
-  batchSize: number;
-  learningRate: number;
-  loraRank: number;
-  /** OPD teacher: the learning policy with the hint (as the reference) or the base model with it */
-  teacherSource: "policy" | "base";
-  judgeVotes: number;
-  judgeSource: JudgeSource;
-  autoLearn: boolean;
-  outsideDefaultTurnType: "main" | "side";
-  headerlessTurnsMain: boolean;
-  /** β of the KL to the base model in the training loss (the anchor; 0 = off) */
-  klBeta: number;
-  /** share of main turns held back from training (the gate and the watch check on them) */
-  heldBackShare: number;
-}
+/** The settings the UI edits (the core's schema: electron/core/store/settings.ts); others are left alone. */
+export type Settings = Pick<
+  CoreSettings,
+  "learningMethod" | "batchSize" | "learningRate" | "loraRank" | "teacherSource" | "judgeVotes" | "judgeSource" | "autoLearn" | "outsideDefaultTurnType" | "headerlessTurnsMain" | "klBeta" | "heldBackShare"
+>;
 
+/**
+ * What the form shows until GET /api/settings answers (the page replaces it with the core's
+ * values, which carry the real defaults); never sent: save() sends only fields changed from
+ * what was loaded.
+ */
 export const defaultSettings: Settings = {
   learningMethod: "combined",
   batchSize: 16,
@@ -528,38 +458,25 @@ export const defaultSettings: Settings = {
   autoLearn: true,
   outsideDefaultTurnType: "side",
   headerlessTurnsMain: true,
-  // As the core's defaults (electron/core/store/settings.ts KL_BETA_DEFAULT, HELD_BACK_DEFAULT).
   klBeta: 0.3,
   heldBackShare: 0.125,
 };
 
-function readJudgeSource(v: unknown): JudgeSource {
-  const kind = str(pick(v, "kind"));
-  if (kind === "gguf") return { kind, path: str(pick(v, "path")) ?? "" };
-  if (kind === "endpoint") {
-    const apiKey = str(pick(v, "apiKey"));
-    return { kind, baseUrl: str(pick(v, "baseUrl")) ?? "", model: str(pick(v, "model")) ?? "", ...(apiKey ? { apiKey } : {}) };
-  }
-  return { kind: "base" };
-}
-
+/** GET /api/settings (or a `settings` event's `settings`): the fields the form edits, as the core sends them (all, with its defaults). */
 export function readSettings(body: unknown): Settings {
-  const s = isObj(body) && isObj(body.settings) ? body.settings : body;
-  const method = str(pick(s, "learningMethod", "method"));
-  const turnType = str(pick(s, "outsideDefaultTurnType"));
-  const d = defaultSettings;
+  const s = (isObj(body) && isObj(body.settings) ? body.settings : body) as CoreSettings;
   return {
-    learningMethod: method === "binary" || method === "opd" || method === "topk" || method === "combined" ? method : d.learningMethod,
-    batchSize: num(pick(s, "batchSize")) ?? d.batchSize,
-    learningRate: num(pick(s, "learningRate")) ?? d.learningRate,
-    loraRank: num(pick(s, "loraRank")) ?? d.loraRank,
-    teacherSource: str(pick(s, "teacherSource")) === "base" ? "base" : "policy",
-    judgeVotes: num(pick(s, "judgeVotes")) ?? d.judgeVotes,
-    judgeSource: readJudgeSource(pick(s, "judgeSource")),
-    autoLearn: pick(s, "autoLearn") === undefined ? d.autoLearn : bool(pick(s, "autoLearn")),
-    outsideDefaultTurnType: turnType === "main" ? "main" : "side",
-    headerlessTurnsMain: pick(s, "headerlessTurnsMain") === undefined ? d.headerlessTurnsMain : bool(pick(s, "headerlessTurnsMain")),
-    klBeta: num(pick(s, "klBeta")) ?? d.klBeta,
-    heldBackShare: num(pick(s, "heldBackShare")) ?? d.heldBackShare,
+    learningMethod: s.learningMethod,
+    batchSize: s.batchSize,
+    learningRate: s.learningRate,
+    loraRank: s.loraRank,
+    teacherSource: s.teacherSource,
+    judgeVotes: s.judgeVotes,
+    judgeSource: s.judgeSource,
+    autoLearn: s.autoLearn,
+    outsideDefaultTurnType: s.outsideDefaultTurnType,
+    headerlessTurnsMain: s.headerlessTurnsMain,
+    klBeta: s.klBeta,
+    heldBackShare: s.heldBackShare,
   };
 }

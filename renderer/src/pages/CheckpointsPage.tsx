@@ -8,7 +8,7 @@ import { ImportAdapter } from "./ImportAdapter.js";
 
 export function CheckpointsPage() {
   const { client, status, reloadStatus } = useCore();
-  const list = useLive((c) => c.get<unknown>("/api/checkpoints").then(readCheckpoints), ["checkpoint", "checkpoints", "swap", "revert", "adapter"]);
+  const list = useLive((c) => c.get<unknown>("/api/checkpoints").then(readCheckpoints), ["checkpoint", "swap", "revert"]);
   const [confirm, setConfirm] = useState<Checkpoint | null>(null);
   const [swapping, setSwapping] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
@@ -76,7 +76,7 @@ export function CheckpointsPage() {
           }}
         />
       </header>
-      {(swapping || status?.swapping) && (
+      {swapping && (
         <div className="note note-info" role="status">
           <span className="spinner" aria-hidden="true" /> Swapping to {swapping ?? "the new adapter"}… new requests wait a moment, none are dropped.
         </div>

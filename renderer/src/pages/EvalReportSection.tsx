@@ -2,53 +2,12 @@ import { ApiError } from "../api/client.js";
 import { useLive } from "../api/core.js";
 import { LoadProblem } from "../components/Notices.js";
 import { fmtTime } from "../components/format.js";
+import type { EvalLatestReply, EvalSummary } from "../../../electron/core/api/eval.js";
 
-/** One row of GET /api/eval/latest's summary (electron/core/eval/latest.ts EvalSummaryRow). */
-interface EvalRow {
-  method: string;
-  interactions: number;
-  score: number;
-  lo: number;
-  hi: number;
-  gain: number | null;
-  gainLo: number | null;
-  gainHi: number | null;
-  significant: boolean;
-  fluency: number | null;
-  adapters: string[];
-}
-interface EvalSummary {
-  scenario: string;
-  createdAt: string;
-  model: string;
-  level: number;
-  rows: EvalRow[];
-}
-
-/** Reads the summary defensively: the page must not break on an older or newer core. */
+/** GET /api/eval/latest's summary (the contract's EvalSummary), or null before any eval ran. */
 export function readEvalSummary(body: unknown): EvalSummary | null {
-  const s = (body as { summary?: unknown } | null)?.summary as Partial<EvalSummary> | null | undefined;
-  if (!s || typeof s !== "object" || !Array.isArray(s.rows)) return null;
-  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
-  return {
-    scenario: String(s.scenario ?? "eval"),
-    createdAt: String(s.createdAt ?? ""),
-    model: String(s.model ?? ""),
-    level: num(s.level) ?? 0.95,
-    rows: s.rows.map((r: Partial<EvalRow>) => ({
-      method: String(r.method ?? "?"),
-      interactions: num(r.interactions) ?? 0,
-      score: num(r.score) ?? 0,
-      lo: num(r.lo) ?? 0,
-      hi: num(r.hi) ?? 0,
-      gain: num(r.gain),
-      gainLo: num(r.gainLo),
-      gainHi: num(r.gainHi),
-      significant: r.significant === true,
-      fluency: num(r.fluency),
-      adapters: Array.isArray(r.adapters) ? r.adapters.map(String) : [],
-    })),
-  };
+  // The core builds the summary (eval/latest.ts summarize), whatever the report's age.
+  return (body as Partial<EvalLatestReply> | null)?.summary ?? null;
 }
 
 const f3 = (x: number) => x.toFixed(3);

@@ -9,7 +9,7 @@ import { Card } from "./TrainingPage.js";
 
 export function ModelsPage() {
   const { client, status } = useCore();
-  const models = useLive((c) => c.get<unknown>("/api/models").then(readModels), ["model", "models", "download"], [], 2000);
+  const models = useLive((c) => c.get<unknown>("/api/models").then(readModels), ["models", "download"], [], 2000);
   const [error, setError] = useState<string | null>(null);
   // An import's problem is shown under its form (where the user typed), the others at the top.
   const [importError, setImportError] = useState<string | null>(null);

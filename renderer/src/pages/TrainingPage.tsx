@@ -1,7 +1,8 @@
 import { useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
-import { listOf, metricSeries, pick, readCheckpoints, readTraining, readTurn, type MetricPoint, type RevertNote, type TrainingStatus, type Turn } from "../api/shapes.js";
+import { metricSeries, readCheckpoints, readTraining, readTurn, type MetricPoint, type RevertNote, type TrainingStatus, type Turn } from "../api/shapes.js";
+import type { TrainingReply } from "../../../electron/core/api/training.js";
 import { LineChart, VerdictStrip } from "../components/Charts.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtTime } from "../components/format.js";
@@ -21,14 +22,14 @@ export function describeTraining(t: TrainingStatus): string {
 export function TrainingPage() {
   const { client, status, reloadStatus } = useCore();
   // GET /api/training: the learner's detail (history, judged turns) when the core offers it; /api/status otherwise.
-  const detail = useLive((c) => c.get<unknown>("/api/training").catch((e: unknown) => (e instanceof ApiError && e.notAvailable ? null : Promise.reject(e))), ["training", "judge", "checkpoint", "checkpoints", "revert"]);
-  const checkpoints = useLive((c) => c.get<unknown>("/api/checkpoints").then(readCheckpoints), ["checkpoint", "checkpoints", "training"]);
+  const detail = useLive((c) => c.get<Partial<TrainingReply>>("/api/training").catch((e: unknown) => (e instanceof ApiError && e.notAvailable ? null : Promise.reject(e))), ["training", "judge", "checkpoint", "revert"]);
+  const checkpoints = useLive((c) => c.get<unknown>("/api/checkpoints").then(readCheckpoints), ["checkpoint", "training"]);
   const [actionError, setActionError] = useState<string | null>(null);
   const [pending, setPending] = useState<string | null>(null);
 
-  const training = detail.data ? readTraining(pick(detail.data, "training", "status") ?? detail.data) : status?.training ?? null;
-  const series = metricSeries(checkpoints.data?.items ?? [], pick(detail.data, "history", "metrics"));
-  const judged = listOf(pick(detail.data, "recentJudged", "judged", "recent") ?? [], "turns").map(readTurn);
+  const training = detail.data?.training ? readTraining(detail.data.training) : status?.training ?? null;
+  const series = metricSeries(checkpoints.data?.items ?? [], detail.data?.history);
+  const judged = (detail.data?.recentJudged ?? []).map(readTurn);
 
   const act = async (what: string, path: string) => {
     if (pending !== null) return;

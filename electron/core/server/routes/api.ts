@@ -5,6 +5,8 @@ import { SettingsError, formatIssue } from "../../store/settings.js";
 import { rewardOf } from "../../store/store.js";
 import { registerEventRoute } from "./apiEvents.js";
 import type { ApiDeps, EngineStatus } from "./apiTypes.js";
+import type { SessionReply, SessionsReply } from "../../api/sessions.js";
+import type { StatusReply } from "../../api/status.js";
 
 export type { ApiDeps, EngineStatus, EngineStatusProvider } from "./apiTypes.js";
 
@@ -41,7 +43,7 @@ const noEngine: EngineStatus = { model: null, backend: null, gpu: null, adapter:
 export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { store, rollout, bus } = deps;
 
-  app.get("/api/status", async () => {
+  app.get("/api/status", async (): Promise<StatusReply> => {
     const engine = deps.engineStatus ? await deps.engineStatus() : noEngine;
     return {
       ...engine,
@@ -52,9 +54,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
     };
   });
 
-  app.get("/api/sessions", async () => ({ sessions: store.sessions() }));
+  app.get("/api/sessions", async (): Promise<SessionsReply> => ({ sessions: store.sessions() }));
 
-  app.get<{ Params: { id: string }; Querystring: { tokens?: string } }>("/api/sessions/:id", async (req) => {
+  app.get<{ Params: { id: string }; Querystring: { tokens?: string } }>("/api/sessions/:id", async (req): Promise<SessionReply> => {
     const session = store.session(req.params.id);
     if (!session) throw notFound(`unknown session '${req.params.id}'`);
     const tokens = req.query.tokens === "1" || req.query.tokens === "true";

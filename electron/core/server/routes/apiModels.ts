@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { ApiError, badRequest } from "../errors.js";
 import type { ModelService } from "../../models/modelService.js";
+import type { ModelsReply } from "../../api/models.js";
 
 const idBody = z.object({ id: z.string().min(1).max(500) });
 const importBody = z.object({ path: z.string().min(1).max(4096) });
@@ -24,7 +25,7 @@ function userError(err: unknown): never {
 
 /** /api/models: catalog, installed models, downloads (pull, pause, resume, cancel), import, use. */
 export function registerModelRoutes(app: FastifyInstance, models: ModelService): void {
-  app.get("/api/models", async () => models.list());
+  app.get("/api/models", async (): Promise<ModelsReply> => models.list());
   app.post("/api/models/pull", async (req, reply) => {
     const { id } = parse(idBody, req.body);
     try {

@@ -1,6 +1,8 @@
 import type { EventBus } from "../../rollout/events.js";
 import type { Rollout } from "../../rollout/rollout.js";
 import type { Store } from "../../store/store.js";
+import type { StatusReply } from "../../api/status.js";
+import type { TrainingStatusView } from "../../api/training.js";
 
 /**
  * What the engine reports for GET /api/status. The inference side plugs a provider in; any
@@ -8,11 +10,11 @@ import type { Store } from "../../store/store.js";
  */
 export interface EngineStatus {
   /** the served model (id as in /v1/models), null when none is loaded */
-  model: { id: string; path?: string; [extra: string]: unknown } | null;
+  model: (NonNullable<StatusReply["model"]> & { [extra: string]: unknown }) | null;
   /** "cuda" | "vulkan" | "cpu" ... */
   backend: string | null;
   /** GPU name and layers offloaded, when there is one */
-  gpu: { name?: string; layers?: number; [extra: string]: unknown } | null;
+  gpu: (NonNullable<StatusReply["gpu"]> & { [extra: string]: unknown }) | null;
   /** adapter version answering now; "base" when none */
   adapter: string;
   [extra: string]: unknown;
@@ -27,7 +29,7 @@ export interface ApiDeps {
   /** absent: status says no model is loaded */
   engineStatus?: EngineStatusProvider;
   /** training supervisor's live status, merged over the stored one (later issue) */
-  trainingStatus?: () => Record<string, unknown>;
+  trainingStatus?: () => Partial<TrainingStatusView> & { judgeQueue?: number };
   /** SSE keep-alive comment interval (default 15 s) */
   sseKeepAliveMs?: number;
 }

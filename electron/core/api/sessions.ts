@@ -1,0 +1,58 @@
+/** GET /api/sessions, GET /api/sessions/:id and the turns they list (store/store.ts TurnView). */
+import type { ChatMessage } from "./chatTypes.js";
+
+export interface SessionView {
+  id: string;
+  title: string | null;
+  createdAt: string;
+  lastActivityAt: string;
+  /** completed turns (main + side) */
+  turnCount: number;
+  mainTurnCount: number;
+  closed: boolean;
+  closedReason: "done" | "idle" | null;
+  /** who opened it: our chat window or an outside client */
+  source: "ui" | "outside";
+}
+
+export interface FeedbackView {
+  thumbs: "up" | "down" | null;
+  hint: string | null;
+  time: string;
+}
+
+export interface JudgeView {
+  time: string;
+  /** majority vote (0 on a tie or no valid vote) */
+  reward: -1 | 0 | 1;
+  /** score null: the output held no valid \boxed{} */
+  votes: { score: -1 | 0 | 1 | null; text: string }[];
+  /** OPD hint candidates, shortest first */
+  hints: string[];
+}
+
+/** A recorded turn with what came after it. */
+export interface TurnView {
+  turnId: string;
+  sessionId: string;
+  index: number;
+  type: "main" | "side";
+  time: string;
+  /** adapter version that answered; "base" when none */
+  adapter: string;
+  /** the request's messages, as received */
+  messages: ChatMessage[];
+  text: string;
+  feedback: FeedbackView | null;
+  judge: JudgeView | null;
+  reward: number | null;
+}
+
+export interface SessionsReply {
+  sessions: SessionView[];
+}
+
+export interface SessionReply {
+  session: SessionView;
+  turns: TurnView[];
+}
