@@ -48,8 +48,7 @@ describe("Preferences page", { skip: browserMissing() ?? false, timeout: 300_000
     const box = page.getByRole("textbox", { name: "Message" });
     await box.fill(text);
     await box.press("Enter");
-    // A string: the test's tsconfig has no DOM types.
-    await page.waitForFunction(`document.querySelectorAll(".msg.assistant .msg-tools").length >= ${answers}`, undefined, { timeout: 60_000 });
+    await page.locator(".msg.assistant .msg-tools").nth(answers - 1).waitFor({ timeout: 60_000 });
     await page.getByRole("button", { name: "Send" }).waitFor();
   }
 
