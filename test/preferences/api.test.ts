@@ -109,6 +109,13 @@ describe("preferences through the API", () => {
     assert.ok(ui.turn.preferences.block.includes("Use metric units."));
     await api("PATCH", "/api/settings", { preferencesForOutsideClients: true });
 
+    // A judge's hint the user accepts: source "judge", with its turn.
+    core.store.appendJudge({ turnId: main.turnId, reward: 0, votes: [], hints: ["Use bullet points."], representative: null, judge: "test" });
+    const accepted = await api("POST", "/api/preferences", { text: "Use bullet points.", turnId: main.turnId });
+    assert.deepEqual([accepted.status, accepted.body.preference.source, accepted.body.preference.turnIds], [201, "judge", [main.turnId]]);
+    assert.equal((await api("POST", "/api/preferences", { text: "x", turnId: "no-such-turn" })).status, 404);
+    assert.equal((await api("DELETE", `/api/preferences/${accepted.body.preference.id}`)).status, 204);
+
     assert.equal((await api("DELETE", `/api/preferences/${id}`)).status, 204);
     let list = await api("GET", "/api/preferences");
     assert.ok(!list.body.preferences.some((p: { id: string }) => p.id === id));

@@ -66,7 +66,13 @@ export function parseStoredPreferences(raw: unknown, where: string): Preference[
   return out;
 }
 
-export const CreatePreferenceBody = z.object({ text: z.string().trim().min(1).max(PREFERENCE_MAX_CHARS) }).strict();
+export const CreatePreferenceBody = z
+  .object({
+    text: z.string().trim().min(1).max(PREFERENCE_MAX_CHARS),
+    /** the turn it comes from: accepting a judge's hint for that turn makes a "judge" preference */
+    turnId: z.string().min(1).optional(),
+  })
+  .strict();
 export const PatchPreferenceBody = z
   .object({ text: z.string().trim().min(1).max(PREFERENCE_MAX_CHARS).optional(), status: z.enum(PREFERENCE_STATUSES).optional() })
   .strict()

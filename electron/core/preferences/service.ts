@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import type { EventBus } from "../rollout/events.js";
-import type { Store } from "../store/store.js";
+import { UnknownTurnError, type Store } from "../store/store.js";
 import { planBlock, type PlannedBlock } from "./block.js";
 import { PREFERENCE_MAX_CHARS, type Preference, type PreferenceChange, type PreferenceCheck, type PreferenceStatus } from "./schema.js";
 
@@ -73,7 +73,7 @@ export class PreferenceService {
    */
   create(text: string, source: Preference["source"], turnIds: string[] = []): Preference {
     const now = this.clock().toISOString();
-    const same = this.list().find((p) => norm(p.text) === norm(text));
+    const same = this.list().find((p) => norm(p.text) === norm(preferenceTextOf(text)));
     if (same) {
       return this.mutate(same.id, (p, log) => {
         for (const t of turnIds) if (!p.turnIds.includes(t)) {
@@ -98,6 +98,16 @@ export class PreferenceService {
     });
     this.emit({ id: p.id, change: "created", preference: p });
     return p;
+  }
+
+  /**
+   * A preference the user makes from a turn: a judge's hint they accept (source "judge" when the
+   * text is one of the judge's hints for that turn), or their own words about it ("manual").
+   */
+  createFromTurn(text: string, turnId: string): Preference {
+    if (!this.store.turnEntry(turnId)) throw new UnknownTurnError(turnId);
+    const judged = this.store.readJudge(turnId)?.hints ?? [];
+    return this.create(text, judged.some((h) => norm(h) === norm(text)) ? "judge" : "manual", [turnId]);
   }
 
   /** A change by the user (PATCH). */

@@ -6,6 +6,7 @@ import { blockLine } from "../../preferences/block.js";
 import type { PreferencesReply, PreferenceView } from "../../api/preferences.js";
 import { CreatePreferenceBody, PatchPreferenceBody, type Preference } from "../../preferences/schema.js";
 import { NothingToUndoError, UnknownPreferenceError, type PreferenceService } from "../../preferences/service.js";
+import { UnknownTurnError } from "../../store/store.js";
 
 export interface PreferenceRouteDeps {
   prefs: PreferenceService;
@@ -27,14 +28,14 @@ function mapErrors<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof UnknownPreferenceError) throw notFound(err.message);
+    if (err instanceof UnknownPreferenceError || err instanceof UnknownTurnError) throw notFound(err.message);
     if (err instanceof NothingToUndoError) throw badRequest(err.message);
     throw err;
   }
 }
 
 /**
- * GET/POST /api/preferences, PATCH/DELETE /api/preferences/:id, and undo: POST
+ * GET/POST /api/preferences (`{text}`, optionally `turnId`: a judge's hint for that turn accepted), PATCH/DELETE /api/preferences/:id, and undo: POST
  * /api/preferences/:id/undo (the latest text or status change), POST /api/preferences/:id/restore
  * (a deleted one), POST /api/preferences/check (retirement check now). Changes go out as SSE
  * `preferences` events (the service emits them).
@@ -72,7 +73,7 @@ export function registerPreferenceRoutes(app: FastifyInstance, deps: PreferenceR
 
   app.post("/api/preferences", async (req, reply) => {
     const body = parse(CreatePreferenceBody, req.body);
-    const preference = prefs.create(body.text, "manual");
+    const preference = body.turnId ? mapErrors(() => prefs.createFromTurn(body.text, body.turnId!)) : prefs.create(body.text, "manual");
     return reply.status(201).send({ preference });
   });
 
