@@ -24,6 +24,7 @@ describe("preferences: context distillation closes the gap, then the preference 
       klBeta: 0,
       learningRate: 5e-3,
       preferenceCheckTurns: 3,
+      preferencesInPrompt: true,
       // Learned below 0.3 nats/token: about half the gap the block makes on the base model here (0.60).
       preferenceLearnedGap: 0.3,
     });

@@ -16,8 +16,9 @@ export async function startLearningCore(training: Exclude<CoreOptions["training"
     training: { stepsPerRun: 2, restartBackoffMs: 200, worker: { niceness: 5 }, ...training },
   });
   // No held-back slice: these tests count the samples their feedback makes (rollback.test.ts and
-  // test/samples/atLeastOne.test.ts are about the slice).
-  await api(core, "PATCH", "/api/settings", { batchSize: 2, loraRank: 4, loraAlpha: 8, learningRate: 1e-3, maxTrainContext: 256, heldBackShare: 0 });
+  // test/samples/atLeastOne.test.ts are about the slice). No preference block either: a hint would
+  // put one in every later turn's prompt, each such turn a distillation sample (test/preferences/).
+  await api(core, "PATCH", "/api/settings", { batchSize: 2, loraRank: 4, loraAlpha: 8, learningRate: 1e-3, maxTrainContext: 256, heldBackShare: 0, preferencesInPrompt: false });
   return core;
 }
 
