@@ -181,7 +181,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     store,
     rollout,
     bus,
-    engineStatus: served ? () => servedStatus(served, describe, (p) => models.registry.snapshot().models.find((m) => m.path === p)?.name ?? null) : undefined,
+    engineStatus: served ? () => servedStatus(served, describe, (p) => displayName(models.registry.snapshot().models.find((m) => m.path === p))) : undefined,
     trainingStatus: () => ({ ...(served?.now?.training?.status() ?? {}), judgeQueue: judge().queueLength }),
   });
   if (served && initial?.training) {
@@ -291,6 +291,11 @@ function modelFacts(): (file: string) => { sizeBytes: number | null; quantizatio
     }
     return f;
   };
+}
+
+/** An installed model's name for people: its GGUF name, unless that only names the architecture ("llama"). */
+function displayName(m: { name: string; architecture: string } | undefined): string | null {
+  return m && m.name && m.name !== m.architecture ? m.name : null;
 }
 
 /** GET /api/status's model part: the served model, or the switch under way. */

@@ -10,6 +10,8 @@ import { PreferencesPage, PreferencesIcon } from "./pages/PreferencesPage.js";
 import { ModelsPage } from "./pages/ModelsPage.js";
 import { SettingsPage } from "./pages/SettingsPage.js";
 import { TrainingPage, describeTraining } from "./pages/TrainingPage.js";
+import { adapterLabel } from "./components/format.js";
+import logoUrl from "./assets/logo.svg";
 
 const pages = [
   { id: "chat", label: "Chat", Icon: ChatIcon, Page: ChatPage },
@@ -22,7 +24,8 @@ const pages = [
 type PageId = (typeof pages)[number]["id"];
 
 function pageFromHash(): PageId {
-  const h = window.location.hash.replace(/^#\/?/, "");
+  // "#/training", also with extra parameters after it ("#/training&x=1").
+  const h = window.location.hash.replace(/^#\/?/, "").split(/[&?/]/)[0];
   return pages.find((p) => p.id === h)?.id ?? "chat";
 }
 
@@ -76,19 +79,17 @@ function Shell() {
     <div className="app">
       <nav className="nav" aria-label="Pages">
         <div className="brand">
-          <span className="logo" aria-hidden="true">
-            ◆
-          </span>{" "}
-          ClawRL
+          <img className="logo" src={logoUrl} alt="" width={22} height={22} />
+          <span className="nav-label">ClawRL</span>
         </div>
         <ul>
           {pages.map((p) => (
             <li key={p.id}>
-              <a href={`#/${p.id}`} aria-current={p.id === page ? "page" : undefined} className={p.id === page ? "active" : undefined}>
+              <a href={`#/${p.id}`} aria-current={p.id === page ? "page" : undefined} className={p.id === page ? "active" : undefined} title={p.label}>
                 <span className="nav-icon">
                   <p.Icon />
                 </span>
-                {p.label}
+                <span className="nav-label">{p.label}</span>
               </a>
             </li>
           ))}
@@ -96,11 +97,13 @@ function Shell() {
         <div className="nav-foot">
           <div className="small muted status-line" title="Serving adapter and learner state">
             <span className={connected ? "dot dot-ok" : "dot dot-bad"} aria-hidden="true" />
-            {connected ? (status ? `${status.adapter === "base" ? "base model" : `adapter ${status.adapter}`} · ${describeTraining(status.training).toLowerCase()}` : "connected") : "offline"}
+            <span className="nav-label">
+              {connected ? (status ? `${adapterLabel(status.adapter)} · ${describeTraining(status.training).toLowerCase()}` : "connected") : "offline"}
+            </span>
           </div>
           <button type="button" className="link theme-toggle" onClick={toggleTheme} aria-label={theme === "dark" ? "Switch to light theme" : "Switch to dark theme"}>
             {theme === "dark" ? <SunIcon /> : <MoonIcon />}
-            {theme === "dark" ? "Light theme" : "Dark theme"}
+            <span className="nav-label">{theme === "dark" ? "Light theme" : "Dark theme"}</span>
           </button>
         </div>
       </nav>

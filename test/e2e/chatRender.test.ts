@@ -18,8 +18,8 @@ const answer = [
 ];
 
 function sseBody(chunks: string[]): string {
-  const lines = chunks.map((c, i) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta: i === 0 ? { role: "assistant", content: c } : { content: c }, finish_reason: null }] })}\n\n`);
-  return lines.join("") + `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`;
+  const lines = chunks.map((c, i) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "tiny-test", choices: [{ index: 0, delta: i === 0 ? { role: "assistant", content: c } : { content: c }, finish_reason: null }] })}\n\n`);
+  return lines.join("") + `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "tiny-test", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`;
 }
 
 describe("chat rendering in headless Chromium", { skip: browserMissing() ?? false, timeout: 300_000 }, () => {
@@ -37,6 +37,23 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: core.url });
     page = await context.newPage();
+    // The rest of what the page shows agrees with the scripted answers: the model that writes
+    // them, the adapter, and the chat they are in.
+    await page.route("**/api/status", (r) =>
+      r.fulfill({
+        json: {
+          model: { id: "tiny-test", name: "tiny-test", path: "/models/tiny-test.gguf", contextSize: 4096, sizeBytes: 5_242_880, quantization: "Q8_0" },
+          backend: "cpu",
+          gpu: null,
+          adapter: "3",
+          training: { state: "idle", activeCheckpoint: 3 },
+        },
+      }),
+    );
+    await page.route("**/api/sessions", (r) =>
+      r.fulfill({ json: { sessions: requests.length ? [{ id: "s-render", title: "Show me some code", lastActivityAt: new Date().toISOString(), turnCount: requests.length, source: "ui" }] : [] } }),
+    );
+    await page.route("**/api/sessions/s-render", (r) => (r.request().method() === "PATCH" ? r.fulfill({ json: { session: { id: "s-render", title: "Show me some code" } } }) : r.continue()));
     await page.route("**/v1/models", (r) => r.fulfill({ json: { object: "list", data: [{ id: "tiny-test", object: "model" }] } }));
     await page.route("**/v1/chat/completions", async (r) => {
       requests.push({ headers: r.request().headers(), body: r.request().postDataJSON() });
@@ -75,7 +92,7 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
     assert.equal(requests[0].headers["x-clawrl-client"], "ui");
     assert.equal(requests[0].body.stream, true);
     assert.deepEqual(requests[0].body.messages, [{ role: "user", content: "Show me some code" }]);
-    assert.match((await page.locator(".msg.assistant .tag").last().textContent()) ?? "", /adapter 3/);
+    assert.match((await page.locator(".msg.assistant .tag").last().textContent()) ?? "", /^tiny-test · Adapter 3$/, "the model (the chunks' model) and the adapter that wrote it");
     await screenshot(page, "chat-markdown");
   });
 
@@ -105,9 +122,11 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
   });
 
   test("an error from the core is shown as a readable message", async () => {
-    // The scripted turn ids are unknown to the real core: its 404 must read as a sentence.
+    // The scripted turn ids are unknown to the real core: its 404 reads as a sentence, without the internal id.
     await page.getByRole("button", { name: "Thumbs up" }).last().click();
-    await page.getByRole("alert").filter({ hasText: /unknown turn/ }).waitFor();
+    const alert = page.getByRole("alert").filter({ hasText: /no longer in the history/ });
+    await alert.waitFor();
+    assert.doesNotMatch((await alert.textContent()) ?? "", /t-render|unknown turn/);
     await screenshot(page, "chat-error");
   });
 
@@ -115,7 +134,7 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
     // An answer that never ends, from a real HTTP server, so the bytes really stream.
     let closed = false;
     const endless = http.createServer((req, res) => {
-      res.writeHead(200, { "content-type": "text/event-stream", "x-clawrl-session-id": "s-render", "x-clawrl-turn-id": "t-endless", "x-clawrl-adapter": "base" });
+      res.writeHead(200, { "content-type": "text/event-stream", "x-clawrl-session-id": "s-render", "x-clawrl-turn-id": "t-endless", "x-clawrl-adapter": "3" });
       const timer = setInterval(() => res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "word " } }] })}\n\n`), 50);
       res.on("close", () => {
         clearInterval(timer);

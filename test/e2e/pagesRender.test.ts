@@ -98,6 +98,21 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     core = await startCore({ port: 0, dataDir: tempDir("clawrl-pages-"), token });
     browser = await launchBrowser();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    // The status agrees with the scripted pages: the same model as /api/models, the active checkpoint served.
+    await page.route("**/api/status", (r) =>
+      r.fulfill({
+        json: {
+          model: { id: "qwen2.5-0.5b-instruct-q4_k_m", name: "Qwen2.5 0.5B Instruct", path: "/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", contextSize: 32768, sizeBytes: 491_400_032, quantization: "Q4_K_M" },
+          backend: "cpu",
+          gpu: null,
+          adapter: `ckpt-${active}`,
+          modelSwitch: null,
+          training: { state: "training", step: 3, steps: 8, samplesWaiting: 5, judgeQueue: 2, backend: "wasm", device: "CPU", activeCheckpoint: active, lastSwap: { pauseMs: 3, version: `ckpt-${active}`, at: new Date().toISOString() } },
+          sessions: 2,
+          turns: 2,
+        },
+      }),
+    );
     await page.route("**/api/checkpoints", (r) => r.fulfill({ json: { checkpoints: checkpoints.map((c) => ({ ...c, active: c.n === active })).reverse(), active: `ckpt-${active}` } }));
     await page.route(/\/api\/checkpoints\/\d+\/(activate|pin)$/, async (r) => {
       record(r);
@@ -266,4 +281,32 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     await called("/api/models/qwen3-1.7b-q8_0/cancel");
     await screenshot(page, "models-data");
   });
+
+  for (const width of [1280, 800]) {
+    for (const theme of ["light", "dark"] as const) {
+      test(`Training, Checkpoints and Models fit ${width} px (${theme}): tables scroll inside their card, the page never does`, async () => {
+        await page.setViewportSize({ width, height: 900 });
+        const current = (await page.evaluate("document.documentElement.dataset.theme")) as string;
+        if (current !== theme) await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
+        for (const [link, ready] of [
+          ["Training", "Latest judged turns"],
+          ["Checkpoints", "ckpt-4"],
+          ["Models", "Q4_K_M"],
+        ] as const) {
+          await page.getByRole("link", { name: link }).click();
+          await page.getByText(ready).first().waitFor();
+          const [doc, vw] = (await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")) as [number, number];
+          assert.ok(doc <= vw, `${link} at ${width} px: document ${doc} px wide in a ${vw} px window`);
+          // Every table's box ends inside the page's content area.
+          const overflow = (await page.evaluate(
+            "(() => { const m = document.querySelector('.page').getBoundingClientRect().right; return [...document.querySelectorAll('.table-scroll')].map((t) => t.getBoundingClientRect().right - m).filter((d) => d > 1); })()",
+          )) as number[];
+          assert.deepEqual(overflow, [], `${link}: a table runs past the page's edge`);
+          await screenshot(page, `pages-${link.toLowerCase()}-${width}-${theme}`);
+        }
+        // The status line and the served adapter agree with the Checkpoints page's active row.
+        assert.match((await page.locator(".status-line").textContent()) ?? "", /Adapter ckpt-2/);
+      });
+    }
+  }
 });

@@ -11,11 +11,22 @@ export interface TurnInfo {
   sessionId: string | null;
   turnId: string | null;
   adapter: string | null;
+  /** the served model that wrote the answer (the chunks' `model`); null until the first chunk */
+  model: string | null;
+}
+
+/** Generation parameters sent with the request (OpenAI names). */
+export interface ChatParams {
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
 }
 
 export interface StreamHandlers {
   onStart?(info: TurnInfo): void;
   onDelta(text: string): void;
+  /** the model named by the first chunk */
+  onModel?(model: string): void;
 }
 
 let modelId: Promise<string> | null = null;
@@ -33,6 +44,11 @@ export function servedModelId(client: CoreClient): Promise<string> {
       throw e;
     });
   return modelId;
+}
+
+/** After a model switch: the next request asks /v1/models again. */
+export function forgetServedModelId(): void {
+  modelId = null;
 }
 
 /** Splits an SSE byte stream into the `data:` payloads of its events. */
@@ -63,14 +79,14 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
  * (`X-Clawrl-Client: ui`) in the given session (none = the core starts a new one).
  * Resolves with the full text; rejects with ApiError, or AbortError when stopped.
  */
-export async function streamChat(client: CoreClient, messages: ChatMessage[], sessionId: string | null, handlers: StreamHandlers, signal: AbortSignal): Promise<{ text: string; info: TurnInfo }> {
+export async function streamChat(client: CoreClient, messages: ChatMessage[], sessionId: string | null, handlers: StreamHandlers, signal: AbortSignal, params: ChatParams = {}): Promise<{ text: string; info: TurnInfo }> {
   const model = await servedModelId(client);
   const headers: Record<string, string> = { "Content-Type": "application/json", "X-Clawrl-Client": "ui" };
   if (sessionId) headers["X-Session-Id"] = sessionId;
   const res = await client.raw("/v1/chat/completions", {
     method: "POST",
     headers,
-    body: JSON.stringify({ model, messages, stream: true }),
+    body: JSON.stringify({ model, messages, stream: true, ...params }),
     signal,
   });
   if (!res.ok || !res.body) throw await errorFromResponse(res, "Chat request");
@@ -78,6 +94,7 @@ export async function streamChat(client: CoreClient, messages: ChatMessage[], se
     sessionId: res.headers.get("X-Clawrl-Session-Id"),
     turnId: res.headers.get("X-Clawrl-Turn-Id"),
     adapter: res.headers.get("X-Clawrl-Adapter"),
+    model: null,
   };
   handlers.onStart?.(info);
   let text = "";
@@ -88,6 +105,11 @@ export async function streamChat(client: CoreClient, messages: ChatMessage[], se
       chunk = JSON.parse(data);
     } catch {
       continue; // a keep-alive or a line we do not understand
+    }
+    const chunkModel = pick(chunk, "model");
+    if (info.model === null && typeof chunkModel === "string") {
+      info.model = chunkModel;
+      handlers.onModel?.(chunkModel);
     }
     const err = pick(chunk, "error.message");
     if (typeof err === "string") throw new Error(err);

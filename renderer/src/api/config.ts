@@ -33,20 +33,32 @@ export function resolveConfig(win: Window = window): CoreConfig {
   const apiBase = (bridge?.apiBase || win.location.origin).replace(/\/+$/, "");
   if (bridge?.token) return { apiBase, token: bridge.token };
 
-  const fragment = new URLSearchParams(win.location.hash.replace(/^#/, ""));
-  const fromUrl = fragment.get("token");
+  const { token: fromUrl, rest } = splitTokenFromHash(win.location.hash);
   if (fromUrl) {
     try {
       sessionStorage.setItem(storageKey, fromUrl);
     } catch {
       // keep it in memory only
     }
-    fragment.delete("token");
-    const rest = fragment.toString();
     win.history.replaceState(null, "", win.location.pathname + win.location.search + (rest ? `#${rest}` : ""));
     return { apiBase, token: fromUrl };
   }
   return { apiBase, token: readStorage() };
+}
+
+/**
+ * The sign-in token in a URL fragment, and the fragment without it: `#token=T` → "",
+ * `#/training&token=T` (or `?token=T`) → "/training", so a deep link opens its page.
+ */
+export function splitTokenFromHash(hash: string): { token: string | null; rest: string } {
+  const parts = hash.replace(/^#/, "").split(/[&?]/);
+  let token: string | null = null;
+  const kept: string[] = [];
+  for (const p of parts) {
+    if (p.startsWith("token=")) token = decodeURIComponent(p.slice("token=".length)) || token;
+    else if (p) kept.push(p);
+  }
+  return { token, rest: kept.join("&") };
 }
 
 /** Drops a token the core refused. */

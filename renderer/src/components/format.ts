@@ -30,3 +30,9 @@ export function fmtDuration(s: number | null): string {
   if (s < 3600) return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
   return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
 }
+
+/** What serves on top of the model: "No adapter", or the checkpoint's name. */
+export function adapterLabel(adapter: string | null | undefined): string {
+  if (!adapter || adapter === "base") return "No adapter";
+  return `Adapter ${adapter}`;
+}

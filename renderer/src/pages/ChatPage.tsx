@@ -1,12 +1,16 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { streamChat, type ChatMessage } from "../api/chat.js";
+import { loadChat, loadDefaults, requestParams, saveChat, type GenerationSettings } from "../api/generation.js";
+import { humanError } from "../api/humanError.js";
 import { useCore, useLive } from "../api/core.js";
 import { readSession, readSessions, type SessionSummary, type Thumbs } from "../api/shapes.js";
 import { Markdown, CopyButton } from "../components/Markdown.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
-import { PencilIcon, ThumbDownIcon, ThumbUpIcon, TrashIcon } from "../components/Icons.js";
-import { fmtTime } from "../components/format.js";
+import { PencilIcon, SidebarIcon, SlidersIcon, ThumbDownIcon, ThumbUpIcon, TrashIcon } from "../components/Icons.js";
+import { adapterLabel, fmtTime } from "../components/format.js";
+import { GenerationForm } from "../components/GenerationForm.js";
+import { ModelPicker } from "../components/ModelPicker.js";
 
 interface DisplayMessage {
   key: string;
@@ -14,6 +18,8 @@ interface DisplayMessage {
   content: string;
   turnId?: string | null;
   adapter?: string | null;
+  /** the served model that wrote it */
+  model?: string | null;
   thumbs?: Thumbs;
   hint?: string | null;
   streaming?: boolean;
@@ -28,8 +34,26 @@ function titleOf(s: SessionSummary): string {
   return s.title || "Untitled chat";
 }
 
+/** Each turn's model id (GET /api/sessions/:id turns[].model), by turn id. */
+function turnModels(body: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  const turns = typeof body === "object" && body !== null ? (body as { turns?: unknown }).turns : undefined;
+  if (!Array.isArray(turns)) return out;
+  for (const t of turns) {
+    if (typeof t !== "object" || t === null) continue;
+    const { turnId, model } = t as { turnId?: unknown; model?: unknown };
+    if (typeof turnId === "string" && typeof model === "string") out.set(turnId, model);
+  }
+  return out;
+}
+
+/** The system prompt a recorded turn was asked with ("" when none). */
+function systemPromptOf(messages: { role: string; content: string }[]): string {
+  return messages.find((m) => m.role === "system")?.content ?? "";
+}
+
 export function ChatPage() {
-  const { client } = useCore();
+  const { client, status } = useCore();
   const sessions = useLive((c) => c.get<unknown>("/api/sessions").then(readSessions), ["session", "sessionDeleted", "turn"]);
   const [sessionId, setSessionId] = useState<string | null>(null);
   const [messages, setMessages] = useState<DisplayMessage[]>([]);
@@ -37,6 +61,11 @@ export function ChatPage() {
   const [input, setInput] = useState("");
   const [search, setSearch] = useState("");
   const [busy, setBusy] = useState(false);
+  // This chat's generation settings; `ownGen`: changed from the defaults (kept per chat).
+  const [gen, setGen] = useState<GenerationSettings>(loadDefaults);
+  const [ownGen, setOwnGen] = useState(false);
+  const [showGen, setShowGen] = useState(false);
+  const [showSessions, setShowSessions] = useState(false);
   const abortRef = useRef<AbortController | null>(null);
   const listRef = useRef<HTMLDivElement | null>(null);
   const inputRef = useRef<HTMLTextAreaElement | null>(null);
@@ -47,16 +76,26 @@ export function ChatPage() {
       setSessionId(id);
       setLoadError(null);
       setMessages([]);
+      setShowSessions(false);
+      const own = loadChat(id);
+      setGen(own ?? loadDefaults());
+      setOwnGen(own !== null);
       try {
-        const detail = readSession(await client.get<unknown>(`/api/sessions/${encodeURIComponent(id)}`));
+        const raw = await client.get<unknown>(`/api/sessions/${encodeURIComponent(id)}`);
+        const detail = readSession(raw);
+        const models = turnModels(raw);
         const shown: DisplayMessage[] = [];
-        for (const t of detail.turns.filter((t) => t.type !== "side")) {
+        const mainTurns = detail.turns.filter((t) => t.type !== "side");
+        for (const t of mainTurns) {
           if (t.userText) shown.push({ key: nextKey(), role: "user", content: t.userText });
-          shown.push({ key: nextKey(), role: "assistant", content: t.response, turnId: t.id, adapter: t.adapter, thumbs: t.thumbs, hint: t.hint });
+          shown.push({ key: nextKey(), role: "assistant", content: t.response, turnId: t.id, adapter: t.adapter, model: models.get(t.id) ?? null, thumbs: t.thumbs, hint: t.hint });
         }
+        // A chat without settings of its own here (another window, an older app): its system prompt as recorded.
+        const recorded = mainTurns.length ? systemPromptOf(mainTurns[mainTurns.length - 1].messages) : "";
+        if (!own && recorded) setGen((g) => ({ ...g, systemPrompt: recorded }));
         setMessages(shown);
       } catch (e) {
-        setLoadError(messageOf(e));
+        setLoadError(humanError(e, "This chat is no longer in the history (it may have been deleted)."));
       }
     },
     [client],
@@ -67,8 +106,21 @@ export function ChatPage() {
     setSessionId(null);
     setMessages([]);
     setLoadError(null);
+    setGen(loadDefaults());
+    setOwnGen(false);
+    setShowSessions(false);
     inputRef.current?.focus();
   }, []);
+
+  const changeGen = useCallback(
+    (g: GenerationSettings | null) => {
+      const next = g ?? loadDefaults();
+      setGen(next);
+      setOwnGen(g !== null);
+      if (sessionId) saveChat(sessionId, g);
+    },
+    [sessionId],
+  );
 
   // Keep the newest text in view while it streams.
   useEffect(() => {
@@ -81,6 +133,7 @@ export function ChatPage() {
   useEffect(() => {
     const onKey = (e: globalThis.KeyboardEvent) => {
       if (e.key === "Escape" && abortRef.current) stop();
+      else if (e.key === "Escape") setShowSessions(false);
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -109,6 +162,7 @@ export function ChatPage() {
         flush();
       };
       const wire: ChatMessage[] = history.filter((m) => !m.error || m.content).map((m) => ({ role: m.role, content: m.content }));
+      if (gen.systemPrompt.trim()) wire.unshift({ role: "system", content: gen.systemPrompt.trim() });
       const isNew = sessionId === null;
       try {
         const { info } = await streamChat(
@@ -118,8 +172,12 @@ export function ChatPage() {
           {
             onStart: (info) => {
               update((m) => ({ ...m, turnId: info.turnId, adapter: info.adapter }));
-              if (info.sessionId) setSessionId(info.sessionId);
+              if (info.sessionId) {
+                setSessionId(info.sessionId);
+                if (isNew && ownGen) saveChat(info.sessionId, gen);
+              }
             },
+            onModel: (model) => update((m) => ({ ...m, model })),
             onDelta: (d) => {
               // Re-rendering the markdown for every token makes long answers crawl (each render
               // parses the whole text): collect tokens and render them ~30 times a second (a timer,
@@ -129,6 +187,7 @@ export function ChatPage() {
             },
           },
           ctrl.signal,
+          requestParams(gen, status?.model?.contextSize ?? null),
         );
         flushNow();
         update((m) => ({ ...m, streaming: false }));
@@ -148,7 +207,7 @@ export function ChatPage() {
         sessions.reload();
       }
     },
-    [client, sessionId, sessions],
+    [client, sessionId, sessions, gen, ownGen, status?.model?.contextSize],
   );
 
   const send = useCallback(() => {
@@ -182,11 +241,16 @@ export function ChatPage() {
   const lastAssistant = messages.map((m) => m.role).lastIndexOf("assistant");
 
   return (
-    <div className="chat">
-      <aside className="sessions" aria-label="Chats">
-        <button type="button" className="primary wide" onClick={newChat}>
-          New chat
-        </button>
+    <div className={showSessions ? "chat sessions-open" : "chat"}>
+      <aside className="sessions" id="chat-sessions" aria-label="Chats">
+        <div className="sessions-head">
+          <button type="button" className="primary wide" onClick={newChat}>
+            New chat
+          </button>
+          <button type="button" className="icon sessions-close" aria-label="Close chats" title="Close chats (Esc)" onClick={() => setShowSessions(false)}>
+            <SidebarIcon />
+          </button>
+        </div>
         <input type="search" placeholder="Search chats" aria-label="Search chats" value={search} onChange={(e) => setSearch(e.target.value)} />
         {sessions.error && <LoadProblem error={sessions.error} what="The chat history" onRetry={sessions.reload} />}
         <ul className="session-list">
@@ -197,6 +261,31 @@ export function ChatPage() {
         </ul>
       </aside>
       <section className="conversation" aria-label="Conversation">
+        <header className="chat-header">
+          <button type="button" className="icon sessions-toggle" aria-label="Chats" title="Chats" aria-expanded={showSessions} aria-controls="chat-sessions" onClick={() => setShowSessions((v) => !v)}>
+            <SidebarIcon />
+          </button>
+          <ModelPicker />
+          <button type="button" className={ownGen ? "gen-toggle on" : "gen-toggle"} aria-expanded={showGen} aria-controls="chat-generation" onClick={() => setShowGen((v) => !v)} title="System prompt, temperature, max tokens for this chat">
+            <SlidersIcon /> <span>Chat settings</span>
+          </button>
+        </header>
+        {showGen && (
+          <section className="chat-generation" id="chat-generation" aria-label="Chat settings">
+            <GenerationForm value={gen} onChange={(g) => changeGen(g)} contextSize={status?.model?.contextSize ?? null} />
+            <div className="actions">
+              <span className="small muted">{ownGen ? "This chat has its own settings." : "This chat uses the defaults from Settings."}</span>
+              {ownGen && (
+                <button type="button" className="link" onClick={() => changeGen(null)}>
+                  Use the defaults
+                </button>
+              )}
+              <button type="button" onClick={() => setShowGen(false)}>
+                Done
+              </button>
+            </div>
+          </section>
+        )}
         <div className="messages" ref={listRef} aria-live="polite">
           {loadError && <ErrorNote error={loadError} onRetry={() => sessionId && void openSession(sessionId)} />}
           {messages.length === 0 && !loadError && (
@@ -264,7 +353,7 @@ function SessionItem({ session, active, onOpen, onChanged, onDeleted }: { sessio
       setError(null);
       onChanged();
     } catch (e) {
-      setError(messageOf(e));
+      setError(humanError(e, "This chat is no longer in the history (it may have been deleted)."));
     }
   };
   const remove = async () => {
@@ -274,7 +363,7 @@ function SessionItem({ session, active, onOpen, onChanged, onDeleted }: { sessio
       onDeleted();
       onChanged();
     } catch (e) {
-      setError(messageOf(e));
+      setError(humanError(e, "This chat is no longer in the history (it may have been deleted)."));
     }
   };
 
@@ -341,7 +430,7 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
       setError(null);
       return true;
     } catch (e) {
-      setError(`Could not save your feedback: ${messageOf(e)}`);
+      setError(`Could not save your feedback: ${humanError(e, "this answer is no longer in the history (its chat may have been deleted).")}`);
       return false;
     } finally {
       setSaving(false);
@@ -367,11 +456,13 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
         <div className="msg-tools">
           {canRate && (
             <>
-              <button type="button" className={msg.thumbs === "up" ? "icon on" : "icon"} aria-pressed={msg.thumbs === "up"} aria-label="Thumbs up" title="Good answer" aria-disabled={saving} onClick={() => thumb("up")}>
+              <button type="button" className={msg.thumbs === "up" ? "icon thumb on up" : "icon thumb"} aria-pressed={msg.thumbs === "up"} aria-label="Thumbs up" title={msg.thumbs === "up" ? "Rated up: click to withdraw" : "Good answer"} aria-disabled={saving} onClick={() => thumb("up")}>
                 <ThumbUpIcon />
+                {msg.thumbs === "up" && <span className="thumb-label">Rated up</span>}
               </button>
-              <button type="button" className={msg.thumbs === "down" ? "icon on" : "icon"} aria-pressed={msg.thumbs === "down"} aria-label="Thumbs down" title="Bad answer" aria-disabled={saving} onClick={() => thumb("down")}>
+              <button type="button" className={msg.thumbs === "down" ? "icon thumb on down" : "icon thumb"} aria-pressed={msg.thumbs === "down"} aria-label="Thumbs down" title={msg.thumbs === "down" ? "Rated down: click to withdraw" : "Bad answer"} aria-disabled={saving} onClick={() => thumb("down")}>
                 <ThumbDownIcon />
+                {msg.thumbs === "down" && <span className="thumb-label">Rated down</span>}
               </button>
               <button
                 type="button"
@@ -393,8 +484,8 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
               Regenerate
             </button>
           )}
-          <span className="tag" title="The adapter version that wrote this answer">
-            {msg.adapter ? (msg.adapter === "base" ? "base model" : `adapter ${msg.adapter}`) : "adapter ?"}
+          <span className="tag answer-source" title="The model, and the adapter on it, that wrote this answer">
+            {[msg.model, msg.adapter ? adapterLabel(msg.adapter) : null].filter(Boolean).join(" · ") || "—"}
           </span>
         </div>
       )}

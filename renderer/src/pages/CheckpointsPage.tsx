@@ -61,13 +61,13 @@ export function CheckpointsPage() {
   const activeN = status?.training.activeCheckpoint ?? null;
   // One source for "active" (the live status, which SSE refreshes first), so a list fetched
   // just before a swap never shows two active rows.
-  const items = [...(list.data?.items ?? [])].map((c) => (activeN !== null ? { ...c, active: c.n === activeN } : c)).sort((a, b) => b.n - a.n);
+  const items = [...(list.data?.items ?? [])].map((c) => (status ? { ...c, active: c.n === activeN } : c)).sort((a, b) => b.n - a.n);
   const activeVersion = status?.adapter ?? null;
   return (
     <div className="page">
       <header className="page-head">
         <h1>Checkpoints</h1>
-        <span className="muted">Serving: {activeVersion === null ? "—" : activeVersion === "base" ? "base model" : activeVersion}</span>
+        <span className="muted">Serving: {activeVersion === null ? "—" : activeVersion === "base" ? "the model with no adapter" : activeVersion}</span>
         <ImportAdapter
           disabled={swapping !== null}
           onImported={() => {
@@ -94,7 +94,8 @@ export function CheckpointsPage() {
       {list.error && <LoadProblem error={list.error} what="Checkpoints" onRetry={list.reload} />}
       {list.data && items.length === 0 && <p className="muted">No checkpoints yet. Each adapter the learner publishes appears here.</p>}
       {items.length > 0 && (
-        <table className="table">
+        <div className="table-scroll">
+<table className="table">
           <thead>
             <tr>
               <th>Version</th>
@@ -149,6 +150,7 @@ export function CheckpointsPage() {
             ))}
           </tbody>
         </table>
+</div>
       )}
       {confirm && <ConfirmRollback checkpoint={confirm} forward={activeN !== null && confirm.n > activeN} onCancel={cancel} onConfirm={() => void activate(confirm)} />}
     </div>

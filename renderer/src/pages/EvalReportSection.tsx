@@ -34,7 +34,8 @@ export function EvalReportSection() {
           <p className="muted">
             {summary.scenario} · {summary.model} · {fmtTime(Date.parse(summary.createdAt) || null)} · {Math.round(summary.level * 100)}% intervals over held-out prompts
           </p>
-          <table className="table">
+          <div className="table-scroll">
+<table className="table">
             <thead>
               <tr>
                 <th>Run</th>
@@ -62,6 +63,7 @@ export function EvalReportSection() {
               ))}
             </tbody>
           </table>
+</div>
         </>
       )}
     </section>

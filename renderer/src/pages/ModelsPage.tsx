@@ -33,6 +33,8 @@ export function ModelsPage() {
   };
 
   const active: ModelInfo | null = models.data?.active ?? status?.model ?? null;
+  // The installed entry (and so the catalog entry) that is served now.
+  const activeId = models.data?.installed.find((i) => active?.path && i.path === active.path)?.id ?? null;
   // The served model: the trainer's own plan once it has made one (live, /api/status), else the core's plan from the file.
   const live = status?.training.memory;
   const servedTraining: Trainability | null = live ? trainabilityOfMemory(live, status?.training.backend ?? active?.training?.backend ?? "wasm") : active?.training ?? null;
@@ -72,7 +74,8 @@ export function ModelsPage() {
       {models.data && models.data.installed.length > 0 && (
         <>
           <h2>On this computer</h2>
-          <table className="table">
+          <div className="table-scroll">
+<table className="table">
             <thead>
               <tr>
                 <th>Model</th>
@@ -108,6 +111,7 @@ export function ModelsPage() {
               ))}
             </tbody>
           </table>
+</div>
         </>
       )}
 
@@ -116,7 +120,8 @@ export function ModelsPage() {
       {models.error && <LoadProblem error={models.error} what="The model catalog" onRetry={models.reload} />}
       {models.data && models.data.catalog.length === 0 && <p className="muted">The catalog is empty.</p>}
       {models.data && models.data.catalog.length > 0 && (
-        <table className="table">
+        <div className="table-scroll">
+<table className="table">
           <thead>
             <tr>
               <th>Model</th>
@@ -130,10 +135,11 @@ export function ModelsPage() {
           </thead>
           <tbody>
             {models.data.catalog.map((m) => (
-              <CatalogRow key={m.id} m={m} busy={busy !== null} onAct={act} />
+              <CatalogRow key={m.id} m={m} serving={m.id === activeId} busy={busy !== null} onAct={act} />
             ))}
           </tbody>
         </table>
+</div>
       )}
 
       <h2>Import a local GGUF</h2>
@@ -164,7 +170,7 @@ export function ModelsPage() {
   );
 }
 
-function CatalogRow({ m, busy, onAct }: { m: CatalogEntry; busy: boolean; onAct(label: string, path: string, body?: unknown, method?: "POST" | "DELETE"): Promise<void> }) {
+function CatalogRow({ m, serving, busy, onAct }: { m: CatalogEntry; serving: boolean; busy: boolean; onAct(label: string, path: string, body?: unknown, method?: "POST" | "DELETE"): Promise<void> }) {
   const id = encodeURIComponent(m.id);
   const d = m.download;
   const active = d && /download|running|paused|queued/i.test(d.state);
@@ -203,7 +209,9 @@ function CatalogRow({ m, busy, onAct }: { m: CatalogEntry; busy: boolean; onAct(
         )}
       </td>
       <td className="nowrap row-actions">
-        {m.installed ? (
+        {serving ? (
+          <span className="tag tag-active">active</span>
+        ) : m.installed ? (
           <button type="button" disabled={busy} onClick={() => void onAct(`Use ${m.name}`, "/api/models/use", { id: m.id })}>
             Use
           </button>

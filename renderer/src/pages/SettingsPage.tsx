@@ -5,6 +5,7 @@ import { useCore, useLive } from "../api/core.js";
 import { defaultSettings, readSettings, type JudgeSource, type Settings } from "../api/shapes.js";
 import { CopyButton } from "../components/Markdown.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
+import { ChatDefaultsSection } from "./ChatDefaultsSection.js";
 
 /** The provider config OpenClaw needs, exactly in the shape docs/openclaw-client.md shows. */
 export function openClawSnippet(apiBase: string, token: string, modelId: string, contextWindow: number): string {
@@ -209,6 +210,8 @@ export function SettingsPage() {
           {saved && <span className="muted" role="status">Saved.</span>}
         </div>
       </form>
+
+      <ChatDefaultsSection />
 
       <h2>API access</h2>
       <div className="kv">

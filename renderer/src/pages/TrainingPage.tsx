@@ -5,7 +5,7 @@ import { metricSeries, readCheckpoints, readTraining, readTurn, type MetricPoint
 import type { TrainingReply } from "../../../electron/core/api/training.js";
 import { LineChart, VerdictStrip } from "../components/Charts.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
-import { fmtTime } from "../components/format.js";
+import { adapterLabel, fmtTime } from "../components/format.js";
 import { memoryNeed } from "../components/Trainability.js";
 import { EvalReportSection } from "./EvalReportSection.js";
 
@@ -72,7 +72,7 @@ export function TrainingPage() {
         <Card label="Backend" value={training ? backendText(training) : "—"} />
         <Card label="Samples waiting" value={training?.samplesWaiting ?? "—"} />
         <Card label="Judge queue" value={training?.judgeQueue ?? "—"} />
-        <Card label="Serving" value={status ? (status.adapter === "base" ? "base model" : `adapter ${status.adapter}`) : "—"} />
+        <Card label="Serving" value={status ? adapterLabel(status.adapter) : "—"} />
         <Card label="Last swap pause" value={training?.lastSwapMs != null ? `${Math.round(training.lastSwapMs)} ms` : "—"} />
       </div>
       {training && (training.loss !== null || training.restarts) ? (
@@ -135,7 +135,8 @@ export function TrainingPage() {
       {judged.length === 0 ? (
         <p className="muted">No judged turns yet. Turns are judged from your next message, or rated by your thumbs and hints.</p>
       ) : (
-        <table className="table">
+        <div className="table-scroll">
+<table className="table">
           <thead>
             <tr>
               <th>When</th>
@@ -158,11 +159,12 @@ export function TrainingPage() {
                 </td>
                 <td className="nowrap">{votesText(t) || "—"}</td>
                 <td>{t.reward === null ? "—" : t.reward > 0 ? `+${t.reward}` : t.reward < 0 ? `−${-t.reward}` : "0"}</td>
-                <td className="clip">{t.hint ?? t.judgeHints[0] ?? "—"}</td>
+                <td className="wrap-cell">{t.hint ?? t.judgeHints[0] ?? "—"}</td>
               </tr>
             ))}
           </tbody>
         </table>
+</div>
       )}
     </div>
   );

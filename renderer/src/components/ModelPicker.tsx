@@ -1,0 +1,122 @@
+import { useState } from "react";
+import { messageOf } from "../api/client.js";
+import { forgetServedModelId } from "../api/chat.js";
+import { useCore, useCoreEvents, useLive } from "../api/core.js";
+import { readModels, type ModelInfo } from "../api/shapes.js";
+import { adapterLabel, fmtBytes } from "./format.js";
+
+/** "1.1 MB · F32": what a model is, in a few words. */
+function facts(m: Pick<ModelInfo, "sizeBytes" | "quantization">): string {
+  return [m.sizeBytes !== null ? fmtBytes(m.sizeBytes) : null, m.quantization].filter(Boolean).join(" · ");
+}
+
+/** A model's name for people: its own name, unless that only names the architecture ("llama"): then its file's. */
+function nameOf(m: Pick<ModelInfo, "name" | "arch" | "path">): string {
+  if (m.name && m.name !== m.arch) return m.name;
+  return m.path ? m.path.split(/[\\/]/).pop()!.replace(/\.gguf$/i, "") : m.name;
+}
+
+/** A switch under way, as the core's `models` events tell it ({change: "switch", state, name}). */
+interface SwitchNote {
+  name: string;
+  state: string;
+}
+
+function readSwitchEvent(data: unknown): (SwitchNote & { error: string | null }) | null {
+  if (typeof data !== "object" || data === null) return null;
+  const d = data as Record<string, unknown>;
+  if (d.change !== "switch" || typeof d.state !== "string") return null;
+  return { name: typeof d.name === "string" ? d.name : "the model", state: d.state, error: typeof d.error === "string" ? d.error : null };
+}
+
+const stageText: Record<string, string> = { draining: "finishing answers in progress", loading: "loading into memory" };
+
+/**
+ * The served model, always in view: its name, size, quantization and backend, and the adapter
+ * on top of it. A picker switches among the installed models (the core loads the new one at
+ * once, with progress); Models gets more.
+ */
+export function ModelPicker() {
+  const { client, status, reloadStatus } = useCore();
+  const models = useLive((c) => c.get<unknown>("/api/models").then(readModels), ["models", "download"], [], 10000);
+  const [switching, setSwitching] = useState<SwitchNote | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useCoreEvents(["models"], (e) => {
+    const s = readSwitchEvent(e.data);
+    if (!s) return;
+    if (s.state === "ready" || s.state === "failed") {
+      setSwitching(null);
+      forgetServedModelId();
+      reloadStatus();
+      if (s.error) setError(`${s.name} could not be loaded: ${s.error}`);
+    } else setSwitching({ name: s.name, state: s.state });
+  });
+
+  const served = status?.model ?? null;
+  const installed = models.data?.installed ?? [];
+  const current = installed.find((m) => served?.path && m.path === served.path) ?? null;
+
+  const choose = async (id: string) => {
+    const target = installed.find((m) => m.id === id);
+    if (!target || target === current) return;
+    setError(null);
+    setSwitching({ name: nameOf(target), state: "draining" });
+    try {
+      await client.post("/api/models/use", { id });
+    } catch (e) {
+      setError(`${nameOf(target)} could not be loaded: ${messageOf(e)}`);
+    } finally {
+      setSwitching(null);
+      forgetServedModelId();
+      reloadStatus();
+      models.reload();
+    }
+  };
+
+  const backend = status?.backend ? status.backend.toUpperCase() : null;
+  const detail = served ? [facts(served), backend].filter(Boolean).join(" · ") : "";
+  return (
+    <div className="model-picker">
+      <select
+        className="model-select"
+        aria-label="Model"
+        value={current?.id ?? "__served"}
+        disabled={switching !== null || installed.length === 0}
+        onChange={(e) => void choose(e.target.value)}
+        title={served?.path ?? undefined}
+      >
+        {!current && <option value="__served">{served ? served.name : status ? "No model loaded" : "…"}</option>}
+        {installed.map((m) => (
+          <option key={m.id} value={m.id} title={facts(m) || undefined}>
+            {nameOf(m)}
+          </option>
+        ))}
+      </select>
+      {switching ? (
+        <span className="model-switching small" role="status">
+          <span className="spinner" aria-hidden="true" /> Switching to {switching.name}: {stageText[switching.state] ?? switching.state}…
+        </span>
+      ) : (
+        <>
+          {detail && (
+            <span className="model-facts small muted" aria-label="Served model details">
+              {detail}
+            </span>
+          )}
+          <span className={status?.adapter && status.adapter !== "base" ? "tag tag-active" : "tag"} title="What serves on top of the model: a checkpoint trained from your feedback, or none">
+            {adapterLabel(status?.adapter)}
+          </span>
+        </>
+      )}
+      <a className="small model-more" href="#/models">
+        More models
+      </a>
+      {error && (
+        <span className="small error-text model-error" role="alert">
+          {error}
+        </span>
+      )}
+    </div>
+  );
+}
