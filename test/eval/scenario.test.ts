@@ -52,10 +52,12 @@ describe("eval scenario format", () => {
 
   it("ships valid example scenarios", () => {
     const files = fs.readdirSync(path.join(repoRoot, "eval", "scenarios")).filter((f) => f.endsWith(".json"));
-    assert.deepEqual(files.sort(), ["chat-short-answers.json", "stories-animals.json", "stories-cats.json"]);
+    assert.deepEqual(files.sort(), ["chat-short-answers.json", "stories-animals-preferences.json", "stories-animals.json", "stories-cats.json"]);
     for (const f of files) {
       const s = loadScenario(path.join(repoRoot, "eval", "scenarios", f));
       assert.ok(s.heldOutPrompts.length >= 3, f);
+      // Hints as preferences in the prompt only where a scenario asks (issue 20).
+      assert.equal(s.preferences, f === "stories-animals-preferences.json", f);
     }
   });
 

@@ -50,6 +50,12 @@ export interface MethodRun {
   replay: string[];
   notes: string[];
   seconds: number;
+  /**
+   * Scenarios with preferences: the training turn right after each hint, scored as served (the
+   * preference block in its prompt) and as the same adapter answers the same prompt and seed
+   * without it (a side turn); `gain` = with − without, paired per turn.
+   */
+  afterHint?: { turns: number; withBlock: Interval; without: Interval; gain: Interval & { significant: boolean } } | null;
 }
 
 export interface EvalReport {

@@ -215,10 +215,14 @@ async function runMethod(client: CoreClient, core: RunningCore | null, method: E
     ...(s.training.learningRate !== undefined ? { learningRate: s.training.learningRate } : {}),
     ...(s.training.teacherSource !== undefined ? { teacherSource: s.training.teacherSource } : {}),
     ...(s.training.klBeta !== undefined ? { klBeta: s.training.klBeta } : {}),
+    preferencesInPrompt: s.preferences,
   });
   // The first point: the untouched model, already measured by the baseline (same model, prompts, seeds).
   run.points.push(c.baseline ? { ...c.baseline } : await scoreHeldOut(client, s, c.seeds, c.scorer, 0, method, c.log, c.fluency));
   const served = new Map<string, { firstInteraction: number; answers: number }>();
+  // Immediate effect of a hint (scenarios with preferences): the next turn with and without the block.
+  let hintPending = false;
+  const afterHint: { with: number[]; without: number[] } = { with: [], without: [] };
   for (let i = 1; i <= c.o.interactions; i++) {
     const prompt = s.trainPrompts[(i - 1) % s.trainPrompts.length];
     const sessionId = `eval-${method}-train-${i}`;
@@ -227,12 +231,21 @@ async function runMethod(client: CoreClient, core: RunningCore | null, method: E
     const sv = served.get(a.adapter) ?? { firstInteraction: i, answers: 0 };
     sv.answers++;
     served.set(a.adapter, sv);
+    if (hintPending) {
+      hintPending = false;
+      const without = await generate(client, r, { seed: 7_000_000 + i, maxTokens: s.generation.maxTokens, temperature: s.generation.temperature, turnType: "side", sessionId: `${sessionId}-no-preferences`, sessionDone: true });
+      afterHint.with.push(await c.scorer(prompt, a.text));
+      afterHint.without.push(await c.scorer(prompt, without.text));
+    }
     const react = reactionFor(s, a.text);
     if (!react) run.reactions.none++;
     else {
       if (react.thumbs === "up") run.reactions.up++;
       if (react.thumbs === "down") run.reactions.down++;
-      if (react.hint) run.reactions.hint++;
+      if (react.hint) {
+        run.reactions.hint++;
+        hintPending = s.preferences;
+      }
       if (react.thumbs || react.hint) await client.feedback(a.turnId, react.thumbs, react.hint);
       if (react.next) {
         run.reactions.next++;
@@ -244,11 +257,24 @@ async function runMethod(client: CoreClient, core: RunningCore | null, method: E
       }
     }
     const scoring = i % c.evalEvery === 0 || i === c.o.interactions;
-    // After each batch the simulated user waits for the learning loop (a person types slower
-    // than a batch trains): which adapter answers the next prompt then depends on the
-    // interactions alone, not on timing, so a run is reproducible.
-    if (scoring || i % s.training.batchSize === 0) await settle(client, s.training.batchSize, c.o.settleTimeoutMs ?? 30 * 60_000, c.log);
+    // The simulated user waits for the learning loop whenever a run is due or in progress (a
+    // person types slower than a batch trains): which adapter answers the next prompt then
+    // depends on the interactions alone, not on timing, so a run is reproducible. Not only
+    // every batchSize interactions: held-back turns are never trained on, so a batch fills
+    // at other interactions (before, a loaded machine served the next prompts with the older
+    // adapter and the run took another course).
+    const boundary = scoring || i % s.training.batchSize === 0;
+    await settle(client, s.training.batchSize, c.o.settleTimeoutMs ?? 30 * 60_000, c.log, boundary ? 3 : 1);
     if (scoring) run.points.push(await scoreHeldOut(client, s, c.seeds, c.scorer, i, method, c.log, c.fluency));
+  }
+  if (s.preferences) {
+    const one = (xs: number[]) => xs.map((x) => [x]);
+    const g = afterHint.with.length ? gainInterval(one(afterHint.with), one(afterHint.without), BOOT) : null;
+    run.afterHint = g
+      ? { turns: afterHint.with.length, withBlock: scoreInterval(one(afterHint.with), BOOT), without: scoreInterval(one(afterHint.without), BOOT), gain: { ...g, significant: g.lo > 0 || g.hi < 0 } }
+      : null;
+    if (run.afterHint) c.log(`${method}: the turn after a hint (${run.afterHint.turns}): ${formatInterval(run.afterHint.withBlock)} with its preference in the prompt, ${formatInterval(run.afterHint.without)} without; gain ${formatInterval(run.afterHint.gain, true)}`);
+    run.notes.push("held-out scores are side turns: no preference block, what the weights learned");
   }
   run.adaptersServed = [...served.entries()].map(([version, v]) => ({ version, ...v })).sort((x, y) => x.firstInteraction - y.firstInteraction);
   const ckpts = (await client.checkpoints()) ?? [];
@@ -266,7 +292,7 @@ async function runMethod(client: CoreClient, core: RunningCore | null, method: E
 }
 
 /** Waits until the judge queue is empty and no training run is in progress or due. */
-async function settle(client: CoreClient, batchSize: number, timeoutMs: number, log: (l: string) => void): Promise<void> {
+async function settle(client: CoreClient, batchSize: number, timeoutMs: number, log: (l: string) => void, calmPolls = 3): Promise<void> {
   const t0 = Date.now();
   let calm = 0;
   for (;;) {
@@ -276,7 +302,7 @@ async function settle(client: CoreClient, batchSize: number, timeoutMs: number, 
     const due = (tr.samplesWaiting ?? 0) >= batchSize;
     // A run that is due starts within a moment; a due batch that stays idle (a blocked run) is let go after a while.
     calm = quiet ? calm + 1 : 0;
-    if (quiet && (!due ? calm >= 3 : calm >= 20)) {
+    if (quiet && (!due ? calm >= calmPolls : calm >= 20)) {
       if (due) log(`training stayed idle with ${tr.samplesWaiting} samples waiting${tr.lastError ? ` (${tr.lastError})` : ""}`);
       return;
     }

@@ -113,6 +113,12 @@ export const scenarioSchema = z.strictObject({
     .default({ batchSize: 4, stepsPerRun: 4 }),
   /** Score every N interactions (default: every batch). */
   evalEvery: z.number().int().min(1).optional(),
+  /**
+   * Hints become preferences in the prompt of the training turns (issue 20; the app's default).
+   * Off by default so the figures measured before preferences existed stay comparable; the
+   * held-out scoring is side turns, which never carry the block, so it measures the weights.
+   */
+  preferences: z.boolean().default(false),
 }).superRefine((s, ctx) => {
   const train = new Set(s.trainPrompts);
   const leaked = s.heldOutPrompts.filter((p) => train.has(p));
