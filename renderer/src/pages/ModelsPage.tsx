@@ -65,6 +65,11 @@ export function ModelsPage() {
       ) : active && (servedTraining?.limit === "architecture" || active.trainable === false) ? (
         <p className="note note-muted">This model's architecture can be served but not trained.</p>
       ) : null}
+      {busy?.startsWith("Use ") && (
+        <p className="note note-info" role="status">
+          <span className="spinner" aria-hidden="true" /> Switching to {busy.slice(4)}: answers in progress finish first, then it loads; chat answers again once it has.
+        </p>
+      )}
       {models.data?.restartRequired && (
         <p className="note note-info" role="status">
           A different model is chosen; it is served after the app restarts.
