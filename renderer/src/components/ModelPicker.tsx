@@ -3,18 +3,13 @@ import { messageOf } from "../api/client.js";
 import { forgetServedModelId } from "../api/chat.js";
 import { useCore, useCoreEvents, useLive } from "../api/core.js";
 import { readModels, type ModelInfo } from "../api/shapes.js";
-import { adapterLabel, fmtBytes } from "./format.js";
+import { adapterLabel, fmtBytes, modelName as nameOf } from "./format.js";
 
 /** "1.1 MB · F32": what a model is, in a few words. */
 function facts(m: Pick<ModelInfo, "sizeBytes" | "quantization">): string {
   return [m.sizeBytes !== null ? fmtBytes(m.sizeBytes) : null, m.quantization].filter(Boolean).join(" · ");
 }
 
-/** A model's name for people: its own name, unless that only names the architecture ("llama"): then its file's. */
-function nameOf(m: Pick<ModelInfo, "name" | "arch" | "path">): string {
-  if (m.name && m.name !== m.arch) return m.name;
-  return m.path ? m.path.split(/[\\/]/).pop()!.replace(/\.gguf$/i, "") : m.name;
-}
 
 /** A switch under way, as the core's `models` events tell it ({change: "switch", state, name}). */
 interface SwitchNote {

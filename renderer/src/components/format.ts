@@ -36,3 +36,9 @@ export function adapterLabel(adapter: string | null | undefined): string {
   if (!adapter || adapter === "base") return "No adapter";
   return `Adapter ${adapter}`;
 }
+
+/** A model's name for people: its own, unless that only names the architecture ("llama"): then its file's. */
+export function modelName(m: { name: string; arch: string | null; path: string | null }): string {
+  if (m.name && m.name !== m.arch) return m.name;
+  return m.path ? m.path.split(/[\\/]/).pop()!.replace(/\.gguf$/i, "") : m.name;
+}

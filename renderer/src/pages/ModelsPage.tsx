@@ -3,7 +3,7 @@ import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
 import { readModels, trainabilityOfMemory, type CatalogEntry, type ModelInfo, type Trainability } from "../api/shapes.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
-import { fmtBytes, fmtDuration } from "../components/format.js";
+import { fmtBytes, fmtDuration, modelName } from "../components/format.js";
 import { memoryNeed, TrainVerdict } from "../components/Trainability.js";
 import { Card } from "./TrainingPage.js";
 
@@ -47,7 +47,7 @@ export function ModelsPage() {
       <h2>Active model</h2>
       {active ? (
         <div className="cards">
-          <Card label="Name" value={active.name} wide />
+          <Card label="Name" value={modelName(active)} wide />
           <Card label="Size" value={fmtBytes(active.sizeBytes)} />
           <Card label="Quantization" value={active.quantization ?? "—"} />
           <Card label="Context" value={active.contextSize ? `${active.contextSize.toLocaleString()} tokens` : "—"} />
@@ -96,7 +96,7 @@ export function ModelsPage() {
               {models.data.installed.map((m) => (
                 <tr key={m.id}>
                   <td>
-                    <strong>{m.name}</strong>
+                    <strong>{modelName(m)}</strong>
                     <div className="small muted">{m.origin === "import" ? "imported" : "downloaded"}</div>
                     <TrainVerdict t={active?.path && m.path === active.path ? servedTraining : m.training} />
                   </td>
@@ -107,7 +107,7 @@ export function ModelsPage() {
                     {active?.path && m.path === active.path ? (
                       <span className="tag tag-active">active</span>
                     ) : (
-                      <button type="button" disabled={busy !== null} onClick={() => void act(`Use ${m.name}`, "/api/models/use", { id: m.id })}>
+                      <button type="button" disabled={busy !== null} onClick={() => void act(`Use ${modelName(m)}`, "/api/models/use", { id: m.id })}>
                         Use
                       </button>
                     )}
