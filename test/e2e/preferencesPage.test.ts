@@ -99,5 +99,13 @@ describe("Preferences page", { skip: browserMissing() ?? false, timeout: 300_000
     await page.getByRole("link", { name: "Preferences" }).click();
     await page.getByRole("listitem", { name: "Preference: Always answer in French, briefly." }).getByRole("button", { name: "Undo" }).click();
     await page.getByText("active · in prompt").waitFor();
+
+    // The settings beside the list: keep the block to this app's chat.
+    await page.locator(".pref-settings > summary").click();
+    // A controlled box: it changes when the saved settings come back, so click rather than uncheck.
+    await page.getByRole("checkbox", { name: /Also for outside clients/ }).click();
+    await page.getByText(/· app chat only/).waitFor();
+    assert.equal((await api(core, "GET", "/api/settings")).json.preferencesForOutsideClients, false);
+    await screenshot(page, "preferences-settings");
   });
 });

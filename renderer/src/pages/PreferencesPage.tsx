@@ -174,6 +174,7 @@ export function PreferencesPage() {
           ))}
         </ul>
       )}
+      {data && <PreferenceSettings block={data.block} onSaved={list.reload} />}
       {data && data.deleted.length > 0 && (
         <details className="pref-deleted">
           <summary>Deleted ({data.deleted.length})</summary>
@@ -215,5 +216,47 @@ function LastChange({ p }: { p: PreferenceView }) {
       {who} {what} {at(last.at)}
       {last.reason && last.reason !== "undo" ? ` (${last.reason})` : last.reason === "undo" ? " (undo)" : ""}
     </div>
+  );
+}
+
+/** The preference settings (PATCH /api/settings), here where their effect shows. */
+function PreferenceSettings({ block, onSaved }: { block: PreferencesReply["block"]; onSaved(): void }) {
+  const { client } = useCore();
+  const [error, setError] = useState<string | null>(null);
+  const [budget, setBudget] = useState(String(block.budget));
+  const save = async (patch: Record<string, unknown>) => {
+    try {
+      await client.patch("/api/settings", patch);
+      setError(null);
+      onSaved();
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  };
+  return (
+    <details className="pref-settings">
+      <summary>Settings</summary>
+      <label>
+        <input type="checkbox" checked={block.enabled} onChange={(e) => void save({ preferencesInPrompt: e.target.checked })} /> Add active preferences to the prompt
+      </label>
+      <label>
+        <input type="checkbox" checked={block.outsideClients} disabled={!block.enabled} onChange={(e) => void save({ preferencesForOutsideClients: e.target.checked })} /> Also for outside clients (OpenClaw, SDKs), not only this app's chat
+      </label>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save({ preferenceTokenBudget: Number(budget) });
+        }}
+      >
+        <label>
+          Token budget{" "}
+          <input type="number" min={16} max={4096} value={budget} onChange={(e) => setBudget(e.target.value)} aria-label="Token budget" />
+        </label>{" "}
+        <button type="submit" disabled={Number(budget) === block.budget}>
+          Save
+        </button>
+      </form>
+      {error && <ErrorNote error={error} />}
+    </details>
   );
 }
