@@ -102,9 +102,10 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const samples = new TurnSamplePool(store, bus);
 
   /** The served model and what is built on it; all of it is rebuilt when the model is switched. */
-  const bringUp = async (modelPath: string, adapter: { path: string; version: string } | undefined): Promise<CoreParts> => {
+  const bringUp = async (modelPath: string, adapter: { path: string; version: string } | undefined, onLoadProgress?: (fraction: number) => void): Promise<CoreParts> => {
     const engine = await Engine.load({
       ...opts.engine,
+      onLoadProgress,
       adapter,
       threads,
       // The Settings choice unless the caller (clawrl serve --gpu) named one.
@@ -160,13 +161,13 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
         bus,
         busy: (e) => e.gate.inflight + e.gate.queued > 0,
         pathOf: (e) => e.info().modelPath,
-        bringUp: async (modelPath, restoring) => {
+        bringUp: async (modelPath, restoring, onProgress) => {
           // Adapters were trained on the model they were made for: another model starts with none.
           store.updateState((d) => {
             if (!restoring) checkpointBeforeSwitch = d.training.activeCheckpoint;
             d.training.activeCheckpoint = restoring ? checkpointBeforeSwitch : null;
           });
-          const parts = await bringUp(modelPath, restoring ? startupAdapter(store, checkpoints) : undefined);
+          const parts = await bringUp(modelPath, restoring ? startupAdapter(store, checkpoints) : undefined, onProgress);
           parts.training?.start();
           return parts;
         },

@@ -7,6 +7,8 @@ export interface ModelSwitchState {
   id: string;
   name: string;
   state: "draining" | "loading";
+  /** share of the weights loaded (0 to 1) while loading; null before */
+  progress: number | null;
   startedAt: string;
 }
 
@@ -19,7 +21,7 @@ export interface ServedParts<E> {
 export interface ServedModelOptions<E, P extends ServedParts<E>> {
   bus: EventBus;
   /** Loads a model and everything built on it (engine, judge, trainer); `restoring`: the model served before a failed switch. */
-  bringUp(modelPath: string, restoring: boolean): Promise<P>;
+  bringUp(modelPath: string, restoring: boolean, onProgress?: (fraction: number) => void): Promise<P>;
   /** Requests being generated or waiting on the engine; a switch waits for them (bounded). */
   busy(engine: E): boolean;
   /** The path the engine serves. */
@@ -77,7 +79,7 @@ export class ServedModel<E, P extends ServedParts<E>> {
     const oldPath = old ? this.o.pathOf(old.engine) : null;
     if (oldPath === target.path) return;
     const emit = (state: string, extra: Record<string, unknown> = {}) => this.o.bus.emit("models", { change: "switch", state, id: target.id, name: target.name, ...extra });
-    this.switching = { id: target.id, name: target.name, state: "draining", startedAt: new Date().toISOString() };
+    this.switching = { id: target.id, name: target.name, state: "draining", progress: null, startedAt: new Date().toISOString() };
     emit("draining");
     try {
       if (old) {
@@ -88,8 +90,17 @@ export class ServedModel<E, P extends ServedParts<E>> {
       }
       this.switching = { ...this.switching, state: "loading" };
       emit("loading");
+      // Progress events at most every 5 % (a large model reports often).
+      let shown = 0;
+      const onProgress = (f: number) => {
+        if (this.switching) this.switching.progress = f;
+        if (f - shown >= 0.05 || (f >= 1 && shown < 1)) {
+          shown = f;
+          emit("loading", { progress: Math.round(f * 100) / 100 });
+        }
+      };
       try {
-        this.parts = await this.o.bringUp(target.path, false);
+        this.parts = await this.o.bringUp(target.path, false, onProgress);
       } catch (err) {
         // Put the previous model back so the app keeps answering; say why the new one failed.
         if (oldPath) this.parts = await this.o.bringUp(oldPath, true).catch(() => null);

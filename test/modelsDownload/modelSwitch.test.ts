@@ -49,9 +49,14 @@ describe("switching the served model", { timeout: 180_000 }, () => {
     const answer = await call("POST", "/v1/chat/completions", { model: "x", messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal(answer.body.model, path.basename(tiny, ".gguf"));
+    const states = events.filter((e) => e.change === "switch").map((e) => e.state);
     assert.deepEqual(
-      events.filter((e) => e.change === "switch").map((e) => e.state),
+      states.filter((st, i) => st !== states[i - 1]),
       ["draining", "loading", "ready"],
+    );
+    assert.ok(
+      events.some((e) => e.state === "loading" && e.progress === 1),
+      "the load's progress reaches 100 %",
     );
     assert.equal((await call("GET", "/api/models")).body.restartRequired, false);
   });

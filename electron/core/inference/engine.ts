@@ -41,6 +41,8 @@ export interface EngineOptions {
   adapter?: { path: string; version: string };
   /** CPU threads per evaluation; default: one for a small model (threads.ts), else node-llama-cpp's (all math cores). */
   threads?: number;
+  /** Told how much of the model's weights are loaded (0 to 1), for a progress bar. */
+  onLoadProgress?: (fraction: number) => void;
 }
 
 export interface EngineInfo {
@@ -184,7 +186,7 @@ export class Engine {
       async (llama) => {
         let model: LlamaModel;
         try {
-          model = await llama.loadModel({ modelPath: opts.modelPath, gpuLayers });
+          model = await llama.loadModel({ modelPath: opts.modelPath, gpuLayers, onLoadProgress: opts.onLoadProgress });
         } catch (err) {
           throw new Error(`cannot load model ${opts.modelPath}: ${(err as Error).message}`);
         }

@@ -15,13 +15,20 @@ function facts(m: Pick<ModelInfo, "sizeBytes" | "quantization">): string {
 interface SwitchNote {
   name: string;
   state: string;
+  /** share of the weights loaded, while loading */
+  progress: number | null;
 }
 
 function readSwitchEvent(data: unknown): (SwitchNote & { error: string | null }) | null {
   if (typeof data !== "object" || data === null) return null;
   const d = data as Record<string, unknown>;
   if (d.change !== "switch" || typeof d.state !== "string") return null;
-  return { name: typeof d.name === "string" ? d.name : "the model", state: d.state, error: typeof d.error === "string" ? d.error : null };
+  return {
+    name: typeof d.name === "string" ? d.name : "the model",
+    state: d.state,
+    progress: typeof d.progress === "number" ? d.progress : null,
+    error: typeof d.error === "string" ? d.error : null,
+  };
 }
 
 const stageText: Record<string, string> = { draining: "finishing answers in progress", loading: "loading into memory" };
@@ -45,7 +52,7 @@ export function ModelPicker() {
       forgetServedModelId();
       reloadStatus();
       if (s.error) setError(`${s.name} could not be loaded: ${s.error}`);
-    } else setSwitching({ name: s.name, state: s.state });
+    } else setSwitching((cur) => ({ name: cur?.name ?? s.name, state: s.state, progress: s.progress }));
   });
 
   const served = status?.model ?? null;
@@ -56,7 +63,7 @@ export function ModelPicker() {
     const target = installed.find((m) => m.id === id);
     if (!target || target === current) return;
     setError(null);
-    setSwitching({ name: nameOf(target), state: "draining" });
+    setSwitching({ name: nameOf(target), state: "draining", progress: null });
     try {
       await client.post("/api/models/use", { id });
     } catch (e) {
@@ -90,7 +97,8 @@ export function ModelPicker() {
       </select>
       {switching ? (
         <span className="model-switching small" role="status">
-          <span className="spinner" aria-hidden="true" /> Switching to {switching.name}: {stageText[switching.state] ?? switching.state}…
+          <span className="spinner" aria-hidden="true" /> Switching to {switching.name}: {stageText[switching.state] ?? switching.state}
+          {switching.state === "loading" && switching.progress !== null ? ` ${Math.round(switching.progress * 100)} %` : "…"}
         </span>
       ) : (
         <>
