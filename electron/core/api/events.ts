@@ -1,23 +1,25 @@
 /**
  * The SSE events of GET /api/events (`event: <name>`, JSON `data:`): every event of the core's
- * bus (rollout/events.ts CoreEvents, pinned to this list by test/api/contract.typecheck.ts).
+ * bus, which is typed with this map (rollout/events.ts EventBus), so what is emitted is what
+ * the UI is told it gets.
  */
-export type CoreEventName =
-  | "turn"
-  | "turnReady"
-  | "feedback"
-  | "judge"
-  | "session"
-  | "sessionDeleted"
-  | "settings"
-  | "download"
-  | "models"
-  | "status"
-  | "training"
-  | "checkpoint"
-  | "swap"
-  | "revert"
-  | "preferences";
+import type { Preference } from "../preferences/schema.js";
+import type { Settings } from "./settings.js";
+import type { FeedbackView, SessionView } from "./sessions.js";
+import type { TrainingStatusView } from "./training.js";
+
+/** A completed turn, small enough to send to every SSE client. */
+export interface TurnSummary {
+  turnId: string;
+  sessionId: string;
+  index: number;
+  type: "main" | "side";
+  time: string;
+  adapter: string;
+  finishReason: string;
+  responseTokenCount: number;
+  text: string;
+}
 
 /** `swap`: an adapter was put into service (checkpoint null: the base model). */
 export interface SwapEvent {
@@ -37,3 +39,36 @@ export interface RevertEvent {
   rule: string;
   at: string;
 }
+
+/** `preferences`: a preference was created, edited, changed status (by the user or the loop), deleted, restored or checked. */
+export interface PreferencesEvent {
+  id: string;
+  change: "created" | "updated" | "deleted" | "restored" | "checked";
+  preference: Preference | null;
+}
+
+/** Each event's payload, by name. The learning loop subscribes to `turnReady` (judge it) and `feedback`. */
+export interface CoreEvents {
+  turn: { turn: TurnSummary };
+  /** a main turn got its next state */
+  turnReady: { turnId: string; sessionId: string };
+  feedback: { turnId: string; sessionId: string; feedback: FeedbackView | null };
+  judge: { turnId: string; sessionId: string; reward: -1 | 0 | 1 };
+  session: { session: SessionView; change: "created" | "updated" | "renamed" | "closed" | "reopened" };
+  sessionDeleted: { sessionId: string };
+  settings: { settings: Settings };
+  /** model downloads (progress, paused, done, failed, cancelled) and model-list changes (models/modelService.ts, servedModel.ts) */
+  download: Record<string, unknown>;
+  models: Record<string, unknown>;
+  /** engine / adapter changes: only a cue to read GET /api/status again */
+  status: Record<string, unknown>;
+  /** the learning loop's live status */
+  training: { training: TrainingStatusView };
+  /** a new or changed checkpoint (training/checkpoints.ts CheckpointEntry): a cue to read GET /api/checkpoints again */
+  checkpoint: { checkpoint: Record<string, unknown> };
+  swap: SwapEvent;
+  revert: RevertEvent;
+  preferences: PreferencesEvent;
+}
+
+export type CoreEventName = keyof CoreEvents;

@@ -1,54 +1,11 @@
 import { EventEmitter } from "node:events";
-import type { FeedbackState } from "../store/store.js";
-import type { SessionMeta } from "../store/state.js";
-import type { Settings } from "../store/settings.js";
-import type { TurnType } from "../store/records.js";
-import type { PreferenceEvent } from "../preferences/service.js";
-import type { RevertEvent, SwapEvent } from "../api/events.js";
-import type { TrainingStatusView } from "../api/training.js";
-
-/** A completed turn, small enough to send to every SSE client. */
-export interface TurnSummary {
-  turnId: string;
-  sessionId: string;
-  index: number;
-  type: TurnType;
-  time: string;
-  adapter: string;
-  finishReason: string;
-  responseTokenCount: number;
-  text: string;
-}
+import type { CoreEventName, CoreEvents } from "../api/events.js";
 
 /**
- * The core's in-process events (their names and the UI's payloads are the contract in
- * api/events.ts; test/api/contract.typecheck.ts keeps the two the same). The SSE route forwards all of them; the learning loop
- * subscribes to `turnReady` (a main turn got its next state: judge it) and `feedback`.
+ * The core's in-process events: their names and payloads are the contract (api/events.ts), so
+ * what is emitted is what the UI reads. The SSE route forwards all of them.
  */
-export interface CoreEvents {
-  turn: { turn: TurnSummary };
-  turnReady: { turnId: string; sessionId: string };
-  feedback: { turnId: string; sessionId: string; feedback: FeedbackState | null };
-  judge: { turnId: string; sessionId: string; reward: -1 | 0 | 1 };
-  session: { session: SessionMeta; change: "created" | "updated" | "renamed" | "closed" | "reopened" };
-  sessionDeleted: { sessionId: string };
-  settings: { settings: Settings };
-  /** model downloads (progress, paused, done, failed, cancelled) and model-list changes */
-  download: Record<string, unknown>;
-  models: Record<string, unknown>;
-  /** engine / adapter / training changes, published by whoever owns them */
-  status: Record<string, unknown>;
-  /** learning loop (electron/core/training): live training status, a new checkpoint, an adapter swap */
-  training: { training: TrainingStatusView };
-  checkpoint: { checkpoint: Record<string, unknown> };
-  /** checkpoint null: the base model */
-  swap: SwapEvent;
-  /** the watch on the served adapter rolled a checkpoint back by itself (to: the one served now; null = base model) */
-  revert: RevertEvent;
-  /** a preference was created, edited, changed status (by the user or the loop), deleted, restored or checked */
-  preferences: PreferenceEvent;
-}
-export type CoreEventName = keyof CoreEvents;
+export type { CoreEventName, CoreEvents, TurnSummary } from "../api/events.js";
 
 export class EventBus {
   private readonly ee = new EventEmitter();

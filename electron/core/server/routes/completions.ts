@@ -8,6 +8,7 @@ import { abortWhenClientLeaves } from "../clientAbort.js";
 import { ApiError, badRequest } from "../errors.js";
 import type { TurnRecorder } from "./openai.js";
 import { generationParams } from "./generationParams.js";
+import type { LegacyLogprobs, TextCompletionReply } from "../../api/openai.js";
 import { preparePlainPrompt, tokenCounter } from "../../preferences/inject.js";
 
 /**
@@ -92,7 +93,7 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
           total_tokens: result.promptTokens.length + result.responseTokens.length,
           prompt_tokens_details: { cached_tokens: cachedPromptTokens },
         },
-      };
+      } satisfies TextCompletionReply;
     } catch (err) {
       const aborted = err instanceof AbortedError || signal.aborted;
       rollout.abortTurn(ctx, aborted ? "client disconnected" : `error: ${(err as Error).message}`);
@@ -108,7 +109,7 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
  * offsets. Each token's text is what it adds to the text detokenized so far (a SentencePiece
  * token's leading space depends on its place), so the tokens join into the answer's text.
  */
-function legacyLogprobs(engine: Engine, infos: Array<Pick<TokenLogprob, "token" | "top"> & { logprob: number | null }>, n: number, before: readonly Token[]) {
+function legacyLogprobs(engine: Engine, infos: Array<Pick<TokenLogprob, "token" | "top"> & { logprob: number | null }>, n: number, before: readonly Token[]): LegacyLogprobs {
   // The tokens before (the prompt) decide how the first one reads, as in the answer's text.
   const text = new IncrementalDetokenizer(engine.model, before);
   const pieces = infos.map((i) => {
@@ -154,5 +155,5 @@ async function scorePrompt(engine: Engine, prompt: string, tokens: Token[], text
     system_fingerprint: `clawrl-${scored.adapter}`,
     choices: [{ index: 0, text: prompt, logprobs: lp, finish_reason: "length" }],
     usage: { prompt_tokens: tokens.length, completion_tokens: 0, total_tokens: tokens.length },
-  };
+  } satisfies TextCompletionReply;
 }

@@ -16,6 +16,9 @@ import { abortWhenClientLeaves } from "../clientAbort.js";
 import { ApiError, badRequest } from "../errors.js";
 import { parseChatRequest, type ChatCompletionRequest } from "./openaiSchema.js";
 import { generationParams } from "./generationParams.js";
+import type { ChatCompletionChunk, ChatCompletionReply, ChatLogprob, ModelListReply, ModelObject } from "../../api/openai.js";
+
+type ChunkChoice = ChatCompletionChunk["choices"][number];
 import type { PlannedBlock } from "../../preferences/block.js";
 import { prepareChatPrompt, tokenCounter } from "../../preferences/inject.js";
 
@@ -70,7 +73,7 @@ function toGenerateRequest(body: ChatCompletionRequest, defaultMaxTokens?: numbe
 
 const bytesOf = (s: string) => Array.from(Buffer.from(s, "utf8"));
 
-function logprobEntries(infos: TokenLogprob[]) {
+function logprobEntries(infos: TokenLogprob[]): ChatLogprob[] {
   return infos.map((i) => ({
     token: i.text,
     logprob: i.logprob,
@@ -88,8 +91,8 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
   const { engine } = opts;
   const rollout = opts.rollout ?? ephemeralRecorder();
 
-  const modelObject = () => ({ id: engine.modelId, object: "model", created: 0, owned_by: "clawrl" });
-  app.get("/v1/models", async () => ({ object: "list", data: [modelObject()] }));
+  const modelObject = (): ModelObject => ({ id: engine.modelId, object: "model", created: 0, owned_by: "clawrl" });
+  app.get("/v1/models", async (): Promise<ModelListReply> => ({ object: "list", data: [modelObject()] }));
   app.get<{ Params: { id: string } }>("/v1/models/:id", async (req) => {
     if (req.params.id !== engine.modelId) throw new ApiError(404, `The model '${req.params.id}' does not exist.`, "invalid_request_error", "model", "model_not_found");
     return modelObject();
@@ -132,8 +135,8 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
     const stream = body.stream === true;
     const includeUsage = stream && body.stream_options?.include_usage === true;
     let started = false;
-    const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }] })}\n\n`;
+    const chunk = (delta: ChunkChoice["delta"], extra: Partial<Pick<ChunkChoice, "logprobs" | "finish_reason">> = {}) =>
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }] } satisfies ChatCompletionChunk)}\n\n`;
     const sse = new SseWriter(reply.raw);
     const write = (s: string) => sse.write(s);
     let firstContentSent = false;
@@ -208,7 +211,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
 
     if (stream) {
       write(chunk({}, { finish_reason: result.finishReason }));
-      if (includeUsage) write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
+      if (includeUsage) write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage } satisfies ChatCompletionChunk)}\n\n`);
       write("data: [DONE]\n\n");
       sse.flush();
       reply.raw.end();
@@ -234,6 +237,6 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
         },
       ],
       usage,
-    };
+    } satisfies ChatCompletionReply;
   });
 }
