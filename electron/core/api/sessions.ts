@@ -56,3 +56,13 @@ export interface SessionReply {
   session: SessionView;
   turns: TurnView[];
 }
+
+/** POST /api/feedback: the turn's feedback now and the reward it makes. */
+export interface FeedbackReply {
+  turnId: string;
+  sessionId: string;
+  feedback: FeedbackView | null;
+  reward: number | null;
+  /** where the reward comes from: thumbs win over the judge; null when there is none */
+  rewardSource: "thumbs" | "judge" | null;
+}

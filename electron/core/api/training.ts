@@ -148,3 +148,28 @@ export interface ActivateReply {
   checkpoint: CheckpointView;
   swap: SwapView;
 }
+
+/** What an imported adapter held (adapters/importAdapter.ts ImportSummary). */
+export interface ImportedAdapterView {
+  format: "gguf" | "peft";
+  /** the path given */
+  source: string;
+  rank: number;
+  alpha: number;
+  /** adapted (layer, linear) pairs */
+  pairs: number;
+  layers: number;
+  targets: string[];
+  dtypes: string[];
+  /** adapter_config.json's base_model_name_or_path (peft) */
+  baseModel: string | null;
+  warnings: string[];
+}
+
+/** POST /api/checkpoints/import: the checkpoint made (published and served, or rejected and kept). */
+export interface ImportReply {
+  checkpoint: CheckpointView;
+  imported: ImportedAdapterView;
+  /** the swap that put it in service; null when the gate rejected it */
+  swap: SwapView | null;
+}

@@ -3,6 +3,7 @@ import path from "node:path";
 import type { FastifyInstance } from "fastify";
 import { ApiError, badRequest } from "../errors.js";
 import { checkpointView } from "./training.js";
+import type { ImportReply } from "../../api/training.js";
 import { ActivationError, type TrainingSupervisor } from "../../training/supervisor.js";
 
 /**
@@ -14,7 +15,7 @@ import { ActivationError, type TrainingSupervisor } from "../../training/supervi
  * adapter stays); 409 while learning is paused; 503 when the trainer cannot run.
  */
 export function registerAdapterImportRoute(app: FastifyInstance, sup: TrainingSupervisor, activeId: () => number | null): void {
-  app.post("/api/checkpoints/import", async (req) => {
+  app.post("/api/checkpoints/import", async (req): Promise<ImportReply> => {
     const body = req.body as { path?: unknown } | null | undefined;
     const raw = body && typeof body === "object" ? body.path : undefined;
     if (typeof raw !== "string" || raw.trim() === "") throw badRequest("'path' must name the adapter: a PEFT directory or a llama.cpp LoRA .gguf file", "path");

@@ -5,7 +5,8 @@ import { SettingsError, formatIssue } from "../../store/settings.js";
 import { rewardOf } from "../../store/store.js";
 import { registerEventRoute } from "./apiEvents.js";
 import type { ApiDeps, EngineStatus } from "./apiTypes.js";
-import type { SessionReply, SessionsReply } from "../../api/sessions.js";
+import type { FeedbackReply, SessionReply, SessionsReply } from "../../api/sessions.js";
+import type { Settings } from "../../api/settings.js";
 import type { StatusReply } from "../../api/status.js";
 
 export type { ApiDeps, EngineStatus, EngineStatusProvider } from "./apiTypes.js";
@@ -82,7 +83,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
     return reply.status(204).send();
   });
 
-  app.post("/api/feedback", async (req) => {
+  app.post("/api/feedback", async (req): Promise<FeedbackReply> => {
     const body = parse(FeedbackBody, req.body);
     const entry = store.turnEntry(body.turnId);
     if (!entry) throw notFound(`unknown turn '${body.turnId}'`);
@@ -93,9 +94,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
     return { turnId: body.turnId, sessionId: entry.sessionId, feedback: current.feedback, reward: r.reward, rewardSource: r.source };
   });
 
-  app.get("/api/settings", async () => store.settings);
+  app.get("/api/settings", async (): Promise<Settings> => store.settings);
 
-  app.patch("/api/settings", async (req) => {
+  app.patch("/api/settings", async (req): Promise<Settings> => {
     try {
       const settings = store.updateSettings(req.body);
       bus.emit("settings", { settings });
