@@ -59,6 +59,7 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
     const panel = page.getByRole("region", { name: "Chat settings" });
     await panel.getByRole("textbox", { name: "System prompt" }).fill("You are a terse storyteller.");
     await panel.getByRole("spinbutton", { name: "Max tokens" }).fill("7");
+    await screenshot(page, "chat-settings-panel");
     await panel.getByRole("button", { name: "Done" }).click();
     const box = page.getByRole("textbox", { name: "Message" });
     await box.fill("Once upon a time");

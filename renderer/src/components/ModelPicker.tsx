@@ -80,41 +80,43 @@ export function ModelPicker() {
   const detail = served ? [facts(served), backend].filter(Boolean).join(" · ") : "";
   return (
     <div className="model-picker">
-      <select
-        className="model-select"
-        aria-label="Model"
-        value={current?.id ?? "__served"}
-        disabled={switching !== null || installed.length === 0}
-        onChange={(e) => void choose(e.target.value)}
-        title={served?.path ?? undefined}
-      >
-        {!current && <option value="__served">{served ? served.name : status ? "No model loaded" : "…"}</option>}
-        {installed.map((m) => (
-          <option key={m.id} value={m.id} title={facts(m) || undefined}>
-            {nameOf(m)}
-          </option>
-        ))}
-      </select>
-      {switching ? (
-        <span className="model-switching small" role="status">
-          <span className="spinner" aria-hidden="true" /> Switching to {switching.name}: {stageText[switching.state] ?? switching.state}
-          {switching.state === "loading" && switching.progress !== null ? ` ${Math.round(switching.progress * 100)} %` : "…"}
-        </span>
-      ) : (
-        <>
-          {detail && (
-            <span className="model-facts small muted" aria-label="Served model details">
-              {detail}
-            </span>
-          )}
-          <span className={status?.adapter && status.adapter !== "base" ? "tag tag-active" : "tag"} title="What serves on top of the model: a checkpoint trained from your feedback, or none">
-            {adapterLabel(status?.adapter)}
+      <div className="model-row">
+        <select
+          className="model-select"
+          aria-label="Model"
+          value={current?.id ?? "__served"}
+          disabled={switching !== null || installed.length === 0}
+          onChange={(e) => void choose(e.target.value)}
+          title={served?.path ?? undefined}
+        >
+          {!current && <option value="__served">{served ? served.name : status ? "No model loaded" : "…"}</option>}
+          {installed.map((m) => (
+            <option key={m.id} value={m.id} title={facts(m) || undefined}>
+              {nameOf(m)}
+            </option>
+          ))}
+        </select>
+        {switching ? (
+          <span className="model-switching small" role="status">
+            <span className="spinner" aria-hidden="true" /> Switching to {switching.name}: {stageText[switching.state] ?? switching.state}
+            {switching.state === "loading" && switching.progress !== null ? ` ${Math.round(switching.progress * 100)} %` : "…"}
           </span>
-        </>
-      )}
-      <a className="small model-more" href="#/models">
-        More models
-      </a>
+        ) : (
+          <>
+            {detail && (
+              <span className="model-facts small muted" aria-label="Served model details">
+                {detail}
+              </span>
+            )}
+            <span className={status?.adapter && status.adapter !== "base" ? "tag tag-active" : "tag"} title="What serves on top of the model: a checkpoint trained from your feedback, or none">
+              {adapterLabel(status?.adapter)}
+            </span>
+          </>
+        )}
+        <a className="small model-more" href="#/models">
+          More models
+        </a>
+      </div>
       {error && (
         <span className="small error-text model-error" role="alert">
           {error}
