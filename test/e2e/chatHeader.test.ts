@@ -13,7 +13,7 @@ import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInU
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
 
-const pages = ["chat", "training", "checkpoints", "models", "settings"] as const;
+const pages = ["chat", "training", "preferences", "checkpoints", "models", "settings"] as const;
 
 describe("chat header, generation settings, deep links, layout", { skip: browserMissing() ?? false, timeout: 600_000 }, () => {
   let core: RunningCore;
@@ -55,7 +55,7 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
     assert.match((await page.locator(".model-facts").textContent()) ?? "", /^\d+(\.\d)? (KB|MB) · F32 · CPU$/);
     assert.match((await picker.locator("option:checked").textContent()) ?? "", /stories260K|stories/i);
     assert.equal((await page.locator(".model-picker .tag").textContent())?.trim(), "No adapter");
-    assert.equal(await page.getByRole("link", { name: "More models" }).getAttribute("href"), "#/models");
+    assert.equal(await page.getByRole("link", { name: "Browse catalog" }).getAttribute("href"), "#/models");
     assert.match((await page.locator(".status-line").textContent()) ?? "", /^No adapter · /, "the footer says no adapter, not a model name");
   });
 
@@ -135,7 +135,7 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
         if (width === 800) {
           // The chats column is a drawer here, and the nav shows icons with their names for assistive tech.
           await page.goto(`${core.url}/#/chat`);
-          const toggle = page.getByRole("button", { name: "Chats" });
+          const toggle = page.getByRole("button", { name: "Chats", exact: true });
           await toggle.click();
           await page.getByRole("complementary", { name: "Chats" }).getByRole("button", { name: "New chat" }).waitFor();
           await screenshot(page, `layout-chat-drawer-${width}-${theme}`);

@@ -113,8 +113,9 @@ export function ModelPicker() {
             </span>
           </>
         )}
-        <a className="small model-more" href="#/models">
-          More models
+        {/* Not named "… models": the nav's Models link keeps a name of its own. */}
+        <a className="small model-more" href="#/models" title="Download more models or import a GGUF on the Models page">
+          Browse catalog
         </a>
       </div>
       {error && (
