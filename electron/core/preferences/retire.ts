@@ -28,29 +28,41 @@ export interface GapMeasure {
  * answer is scored under the client's prompt with only this preference's block, and under the
  * client's prompt alone, with the adapter served now. null when there are no such turns.
  */
-export async function measureGap(store: Store, engine: Pick<Engine, "renderPrompt" | "scoreTokens" | "model">, pref: Preference, share: number, max = MAX_TURNS): Promise<GapMeasure | null> {
+export async function measureGap(store: Store, engine: Pick<Engine, "renderPrompt" | "scoreTokens" | "model" | "modelId">, pref: Preference, share: number, max = MAX_TURNS): Promise<GapMeasure | null> {
   const turns: TurnRecord[] = [];
   const entries = [...store.turnEntries()].filter((e) => e.type === "main" && e.preferenceBlock && isHeldBack(e, share));
   for (let i = entries.length - 1; i >= 0 && turns.length < max; i--) {
     const t = store.readTurn(entries[i].turnId);
-    if (t.preferences?.ids.includes(pref.id) && t.clientPromptTokens && t.responseTokens.length > 0) turns.push(t);
+    // Token ids are the served model's: turns another model answered (before a switch) cannot be scored here.
+    if (t.model === engine.modelId && t.preferences?.ids.includes(pref.id) && t.clientPromptTokens && t.responseTokens.length > 0) turns.push(t);
   }
   if (turns.length === 0) return null;
   const block = renderBlock([pref]);
   let sum = 0;
   let tokens = 0;
   let adapter = "base";
+  let measured = 0;
   for (const t of turns) {
-    const { student, teacher } = prompts(engine, t, pref, block);
     const r = t.responseTokens as Token[];
-    const [withPref, without] = [await engine.scoreTokens([...teacher, ...r]), await engine.scoreTokens([...student, ...r])];
+    let withPref: { adapter: string; logprobs: number[] };
+    let without: { adapter: string; logprobs: number[] };
+    try {
+      const { student, teacher } = prompts(engine, t, pref, block);
+      withPref = await engine.scoreTokens([...teacher, ...r]);
+      without = await engine.scoreTokens([...student, ...r]);
+    } catch (err) {
+      // A turn that no longer fits the context (the block re-rendered, another model served) is left out.
+      console.warn(`preference check: turn ${t.turnId} left out: ${(err as Error).message}`);
+      continue;
+    }
+    measured++;
     adapter = without.adapter;
     const a = withPref.logprobs.slice(-r.length);
     const b = without.logprobs.slice(-r.length);
     for (let i = 0; i < r.length; i++) sum += a[i] - b[i];
     tokens += r.length;
   }
-  return { gap: sum / tokens, turns: turns.length, tokens, adapter };
+  return measured > 0 ? { gap: sum / tokens, turns: measured, tokens, adapter } : null;
 }
 
 /**
