@@ -15,13 +15,6 @@ export function isObj(v: unknown): v is Obj {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** The value at a dotted path (e.g. "choices.0.delta.content"), for JSON without a contract type (OpenAI stream chunks). */
-export function pick(o: unknown, path: string): unknown {
-  let cur: unknown = o;
-  for (const k of path.split(".")) cur = isObj(cur) ? cur[k] : Array.isArray(cur) ? cur[Number(k)] : undefined;
-  return cur === null ? undefined : cur;
-}
-export const str = (v: unknown): string | null => (typeof v === "string" ? v : typeof v === "number" ? String(v) : null);
 export const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
 /**
@@ -443,26 +436,10 @@ export type Settings = Pick<
 >;
 
 /**
- * What the form shows until GET /api/settings answers (the page replaces it with the core's
- * values, which carry the real defaults); never sent: save() sends only fields changed from
- * what was loaded.
+ * GET /api/settings (or a `settings` event's `settings`): the fields the form edits, as the core
+ * sends them (all, with its defaults). The defaults live in the core's schema only
+ * (store/settings.ts): the form waits for this reply instead of showing values of its own.
  */
-export const defaultSettings: Settings = {
-  learningMethod: "combined",
-  batchSize: 16,
-  learningRate: 1e-4,
-  loraRank: 16,
-  teacherSource: "policy",
-  judgeVotes: 3,
-  judgeSource: { kind: "base" },
-  autoLearn: true,
-  outsideDefaultTurnType: "side",
-  headerlessTurnsMain: true,
-  klBeta: 0.3,
-  heldBackShare: 0.125,
-};
-
-/** GET /api/settings (or a `settings` event's `settings`): the fields the form edits, as the core sends them (all, with its defaults). */
 export function readSettings(body: unknown): Settings {
   const s = (isObj(body) && isObj(body.settings) ? body.settings : body) as CoreSettings;
   return {

@@ -2,7 +2,7 @@ import { useEffect, useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { servedModelId } from "../api/chat.js";
 import { useCore, useLive } from "../api/core.js";
-import { defaultSettings, readSettings, type JudgeSource, type Settings } from "../api/shapes.js";
+import { readSettings, type JudgeSource, type Settings } from "../api/shapes.js";
 import { CopyButton } from "../components/Markdown.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { ChatDefaultsSection } from "./ChatDefaultsSection.js";
@@ -44,7 +44,8 @@ function emptyJudge(kind: JudgeSource["kind"]): JudgeSource {
 export function SettingsPage() {
   const { client, status } = useCore();
   const loaded = useLive((c) => c.get<unknown>("/api/settings").then(readSettings), ["settings"]);
-  const [form, setForm] = useState<Settings>(defaultSettings);
+  // null until GET /api/settings answers: the defaults are the core's (its settings schema), not the page's.
+  const [form, setForm] = useState<Settings | null>(null);
   const [dirty, setDirty] = useState(false);
   const [saving, setSaving] = useState(false);
   const [saved, setSaved] = useState(false);
@@ -60,15 +61,16 @@ export function SettingsPage() {
   }, [client]);
 
   const set = <K extends keyof Settings>(k: K, v: Settings[K]) => {
-    setForm((f) => ({ ...f, [k]: v }));
+    setForm((f) => (f ? { ...f, [k]: v } : f));
     setDirty(true);
     setSaved(false);
   };
 
   const save = async () => {
+    const base = loaded.data;
+    if (!form || !base) return;
     setSaving(true);
     setError(null);
-    const base = loaded.data ?? defaultSettings;
     const changed = Object.fromEntries(Object.entries(form).filter(([k, v]) => JSON.stringify(base[k as keyof Settings]) !== JSON.stringify(v)));
     try {
       await client.patch("/api/settings", changed);
@@ -93,123 +95,130 @@ export function SettingsPage() {
         <h1>Settings</h1>
       </header>
       {loaded.error && <LoadProblem error={loaded.error} what="Settings" onRetry={loaded.reload} />}
-      <form
-        className="settings"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (dirty && !saving) void save();
-        }}
-      >
-        <fieldset disabled={unavailable}>
-          <legend>Learning</legend>
-          <label>
-            Learning method
-            <select value={form.learningMethod} onChange={(e) => set("learningMethod", e.target.value as Settings["learningMethod"])}>
-              <option value="combined">Combined (rewards + hints)</option>
-              <option value="binary">Binary RL (rewards only)</option>
-              <option value="opd">OPD (hints only)</option>
-              <option value="topk">OPD top-k select (advanced)</option>
-            </select>
-          </label>
-          <label>
-            Batch size
-            <input type="number" min={1} max={1024} value={form.batchSize} onChange={(e) => set("batchSize", Number(e.target.value))} />
-          </label>
-          <label>
-            Learning rate
-            <input type="number" step="any" min={0} value={form.learningRate} onChange={(e) => set("learningRate", Number(e.target.value))} />
-          </label>
-          <label>
-            LoRA rank
-            <input type="number" min={1} max={256} value={form.loraRank} onChange={(e) => set("loraRank", Number(e.target.value))} />
-          </label>
-          <label title="How strongly training is pulled back toward the model it started from (the KL to the base model in the loss). 0 turns the anchor off.">
-            Anchor to the base model (β)
-            <input type="number" step="any" min={0} max={10} value={form.klBeta} onChange={(e) => set("klBeta", Number(e.target.value))} />
-          </label>
-          <label title="Turns never trained on: the publish gate and the watch on the served adapter check new adapters on them.">
-            Held back from training (%)
-            <input
-              type="number"
-              step="any"
-              min={0}
-              max={50}
-              value={Math.round(form.heldBackShare * 1000) / 10}
-              onChange={(e) => set("heldBackShare", Number(e.target.value) / 100)}
-            />
-          </label>
-          <label className="span-2">
-            Hint teacher (OPD)
-            <select value={form.teacherSource} onChange={(e) => set("teacherSource", e.target.value as Settings["teacherSource"])}>
-              <option value="policy">The learning model, with the hint</option>
-              <option value="base">The base model, with the hint (steadier)</option>
-            </select>
-          </label>
-          <label className="check">
-            <input type="checkbox" checked={form.autoLearn} onChange={(e) => set("autoLearn", e.target.checked)} />
-            Learn automatically when a batch of samples is ready
-          </label>
-        </fieldset>
-        <fieldset disabled={unavailable}>
-          <legend>Judge</legend>
-          <label>
-            Judge votes
-            <input type="number" min={1} max={15} value={form.judgeVotes} onChange={(e) => set("judgeVotes", Number(e.target.value))} />
-          </label>
-          <label className="span-2">
-            Judge source
-            <select value={form.judgeSource.kind} onChange={(e) => set("judgeSource", emptyJudge(e.target.value as JudgeSource["kind"]))}>
-              <option value="base">The served model, without adapter</option>
-              <option value="gguf">Another local GGUF</option>
-              <option value="endpoint">An OpenAI-compatible endpoint</option>
-            </select>
-          </label>
-          {form.judgeSource.kind === "gguf" && (
+      {!form && !loaded.error && (
+        <p className="muted" role="status">
+          Loading settings…
+        </p>
+      )}
+      {form && (
+        <form
+          className="settings"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (dirty && !saving) void save();
+          }}
+        >
+          <fieldset disabled={unavailable}>
+            <legend>Learning</legend>
             <label>
-              Judge GGUF file
-              <input value={form.judgeSource.path} placeholder="/path/to/judge.gguf" onChange={(e) => set("judgeSource", { kind: "gguf", path: e.target.value })} />
+              Learning method
+              <select value={form.learningMethod} onChange={(e) => set("learningMethod", e.target.value as Settings["learningMethod"])}>
+                <option value="combined">Combined (rewards + hints)</option>
+                <option value="binary">Binary RL (rewards only)</option>
+                <option value="opd">OPD (hints only)</option>
+                <option value="topk">OPD top-k select (advanced)</option>
+              </select>
             </label>
-          )}
-          {form.judgeSource.kind === "endpoint" && (
-            <>
+            <label>
+              Batch size
+              <input type="number" min={1} max={1024} value={form.batchSize} onChange={(e) => set("batchSize", Number(e.target.value))} />
+            </label>
+            <label>
+              Learning rate
+              <input type="number" step="any" min={0} value={form.learningRate} onChange={(e) => set("learningRate", Number(e.target.value))} />
+            </label>
+            <label>
+              LoRA rank
+              <input type="number" min={1} max={256} value={form.loraRank} onChange={(e) => set("loraRank", Number(e.target.value))} />
+            </label>
+            <label title="How strongly training is pulled back toward the model it started from (the KL to the base model in the loss). 0 turns the anchor off.">
+              Anchor to the base model (β)
+              <input type="number" step="any" min={0} max={10} value={form.klBeta} onChange={(e) => set("klBeta", Number(e.target.value))} />
+            </label>
+            <label title="Turns never trained on: the publish gate and the watch on the served adapter check new adapters on them.">
+              Held back from training (%)
+              <input
+                type="number"
+                step="any"
+                min={0}
+                max={50}
+                value={Math.round(form.heldBackShare * 1000) / 10}
+                onChange={(e) => set("heldBackShare", Number(e.target.value) / 100)}
+              />
+            </label>
+            <label className="span-2">
+              Hint teacher (OPD)
+              <select value={form.teacherSource} onChange={(e) => set("teacherSource", e.target.value as Settings["teacherSource"])}>
+                <option value="policy">The learning model, with the hint</option>
+                <option value="base">The base model, with the hint (steadier)</option>
+              </select>
+            </label>
+            <label className="check">
+              <input type="checkbox" checked={form.autoLearn} onChange={(e) => set("autoLearn", e.target.checked)} />
+              Learn automatically when a batch of samples is ready
+            </label>
+          </fieldset>
+          <fieldset disabled={unavailable}>
+            <legend>Judge</legend>
+            <label>
+              Judge votes
+              <input type="number" min={1} max={15} value={form.judgeVotes} onChange={(e) => set("judgeVotes", Number(e.target.value))} />
+            </label>
+            <label className="span-2">
+              Judge source
+              <select value={form.judgeSource.kind} onChange={(e) => set("judgeSource", emptyJudge(e.target.value as JudgeSource["kind"]))}>
+                <option value="base">The served model, without adapter</option>
+                <option value="gguf">Another local GGUF</option>
+                <option value="endpoint">An OpenAI-compatible endpoint</option>
+              </select>
+            </label>
+            {form.judgeSource.kind === "gguf" && (
               <label>
-                Judge base URL
-                <input value={form.judgeSource.baseUrl} placeholder="http://127.0.0.1:8000/v1" onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), baseUrl: e.target.value })} />
+                Judge GGUF file
+                <input value={form.judgeSource.path} placeholder="/path/to/judge.gguf" onChange={(e) => set("judgeSource", { kind: "gguf", path: e.target.value })} />
               </label>
-              <label>
-                Judge model
-                <input value={form.judgeSource.model} onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), model: e.target.value })} />
-              </label>
-              <label>
-                Judge API key
-                <input type="password" value={form.judgeSource.apiKey ?? ""} onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), apiKey: e.target.value || undefined })} />
-              </label>
-            </>
-          )}
-        </fieldset>
-        <fieldset disabled={unavailable}>
-          <legend>Outside clients</legend>
-          <label>
-            Turn type when a client sends a session but no turn type
-            <select value={form.outsideDefaultTurnType} onChange={(e) => set("outsideDefaultTurnType", e.target.value as Settings["outsideDefaultTurnType"])}>
-              <option value="side">side (not trained)</option>
-              <option value="main">main (trained)</option>
-            </select>
-          </label>
-          <label className="check">
-            <input type="checkbox" checked={form.headerlessTurnsMain} onChange={(e) => set("headerlessTurnsMain", e.target.checked)} />
-            Learn from clients that send no session headers (OpenClaw without its plugin, any OpenAI SDK)
-          </label>
-        </fieldset>
-        {error && <ErrorNote error={error} />}
-        <div className="actions">
-          {/* aria-disabled, not disabled, while there is nothing to save: the button keeps keyboard focus after a save. */}
-          <button type="submit" className="primary" disabled={unavailable} aria-disabled={!dirty || saving}>
-            {saving ? "Saving…" : "Save settings"}
-          </button>
-          {saved && <span className="muted" role="status">Saved.</span>}
-        </div>
-      </form>
+            )}
+            {form.judgeSource.kind === "endpoint" && (
+              <>
+                <label>
+                  Judge base URL
+                  <input value={form.judgeSource.baseUrl} placeholder="http://127.0.0.1:8000/v1" onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), baseUrl: e.target.value })} />
+                </label>
+                <label>
+                  Judge model
+                  <input value={form.judgeSource.model} onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), model: e.target.value })} />
+                </label>
+                <label>
+                  Judge API key
+                  <input type="password" value={form.judgeSource.apiKey ?? ""} onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), apiKey: e.target.value || undefined })} />
+                </label>
+              </>
+            )}
+          </fieldset>
+          <fieldset disabled={unavailable}>
+            <legend>Outside clients</legend>
+            <label>
+              Turn type when a client sends a session but no turn type
+              <select value={form.outsideDefaultTurnType} onChange={(e) => set("outsideDefaultTurnType", e.target.value as Settings["outsideDefaultTurnType"])}>
+                <option value="side">side (not trained)</option>
+                <option value="main">main (trained)</option>
+              </select>
+            </label>
+            <label className="check">
+              <input type="checkbox" checked={form.headerlessTurnsMain} onChange={(e) => set("headerlessTurnsMain", e.target.checked)} />
+              Learn from clients that send no session headers (OpenClaw without its plugin, any OpenAI SDK)
+            </label>
+          </fieldset>
+          {error && <ErrorNote error={error} />}
+          <div className="actions">
+            {/* aria-disabled, not disabled, while there is nothing to save: the button keeps keyboard focus after a save. */}
+            <button type="submit" className="primary" disabled={unavailable} aria-disabled={!dirty || saving}>
+              {saving ? "Saving…" : "Save settings"}
+            </button>
+            {saved && <span className="muted" role="status">Saved.</span>}
+          </div>
+        </form>
+      )}
 
       <ChatDefaultsSection />
 
