@@ -54,6 +54,14 @@ export interface ChatCompletionChunk {
   usage?: Usage;
 }
 
+/** An OpenAI-style error: the body of every 4xx/5xx reply (server/errors.ts ApiError), and the `data:` line a stream ends with when generation fails after it started. */
+export interface ErrorReply {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+/** What a chat stream's `data:` line holds (before `[DONE]`). */
+export type ChatStreamData = ChatCompletionChunk | ErrorReply;
+
 /** OpenAI's legacy logprobs object (POST /v1/completions `logprobs: N`, or `echo` scoring). */
 export interface LegacyLogprobs {
   tokens: string[];

@@ -1,3 +1,5 @@
+import type { ErrorReply } from "../api/openai.js";
+
 /**
  * OpenAI-style errors: `{"error": {"message", "type", "param", "code"}}` with an HTTP status.
  * Every route throws ApiError; the server's error handler turns anything else into one too.
@@ -14,7 +16,7 @@ export class ApiError extends Error {
     this.name = "ApiError";
   }
 
-  toJSON() {
+  toJSON(): ErrorReply {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
   }
 }

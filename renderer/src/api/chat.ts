@@ -1,5 +1,5 @@
+import type { ChatStreamData, ModelListReply } from "../../../electron/core/api/openai.js";
 import { errorFromResponse, type CoreClient } from "./client.js";
-import { isObj, pick, str } from "./shapes.js";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
@@ -34,11 +34,8 @@ let modelId: Promise<string> | null = null;
 /** The served model's id from /v1/models (asked once; the OpenAI wire format requires `model`). */
 export function servedModelId(client: CoreClient): Promise<string> {
   modelId ??= client
-    .get<unknown>("/v1/models")
-    .then((b) => {
-      const first = (isObj(b) && Array.isArray(b.data) ? b.data : [])[0];
-      return str(pick(first, "id")) ?? "default";
-    })
+    .get<ModelListReply>("/v1/models")
+    .then((b) => b.data?.[0]?.id ?? "default")
     .catch((e: unknown) => {
       modelId = null; // ask again next time
       throw e;
@@ -100,21 +97,21 @@ export async function streamChat(client: CoreClient, messages: ChatMessage[], se
   let text = "";
   for await (const data of sseData(res.body)) {
     if (data === "[DONE]") break;
-    let chunk: unknown;
+    // The core's own stream (api/openai.ts): what is untrusted is only whether a line is JSON.
+    let chunk: ChatStreamData | null;
     try {
-      chunk = JSON.parse(data);
+      chunk = JSON.parse(data) as ChatStreamData | null;
     } catch {
       continue; // a keep-alive or a line we do not understand
     }
-    const chunkModel = pick(chunk, "model");
-    if (info.model === null && typeof chunkModel === "string") {
-      info.model = chunkModel;
-      handlers.onModel?.(chunkModel);
+    if (typeof chunk !== "object" || chunk === null) continue;
+    if ("error" in chunk) throw new Error(chunk.error.message);
+    if (info.model === null && chunk.model) {
+      info.model = chunk.model;
+      handlers.onModel?.(chunk.model);
     }
-    const err = pick(chunk, "error.message");
-    if (typeof err === "string") throw new Error(err);
-    const delta = pick(chunk, "choices.0.delta.content");
-    if (typeof delta === "string" && delta) {
+    const delta = chunk.choices[0]?.delta.content;
+    if (delta) {
       text += delta;
       handlers.onDelta(delta);
     }

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
-import { num, pick, readCheckpoints, type Checkpoint } from "../api/shapes.js";
+import type { ActivateReply } from "../../../electron/core/api/training.js";
+import { readCheckpoints, type Checkpoint } from "../api/shapes.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtNum, fmtTime } from "../components/format.js";
 import { ImportAdapter } from "./ImportAdapter.js";
@@ -36,9 +37,8 @@ export function CheckpointsPage() {
     setDone(null);
     setError(null);
     try {
-      const r = await client.post<unknown>(`/api/checkpoints/${c.n}/activate`);
-      const pause = num(pick(r, "swap.pauseMs"));
-      setDone(`Now serving ${c.version}. The next answer in Chat uses it.${pause !== null ? ` The swap held new requests for ${Math.round(pause)} ms.` : ""}`);
+      const { swap } = await client.post<ActivateReply>(`/api/checkpoints/${c.n}/activate`);
+      setDone(`Now serving ${c.version}. The next answer in Chat uses it. The swap held new requests for ${Math.round(swap.pauseMs)} ms.`);
     } catch (e) {
       setError(`Could not roll back to ${c.version}: ${messageOf(e)}`);
     } finally {

@@ -1,10 +1,8 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { messageOf } from "../api/client.js";
 import { useCore } from "../api/core.js";
-import { num, pick, str } from "../api/shapes.js";
+import type { ImportReply } from "../../../electron/core/api/training.js";
 import { ErrorNote } from "../components/Notices.js";
-
-const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
 
 type Outcome = { kind: "published" | "rejected"; version: string; reasons: string[]; warnings: string[]; pauseMs: number | null } | { kind: "error"; message: string };
 
@@ -58,14 +56,13 @@ function ImportDialog({ onClose }: { onClose(imported: boolean): void }) {
     setBusy(true);
     setOutcome(null);
     try {
-      const r = await client.post<unknown>("/api/checkpoints/import", { path: path.trim() });
-      const verdict = str(pick(r, "checkpoint.verdict"));
+      const r = await client.post<ImportReply>("/api/checkpoints/import", { path: path.trim() });
       setOutcome({
-        kind: verdict === "published" ? "published" : "rejected",
-        version: str(pick(r, "checkpoint.version")) ?? "the new checkpoint",
-        reasons: strings(pick(r, "checkpoint.gate.reasons")),
-        warnings: strings(pick(r, "imported.warnings")),
-        pauseMs: num(pick(r, "swap.pauseMs")),
+        kind: r.checkpoint.verdict === "published" ? "published" : "rejected",
+        version: r.checkpoint.version,
+        reasons: r.checkpoint.gate.reasons,
+        warnings: r.imported.warnings,
+        pauseMs: r.swap?.pauseMs ?? null,
       });
     } catch (err) {
       // The core names the path first; the field shows it already.
