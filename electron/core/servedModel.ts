@@ -1,5 +1,6 @@
 import { ApiError } from "./server/errors.js";
 import type { EventBus } from "./rollout/events.js";
+import type { ModelSwitchEvent } from "./api/models.js";
 
 /** Where a model switch is: the UI shows it in the chat header's picker. */
 export interface ModelSwitchState {
@@ -39,6 +40,8 @@ export interface ServedModelOptions<E, P extends ServedParts<E>> {
 export class ServedModel<E, P extends ServedParts<E>> {
   private parts: P | null;
   private switching: ModelSwitchState | null = null;
+  /** the switch under way, awaited by close() so nothing it loads outlives the core */
+  private pending: Promise<void> | null = null;
 
   constructor(
     initial: P | null,
@@ -73,12 +76,18 @@ export class ServedModel<E, P extends ServedParts<E>> {
    * Serves another model file. Resolves when it answers; rejects (after restoring the previous
    * model) when it cannot be loaded. One switch at a time: a second one gets 409.
    */
-  async switchTo(target: { id: string; name: string; path: string }): Promise<void> {
-    if (this.switching) throw new ApiError(409, `A switch to ${this.switching.name} is under way.`, "invalid_request_error", null, "model_switching");
+  switchTo(target: { id: string; name: string; path: string }): Promise<void> {
+    if (this.switching) return Promise.reject(new ApiError(409, `A switch to ${this.switching.name} is under way.`, "invalid_request_error", null, "model_switching"));
+    const run = this.runSwitch(target);
+    this.pending = run.catch(() => undefined);
+    return run;
+  }
+
+  private async runSwitch(target: { id: string; name: string; path: string }): Promise<void> {
     const old = this.parts;
     const oldPath = old ? this.o.pathOf(old.engine) : null;
     if (oldPath === target.path) return;
-    const emit = (state: string, extra: Record<string, unknown> = {}) => this.o.bus.emit("models", { change: "switch", state, id: target.id, name: target.name, ...extra });
+    const emit = (state: ModelSwitchEvent["state"], extra: Pick<ModelSwitchEvent, "progress" | "error"> = {}) => this.o.bus.emit("models", { change: "switch", state, id: target.id, name: target.name, ...extra });
     this.switching = { id: target.id, name: target.name, state: "draining", progress: null, startedAt: new Date().toISOString() };
     emit("draining");
     try {
@@ -116,6 +125,7 @@ export class ServedModel<E, P extends ServedParts<E>> {
   }
 
   async close(): Promise<void> {
+    await this.pending;
     await this.parts?.close();
     this.parts = null;
   }

@@ -61,6 +61,17 @@ describe("switching the served model", { timeout: 180_000 }, () => {
     assert.equal((await call("GET", "/api/models")).body.restartRequired, false);
   });
 
+  it("while a switch is under way: /v1 answers 503 with the reason, a second switch 409", async () => {
+    const stories = { id: "local:stories260K", name: "stories260K", path: storiesModelPath() };
+    const first = core.served!.switchTo(stories);
+    assert.throws(() => core.served!.current(), (e: Error & { status?: number }) => e.status === 503 && /being switched to stories260K/.test(e.message));
+    const models = call("GET", "/v1/models");
+    await assert.rejects(core.served!.switchTo({ ...stories, path: tiny }), (e: Error & { status?: number }) => e.status === 409);
+    assert.equal((await models).status, 503);
+    await first;
+    assert.equal((await call("GET", "/v1/models")).body.data[0].id, "stories260K");
+  });
+
   it("keeps serving the old model when the new file cannot be loaded", async () => {
     const broken = path.join(tempDir(), "broken.gguf");
     // Imported whole (the registry checks the file), then cut short: a model that no longer loads.
@@ -72,7 +83,7 @@ describe("switching the served model", { timeout: 180_000 }, () => {
     assert.ok(use.status >= 400, JSON.stringify(use.body));
     assert.match(use.body.error.message, /load|model/i);
     const models = await call("GET", "/v1/models");
-    assert.equal(models.body.data[0].id, path.basename(tiny, ".gguf"), "the previous model is back");
+    assert.equal(models.body.data[0].id, "stories260K", "the previous model is back");
     assert.equal(events.at(-1)?.state, "failed");
   });
 });
