@@ -84,6 +84,9 @@ export interface CoreParts extends ServedParts<Engine> {
   training: TrainingSupervisor | null;
 }
 
+/** How long a /v1 request waits for a model switch to finish before it is answered 503. */
+const SWITCH_WAIT_MS = 120_000;
+
 export const defaultUiDir = path.join(appRoot, "out", "renderer");
 
 /** Starts the headless core: the HTTP server with its routes. No electron import, ever. */
@@ -196,6 +199,11 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     initial.training.start();
   }
   if (served) {
+    // A /v1 request that arrives during a model switch waits for the new model (bounded; then the
+    // route's 503 says why) rather than failing: outside clients rarely retry.
+    server.addHook("onRequest", async (req) => {
+      if (req.url.startsWith("/v1/")) await served.settled(SWITCH_WAIT_MS);
+    });
     const engine = forwarder(() => served.current().engine);
     registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => store.settings.defaultMaxTokens });
     registerCompletionRoutes(server, { engine, rollout });

@@ -60,6 +60,17 @@ export class ServedModel<E, P extends ServedParts<E>> {
     return this.parts;
   }
 
+  /**
+   * Resolves when no switch is under way (at once when none is), or after `maxMs`: a request
+   * that arrives during a switch waits for the new model instead of failing.
+   */
+  async settled(maxMs: number): Promise<void> {
+    if (!this.switching || !this.pending) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.pending, new Promise<void>((r) => (timer = setTimeout(r, maxMs)))]);
+    clearTimeout(timer);
+  }
+
   /** What a switch is doing, or null. */
   get switchState(): ModelSwitchState | null {
     return this.switching;

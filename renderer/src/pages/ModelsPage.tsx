@@ -67,7 +67,7 @@ export function ModelsPage() {
       ) : null}
       {busy?.startsWith("Use ") && (
         <p className="note note-info" role="status">
-          <span className="spinner" aria-hidden="true" /> Switching to {busy.slice(4)}: answers in progress finish first, then it loads; chat answers again once it has.
+          <span className="spinner" aria-hidden="true" /> Switching to {busy.slice(4)}: answers in progress finish first, then it loads; messages sent meanwhile wait for it.
         </p>
       )}
       {models.data?.restartRequired && (
