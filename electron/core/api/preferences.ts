@@ -1,4 +1,7 @@
-/** GET /api/preferences and the preference replies (electron/core/preferences/schema.ts is the stored form). */
+/**
+ * /api/preferences (server/routes/preferences.ts): the list, the replies of POST, PATCH, undo,
+ * restore and check (DELETE answers 204, no body); electron/core/preferences/schema.ts is the stored form.
+ */
 
 export type PreferenceStatusView = "active" | "learned" | "disabled";
 
@@ -47,6 +50,25 @@ export interface PreferencesReply {
   block: { enabled: boolean; outsideClients: boolean; budget: number; text: string; tokens: number | null; ids: string[] };
 }
 
+/** POST /api/preferences (201), PATCH /api/preferences/:id, POST /api/preferences/:id/undo and /restore: the preference as stored now. */
 export interface PreferenceReply {
   preference: Omit<PreferenceView, "contextTokens" | "inPrompt" | "overBudget">;
+}
+
+/** One preference's outcome of a retirement check (preferences/retire.ts CheckResult). */
+export interface PreferenceCheckResultView {
+  id: string;
+  text: string;
+  /** its status after the check */
+  status: PreferenceStatusView;
+  verdict: PreferenceCheckView["verdict"];
+  /** null: not measured (too few turns) */
+  gap: number | null;
+  turns: number;
+  reason: string;
+}
+
+/** POST /api/preferences/check: each checked preference's outcome, and the list as GET gives it after the check. */
+export interface PreferenceCheckReply extends PreferencesReply {
+  results: PreferenceCheckResultView[];
 }

@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { ApiError, badRequest, notFound } from "../errors.js";
 import { formatIssue, type Settings } from "../../store/settings.js";
 import { blockLine } from "../../preferences/block.js";
-import type { PreferencesReply, PreferenceView } from "../../api/preferences.js";
+import type { PreferenceCheckReply, PreferenceCheckResultView, PreferenceReply, PreferencesReply, PreferenceView } from "../../api/preferences.js";
 import { CreatePreferenceBody, PatchPreferenceBody, type Preference } from "../../preferences/schema.js";
 import { NothingToUndoError, UnknownPreferenceError, type PreferenceService } from "../../preferences/service.js";
 import { UnknownTurnError } from "../../store/store.js";
@@ -14,7 +14,7 @@ export interface PreferenceRouteDeps {
   /** the served model's token counter; null when no model is loaded (costs are then unknown) */
   countTokens: () => ((text: string) => number) | null;
   /** runs a retirement check now (retire.ts); absent when no model is served */
-  check?: () => Promise<unknown>;
+  check?: () => Promise<PreferenceCheckResultView[]>;
 }
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
@@ -69,15 +69,15 @@ export function registerPreferenceRoutes(app: FastifyInstance, deps: PreferenceR
     };
   };
 
-  app.get("/api/preferences", async () => view());
+  app.get("/api/preferences", async (): Promise<PreferencesReply> => view());
 
   app.post("/api/preferences", async (req, reply) => {
     const body = parse(CreatePreferenceBody, req.body);
     const preference = body.turnId ? mapErrors(() => prefs.createFromTurn(body.text, body.turnId!)) : prefs.create(body.text, "manual");
-    return reply.status(201).send({ preference });
+    return reply.status(201).send({ preference } satisfies PreferenceReply);
   });
 
-  app.patch<{ Params: { id: string } }>("/api/preferences/:id", async (req) => {
+  app.patch<{ Params: { id: string } }>("/api/preferences/:id", async (req): Promise<PreferenceReply> => {
     const body = parse(PatchPreferenceBody, req.body);
     return { preference: mapErrors(() => prefs.patch(req.params.id, body)) };
   });
@@ -87,10 +87,10 @@ export function registerPreferenceRoutes(app: FastifyInstance, deps: PreferenceR
     return reply.status(204).send();
   });
 
-  app.post<{ Params: { id: string } }>("/api/preferences/:id/undo", async (req) => ({ preference: mapErrors(() => prefs.undo(req.params.id)) }));
-  app.post<{ Params: { id: string } }>("/api/preferences/:id/restore", async (req) => ({ preference: mapErrors(() => prefs.restore(req.params.id)) }));
+  app.post<{ Params: { id: string } }>("/api/preferences/:id/undo", async (req): Promise<PreferenceReply> => ({ preference: mapErrors(() => prefs.undo(req.params.id)) }));
+  app.post<{ Params: { id: string } }>("/api/preferences/:id/restore", async (req): Promise<PreferenceReply> => ({ preference: mapErrors(() => prefs.restore(req.params.id)) }));
 
-  app.post("/api/preferences/check", async () => {
+  app.post("/api/preferences/check", async (): Promise<PreferenceCheckReply> => {
     if (!deps.check) throw new ApiError(503, "No model is served: nothing to check preferences against.", "server_error", null, "no_model");
     return { results: await deps.check(), ...view() };
   });
