@@ -83,7 +83,7 @@ describe("the judge service", () => {
     const judged: string[] = [];
     bus.on("judge", (p) => judged.push(`${p.turnId}:${p.reward}`));
     const queue: number[] = [];
-    bus.on("status", (p) => typeof p.judgeQueue === "number" && queue.push(p.judgeQueue));
+    bus.on("status", (p) => "judgeQueue" in p && queue.push(p.judgeQueue));
     // A turn judged from the backlog (already had its next state at start), one with thumbs (skipped), one without a next state.
     const backlog = addTurn(store, { next: [{ role: "user", content: "Thanks! And the sun?" }] });
     const thumbed = addTurn(store, { next: [{ role: "user", content: "ok" }] });

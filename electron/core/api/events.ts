@@ -6,7 +6,9 @@
 import type { Preference } from "../preferences/schema.js";
 import type { Settings } from "./settings.js";
 import type { FeedbackView, SessionView } from "./sessions.js";
-import type { TrainingStatusView } from "./training.js";
+import type { CheckpointEvent, TrainingStatusView } from "./training.js";
+import type { DownloadEvent, ModelsEvent } from "./models.js";
+import type { StatusEvent } from "./status.js";
 
 /** A completed turn, small enough to send to every SSE client. */
 export interface TurnSummary {
@@ -57,15 +59,15 @@ export interface CoreEvents {
   session: { session: SessionView; change: "created" | "updated" | "renamed" | "closed" | "reopened" };
   sessionDeleted: { sessionId: string };
   settings: { settings: Settings };
-  /** model downloads (progress, paused, done, failed, cancelled) and model-list changes (models/modelService.ts, servedModel.ts) */
-  download: Record<string, unknown>;
-  models: Record<string, unknown>;
-  /** engine / adapter changes: only a cue to read GET /api/status again */
-  status: Record<string, unknown>;
+  /** model downloads (progress, paused, done, failed, cancelled) and model-list changes and switches (models/modelService.ts, servedModel.ts) */
+  download: DownloadEvent;
+  models: ModelsEvent;
+  /** adapter / judge queue changes: only a cue to read GET /api/status again */
+  status: StatusEvent;
   /** the learning loop's live status */
   training: { training: TrainingStatusView };
   /** a new or changed checkpoint (training/checkpoints.ts CheckpointEntry): a cue to read GET /api/checkpoints again */
-  checkpoint: { checkpoint: Record<string, unknown> };
+  checkpoint: CheckpointEvent;
   swap: SwapEvent;
   revert: RevertEvent;
   preferences: PreferencesEvent;

@@ -1,4 +1,7 @@
-/** GET /api/models (models/modelService.ts list) and the `download` SSE event's state. */
+/**
+ * /api/models (models/modelService.ts, server/routes/apiModels.ts): the list, downloads (pull,
+ * pause, resume, cancel), import and use; and the `download` and `models` SSE events.
+ */
 
 /** Whether a model trains on this machine, and how (models/trainVerdict.ts Trainability). */
 export interface TrainabilityView {
@@ -25,6 +28,28 @@ export interface DownloadView {
   speed: number | null;
   etaSeconds: number | null;
   error: string | null;
+}
+
+/** A download cancelled (its partial file removed): all that is left of it. */
+export interface CancelledDownloadView {
+  id: string;
+  state: "cancelled";
+}
+
+/** A model in the installed index (models/registry.ts InstalledModel). */
+export interface InstalledModelEntry {
+  id: string;
+  path: string;
+  origin: "catalog" | "hf" | "import";
+  name: string;
+  architecture: string;
+  trainable: boolean;
+  contextLength: number | null;
+  /** llama.cpp's name for the file type (e.g. "Q4_K_M"); absent in older indexes */
+  quantization?: string | null;
+  sizeBytes: number;
+  sha256: string | null;
+  addedAt: string;
 }
 
 /** A model file: the one served, or one installed (downloaded or imported). */
@@ -72,3 +97,44 @@ export interface ModelsReply {
   /** the chosen model is not the one served: it takes effect on the next start */
   restartRequired: boolean;
 }
+
+/** POST /api/models/pull (202), POST /api/models/:id/pause and /resume: the download's state now. */
+export interface DownloadReply {
+  download: DownloadView;
+}
+
+/** POST /api/models/:id/cancel */
+export interface CancelDownloadReply {
+  download: CancelledDownloadView;
+}
+
+/** POST /api/models/import: the model file added to the installed ones (served only after `use`). */
+export interface ImportModelReply {
+  model: InstalledModelEntry;
+}
+
+/** POST /api/models/use: the model chosen; restartRequired when the core serves another one until it restarts. */
+export interface UseModelReply {
+  active: InstalledModelEntry;
+  restartRequired: boolean;
+}
+
+/** `download` event: a download's progress or end (done, failed, paused, cancelled). (Event payloads are type aliases: a listener may keep them as plain records.) */
+export type DownloadEvent = {
+  download: DownloadView | CancelledDownloadView;
+};
+
+/** A served-model switch's progress (servedModel.ts): draining answers in flight, loading (progress 0 to 1), then ready or failed (with why). */
+export type ModelSwitchEvent = {
+  change: "switch";
+  state: "draining" | "loading" | "ready" | "failed";
+  id: string;
+  name: string;
+  /** while loading: the share of the weights loaded, in steps of at least 5 % */
+  progress?: number;
+  /** failed: why (the previous model is served again) */
+  error?: string;
+};
+
+/** `models` event: the installed list or the chosen model changed, or a switch moved on. */
+export type ModelsEvent = { change: "installed" | "imported" | "active"; id: string } | ModelSwitchEvent;

@@ -20,3 +20,6 @@ export interface StatusReply {
   /** what the store recovered from at start, if anything */
   recovery: string | null;
 }
+
+/** `status` event: only a cue to read GET /api/status again, with what changed: the adapter served, or the judge's queue. */
+export type StatusEvent = { adapter: string } | { judgeQueue: number };

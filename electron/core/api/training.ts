@@ -173,3 +173,38 @@ export interface ImportReply {
   /** the swap that put it in service; null when the gate rejected it */
   swap: SwapView | null;
 }
+
+/**
+ * A checkpoint as the index stores it (training/checkpoints.ts CheckpointEntry): what the
+ * `checkpoint` event carries. The UI reads the checkpoints through GET /api/checkpoints
+ * (CheckpointView); the event is its cue to read them again.
+ */
+export interface CheckpointEntryView {
+  id: number;
+  /** adapter version as served */
+  version: string;
+  createdAt: string;
+  parent: number | null;
+  /** the adapter file and the checkpoint's folder */
+  path: string;
+  dir: string;
+  verdict: CheckpointVerdict;
+  reverted?: RevertView;
+  pinned: boolean;
+  runId: string;
+  /** turn ids of the samples it was trained on */
+  sampleIds: string[];
+  samples: number;
+  meanReward: number | null;
+  loss: number;
+  kl: number | null;
+  gate: CheckpointView["gate"];
+  totalSteps: number;
+  swapPauseMs: number | null;
+  sha256: { adapter: string; optimizer: string };
+}
+
+/** `checkpoint` event: a checkpoint made or changed (published, rejected, pinned, reverted). */
+export interface CheckpointEvent {
+  checkpoint: CheckpointEntryView;
+}

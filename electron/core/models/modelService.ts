@@ -11,6 +11,7 @@ import { summarizeGguf } from "../../../models/gguf/summary.js";
 import { hostAvailableBytes, parseByteSize } from "../../../trainer/plan/available.js";
 import type { BackendMemory, ModelShape } from "../../../trainer/plan/memoryPlan.js";
 import type { MemoryPlanSummary } from "../../../trainer/protocol.js";
+import type { CoreEvents } from "../api/events.js";
 
 /** The trainer's memory planning: loaded on the first list (it brings tfjs-core into the process). */
 type Planning = typeof import("../../../models/trainability.js");
@@ -36,8 +37,8 @@ interface ActiveDownload extends DownloadState {
 export interface ModelServiceOptions {
   dir: string;
   env?: NodeJS.ProcessEnv;
-  /** Download progress and model-list changes, for /api/events. */
-  emit: (name: "download" | "models", payload: Record<string, unknown>) => void;
+  /** Download progress and model-list changes, for /api/events (the contract's payloads: api/models.ts). */
+  emit: <K extends "download" | "models">(name: K, payload: CoreEvents[K]) => void;
   /** The model the engine serves now, if any. */
   served?: () => { path: string; id: string; contextSize: number; gpuLayers: number } | null;
   /**
@@ -229,6 +230,12 @@ export class ModelService {
     return rest;
   }
 
+  /** A `download` event with the download's state now (it is in the map wherever this is called). */
+  private emitState(id: string): void {
+    const download = this.publicState(id);
+    if (download) this.opts.emit("download", { download });
+  }
+
   /** Starts (or resumes) a download in the background; returns its state at once. */
   pull(id: string): DownloadState {
     resolveModelSource(id, this.opts.env); // throws for unknown ids before anything starts
@@ -236,20 +243,20 @@ export class ModelService {
     if (existing?.state === "downloading") return this.publicState(id)!;
     const d: ActiveDownload = { id, state: "downloading", bytes: existing?.bytes ?? 0, total: existing?.total ?? null, speed: null, etaSeconds: null, error: null, abort: new AbortController() };
     this.downloads.set(id, d);
-    this.opts.emit("download", { download: this.publicState(id) });
+    this.emitState(id);
     let last = 0;
     const onProgress = (p: DownloadProgress) => {
       Object.assign(d, { bytes: p.receivedBytes, total: p.totalBytes, speed: p.bytesPerSecond, etaSeconds: p.etaSeconds });
       const now = Date.now();
       if (now - last >= 500) {
         last = now;
-        this.opts.emit("download", { download: this.publicState(id) });
+        this.emitState(id);
       }
     };
     pullModel(this.registry, id, { env: this.opts.env, signal: d.abort!.signal, onProgress })
       .then((m) => {
         Object.assign(d, { state: "done", bytes: m.sizeBytes, total: m.sizeBytes, etaSeconds: 0 });
-        this.opts.emit("download", { download: this.publicState(id) });
+        this.emitState(id);
         this.opts.emit("models", { change: "installed", id });
       })
       .catch((err: unknown) => {
@@ -267,7 +274,7 @@ export class ModelService {
         }
         d.speed = null;
         d.etaSeconds = null;
-        this.opts.emit("download", { download: this.publicState(id) });
+        this.emitState(id);
       });
     return this.publicState(id)!;
   }

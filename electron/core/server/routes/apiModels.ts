@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { ApiError, badRequest } from "../errors.js";
 import type { ModelService } from "../../models/modelService.js";
-import type { ModelsReply } from "../../api/models.js";
+import type { CancelDownloadReply, DownloadReply, ImportModelReply, ModelsReply, UseModelReply } from "../../api/models.js";
 
 const idBody = z.object({ id: z.string().min(1).max(500) });
 const importBody = z.object({ path: z.string().min(1).max(4096) });
@@ -29,12 +29,12 @@ export function registerModelRoutes(app: FastifyInstance, models: ModelService):
   app.post("/api/models/pull", async (req, reply) => {
     const { id } = parse(idBody, req.body);
     try {
-      return reply.status(202).send({ download: models.pull(id) });
+      return reply.status(202).send({ download: models.pull(id) } satisfies DownloadReply);
     } catch (err) {
       userError(err);
     }
   });
-  app.post("/api/models/import", async (req) => {
+  app.post("/api/models/import", async (req): Promise<ImportModelReply> => {
     const { path } = parse(importBody, req.body);
     try {
       return { model: models.importFile(path) };
@@ -42,7 +42,7 @@ export function registerModelRoutes(app: FastifyInstance, models: ModelService):
       userError(err);
     }
   });
-  app.post("/api/models/use", async (req) => {
+  app.post("/api/models/use", async (req): Promise<UseModelReply> => {
     const { id } = parse(idBody, req.body);
     try {
       return await models.use(id);
@@ -50,8 +50,8 @@ export function registerModelRoutes(app: FastifyInstance, models: ModelService):
       userError(err);
     }
   });
-  for (const action of ["pause", "resume", "cancel"] as const) {
-    app.post<{ Params: { id: string } }>(`/api/models/:id/${action}`, async (req) => {
+  for (const action of ["pause", "resume"] as const) {
+    app.post<{ Params: { id: string } }>(`/api/models/:id/${action}`, async (req): Promise<DownloadReply> => {
       try {
         return { download: models[action](req.params.id) };
       } catch (err) {
@@ -59,4 +59,11 @@ export function registerModelRoutes(app: FastifyInstance, models: ModelService):
       }
     });
   }
+  app.post<{ Params: { id: string } }>("/api/models/:id/cancel", async (req): Promise<CancelDownloadReply> => {
+    try {
+      return { download: models.cancel(req.params.id) };
+    } catch (err) {
+      userError(err);
+    }
+  });
 }
