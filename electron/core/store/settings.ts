@@ -28,6 +28,16 @@ export const KL_BETA_DEFAULT = 1;
 /** Default share of main turns held back from training: one in eight. */
 export const HELD_BACK_DEFAULT = 0.125;
 
+export const ChatDefaultsSchema = z
+  .object({
+    systemPrompt: z.string().max(8000),
+    temperature: z.number().min(0).max(2),
+    topP: z.number().min(0.05).max(1),
+    maxTokens: z.int().min(16).max(32768).nullable(),
+  })
+  .strict();
+const CHAT_DEFAULTS: z.infer<typeof ChatDefaultsSchema> = { systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null };
+
 export const SettingsSchema = z
   .object({
     learningMethod: z.enum(["combined", "binary", "opd", "topk"]).default("combined"),
@@ -83,6 +93,12 @@ export const SettingsSchema = z
     preferenceLearnedGap: z.number().positive().max(10).default(0.05),
     /** Held-back turns served with a preference that a retirement check needs. */
     preferenceCheckTurns: z.int().min(1).max(64).default(4),
+    /**
+     * What a new chat in the app starts with (each chat can change its own): sent with each of
+     * its requests, the system prompt as the first message (so it is recorded and trained on).
+     * maxTokens null: sized to the served model's context.
+     */
+    chatDefaults: ChatDefaultsSchema.default(() => ({ ...CHAT_DEFAULTS })),
   })
   .strict();
 
