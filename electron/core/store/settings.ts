@@ -21,7 +21,10 @@ export const JudgeSourceSchema = z.discriminatedUnion("kind", [
  * −1.39: β 0: −1.78 −1.93 −2.09 −2.23; β 0.1: −1.63 −1.89 −2.24 −2.56; β 0.3: −1.73 −1.93
  * −1.89 −1.79; β 1: −1.50 −1.51 −1.52 −1.58. Only β 1 kept every scoring within the 0.5 the eval
  * allows; the k3 term acts on the sampled tokens only, so a small β barely holds back the mass
- * that unlikelihood spreads over the rest of the vocabulary.
+ * that unlikelihood spreads over the rest of the vocabulary. It costs little learning: on the
+ * animals eval (combined, 64 interactions, gate as shipped) the held-out gain was +0.194
+ * [0.118, 0.264] with β 1 (fluency −1.51, base −1.39), +0.181 [0.076, 0.292] with β 0.1 (−1.67)
+ * and +0.264 [0.160, 0.354] with β 0 (−1.68).
  */
 export const KL_BETA_DEFAULT = 1;
 

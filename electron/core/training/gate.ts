@@ -50,11 +50,15 @@ export interface GateOptions {
 export const DRIFT_BUDGET = 0.2;
 
 /**
- * Fluency margin: 0.3 nats/token, below the eval's limit of 0.5: the gate samples a few answers
- * (2 to each of up to 8 prompts), the eval 144, so the gate keeps 0.2 for its own sampling noise
- * and for prompts that differ from the eval's.
+ * Fluency margin: 0.4 nats/token. The eval's limit is 0.5 on its held-out prompts, and the gate's
+ * own estimate (a few answers to recent prompts) ran above the eval's for the same adapter: on
+ * the cats eval, binary RL's served ckpt-4 and 9 later candidates that were practically it (KL to
+ * it ≤ 0.002) measured drops of 0.28–0.64 at the gate (mean 0.47) where the eval measured 0.34;
+ * combined RL on the animals eval, 0.26–0.42 at the gate where the eval measured 0.25. 0.3 kept
+ * rejecting candidates the eval found within 0.3; 0.4 at the gate keeps the eval's figure near
+ * 0.3–0.4, under its 0.5. 4 answers per prompt (supervisor.ts probeSamples) halve its variance.
  */
-export const FLUENCY_MARGIN = 0.3;
+export const FLUENCY_MARGIN = 0.4;
 
 /**
  * Default KL bound: 0.05 nats/token, from bench/learning-gate-kl.ts on stories260K (one batch

@@ -43,7 +43,7 @@ export interface SupervisorOptions {
    * checked (the KL checks still are).
    */
   probe?: FluencyMeasure | null;
-  /** how many prompts the fluency check samples (recent and held-back, half each at most; default 8) and answers per prompt (default 2) */
+  /** how many prompts the fluency check samples (recent and held-back, half each at most; default 8) and answers per prompt (default 4) */
   probePrompts?: number;
   probeSamples?: number;
   /** longest answer the fluency check samples (default 64 tokens, or less when the turn was served with less) */
@@ -505,7 +505,7 @@ export class TrainingSupervisor {
   /** Distinct prompts of the newest held-back turns and newest main turns (half each at most), with their served settings. */
   private probePrompts(): ProbePrompt[] {
     const total = this.o.probePrompts ?? 8;
-    const samples = this.o.probeSamples ?? 2;
+    const samples = this.o.probeSamples ?? 4;
     const cap = this.o.probeMaxTokens ?? 64;
     const { recent, heldBack } = this.turnSets();
     const seen = new Set<string>();
@@ -754,12 +754,14 @@ export class TrainingSupervisor {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    await this.watch?.close();
+    // No new checks; one in progress finishes after the trainer is gone (a rollback it started still swaps).
+    this.watch?.disarm();
     this.offPool();
     this.offSettings();
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const w = this.worker;
     this.worker = null;
     await w?.stop();
+    await this.watch?.close();
   }
 }
