@@ -99,7 +99,10 @@ describe("clawrl eval: a short real run on stories260K", () => {
 
   before(async () => {
     const base = JSON.parse(fs.readFileSync(path.join(repoRoot, "eval", "scenarios", "stories-animals.json"), "utf8"));
-    const scenario = { ...base, heldOutPrompts: base.heldOutPrompts.slice(0, 3), samplesPerPrompt: 2, seeds: [1], generation: { maxTokens: 32, temperature: 1 } };
+    // This run checks the report and the replay, not the gate: the fluency check of one batch
+    // (a few sampled answers to 4 prompts) is mostly sampling noise, and CPUs that round
+    // differently sample other answers, so its margin is opened here (test/training/gate*.ts test it).
+    const scenario = { ...base, heldOutPrompts: base.heldOutPrompts.slice(0, 3), samplesPerPrompt: 2, seeds: [1], generation: { maxTokens: 32, temperature: 1 }, training: { ...base.training, fluencyMargin: 5 } };
     const file = path.join(dir, "scenario.json");
     fs.writeFileSync(file, JSON.stringify(scenario));
     const r = await runCliAsync(["eval", "--scenario", file, "--model", stories, "--out", out, "--interactions", "4", "--threads", "1", "--data-dir", appData], { CLAWRL_THREADS: "1" }, 540_000);
@@ -168,7 +171,7 @@ describe("clawrl eval: a short real run on stories260K", () => {
 
   it("exports the trained samples and a replay that reproduces the final adapter", async () => {
     const run = report.runs[1];
-    assert.ok(run.checkpoints[0].verdict === "published", "the scenario's gate bound lets the first batch through");
+    assert.ok(run.checkpoints[0].verdict === "published", `the scenario's gate lets the first batch through (${run.checkpoints[0].reasons.join("; ")})`);
     const samples = parseSamplesJsonl(fs.readFileSync(run.samplesPath!, "utf8"), run.samplesPath!);
     assert.equal(samples.length, 4);
     for (const { sample } of samples) {

@@ -111,7 +111,7 @@ export async function runEval(opts: EvalRunOptions): Promise<EvalReport> {
         dataDir: path.join(dir, "data"),
         uiDir: "",
         engine: engineOpts(o),
-        training: { stepsPerRun: s.training.stepsPerRun, ...(s.training.klBound !== undefined ? { gate: { klBound: s.training.klBound } } : {}) },
+        training: { stepsPerRun: s.training.stepsPerRun, gate: gateOverrides(s) },
       });
       try {
         const client = new CoreClient(core.url, core.token);
@@ -289,6 +289,12 @@ async function runMethod(client: CoreClient, core: RunningCore | null, method: E
   } else run.notes.push("--url mode: samples are not exported; `clawrl export` on that core's data dir has the log");
   run.seconds = (performance.now() - t) / 1000;
   return run;
+}
+
+/** The publish gate's options the scenario sets (the app's defaults for the rest). */
+function gateOverrides(s: Scenario): { klBound?: number; fluencyMargin?: number } {
+  const { klBound, fluencyMargin } = s.training;
+  return { ...(klBound !== undefined ? { klBound } : {}), ...(fluencyMargin !== undefined ? { fluencyMargin } : {}) };
 }
 
 /** Waits until the judge queue is empty and no training run is in progress or due. */

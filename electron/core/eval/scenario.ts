@@ -105,6 +105,8 @@ export const scenarioSchema = z.strictObject({
       stepsPerRun: z.number().int().min(1).default(4),
       /** KL bound of the publish gate for the run (nats/token). */
       klBound: z.number().positive().optional(),
+      /** fluency margin of the publish gate for the run (nats/token; gate.ts FLUENCY_MARGIN when absent) */
+      fluencyMargin: z.number().positive().optional(),
       /** OPD teacher: the current policy with the hint, or the base model with the hint */
       teacherSource: z.enum(["policy", "base"]).optional(),
       /** β of the KL to the base model in the loss (absent: the app's default) */
