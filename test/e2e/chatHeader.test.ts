@@ -103,6 +103,32 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
     await screenshot(page, "chat-header-switched");
   });
 
+  test("chat defaults set in Settings are kept by the core and start the next new chat", async () => {
+    await page.getByRole("link", { name: "Settings" }).click();
+    const section = page.getByRole("form", { name: "Chat defaults" });
+    await section.getByRole("textbox", { name: "System prompt" }).fill("Answer like a pirate.");
+    await section.getByRole("spinbutton", { name: "Max tokens" }).fill("24");
+    await section.getByRole("button", { name: "Save chat defaults" }).click();
+    await screenshot(page, "settings-chat-defaults");
+    await section.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const settings = await callApi(core, "GET", "/api/settings");
+    assert.deepEqual(settings.body.chatDefaults, { systemPrompt: "Answer like a pirate.", temperature: 0.7, topP: 0.95, maxTokens: 24 });
+    await page.getByRole("link", { name: "Chat" }).click();
+    await page.getByRole("button", { name: "New chat" }).click();
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill("Ahoy");
+    await box.press("Enter");
+    await page.locator(".msg.assistant .tag").first().waitFor();
+    await answerDone();
+    const sessions = (await callApi(core, "GET", "/api/sessions")).body.sessions as { id: string; title: string | null }[];
+    const sid = sessions.find((x) => x.title === "Ahoy")!.id;
+    const turn = (await callApi(core, "GET", `/api/sessions/${sid}`)).body.turns[0];
+    assert.deepEqual(turn.messages[0], { role: "system", content: "Answer like a pirate." });
+    assert.equal(turn.sampling.maxTokens, 24);
+    // Back to the built-in defaults for the tests after this one.
+    await callApi(core, "PATCH", "/api/settings", { chatDefaults: { systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null } });
+  });
+
   test("a deep link with the token opens its page", async () => {
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     try {

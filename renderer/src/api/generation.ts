@@ -1,7 +1,8 @@
 /**
- * Generation settings: the defaults (Settings page) and each chat's own (chat header), kept in
- * this browser's localStorage. Sent with every chat request; the system prompt goes as the
- * first message, so the core records it in the turn (and trains on it) as a real client's.
+ * Generation settings: the defaults (Settings page; the core keeps them, settings.chatDefaults)
+ * and each chat's own (chat header; this browser's storage). Sent with every chat request; the
+ * system prompt goes as the first message, so the core records it in the turn (and trains on
+ * it) as a real client's.
  */
 export interface GenerationSettings {
   systemPrompt: string;
@@ -28,7 +29,6 @@ export const limits = {
   maxTokens: { min: 16, max: 32768 },
 } as const;
 
-const defaultsKey = "clawrl.generation.defaults";
 const chatKey = (sessionId: string) => `clawrl.generation.chat.${sessionId}`;
 
 function clamp(v: unknown, min: number, max: number, fallback: number): number {
@@ -65,18 +65,16 @@ function save(key: string, g: GenerationSettings | null): void {
   }
 }
 
-export function loadDefaults(): GenerationSettings {
-  return readGeneration(load(defaultsKey));
-}
-
-export function saveDefaults(g: GenerationSettings): void {
-  save(defaultsKey, g);
+/** GET /api/settings's chatDefaults (the built-in ones from a core that has none). */
+export function readChatDefaults(settings: unknown): GenerationSettings {
+  const v = typeof settings === "object" && settings !== null ? (settings as { chatDefaults?: unknown }).chatDefaults : undefined;
+  return readGeneration(v);
 }
 
 /** A chat's own settings, or null when it follows the defaults. */
-export function loadChat(sessionId: string): GenerationSettings | null {
+export function loadChat(sessionId: string, defaults: GenerationSettings): GenerationSettings | null {
   const v = load(chatKey(sessionId));
-  return v === undefined ? null : readGeneration(v, loadDefaults());
+  return v === undefined ? null : readGeneration(v, defaults);
 }
 
 export function saveChat(sessionId: string, g: GenerationSettings | null): void {

@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { streamChat, type ChatMessage } from "../api/chat.js";
-import { loadChat, loadDefaults, requestParams, saveChat, type GenerationSettings } from "../api/generation.js";
+import { useChatDefaults } from "../api/chatDefaults.js";
+import { loadChat, requestParams, saveChat, type GenerationSettings } from "../api/generation.js";
 import { humanError } from "../api/humanError.js";
 import { useCore, useLive } from "../api/core.js";
 import { readSession, readSessions, type SessionSummary, type Thumbs } from "../api/shapes.js";
@@ -61,9 +62,13 @@ export function ChatPage() {
   const [input, setInput] = useState("");
   const [search, setSearch] = useState("");
   const [busy, setBusy] = useState(false);
-  // This chat's generation settings; `ownGen`: changed from the defaults (kept per chat).
-  const [gen, setGen] = useState<GenerationSettings>(loadDefaults);
-  const [ownGen, setOwnGen] = useState(false);
+  // This chat's generation settings: its own (changed in its header, kept per chat), else the
+  // defaults with the system prompt its turns were recorded with (a chat keeps the prompt it began with).
+  const defaults = useChatDefaults().value;
+  const [own, setOwn] = useState<GenerationSettings | null>(null);
+  const [recordedSystem, setRecordedSystem] = useState<string | null>(null);
+  const gen = useMemo<GenerationSettings>(() => own ?? (recordedSystem !== null ? { ...defaults, systemPrompt: recordedSystem } : defaults), [own, recordedSystem, defaults]);
+  const ownGen = own !== null;
   const [showGen, setShowGen] = useState(false);
   const [showSessions, setShowSessions] = useState(false);
   const abortRef = useRef<AbortController | null>(null);
@@ -77,9 +82,8 @@ export function ChatPage() {
       setLoadError(null);
       setMessages([]);
       setShowSessions(false);
-      const own = loadChat(id);
-      setGen(own ?? loadDefaults());
-      setOwnGen(own !== null);
+      setOwn(loadChat(id, defaults));
+      setRecordedSystem(null);
       try {
         const raw = await client.get<unknown>(`/api/sessions/${encodeURIComponent(id)}`);
         const detail = readSession(raw);
@@ -90,15 +94,13 @@ export function ChatPage() {
           if (t.userText) shown.push({ key: nextKey(), role: "user", content: t.userText });
           shown.push({ key: nextKey(), role: "assistant", content: t.response, turnId: t.id, adapter: t.adapter, model: models.get(t.id) ?? null, thumbs: t.thumbs, hint: t.hint });
         }
-        // A chat without settings of its own here (another window, an older app): its system prompt as recorded.
-        const recorded = mainTurns.length ? systemPromptOf(mainTurns[mainTurns.length - 1].messages) : "";
-        if (!own && recorded) setGen((g) => ({ ...g, systemPrompt: recorded }));
+        if (mainTurns.length) setRecordedSystem(systemPromptOf(mainTurns[mainTurns.length - 1].messages));
         setMessages(shown);
       } catch (e) {
         setLoadError(humanError(e, "This chat is no longer in the history (it may have been deleted)."));
       }
     },
-    [client],
+    [client, defaults],
   );
 
   const newChat = useCallback(() => {
@@ -106,17 +108,15 @@ export function ChatPage() {
     setSessionId(null);
     setMessages([]);
     setLoadError(null);
-    setGen(loadDefaults());
-    setOwnGen(false);
+    setOwn(null);
+    setRecordedSystem(null);
     setShowSessions(false);
     inputRef.current?.focus();
   }, []);
 
   const changeGen = useCallback(
     (g: GenerationSettings | null) => {
-      const next = g ?? loadDefaults();
-      setGen(next);
-      setOwnGen(g !== null);
+      setOwn(g);
       if (sessionId) saveChat(sessionId, g);
     },
     [sessionId],
