@@ -49,6 +49,27 @@ describe("trainSteps", () => {
     assert.deepEqual(pick("topk"), [true, true, true, true, false]);
   });
 
+  test("the KL anchor's reference is the base model with the sample's hint when the method distils it", async () => {
+    // Before the first update the adapter is zero (lora_B = 0): the policy is the bare base model.
+    const hinted = [samples[1]]; // reward −1 with the hint "Be kind."
+    const klAtStep1 = async (method: "binary" | "opd" | "combined") => {
+      const state = fresh();
+      try {
+        const [m] = await trainSteps(state, hinted, { method, steps: 1, batchSize: 1, ppo: { klBeta: 0.05 } });
+        return m.kl;
+      } finally {
+        state.optimizer.dispose();
+        disposeLora(state.lora);
+      }
+    };
+    // Binary RL ignores hints: its reference is the bare base model, the policy itself at first.
+    assert.ok(Math.abs(await klAtStep1("binary")) < 1e-7);
+    // OPD and combined are taught toward the hinted base model: the anchor measures the policy against it.
+    const opd = await klAtStep1("opd");
+    assert.ok(opd > 1e-4, `KL to the hinted base before any update: ${opd}`);
+    assert.ok(Math.abs((await klAtStep1("combined")) - opd) < 1e-6);
+  });
+
   test("no tensor leaks: the tensor count after step 100 equals the count after step 2", async () => {
     const state = fresh();
     const counts: number[] = [];

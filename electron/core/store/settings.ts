@@ -24,10 +24,11 @@ export const JudgeSourceSchema = z.discriminatedUnion("kind", [
  *   holds back the mass unlikelihood spreads over the rest of the vocabulary);
  * - with them, β 0.1 lost at most 0.34 (the gate rejected 4 of 13 candidates for drift or
  *   fluency), while combined kept a gain beyond its interval on the cats eval (+0.090 [0.049,
- *   0.132]) where β 1 had none (+0.007 [−0.028, 0.042]; β 0.3: +0.028 [−0.014, 0.069]): with
- *   OPD the anchor pulls the policy halfway back from the hinted teacher (the stationary point
- *   is the average of the two log-probs at β 1). On the animals eval, combined: +0.181 [0.076,
- *   0.292] with β 0.1 (fluency −1.67), +0.194 [0.118, 0.264] with β 1 (−1.51).
+ *   0.132]) where β 1 had none (+0.007 [−0.028, 0.042]; β 0.3: +0.028 [−0.014, 0.069]). On the
+ *   animals eval, combined: +0.181 [0.076, 0.292] with β 0.1 (fluency −1.67), +0.194 [0.118,
+ *   0.264] with β 1 (−1.51). Since then the anchor's reference for a hinted sample is the base
+ *   model given the hint (trainSteps.ts): with β 0.1, combined +0.257 [0.139, 0.382] on animals
+ *   (−1.61) and +0.097 [0.035, 0.153] on cats.
  */
 export const KL_BETA_DEFAULT = 0.1;
 
