@@ -14,25 +14,12 @@ import { AdapterMismatchError, baseIdentity, looksLikePeft, readBaseConfig, read
 import { linearShape } from "../../../trainer/model/layout.js";
 import { writeOptimizerState } from "../../../trainer/optim/stateFile.js";
 import type { MomentData } from "../../../trainer/optim/adamw.js";
+import type { ImportedAdapterView } from "../api/training.js";
 
 export { AdapterMismatchError };
 
-/** What an import brought in (kept in the checkpoint's metrics.json as `imported`). */
-export interface ImportSummary {
-  format: "gguf" | "peft";
-  /** the path given */
-  source: string;
-  rank: number;
-  alpha: number;
-  /** adapted (layer, linear) pairs */
-  pairs: number;
-  layers: number;
-  targets: string[];
-  dtypes: string[];
-  /** adapter_config.json's base_model_name_or_path (peft) */
-  baseModel: string | null;
-  warnings: string[];
-}
+/** What an import brought in (kept in the checkpoint's metrics.json as `imported`): the contract's shape. */
+export type ImportSummary = ImportedAdapterView;
 
 /** Reads and checks the adapter at `source` against the base GGUF; writes nothing. */
 export function readImport(source: string, basePath: string): PortableAdapter {

@@ -3,21 +3,11 @@ import path from "node:path";
 import { LowSync, type SyncAdapter } from "lowdb";
 import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import { SettingsSchema, formatIssue, type Settings } from "./settings.js";
+import type { SessionView } from "../api/sessions.js";
 import { parseStoredPreferences, type Preference } from "../preferences/schema.js";
 
-export interface SessionMeta {
-  id: string;
-  title: string | null;
-  createdAt: string;
-  lastActivityAt: string;
-  /** completed turns (main + side) */
-  turnCount: number;
-  mainTurnCount: number;
-  closed: boolean;
-  closedReason: "done" | "idle" | null;
-  /** who opened it: our chat window or an outside client */
-  source: "ui" | "outside";
-}
+/** A session as stored: the shape GET /api/sessions lists (one declaration, in the contract). */
+export type SessionMeta = SessionView;
 
 /** A published adapter. The training supervisor owns the extra fields. */
 export interface CheckpointMeta {

@@ -1,3 +1,4 @@
+import type { CheckpointEntryView } from "../api/training.js";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -11,29 +12,14 @@ export const CKPT_FILES = { adapter: "adapter.gguf", optimizer: "optimizer.bin",
 export const KEEP_NEWEST = 20;
 const STAGING_PREFIX = ".staging-";
 
-/** A checkpoint in the lowdb index (state.json `checkpoints`). */
-export interface CheckpointEntry extends CheckpointMeta {
-  /** adapter version as served (X-Clawrl-Adapter) */
-  version: string;
-  dir: string;
-  /** the gate's verdict; "reverted": published, then rolled back by the watch on what is served */
-  verdict: "published" | "rejected" | "reverted";
+/**
+ * A checkpoint in the lowdb index (state.json `checkpoints`): the contract's CheckpointEntryView
+ * (one declaration of its fields), with the gate's full result and the core's revert record.
+ */
+export interface CheckpointEntry extends CheckpointMeta, Omit<CheckpointEntryView, "gate" | "reverted"> {
   /** why and when the watch rolled it back (verdict "reverted") */
   reverted?: RevertInfo;
-  pinned: boolean;
-  runId: string;
-  /** turn ids of the samples it was trained on */
-  sampleIds: string[];
-  samples: number;
-  meanReward: number | null;
-  loss: number;
-  /** mean KL(candidate || serving) on recent prompts (nats per token) */
-  kl: number | null;
   gate: GateResult;
-  totalSteps: number;
-  /** admission pause of the swap that put it in service (ms), when it was published */
-  swapPauseMs: number | null;
-  sha256: { adapter: string; optimizer: string };
 }
 
 /** A rollback by the watch on the served adapter (serveWatch.ts), as the checkpoint keeps it. */

@@ -1,3 +1,4 @@
+import type { TrainingPhase, TrainingStatusView } from "../api/training.js";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -52,29 +53,15 @@ export interface SupervisorOptions {
   watch?: Partial<WatchRule> | false;
 }
 
-export type TrainingPhase = "starting" | "idle" | "training" | "evaluating" | "publishing" | "paused" | "restarting" | "error";
+export type { TrainingPhase };
 
-export interface TrainingLiveStatus {
-  state: TrainingPhase;
-  paused: boolean;
-  /** step i of n of the run in progress */
-  step: number | null;
-  steps: number | null;
-  loss: number | null;
-  runId: string | null;
-  samplesWaiting: number;
-  batchSize: number;
-  backend: string | null;
-  device: string | null;
+/**
+ * The learning loop's live status: the contract's TrainingStatusView (one declaration), with the
+ * core's own types for the parts the contract re-states for the UI.
+ */
+export interface TrainingLiveStatus extends Omit<TrainingStatusView, "memory" | "watch" | "lastRevert"> {
   /** The trainer's memory plan for the served model: where the weights live, or why it cannot train. */
   memory: MemoryPlanSummary | null;
-  activeCheckpoint: number | null;
-  lastError: string | null;
-  /** learning-rate multiplier (halved on each rejected candidate, back to 1 on a publish) */
-  lrScale: number;
-  lastSwap: { pauseMs: number; version: string; at: string } | null;
-  trainerPid: number | null;
-  restarts: number;
   /** the checkpoint the watch measures against its parent, with the latest figures; null when none */
   watch: WatchStatus | null;
   /** the latest rollback by the watch (also kept on the checkpoint) */
