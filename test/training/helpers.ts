@@ -63,6 +63,11 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
   }
 }
 
+/** A checkpoint is listed a moment before its run lets go (swap, status): waits for idle. */
+export async function runEnded(core: RunningCore): Promise<void> {
+  await waitFor("the run to end", async () => ((await api(core, "GET", "/api/status")).json.training.state === "idle" ? true : undefined));
+}
+
 export interface CkptView {
   n: number;
   version: string;

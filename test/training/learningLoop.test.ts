@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { RunningCore } from "../../electron/core/core.js";
-import { api, chat, checkpoints, feedback, startLearningCore, waitFor } from "./helpers.js";
+import { api, chat, checkpoints, feedback, runEnded, startLearningCore, waitFor } from "./helpers.js";
 
 /**
  * The learning loop end to end on the tiny model, real processes: chat → feedback → the trainer
@@ -148,6 +148,7 @@ describe("learning loop: feedback → train → gate → publish → swap → ro
     const r = await api(core, "POST", "/api/training/resume");
     assert.equal(r.json.training.paused, false);
     await publishedAfter(2);
+    await runEnded(core);
     const none = await api(core, "POST", "/api/training/run");
     assert.equal(none.status, 409);
     assert.match(none.json.error.message, /no samples are ready/);

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { RunningCore } from "../../electron/core/core.js";
-import { api, chat, checkpoints, feedback, startLearningCore, waitFor } from "./helpers.js";
+import { api, chat, checkpoints, feedback, runEnded, startLearningCore, waitFor } from "./helpers.js";
 
 /**
  * Fault: the trainer process is killed (SIGKILL) in the middle of a run. The server keeps
@@ -52,6 +52,7 @@ describe("trainer killed mid-run", () => {
     assert.deepEqual([...m.sampleIds].sort(), [a.turnId, b.turnId].sort());
     assert.deepEqual(fs.readdirSync(core.paths.checkpoints).sort(), ["1"], "no staging directory remains");
     // Used once: nothing is ready to train again, and no other candidate holds them.
+    await runEnded(core);
     const again = await api(core, "POST", "/api/training/run");
     assert.equal(again.status, 409, "the trained samples are not offered again");
     assert.deepEqual((await checkpoints(core)).map((c) => c.n), [1]);
