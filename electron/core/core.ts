@@ -145,7 +145,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   // Without a model the judge still runs (an endpoint judge needs no local model).
   let modelless: JudgeService | null = null;
   try {
-    if (opts.model) initial = await bringUp(opts.model, opts.engine?.adapter ?? startupAdapter(store, checkpoints));
+    if (opts.model) initial = await bringUp(opts.model, opts.engine?.adapter ?? startupAdapter(store, checkpoints, opts.model));
   } catch (err) {
     // Nothing may stay open (the rollout's idle timer would keep the process alive).
     rollout.stop();
@@ -170,7 +170,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
             if (!restoring) checkpointBeforeSwitch = d.training.activeCheckpoint;
             d.training.activeCheckpoint = restoring ? checkpointBeforeSwitch : null;
           });
-          const parts = await bringUp(modelPath, restoring ? startupAdapter(store, checkpoints) : undefined, onProgress);
+          const parts = await bringUp(modelPath, restoring ? startupAdapter(store, checkpoints, modelPath) : undefined, onProgress);
           parts.training?.start();
           return parts;
         },
@@ -194,8 +194,9 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
       if (!t) throw new ApiError(503, "Learning is off for this model.", "server_error", null, "no_training");
       return t;
     });
-    registerTrainingRoutes(server, training, () => checkpoints.list(), () => store.state.training.activeCheckpoint, { store, judgeQueue: () => judge().queueLength });
-    registerAdapterImportRoute(server, training, () => store.state.training.activeCheckpoint);
+    const serving = () => ({ active: store.state.training.activeCheckpoint, modelPath: served.latest?.engine.info().modelPath ?? null });
+    registerTrainingRoutes(server, training, () => checkpoints.list(), serving, { store, judgeQueue: () => judge().queueLength });
+    registerAdapterImportRoute(server, training, serving);
     initial.training.start();
   }
   if (served) {

@@ -413,8 +413,29 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     await screenshot(page, "chat-after-rollback");
   });
 
+  test("Roll back to No adapter: the base model answers, then a checkpoint can be served again", async () => {
+    const [, older] = published;
+    await page.getByRole("link", { name: "Checkpoints" }).click();
+    const baseRow = page.locator("tbody tr").filter({ has: page.locator("strong", { hasText: /^No adapter$/ }) });
+    await baseRow.getByRole("button", { name: "Roll back", disabled: false }).click();
+    const dialog = page.getByRole("dialog", { name: "Roll back to the model with no adapter?" });
+    await dialog.getByRole("button", { name: "Confirm roll back" }).click();
+    await page.getByRole("status").filter({ hasText: "Now serving the model with no adapter" }).waitFor({ timeout: 120_000 });
+    await baseRow.getByText("active").waitFor();
+    await baseRow.getByRole("button", { name: "Roll back", disabled: true }).waitFor();
+    assert.equal(await page.locator("tbody .tag-active").count(), 1, "one active row");
+    await screenshot(page, "checkpoints-real-no-adapter");
+    const status = (await coreApi(core, "GET", "/api/status")).json;
+    assert.equal(status.adapter, "base");
+    assert.equal(status.training.activeCheckpoint, null);
+    // Back to the older checkpoint for the tests below (they start from it).
+    assert.equal((await coreApi(core, "POST", `/api/checkpoints/${older.n}/activate`)).status, 200);
+  });
+
   test("Training page: the judged turns and queues come from GET /api/training", async () => {
     await page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name: "Training" }).click();
+    // The page before may have had a table too: wait for this one's heading first.
+    await page.getByRole("heading", { name: "Training", level: 1 }).waitFor();
     const rows = page.locator("table tbody tr");
     await rows.first().waitFor();
     const detail = (await coreApi(core, "GET", "/api/training")).json as { recentJudged: { messages: { content: string }[]; feedback: { thumbs: string | null; hint: string | null } | null }[]; training: { judgeQueue: number } };

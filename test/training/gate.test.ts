@@ -105,6 +105,7 @@ describe("checkpoint store", () => {
     gate: gateVerdict({ kl: 0.001, liked: cmp(0, 0, 0), disliked: cmp(0, 0, 0) }),
     totalSteps: 1,
     parent: null,
+    model: "tiny.gguf",
   });
 
   it("keeps the newest 20 plus pinned and active ones, numbers them in order, and removes staging leftovers", () => {

@@ -80,6 +80,10 @@ export interface CheckpointView {
   version: string;
   /** made by importing an adapter trained elsewhere, not by the trainer */
   imported: boolean;
+  /** file name of the base model it was trained on (null: made before the app recorded it) */
+  model: string | null;
+  /** it can be served now: trained on the model served now (or not known otherwise) */
+  forServedModel: boolean;
   createdAt: string;
   parent: number | null;
   samples: number;
@@ -145,7 +149,8 @@ export interface SwapView {
 
 /** POST /api/checkpoints/:n/activate */
 export interface ActivateReply {
-  checkpoint: CheckpointView;
+  /** null: the base model is served, with no adapter (POST /api/checkpoints/base/activate) */
+  checkpoint: CheckpointView | null;
   swap: SwapView;
 }
 
@@ -202,6 +207,8 @@ export interface CheckpointEntryView {
   totalSteps: number;
   swapPauseMs: number | null;
   sha256: { adapter: string; optimizer: string };
+  /** file name of the base model it was trained on; absent on checkpoints made before it was recorded */
+  model?: string;
 }
 
 /** `checkpoint` event: a checkpoint made or changed (published, rejected, pinned, reverted). */

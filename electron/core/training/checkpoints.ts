@@ -57,6 +57,18 @@ export interface CommitInfo {
   gate: GateResult;
   totalSteps: number;
   parent: number | null;
+  /** the base model's file (modelFileOf): a checkpoint is served only on the model it was trained on */
+  model: string;
+}
+
+/** How a checkpoint names the base model it was trained on: the GGUF's file name. */
+export function modelFileOf(modelPath: string): string {
+  return path.basename(modelPath);
+}
+
+/** Whether checkpoint `c` can be served on the model at `modelPath` (an old entry that never recorded its model: assumed so). */
+export function trainedOn(c: { model?: string }, modelPath: string): boolean {
+  return c.model === undefined || c.model === modelFileOf(modelPath);
 }
 
 /**
@@ -199,6 +211,7 @@ export class Checkpoints {
       totalSteps: info.totalSteps,
       swapPauseMs: null,
       sha256,
+      model: info.model,
     };
     this.store.updateState((d) => {
       d.checkpoints.push(entry);
@@ -279,14 +292,16 @@ export class Checkpoints {
 }
 
 /**
- * The adapter to serve at start: the active checkpoint if it is whole, else none (with a
- * warning, and the index says base model), so a damaged file never stops the app starting.
+ * The adapter to serve at start: the active checkpoint if it is whole and was trained on the
+ * model being loaded, else none (with a warning, and the index says base model), so a damaged
+ * file or another model's adapter never stops the app starting.
  */
-export function startupAdapter(store: Store, checkpoints: Checkpoints): { path: string; version: string } | undefined {
+export function startupAdapter(store: Store, checkpoints: Checkpoints, modelPath: string): { path: string; version: string } | undefined {
   const n = store.state.training.activeCheckpoint;
   if (n === null) return undefined;
   try {
     const c = checkpoints.verifyFiles(n);
+    if (!trainedOn(c, modelPath)) throw new CheckpointError(`checkpoint ${n} was trained on ${c.model}, not on ${modelFileOf(modelPath)}`, 409);
     return { path: c.path, version: c.version };
   } catch (e) {
     console.warn(`serving the base model: ${(e as Error).message}`);

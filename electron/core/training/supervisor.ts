@@ -7,7 +7,7 @@ import { rewardOf, type Store } from "../store/store.js";
 import type { SwapResult } from "../inference/adapterGate.js";
 import type { Evaluation, MemoryPlanSummary, ScoredSequence, TrainSettings } from "../../../trainer/protocol.js";
 import { halvedLrScale, runBatchSize, runLearningRate, trainSettingsOf } from "./trainOptions.js";
-import { CheckpointError, Checkpoints, type CheckpointEntry, type RevertInfo } from "./checkpoints.js";
+import { CheckpointError, Checkpoints, modelFileOf, trainedOn, type CheckpointEntry, type RevertInfo } from "./checkpoints.js";
 import { GATE_DEFAULTS, gateVerdict, type FluencyCheck, type GateOptions, type GateResult } from "./gate.js";
 import { isHeldBack } from "../rollout/heldBack.js";
 import type { FluencyMeasure, ProbePrompt } from "../inference/fluencyProbe.js";
@@ -396,6 +396,7 @@ export class TrainingSupervisor {
         gate,
         totalSteps: res.totalSteps,
         parent: serving,
+        model: modelFileOf(this.o.modelPath),
       });
       // The samples are in a checkpoint now (published or kept for inspection): used.
       this.o.pool.commit(runId);
@@ -632,6 +633,8 @@ export class TrainingSupervisor {
       const entry = this.o.checkpoints.get(n);
       if (!entry) throw new ActivationError(`no checkpoint ${n}`, 404);
       if (entry.verdict === "rejected") throw new ActivationError(`checkpoint ${n} was rejected by the publish gate (${entry.gate.reasons.join("; ")}); it is kept for inspection only`, 409);
+      // An adapter fits only the model it was trained on: say which, before llama.cpp refuses its shapes.
+      if (!trainedOn(entry, this.o.modelPath)) throw new ActivationError(`checkpoint ${n} was trained on ${entry.model}, and ${modelFileOf(this.o.modelPath)} is served: switch to ${entry.model} first (Models, or the chat header's model picker)`, 409);
       try {
         this.o.checkpoints.verifyFiles(n);
       } catch (e) {
@@ -655,6 +658,29 @@ export class TrainingSupervisor {
       // Continue training from it (a trainer that is starting reads the active checkpoint itself).
       if (w && w === this.worker && this.workerReady) await w.request({ type: "load", dir: entry.dir }).catch((e: Error) => (this.st.lastError = `trainer could not load checkpoint ${n}: ${e.message}`));
       return { checkpoint: this.o.checkpoints.get(n)!, swap };
+    });
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Serves the base model with no adapter (the first row of every rollback) and trains on from a
+   * fresh adapter. Not watched, like any choice made by hand.
+   */
+  activateBase(): Promise<{ swap: SwapResult }> {
+    const run = this.lock.then(async () => {
+      let swap: SwapResult;
+      try {
+        swap = await this.swapToBase();
+      } catch (e) {
+        throw new ActivationError(`cannot serve the base model: ${(e as Error).message.split("\n")[0]}`, 500);
+      }
+      this.st.lrScale = 1;
+      this.disarmWatch();
+      this.publishStatus();
+      const w = this.worker;
+      if (w && this.workerReady) await w.request({ type: "load", dir: null }).catch((e: Error) => (this.st.lastError = `trainer could not start a fresh adapter: ${e.message}`));
+      return { swap };
     });
     this.lock = run.catch(() => undefined);
     return run;
@@ -703,7 +729,7 @@ export class TrainingSupervisor {
         const ev = await w.request({ type: "evaluate", runId, servingAdapter: serving === null ? null : (this.o.checkpoints.get(serving)?.path ?? null), ...this.evalSets() });
         const gate = await this.gateOf(ev, path.join(staging, "adapter.gguf"));
         this.setPhase("publishing");
-        const entry = this.o.checkpoints.commit(staging, { verdict: gate.verdict, runId, sampleIds: [], meanReward: null, loss: 0, kl: ev.kl, gate, totalSteps: 0, parent: serving });
+        const entry = this.o.checkpoints.commit(staging, { verdict: gate.verdict, runId, sampleIds: [], meanReward: null, loss: 0, kl: ev.kl, gate, totalSteps: 0, parent: serving, model: modelFileOf(this.o.modelPath) });
         committed = true;
         this.o.bus.emit("checkpoint", { checkpoint: { ...entry } });
         let swap: SwapResult | null = null;

@@ -309,6 +309,10 @@ export interface Checkpoint {
   revertReason: string | null;
   /** mean KL(checkpoint || base model) per token on recent prompts when it was made */
   klToBase: number | null;
+  /** file name of the base model it was trained on (null: not recorded) */
+  model: string | null;
+  /** trained on the model served now, so it can be served */
+  forServedModel: boolean;
 }
 
 /** GET /api/checkpoints (newest first). */
@@ -332,6 +336,8 @@ export function readCheckpoints(body: unknown): { items: Checkpoint[]; active: s
       imported: c.imported === true,
       revertReason: c.reverted?.reason ?? null,
       klToBase: num(c.klToBase?.recent),
+      model: c.model ?? null,
+      forServedModel: c.forServedModel !== false,
     };
   });
   return { items, active };

@@ -10,7 +10,8 @@ import { ImportAdapter } from "./ImportAdapter.js";
 export function CheckpointsPage() {
   const { client, status, reloadStatus } = useCore();
   const list = useLive((c) => c.get<unknown>("/api/checkpoints").then(readCheckpoints), ["checkpoint", "swap", "revert"]);
-  const [confirm, setConfirm] = useState<Checkpoint | null>(null);
+  // What the dialog asks to serve: a checkpoint, or "base" (the model with no adapter).
+  const [confirm, setConfirm] = useState<Checkpoint | "base" | null>(null);
   const [swapping, setSwapping] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -31,16 +32,17 @@ export function CheckpointsPage() {
     setTimeout(() => opener.current?.focus(), 0);
   };
 
-  const activate = async (c: Checkpoint) => {
+  const activate = async (c: Checkpoint | "base") => {
+    const name = c === "base" ? "the model with no adapter" : c.version;
     setConfirm(null);
-    setSwapping(c.version);
+    setSwapping(name);
     setDone(null);
     setError(null);
     try {
-      const { swap } = await client.post<ActivateReply>(`/api/checkpoints/${c.n}/activate`);
-      setDone(`Now serving ${c.version}. The next answer in Chat uses it. The swap held new requests for ${Math.round(swap.pauseMs)} ms.`);
+      const { swap } = await client.post<ActivateReply>(`/api/checkpoints/${c === "base" ? "base" : c.n}/activate`);
+      setDone(`Now serving ${name}. The next answer in Chat uses it. The swap held new requests for ${Math.round(swap.pauseMs)} ms.`);
     } catch (e) {
-      setError(`Could not roll back to ${c.version}: ${messageOf(e)}`);
+      setError(`Could not roll back to ${name}: ${messageOf(e)}`);
     } finally {
       setSwapping(null);
       setFocusOutcome(true);
@@ -63,6 +65,9 @@ export function CheckpointsPage() {
   // just before a swap never shows two active rows.
   const items = [...(list.data?.items ?? [])].map((c) => (status ? { ...c, active: c.n === activeN } : c)).sort((a, b) => b.n - a.n);
   const activeVersion = status?.adapter ?? null;
+  // Checkpoints of more than one model (the served model was switched): say which is whose.
+  const showModel = items.some((c) => !c.forServedModel);
+  const servedModel = status?.model?.path ? fileName(status.model.path) : null;
   return (
     <div className="page">
       <header className="page-head">
@@ -104,6 +109,7 @@ export function CheckpointsPage() {
               <th>Mean reward</th>
               <th>KL</th>
               <th>Gate</th>
+              {showModel && <th>Model</th>}
               <th>
                 <span className="sr-only">Actions</span>
               </th>
@@ -129,14 +135,15 @@ export function CheckpointsPage() {
                   )}
                   {c.revertReason && <div className="small muted revert-reason">{c.revertReason}</div>}
                 </td>
+                {showModel && <td className="nowrap">{c.model ?? "—"}</td>}
                 <td className="nowrap row-actions">
                   <button type="button" aria-describedby={`cp-${c.n}`} onClick={() => void pin(c)}>
                     {c.pinned ? "Unpin" : "Pin"}
                   </button>
                   <button
                     type="button"
-                    disabled={c.active || swapping !== null || !usable(c)}
-                    title={usable(c) ? undefined : "The publish gate rejected this checkpoint; it is kept for inspection only"}
+                    disabled={c.active || swapping !== null || !usable(c) || !c.forServedModel}
+                    title={!usable(c) ? "The publish gate rejected this checkpoint; it is kept for inspection only" : !c.forServedModel ? `Trained on ${c.model ?? "another model"}: serve that model to use it` : undefined}
                     aria-describedby={`cp-${c.n}`}
                     onClick={(e) => {
                       opener.current = e.currentTarget;
@@ -148,13 +155,39 @@ export function CheckpointsPage() {
                 </td>
               </tr>
             ))}
+            <tr className={activeVersion === "base" ? "active-row" : undefined}>
+              <td className="nowrap" id="cp-base">
+                <strong>No adapter</strong> {activeVersion === "base" && <span className="tag tag-active">active</span>}
+              </td>
+              <td colSpan={showModel ? 6 : 5} className="muted small">
+                {servedModel ?? "The base model"} as downloaded: where learning started
+              </td>
+              <td className="nowrap row-actions">
+                <button
+                  type="button"
+                  disabled={activeVersion === "base" || swapping !== null}
+                  aria-describedby="cp-base"
+                  onClick={(e) => {
+                    opener.current = e.currentTarget;
+                    setConfirm("base");
+                  }}
+                >
+                  Roll back
+                </button>
+              </td>
+            </tr>
           </tbody>
         </table>
 </div>
       )}
-      {confirm && <ConfirmRollback checkpoint={confirm} forward={activeN !== null && confirm.n > activeN} onCancel={cancel} onConfirm={() => void activate(confirm)} />}
+      {confirm && <ConfirmRollback target={confirm} forward={confirm !== "base" && activeN !== null && confirm.n > activeN} onCancel={cancel} onConfirm={() => void activate(confirm)} />}
     </div>
   );
+}
+
+/** The file name of a path, on any OS's separators. */
+function fileName(p: string): string {
+  return p.split(/[\\/]/).pop() ?? p;
 }
 
 /**
@@ -183,7 +216,7 @@ function trapTab(e: KeyboardEvent<HTMLElement>) {
 }
 
 /** `forward`: the checkpoint is newer than the one served (after a roll back). */
-function ConfirmRollback({ checkpoint, forward, onCancel, onConfirm }: { checkpoint: Checkpoint; forward: boolean; onCancel(): void; onConfirm(): void }) {
+function ConfirmRollback({ target, forward, onCancel, onConfirm }: { target: Checkpoint | "base"; forward: boolean; onCancel(): void; onConfirm(): void }) {
   const ref = useRef<HTMLDialogElement | null>(null);
   const confirmButton = useRef<HTMLButtonElement | null>(null);
   useEffect(() => {
@@ -204,10 +237,10 @@ function ConfirmRollback({ checkpoint, forward, onCancel, onConfirm }: { checkpo
       }}
     >
       <h2 id="rb-title">
-        {forward ? "Roll forward" : "Roll back"} to {checkpoint.version}?
+        {forward ? "Roll forward" : "Roll back"} to {target === "base" ? "the model with no adapter" : target.version}?
       </h2>
       <p>
-        The assistant switches to this adapter now; training continues from it.{" "}
+        {target === "base" ? "The assistant answers as the base model did before it learned anything; training starts again from a fresh adapter." : "The assistant switches to this adapter now; training continues from it."}{" "}
         {forward ? "Older checkpoints stay in the list, so you can roll back again." : "Newer checkpoints stay in the list, so you can roll forward again."}
       </p>
       <div className="actions">

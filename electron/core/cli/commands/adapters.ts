@@ -181,7 +181,7 @@ async function importAdapter(dataDir: string, source: string, args: Parameters<C
     const { checkpointView } = await import("../../server/routes/training.js");
     try {
       const r = await core.training.importCandidate(abs);
-      return report({ checkpoint: checkpointView(r.checkpoint, core.store.state.training.activeCheckpoint), imported: r.imported, swap: r.swap });
+      return report({ checkpoint: checkpointView(r.checkpoint, { active: core.store.state.training.activeCheckpoint, modelPath: model }), imported: r.imported, swap: r.swap });
     } catch (e) {
       if (e instanceof ActivationError) throw new CliError(e.message);
       throw e;

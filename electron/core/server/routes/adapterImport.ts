@@ -2,7 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
 import { ApiError, badRequest } from "../errors.js";
-import { checkpointView } from "./training.js";
+import { checkpointView, type ServingNow } from "./training.js";
 import type { ImportReply } from "../../api/training.js";
 import { ActivationError, type TrainingSupervisor } from "../../training/supervisor.js";
 
@@ -14,7 +14,7 @@ import { ActivationError, type TrainingSupervisor } from "../../training/supervi
  * the reason when it does not fit the served model or is damaged (nothing written, the served
  * adapter stays); 409 while learning is paused; 503 when the trainer cannot run.
  */
-export function registerAdapterImportRoute(app: FastifyInstance, sup: TrainingSupervisor, activeId: () => number | null): void {
+export function registerAdapterImportRoute(app: FastifyInstance, sup: TrainingSupervisor, serving: () => ServingNow): void {
   app.post("/api/checkpoints/import", async (req): Promise<ImportReply> => {
     const body = req.body as { path?: unknown } | null | undefined;
     const raw = body && typeof body === "object" ? body.path : undefined;
@@ -24,7 +24,7 @@ export function registerAdapterImportRoute(app: FastifyInstance, sup: TrainingSu
     try {
       const r = await sup.importCandidate(p);
       return {
-        checkpoint: checkpointView(r.checkpoint, activeId()),
+        checkpoint: checkpointView(r.checkpoint, serving()),
         imported: r.imported,
         swap: r.swap && { pauseMs: r.swap.pauseMs, drained: r.swap.drained, version: r.swap.version },
       };

@@ -1,18 +1,25 @@
 import type { FastifyInstance } from "fastify";
 import { ApiError, badRequest } from "../errors.js";
-import type { CheckpointEntry } from "../../training/checkpoints.js";
 import type { Store, TurnView } from "../../store/store.js";
 import { ActivationError, type TrainingSupervisor } from "../../training/supervisor.js";
-import { CheckpointError } from "../../training/checkpoints.js";
+import { CheckpointError, trainedOn, type CheckpointEntry } from "../../training/checkpoints.js";
 import type { ActivateReply, CheckpointsReply, CheckpointView, RunNowReply, TrainingHistoryPoint, TrainingReply, TrainingStatusView } from "../../api/training.js";
 
 /** A checkpoint as the UI reads it (the contract: electron/core/api/training.ts CheckpointView). */
-export function checkpointView(c: CheckpointEntry, activeId: number | null): CheckpointView {
+/** What is served now, for a checkpoint's view: the active checkpoint and the model's file. */
+export interface ServingNow {
+  active: number | null;
+  modelPath: string | null;
+}
+
+export function checkpointView(c: CheckpointEntry, now: ServingNow): CheckpointView {
   return {
     n: c.id,
     version: c.version,
     /** made by importing an adapter trained elsewhere (POST /api/checkpoints/import), not by the trainer */
     imported: c.runId.startsWith("import-"),
+    model: c.model ?? null,
+    forServedModel: now.modelPath !== null && trainedOn(c, now.modelPath),
     createdAt: c.createdAt,
     parent: c.parent,
     samples: c.samples,
@@ -30,7 +37,7 @@ export function checkpointView(c: CheckpointEntry, activeId: number | null): Che
     totalSteps: c.totalSteps,
     swapPauseMs: c.swapPauseMs,
     pinned: c.pinned,
-    active: c.id === activeId,
+    active: c.id === now.active,
   };
 }
 
@@ -68,16 +75,17 @@ export interface TrainingDetailDeps {
 }
 
 /**
- * Checkpoints and training control: GET /api/checkpoints, POST /api/checkpoints/:n/activate,
+ * Checkpoints and training control: GET /api/checkpoints, POST /api/checkpoints/:n/activate
+ * (n "base": serve the model with no adapter),
  * POST /api/checkpoints/:n/pin ({pinned?: boolean}, default true), POST /api/training/run
  * (202 started; 200 {started: false, running: true, training} while a run holds every ready
  * sample; 409 with the reason otherwise), POST /api/training/pause, POST /api/training/resume.
  */
-export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSupervisor, list: () => CheckpointEntry[], activeId: () => number | null, detail?: TrainingDetailDeps): void {
+export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSupervisor, list: () => CheckpointEntry[], serving: () => ServingNow, detail?: TrainingDetailDeps): void {
   app.get("/api/checkpoints", async (): Promise<CheckpointsReply> => {
-    const active = activeId();
-    const items = list().map((c) => checkpointView(c, active)).reverse();
-    return { checkpoints: items, active: active === null ? null : `ckpt-${active}` };
+    const now = serving();
+    const items = list().map((c) => checkpointView(c, now)).reverse();
+    return { checkpoints: items, active: now.active === null ? null : `ckpt-${now.active}` };
   });
 
   // The Training page's detail: live status (with the judge queue), the metric history (one
@@ -103,10 +111,15 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
   });
 
   app.post<{ Params: { n: string } }>("/api/checkpoints/:n/activate", async (req): Promise<ActivateReply> => {
-    const n = checkpointNumber(req.params.n);
+    // "base": the model with no adapter, the last step of any rollback.
+    const n = req.params.n === "base" ? null : checkpointNumber(req.params.n);
     try {
+      if (n === null) {
+        const r = await sup.activateBase();
+        return { checkpoint: null, swap: { pauseMs: r.swap.pauseMs, drained: r.swap.drained, version: r.swap.version } };
+      }
       const r = await sup.activate(n);
-      return { checkpoint: checkpointView(r.checkpoint, activeId()), swap: { pauseMs: r.swap.pauseMs, drained: r.swap.drained, version: r.swap.version } };
+      return { checkpoint: checkpointView(r.checkpoint, serving()), swap: { pauseMs: r.swap.pauseMs, drained: r.swap.drained, version: r.swap.version } };
     } catch (e) {
       throw asApiError(e);
     }
@@ -118,7 +131,7 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
     const pinned = body && typeof body === "object" && "pinned" in body ? body.pinned : true;
     if (typeof pinned !== "boolean") throw badRequest("'pinned' must be true or false", "pinned");
     try {
-      return { checkpoint: checkpointView(sup.pin(n, pinned), activeId()) };
+      return { checkpoint: checkpointView(sup.pin(n, pinned), serving()) };
     } catch (e) {
       throw asApiError(e);
     }
