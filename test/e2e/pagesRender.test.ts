@@ -161,10 +161,26 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
               reward: -1,
               rewardSource: "thumbs",
             }),
+            judgedTurn("t3", "Explain photosynthesis.", "Plants eat light and it is a long story that goes on and on.", {
+              judge: { time: new Date().toISOString(), reward: -1, votes: [{ score: -1, text: "\\boxed{-1}" }, { score: -1, text: "\\boxed{-1}" }, { score: -1, text: "\\boxed{-1}" }], hints: ["Answer in two sentences."], representative: null, judge: "base" },
+              reward: -1,
+              rewardSource: "judge",
+            }),
           ],
         },
       }),
     );
+    // Preferences: none until the user keeps the judge's hint of t3 (Training page).
+    const kept: Array<{ id: string; text: string; source: string; status: string; turnIds: string[] }> = [];
+    await page.route("**/api/preferences", async (r) => {
+      if (r.request().method() === "POST") {
+        record(r);
+        const body = r.request().postDataJSON() as { text: string; turnId: string };
+        kept.push({ id: "pref-1", text: body.text, source: "judge", status: "active", turnIds: [body.turnId] });
+        return r.fulfill({ status: 201, json: { preference: kept[0] } });
+      }
+      return r.fulfill({ json: { preferences: kept, deleted: [], block: { enabled: true, outsideClients: true, budget: 256, text: "", tokens: null, ids: [] }, fromJudge: true } });
+    });
     await page.route(/\/api\/training\/(run|pause|resume)$/, (r) => {
       record(r);
       return r.fulfill({ json: { ok: true } });
@@ -210,7 +226,8 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     await page.getByRole("link", { name: "Checkpoints" }).click();
     const rows = page.locator("tbody tr");
     await rows.first().waitFor();
-    assert.equal(await rows.count(), 4);
+    assert.equal(await rows.count(), 5);
+    assert.match((await rows.last().textContent()) ?? "", /No adapter/);
     const first = rows.first(); // newest first
     assert.match((await first.textContent()) ?? "", /ckpt-4.*active/);
     assert.ok(await first.getByRole("button", { name: "Roll back" }).isDisabled(), "the active checkpoint cannot be rolled back to");
@@ -251,9 +268,14 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     assert.equal(await page.locator(".chart svg circle").count(), 12);
     await page.getByRole("img", { name: "Gate verdicts: 3 published of 4" }).waitFor();
     const judged = page.locator("table tbody tr");
-    assert.equal(await judged.count(), 2);
+    assert.equal(await judged.count(), 3);
     assert.match((await judged.nth(0).textContent()) ?? "", /What is the capital of France\?.*Paris is the capital of France\..*\+1 \+1 0/);
     assert.match((await judged.nth(1).textContent()) ?? "", /What is 2\+2\?.*The answer is 5\..*−1 −1 ✗.*thumbs down.*Show the working\./);
+    // A judge's hint can be kept as a preference from its row; the user's own hint already is one.
+    assert.equal(await judged.nth(1).getByRole("button", { name: /as a preference/ }).count(), 0);
+    await judged.nth(2).getByRole("button", { name: "Keep “Answer in two sentences.” as a preference" }).click();
+    await judged.nth(2).getByText("Kept as a preference").waitFor();
+    assert.deepEqual(calls.find((c) => c.path === "/api/preferences")?.body, { text: "Answer in two sentences.", turnId: "t3" });
     await screenshot(page, "training-data");
     await page.getByRole("button", { name: "Train now" }).click();
     await called("/api/training/run");

@@ -48,6 +48,8 @@ export interface PreferencesReply {
   /** deleted ones, restorable */
   deleted: PreferenceView[];
   block: { enabled: boolean; outsideClients: boolean; budget: number; text: string; tokens: number | null; ids: string[] };
+  /** a judge's hint that recurs becomes a preference (setting preferencesFromJudge) */
+  fromJudge: boolean;
 }
 
 /** POST /api/preferences (201), PATCH /api/preferences/:id, POST /api/preferences/:id/undo and /restore: the preference as stored now. */

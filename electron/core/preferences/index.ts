@@ -1,7 +1,7 @@
 import type { EventBus } from "../rollout/events.js";
 import type { Rollout } from "../rollout/rollout.js";
 import type { Store } from "../store/store.js";
-import { preferencesFromHints } from "./fromHints.js";
+import { preferencesFromHints, preferencesFromJudgeHints } from "./fromHints.js";
 import { blockForTurn } from "./inject.js";
 import { PreferenceService } from "./service.js";
 
@@ -13,12 +13,14 @@ export { PreferenceService } from "./service.js";
  */
 export function startPreferences(store: Store, bus: EventBus, rollout: Rollout): { service: PreferenceService; close(): void } {
   const service = new PreferenceService(store, bus);
-  const off = preferencesFromHints(bus, service);
+  const offHints = preferencesFromHints(bus, service);
+  const offJudge = preferencesFromJudgeHints(bus, service, store);
   rollout.usePreferences((turn, countTokens) => blockForTurn(store.settings, service, turn, countTokens));
   return {
     service,
     close: () => {
-      off();
+      offHints();
+      offJudge();
       rollout.usePreferences(null);
     },
   };

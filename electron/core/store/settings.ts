@@ -93,6 +93,12 @@ export const SettingsSchema = z
     /** Most prompt tokens the preference block may take; the newest preferences go first. */
     preferenceTokenBudget: z.int().min(16).max(4096).default(256),
     /**
+     * A hint the judge reads from the user's next message becomes a preference when the same
+     * hint recurs on JUDGE_HINT_RECURRENCE recent turns (preferences/fromHints.ts); the user can
+     * always keep one by hand from the Training page.
+     */
+    preferencesFromJudge: z.boolean().default(true),
+    /**
      * A preference is learned when, on held-back answers served with it, the adapter's mean
      * log-prob per token with it in the prompt exceeds that without it by less than this (nats):
      * the adapter alone already answers as the prompt asked. Forgotten again above twice this.

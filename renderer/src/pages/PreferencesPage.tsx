@@ -174,7 +174,7 @@ export function PreferencesPage() {
           ))}
         </ul>
       )}
-      {data && <PreferenceSettings block={data.block} onSaved={list.reload} />}
+      {data && <PreferenceSettings block={data.block} fromJudge={data.fromJudge !== false} onSaved={list.reload} />}
       {data && data.deleted.length > 0 && (
         <details className="pref-deleted">
           <summary>Deleted ({data.deleted.length})</summary>
@@ -220,7 +220,7 @@ function LastChange({ p }: { p: PreferenceView }) {
 }
 
 /** The preference settings (PATCH /api/settings), here where their effect shows. */
-function PreferenceSettings({ block, onSaved }: { block: PreferencesReply["block"]; onSaved(): void }) {
+function PreferenceSettings({ block, fromJudge, onSaved }: { block: PreferencesReply["block"]; fromJudge: boolean; onSaved(): void }) {
   const { client } = useCore();
   const [error, setError] = useState<string | null>(null);
   const [budget, setBudget] = useState(String(block.budget));
@@ -241,6 +241,9 @@ function PreferenceSettings({ block, onSaved }: { block: PreferencesReply["block
       </label>
       <label>
         <input type="checkbox" checked={block.outsideClients} disabled={!block.enabled} onChange={(e) => void save({ preferencesForOutsideClients: e.target.checked })} /> Also for outside clients (OpenClaw, SDKs), not only this app's chat
+      </label>
+      <label>
+        <input type="checkbox" checked={fromJudge} onChange={(e) => void save({ preferencesFromJudge: e.target.checked })} /> Make a preference of a hint the judge reads from your replies when it comes back on another turn
       </label>
       <form
         onSubmit={(e) => {

@@ -3,6 +3,7 @@ import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
 import { metricSeries, readCheckpoints, readTraining, readTurn, type MetricPoint, type RevertNote, type TrainingStatus, type Turn } from "../api/shapes.js";
 import type { TrainingReply } from "../../../electron/core/api/training.js";
+import type { PreferencesReply } from "../../../electron/core/api/preferences.js";
 import { LineChart, VerdictStrip } from "../components/Charts.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { adapterLabel, fmtTime } from "../components/format.js";
@@ -24,12 +25,26 @@ export function TrainingPage() {
   // GET /api/training: the learner's detail (history, judged turns) when the core offers it; /api/status otherwise.
   const detail = useLive((c) => c.get<Partial<TrainingReply>>("/api/training").catch((e: unknown) => (e instanceof ApiError && e.notAvailable ? null : Promise.reject(e))), ["training", "judge", "checkpoint", "revert"]);
   const checkpoints = useLive((c) => c.get<unknown>("/api/checkpoints").then(readCheckpoints), ["checkpoint", "training"]);
+  // Which judged turns' hints are preferences already (a judge's hint can be kept from its row).
+  const prefs = useLive((c) => c.get<PreferencesReply>("/api/preferences").catch(() => null), ["preferences"]);
+  const keptFrom = new Set((prefs.data?.preferences ?? []).flatMap((p) => p.turnIds));
   const [actionError, setActionError] = useState<string | null>(null);
   const [pending, setPending] = useState<string | null>(null);
 
   const training = detail.data?.training ? readTraining(detail.data.training) : status?.training ?? null;
   const series = metricSeries(checkpoints.data?.items ?? [], detail.data?.history);
   const judged = (detail.data?.recentJudged ?? []).map(readTurn);
+
+  // A judge's hint the user accepts becomes a preference (source "judge"), from the next message on.
+  const keep = async (turnId: string, text: string) => {
+    setActionError(null);
+    try {
+      await client.post("/api/preferences", { text, turnId });
+      prefs.reload();
+    } catch (e) {
+      setActionError(messageOf(e));
+    }
+  };
 
   const act = async (what: string, path: string) => {
     if (pending !== null) return;
@@ -159,7 +174,22 @@ export function TrainingPage() {
                 </td>
                 <td className="nowrap">{votesText(t) || "—"}</td>
                 <td>{t.reward === null ? "—" : t.reward > 0 ? `+${t.reward}` : t.reward < 0 ? `−${-t.reward}` : "0"}</td>
-                <td className="wrap-cell">{t.hint ?? t.judgeHints[0] ?? "—"}</td>
+                <td className="wrap-cell">
+                  {t.hint ?? t.judgeHints[0] ?? "—"}
+                  {t.hint === null && t.judgeHints.length > 0 && (
+                    <div className="small">
+                      {keptFrom.has(t.id) ? (
+                        <span className="muted">
+                          Kept as a <a href="#/preferences">preference</a>
+                        </span>
+                      ) : (
+                        <button type="button" className="link small" aria-label={`Keep “${t.judgeHints[0]}” as a preference`} onClick={() => void keep(t.id, t.judgeHints[0])}>
+                          Keep as preference
+                        </button>
+                      )}
+                    </div>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>

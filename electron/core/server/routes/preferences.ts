@@ -66,6 +66,7 @@ export function registerPreferenceRoutes(app: FastifyInstance, deps: PreferenceR
         tokens: plan?.tokens ?? null,
         ids: plan?.ids ?? [],
       },
+      fromJudge: s.preferencesFromJudge,
     };
   };
 
