@@ -65,6 +65,9 @@ describe("Preferences page", { skip: browserMissing() ?? false, timeout: 300_000
 
     await send("And beavers?");
     assert.match((await lastUiTurnBlock())?.block ?? "", /Always answer in French\./);
+    // The answer says its prompt carried the preference, and links to them.
+    await page.locator(".msg.assistant").last().getByRole("link", { name: "1 preference" }).waitFor();
+    await screenshot(page, "preferences-chat-applied");
 
     await page.getByRole("link", { name: "Preferences" }).click();
     await page.getByRole("heading", { name: "Preferences" }).waitFor();
@@ -94,6 +97,7 @@ describe("Preferences page", { skip: browserMissing() ?? false, timeout: 300_000
     await page.getByRole("link", { name: "Chat" }).click();
     await send("And seals?");
     assert.equal(await lastUiTurnBlock(), undefined);
+    assert.equal(await page.locator(".msg.assistant").last().locator(".answer-prefs").count(), 0, "no preference in its prompt, none shown");
 
     // Undo from the page puts it back.
     await page.getByRole("link", { name: "Preferences" }).click();

@@ -46,6 +46,17 @@ export interface TurnView {
   feedback: FeedbackView | null;
   judge: JudgeView | null;
   reward: number | null;
+  /** the standing preferences the core added to the served prompt (absent: none) */
+  preferences?: PreferenceBlockView;
+}
+
+/** The preference block a turn's served prompt carried (electron/core/preferences/inject.ts). */
+export interface PreferenceBlockView {
+  ids: string[];
+  block: string;
+  tokens: number;
+  /** a system message (chat) or a paragraph before the text (completions) */
+  placement: "system" | "prefix";
 }
 
 export interface SessionsReply {

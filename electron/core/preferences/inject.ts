@@ -1,21 +1,13 @@
 import type { Token } from "node-llama-cpp";
+import type { PreferenceBlockView } from "../api/sessions.js";
 import { ContextLengthError, type Engine, type GenerateRequest } from "../inference/engine.js";
 import type { TurnType } from "../store/records.js";
 import type { Settings } from "../store/settings.js";
 import { plainPrefix, withBlock, type PlannedBlock } from "./block.js";
 import type { PreferenceService } from "./service.js";
 
-/** What a turn records about the preference block it was served with (records.ts TurnRecord.preferences). */
-export interface TurnPreferences {
-  /** the preferences in the block */
-  ids: string[];
-  /** the block's text as added */
-  block: string;
-  /** its tokens */
-  tokens: number;
-  /** chat: in the system prompt; completion: a paragraph before the plain-text prompt */
-  placement: "system" | "prefix";
-}
+/** What a turn records about the preference block it was served with (the contract's PreferenceBlockView). */
+export type TurnPreferences = PreferenceBlockView;
 
 /**
  * Decides the block a request gets: main turns only, the app's chat always and outside clients

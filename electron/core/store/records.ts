@@ -1,4 +1,5 @@
 import type { ChatMessage } from "../api/chatTypes.js";
+import type { PreferenceBlockView } from "../api/sessions.js";
 
 /**
  * The typed lines of logs/trajectories.jsonl. One file for every event kind (not one per
@@ -45,7 +46,7 @@ export interface TurnRecord {
    * stay as the client sent them, `promptTokens` are what was served (with the block) and
    * `clientPromptTokens` the client's prompt alone (the student's prompt in context distillation).
    */
-  preferences?: { ids: string[]; block: string; tokens: number; placement: "system" | "prefix" };
+  preferences?: PreferenceBlockView;
   promptTokens: number[];
   clientPromptTokens?: number[];
   responseTokens: number[];

@@ -13,6 +13,8 @@ export interface TurnInfo {
   adapter: string | null;
   /** the served model that wrote the answer (the chunks' `model`); null until the first chunk */
   model: string | null;
+  /** standing preferences the core added to the prompt */
+  preferences: number;
 }
 
 /** Generation parameters sent with the request (OpenAI names). */
@@ -92,6 +94,7 @@ export async function streamChat(client: CoreClient, messages: ChatMessage[], se
     turnId: res.headers.get("X-Clawrl-Turn-Id"),
     adapter: res.headers.get("X-Clawrl-Adapter"),
     model: null,
+    preferences: Number(res.headers.get("X-Clawrl-Preferences") ?? 0) || 0,
   };
   handlers.onStart?.(info);
   let text = "";

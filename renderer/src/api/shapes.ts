@@ -249,6 +249,8 @@ export interface Turn {
   votes: Vote[];
   judgeHints: string[];
   at: number | null;
+  /** standing preferences the core added to its prompt */
+  preferences: number;
 }
 
 /** Message content as text: plain strings, or OpenAI text-part arrays. */
@@ -277,6 +279,7 @@ export function readTurn(body: unknown): Turn {
     votes: (t.judge?.votes ?? []).map((v) => ({ score: num(v.score), text: v.text ?? null })),
     judgeHints: t.judge?.hints ?? [],
     at: time(t.time),
+    preferences: t.preferences?.ids.length ?? 0,
   };
 }
 

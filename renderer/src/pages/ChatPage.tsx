@@ -23,6 +23,8 @@ interface DisplayMessage {
   model?: string | null;
   thumbs?: Thumbs;
   hint?: string | null;
+  /** standing preferences its prompt carried */
+  preferences?: number;
   streaming?: boolean;
   stopped?: boolean;
   error?: string;
@@ -92,7 +94,7 @@ export function ChatPage() {
         const mainTurns = detail.turns.filter((t) => t.type !== "side");
         for (const t of mainTurns) {
           if (t.userText) shown.push({ key: nextKey(), role: "user", content: t.userText });
-          shown.push({ key: nextKey(), role: "assistant", content: t.response, turnId: t.id, adapter: t.adapter, model: models.get(t.id) ?? null, thumbs: t.thumbs, hint: t.hint });
+          shown.push({ key: nextKey(), role: "assistant", content: t.response, turnId: t.id, adapter: t.adapter, model: models.get(t.id) ?? null, thumbs: t.thumbs, hint: t.hint, preferences: t.preferences });
         }
         if (mainTurns.length) setRecordedSystem(systemPromptOf(mainTurns[mainTurns.length - 1].messages));
         setMessages(shown);
@@ -171,7 +173,7 @@ export function ChatPage() {
           sessionId,
           {
             onStart: (info) => {
-              update((m) => ({ ...m, turnId: info.turnId, adapter: info.adapter }));
+              update((m) => ({ ...m, turnId: info.turnId, adapter: info.adapter, preferences: info.preferences }));
               if (info.sessionId) {
                 setSessionId(info.sessionId);
                 if (isNew && ownGen) saveChat(info.sessionId, gen);
@@ -487,6 +489,11 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
           <span className="tag answer-source" title="The model, and the adapter on it, that wrote this answer">
             {[msg.model, msg.adapter ? adapterLabel(msg.adapter) : null].filter(Boolean).join(" · ") || "—"}
           </span>
+          {(msg.preferences ?? 0) > 0 && (
+            <a className="tag answer-prefs" href="#/preferences" title="Your standing preferences were in this answer's prompt">
+              {msg.preferences === 1 ? "1 preference" : `${msg.preferences} preferences`}
+            </a>
+          )}
         </div>
       )}
       {msg.hint && !hinting && (

@@ -128,6 +128,8 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
       "X-Clawrl-Session-Id": ctx.sessionId,
       "X-Clawrl-Turn-Id": ctx.turnId,
       "X-Clawrl-Adapter": adapter,
+      // How many standing preferences the served prompt carried (the chat shows it on the answer).
+      "X-Clawrl-Preferences": String(prompt.preferences?.ids.length ?? 0),
     });
 
     const signal = abortWhenClientLeaves(reply);
