@@ -6,6 +6,7 @@ import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, screen, session
 import { coreEnv } from "../shared/coreMessages.js";
 import { ipcChannels, type BridgeConfig } from "../shared/ipc.js";
 import { CoreSupervisor, type CoreEndpoint } from "./coreProcess.js";
+import { corePortFor, loadCorePort, saveCorePort, startWithPortFallback } from "./corePort.js";
 import { fetchLearningStatus, setLearningPaused, trayMenuTemplate, trayTooltip, type LearningState } from "./learning.js";
 import { appMenuTemplate } from "./menu.js";
 import { decideWindowOpen, isAllowedNavigation, isAllowedPermission, windowOptions, withCsp } from "./security.js";
@@ -72,12 +73,20 @@ async function main(): Promise<void> {
     ),
   );
 
+  // The same port run after run (corePort.ts): the window's origin and outside clients' baseUrl hold.
+  const portFile = path.join(app.getPath("userData"), "core-port.json");
+  const remembered = loadCorePort(portFile);
   core = new CoreSupervisor({
     entry: coreEntry,
     env: { ...process.env, [coreEnv.uiDir]: rendererDir },
-    // After a crash, ask for the same port so the window's origin (and what the page keeps per
-    // origin) holds; if that launch fails (the port was taken meanwhile), take any free port.
-    launch: (previous, failedStarts) => ({ env: previous && failedStarts === 0 ? { [coreEnv.port]: new URL(previous.url).port } : {} }),
+    launch: (previous, failedStarts) => ({ env: { [coreEnv.port]: String(corePortFor(previous?.url ?? null, failedStarts, remembered)) } }),
+  });
+  core.on("ready", (ep) => {
+    try {
+      saveCorePort(portFile, Number(new URL(ep.url).port));
+    } catch (err) {
+      console.warn(`[main] could not remember the core's port: ${(err as Error).message}`);
+    }
   });
   core.on("output", ({ stream, text }) => (stream === "stderr" ? process.stderr : process.stdout).write(`[core] ${text}`));
   core.on("exit", ({ code, signal, expected }) => {
@@ -90,7 +99,7 @@ async function main(): Promise<void> {
 
   createTray();
   try {
-    await core.start();
+    await startWithPortFallback(core);
   } catch (err) {
     fatal(err);
   }
