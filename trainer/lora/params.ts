@@ -6,6 +6,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { BaseModel } from "../model/base-model.js";
 import { LINEAR_NAMES, linearShape, type LinearName } from "../model/weights.js";
+import { LORA_DEFAULTS } from "./defaults.js";
 
 export type LoraTarget = LinearName;
 export const DEFAULT_TARGETS: readonly LoraTarget[] = LINEAR_NAMES;
@@ -50,8 +51,8 @@ function checkTargets(targets: readonly string[]): LoraTarget[] {
  * A fresh adapter: A ~ U(−1/√in, 1/√in) (PEFT's Kaiming-uniform bound), B = 0.
  */
 export function createLora(model: BaseModel, opts: LoraOptions = {}): LoraParams {
-  const rank = opts.rank ?? 16;
-  const alpha = opts.alpha ?? 32;
+  const rank = opts.rank ?? LORA_DEFAULTS.rank;
+  const alpha = opts.alpha ?? LORA_DEFAULTS.alpha;
   if (!Number.isInteger(rank) || rank < 1) throw new Error(`LoRA rank must be a positive integer, got ${rank}`);
   if (!(alpha > 0)) throw new Error(`LoRA alpha must be positive, got ${alpha}`);
   const targets = checkTargets(opts.targets ?? DEFAULT_TARGETS);

@@ -10,13 +10,14 @@ import { loadCheckpoint, modelIdentity, saveCheckpoint, type RunMetrics } from "
 import { parseSamplesJsonl } from "./samples.js";
 import { SampleTokenizer, type PreparedSample } from "./tokenize.js";
 import { loraParamRecord, trainSteps, type StepMetrics } from "./trainSteps.js";
+import { LORA_DEFAULTS } from "../lora/defaults.js";
 
 export const TRAIN_DEFAULTS = {
   method: "combined" as Method,
   steps: 10,
   lr: ADAMW_DEFAULTS.lr,
-  rank: 16,
-  alpha: 32,
+  rank: LORA_DEFAULTS.rank,
+  alpha: LORA_DEFAULTS.alpha,
   maxContext: 2048,
   batchSize: 8,
   seed: 0,

@@ -7,6 +7,7 @@ import { pullModel } from "../../../models/pull.js";
 import { describeGguf, ModelRegistry, type InstalledModel } from "../../../models/registry.js";
 import { APP_TRAIN_CONTEXT, backendOfStatus, serveOnly, trainabilityOfPlan, trainerOnGpu, type Trainability } from "../../../models/trainVerdict.js";
 import { readGguf } from "../../../models/gguf/reader.js";
+import { LORA_DEFAULTS } from "../../../trainer/lora/defaults.js";
 import { summarizeGguf } from "../../../models/gguf/summary.js";
 import { hostAvailableBytes, parseByteSize } from "../../../trainer/plan/available.js";
 import type { BackendMemory, ModelShape } from "../../../trainer/plan/memoryPlan.js";
@@ -147,7 +148,7 @@ export class ModelService {
     const available = Math.floor(hostAvailableBytes({}) / HOST_STEP) * HOST_STEP;
     const hostBytes = limit === null ? available : Math.min(available, limit);
     const backend = backendOfStatus(this.opts.trainer?.());
-    const { maxContext, rank } = this.opts.trainSettings?.() ?? { maxContext: APP_TRAIN_CONTEXT, rank: 16 };
+    const { maxContext, rank } = this.opts.trainSettings?.() ?? { maxContext: APP_TRAIN_CONTEXT, rank: LORA_DEFAULTS.rank };
     return { backend, hostBytes, trainerRamLimitBytes: limit, maxContext, rank, key: JSON.stringify([backend, hostBytes, limit, maxContext, rank]) };
   }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LORA_DEFAULTS } from "../../../trainer/lora/defaults.js";
 
 /**
  * The user's settings, with defaults (method.md). Parsing `{}` gives the defaults; a saved file
@@ -51,8 +52,8 @@ export const SettingsSchema = z
     /** samples per training batch (method.md: 16; 4 for top-k) */
     batchSize: z.int().min(1).max(1024).default(16),
     learningRate: z.number().positive().max(1).default(1e-4),
-    loraRank: z.int().min(1).max(256).default(16),
-    loraAlpha: z.number().positive().max(1024).default(32),
+    loraRank: z.int().min(1).max(256).default(LORA_DEFAULTS.rank),
+    loraAlpha: z.number().positive().max(1024).default(LORA_DEFAULTS.alpha),
     judgeVotes: z.int().min(1).max(15).default(3),
     judgeTemperature: z.number().min(0).max(2).default(0.6),
     judgeSource: JudgeSourceSchema.default({ kind: "base" }),
