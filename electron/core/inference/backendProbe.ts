@@ -23,6 +23,7 @@ import { getLlama, getLlamaGpuTypes, LlamaLogLevel, type Llama } from "node-llam
 import { appRoot } from "../config/paths.js";
 import type { BackendName, BackendPreference } from "./backend.js";
 import type { ProbeMessage, ProbeRequest } from "./probeChild.js";
+import { capCpuThreads } from "./threads.js";
 
 export type GpuBackend = Exclude<ProbeRequest["backend"], "cpu">;
 
@@ -303,6 +304,7 @@ export async function chooseBackend<T>(
   for (const b of backendOrder(pref)) {
     if (b === "cpu") {
       const llama = await getLlama({ gpu: false, build: "never", skipDownload: true, progressLogs: false, logLevel: LlamaLogLevel.error });
+      capCpuThreads(llama);
       try {
         return { llama, backend: "cpu", skipped, probe: null, loaded: await load(llama, "cpu") };
       } catch (err) {

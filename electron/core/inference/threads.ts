@@ -7,7 +7,19 @@
  */
 export const SINGLE_THREAD_BELOW_BYTES = 64 * 1024 * 1024;
 
-/** undefined = node-llama-cpp's default (all math cores). */
+/** undefined = the Llama's default: its maxThreads, which capCpuThreads sets to the math cores. */
 export function defaultThreads(modelBytes: number): number | undefined {
   return modelBytes < SINGLE_THREAD_BELOW_BYTES ? 1 : undefined;
+}
+
+/**
+ * On the CPU backend, node-llama-cpp lets contexts use max(4, math cores) threads in all: on a
+ * 2-core machine each context asks for 4, and llama.cpp's workers, spinning at every barrier
+ * for cores they do not have, made a Qwen2.5-0.5B-shaped model decode at 0.3 tokens/s instead
+ * of 27 (bench/server-vs-direct.ts; 16 tokens in 45.9 s with the default, 0.83 s with 2). The
+ * cap is shared: contexts evaluating at once (chat, judge, the gate's probe) split the math
+ * cores between them instead of each taking them all.
+ */
+export function capCpuThreads(llama: { cpuMathCores: number; maxThreads: number }): void {
+  llama.maxThreads = Math.max(1, llama.cpuMathCores);
 }
