@@ -150,12 +150,19 @@ async function engineOnly(): Promise<Timed> {
 const client: ChildProcess = fork(new URL("./server-vs-direct-client.mjs", import.meta.url), { stdio: ["ignore", "inherit", "inherit", "ipc"] });
 function ask<T>(msg: object): Promise<T> {
   return new Promise((resolve, reject) => {
-    client.once("message", (m) => {
+    // One listener of each a request: an "error" listener left behind per round would pile up.
+    const onError = (err: Error) => {
+      client.off("message", onMessage);
+      reject(err);
+    };
+    const onMessage = (m: unknown) => {
+      client.off("error", onError);
       const e = (m as { error?: string }).error;
       if (e) reject(new Error(`client: ${e}`));
       else resolve(m as T);
-    });
-    client.once("error", reject);
+    };
+    client.once("message", onMessage);
+    client.once("error", onError);
     client.send(msg);
   });
 }
