@@ -69,8 +69,8 @@ export interface RunningCore {
   readonly training: TrainingSupervisor | null;
   /** the background judge (turns with a next state → judge lines in the log) */
   readonly judge: JudgeService;
-  /** the served model, switchable while the core runs (POST /api/models/use); null when started without one */
-  served: ServedModel<Engine, CoreParts> | null;
+  /** the served model, switchable while the core runs (POST /api/models/use); none loaded when started without one */
+  served: ServedModel<Engine, CoreParts>;
   /** main turns with a reward and/or hint, for the trainer */
   samples: TurnSamplePool;
   /** standing preferences: hints applied from the next turn on, distilled, retired when learned */
@@ -159,24 +159,27 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
 
   // The checkpoint served before a switch: put back if the switch fails and the old model returns.
   let checkpointBeforeSwitch: number | null = null;
-  const served = initial
-    ? new ServedModel<Engine, CoreParts>(initial, {
-        bus,
-        busy: (e) => e.gate.inflight + e.gate.queued > 0,
-        pathOf: (e) => e.info().modelPath,
-        bringUp: async (modelPath, restoring, onProgress) => {
-          // Adapters were trained on the model they were made for: another model starts with none.
-          store.updateState((d) => {
-            if (!restoring) checkpointBeforeSwitch = d.training.activeCheckpoint;
-            d.training.activeCheckpoint = restoring ? checkpointBeforeSwitch : null;
-          });
-          const parts = await bringUp(modelPath, restoring ? startupAdapter(store, checkpoints, modelPath) : undefined, onProgress);
-          parts.training?.start();
-          return parts;
-        },
-      })
-    : null;
-  const latest = (): CoreParts | null => served?.latest ?? null;
+  // Started without a model (the app's first run), the core can load one later, live.
+  const served = new ServedModel<Engine, CoreParts>(initial, {
+    bus,
+    busy: (e) => e.gate.inflight + e.gate.queued > 0,
+    pathOf: (e) => e.info().modelPath,
+    bringUp: async (modelPath, restoring, onProgress) => {
+      // Adapters were trained on the model they were made for: another model starts with none.
+      store.updateState((d) => {
+        if (!restoring) checkpointBeforeSwitch = d.training.activeCheckpoint;
+        d.training.activeCheckpoint = restoring ? checkpointBeforeSwitch : null;
+      });
+      const parts = await bringUp(modelPath, restoring ? startupAdapter(store, checkpoints, modelPath) : undefined, onProgress);
+      // The model's own judge takes over from the one a core without a model ran.
+      const before = modelless;
+      modelless = null;
+      await before?.close();
+      parts.training?.start();
+      return parts;
+    },
+  });
+  const latest = (): CoreParts | null => served.latest;
   const judge = (): JudgeService => latest()?.judge ?? modelless!;
 
   const server = createServer({ token, uiDir: opts.uiDir ?? defaultUiDir, bodyLimit: opts.bodyLimit });
@@ -185,10 +188,10 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     store,
     rollout,
     bus,
-    engineStatus: served ? () => servedStatus(served, describe, (p) => displayName(models.registry.snapshot().models.find((m) => m.path === p))) : undefined,
-    trainingStatus: () => ({ ...(served?.now?.training?.status() ?? {}), judgeQueue: judge().queueLength }),
+    engineStatus: () => servedStatus(served, describe, (p) => displayName(models.registry.snapshot().models.find((m) => m.path === p))),
+    trainingStatus: () => ({ ...(served.now?.training?.status() ?? {}), judgeQueue: judge().queueLength }),
   });
-  if (served && initial?.training) {
+  if (opts.training !== false) {
     const training = forwarder(() => {
       const t = served.current().training;
       if (!t) throw new ApiError(503, "Learning is off for this model.", "server_error", null, "no_training");
@@ -197,18 +200,17 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     const serving = () => ({ active: store.state.training.activeCheckpoint, modelPath: served.latest?.engine.info().modelPath ?? null });
     registerTrainingRoutes(server, training, () => checkpoints.list(), serving, { store, judgeQueue: () => judge().queueLength });
     registerAdapterImportRoute(server, training, serving);
-    initial.training.start();
+    initial?.training?.start();
   }
-  if (served) {
-    // A /v1 request that arrives during a model switch waits for the new model (bounded; then the
-    // route's 503 says why) rather than failing: outside clients rarely retry.
-    server.addHook("onRequest", async (req) => {
-      if (req.url.startsWith("/v1/")) await served.settled(SWITCH_WAIT_MS);
-    });
-    const engine = forwarder(() => served.current().engine);
-    registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => store.settings.defaultMaxTokens });
-    registerCompletionRoutes(server, { engine, rollout });
-  }
+  // A /v1 request that arrives during a model switch waits for the new model (bounded; then the
+  // route's 503 says why) rather than failing: outside clients rarely retry. Without a model the
+  // routes answer 503 "No model is loaded".
+  server.addHook("onRequest", async (req) => {
+    if (req.url.startsWith("/v1/")) await served.settled(SWITCH_WAIT_MS);
+  });
+  const engine = forwarder(() => served.current().engine);
+  registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => store.settings.defaultMaxTokens });
+  registerCompletionRoutes(server, { engine, rollout });
   registerEvalRoutes(server, paths.root);
   const preferenceEngine = (): Engine | null => latest()?.engine ?? null;
   // Retirement: after each adapter swap (and on request), learned preferences leave the prompt.
@@ -220,23 +222,24 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
       const e = preferenceEngine();
       return e ? tokenCounter(e) : null;
     },
-    check: served ? () => preferenceChecks.check() : undefined,
+    check: () => {
+      if (!latest()) throw new ApiError(503, "No model is served: nothing to check preferences against.", "server_error", null, "no_model");
+      return preferenceChecks.check();
+    },
   });
   const models = new ModelService({
     dir: paths.models,
     emit: (name, payload) => bus.emit(name, payload),
-    served: served
-      ? () => {
-          const e = served.now?.engine;
-          if (!e) return null;
-          const i = e.info();
-          return { path: i.modelPath, id: i.modelId, contextSize: i.contextSize, gpuLayers: i.gpuLayers };
-        }
-      : undefined,
-    trainer: served ? () => served.now?.training?.status() ?? null : undefined,
+    served: () => {
+      const e = served.now?.engine;
+      if (!e) return null;
+      const i = e.info();
+      return { path: i.modelPath, id: i.modelId, contextSize: i.contextSize, gpuLayers: i.gpuLayers };
+    },
+    trainer: () => served.now?.training?.status() ?? null,
     // As the supervisor asks the trainer (its settings()).
     trainSettings: () => ({ maxContext: store.settings.maxTrainContext ?? APP_TRAIN_CONTEXT, rank: store.settings.loraRank }),
-    switchTo: served ? (m) => served.switchTo(m) : undefined,
+    switchTo: (m) => served.switchTo(m),
   });
   registerModelRoutes(server, models);
   const host = opts.host ?? "127.0.0.1";
@@ -268,7 +271,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     close: async () => {
       await preferenceChecks.close();
       await modelless?.close();
-      await served?.close();
+      await served.close();
       samples.close();
       models.close();
       await server.close();

@@ -6,6 +6,8 @@ import fs from "node:fs";
 import { parseArgs } from "node:util";
 import path from "node:path";
 import { startCore, type CoreOptions, type RunningCore } from "./core.js";
+import { dataPaths, defaultDataDir } from "./config/paths.js";
+import { ModelRegistry } from "../../models/registry.js";
 import { shutdownCore } from "./shutdown.js";
 import { coreEnv, readyLinePrefix, type CoreToMain, type MainToCore } from "../shared/coreMessages.js";
 
@@ -69,7 +71,7 @@ export async function runEntry(argv = process.argv.slice(2), env = process.env):
   let core: RunningCore;
   try {
     config = entryConfigFrom(argv, env);
-    core = await startCore(config.core);
+    core = await startWithChosenModel(config.core, env);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     console.error(`clawrl core: start failed: ${message}`);
@@ -102,6 +104,27 @@ export async function runEntry(argv = process.argv.slice(2), env = process.env):
   process.once("SIGINT", () => shutdown("SIGINT"));
 
   await report({ type: "ready", url: core.url, token: core.token, pid: process.pid, dataDir: core.paths.root });
+}
+
+/**
+ * The model chosen on the Models page (or with `clawrl models use`) when none is given, as
+ * `clawrl serve` does. A chosen model that is gone or does not load leaves the app without one
+ * (it opens, says so, and the Models page offers the others) rather than not starting at all.
+ */
+export async function startWithChosenModel(opts: CoreOptions, env: NodeJS.ProcessEnv = process.env): Promise<RunningCore> {
+  if (opts.model) return startCore(opts);
+  const chosen = new ModelRegistry(dataPaths(opts.dataDir ?? defaultDataDir(env)).models).active();
+  if (!chosen) return startCore(opts);
+  if (!fs.existsSync(chosen.path)) {
+    console.error(`clawrl core: the chosen model ${chosen.id} is gone (${chosen.path}); starting without a model`);
+    return startCore(opts);
+  }
+  try {
+    return await startCore({ ...opts, model: chosen.path });
+  } catch (err) {
+    console.error(`clawrl core: the chosen model ${chosen.id} did not load (${err instanceof Error ? err.message : String(err)}); starting without a model`);
+    return startCore(opts);
+  }
 }
 
 function isMainModule(): boolean {

@@ -69,7 +69,7 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
     const box = page.getByRole("textbox", { name: "Message" });
     await box.fill("Once upon a time");
     await box.press("Enter");
-    await page.locator(".msg.assistant .tag").first().waitFor();
+    await page.locator(".msg.assistant .answer-source").first().waitFor();
     await answerDone();
     const sessions = await callApi(core, "GET", "/api/sessions");
     const sid = sessions.body.sessions[0].id as string;
@@ -78,7 +78,7 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
     assert.deepEqual(turn.messages[0], { role: "system", content: "You are a terse storyteller." });
     assert.equal(turn.sampling.maxTokens, 7);
     assert.ok(turn.responseTokenCount <= 7, `${turn.responseTokenCount} tokens`);
-    assert.equal(((await page.locator(".msg.assistant .tag").last().textContent()) ?? "").trim(), "stories260K · No adapter");
+    assert.equal(((await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "").trim(), "stories260K · No adapter");
   });
 
   test("switching the model from the header: /v1/models and the next answer say the new one", async () => {
@@ -98,8 +98,8 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
     await box.press("Enter");
     await page.locator(".msg.assistant").nth(1).locator(".tag").waitFor();
     await answerDone();
-    assert.equal(((await page.locator(".msg.assistant .tag").last().textContent()) ?? "").trim(), `${served} · No adapter`);
-    assert.equal(((await page.locator(".msg.assistant .tag").first().textContent()) ?? "").trim(), "stories260K · No adapter", "the earlier answer keeps its model");
+    assert.equal(((await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "").trim(), `${served} · No adapter`);
+    assert.equal(((await page.locator(".msg.assistant .answer-source").first().textContent()) ?? "").trim(), "stories260K · No adapter", "the earlier answer keeps its model");
     await screenshot(page, "chat-header-switched");
   });
 
@@ -118,7 +118,7 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
     const box = page.getByRole("textbox", { name: "Message" });
     await box.fill("Ahoy");
     await box.press("Enter");
-    await page.locator(".msg.assistant .tag").first().waitFor();
+    await page.locator(".msg.assistant .answer-source").first().waitFor();
     await answerDone();
     const sessions = (await callApi(core, "GET", "/api/sessions")).body.sessions as { id: string; title: string | null }[];
     const sid = sessions.find((x) => x.title === "Ahoy")!.id;

@@ -92,7 +92,7 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
     assert.equal(requests[0].headers["x-clawrl-client"], "ui");
     assert.equal(requests[0].body.stream, true);
     assert.deepEqual(requests[0].body.messages, [{ role: "user", content: "Show me some code" }]);
-    assert.match((await page.locator(".msg.assistant .tag").last().textContent()) ?? "", /^tiny-test · Adapter 3$/, "the model (the chunks' model) and the adapter that wrote it");
+    assert.match((await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "", /^tiny-test · Adapter 3$/, "the model (the chunks' model) and the adapter that wrote it");
     await screenshot(page, "chat-markdown");
   });
 

@@ -128,7 +128,7 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     t.diagnostic(`${chunks.length} chunks on the wire, ${lengths.length} render(s) of the answer`);
     assert.ok(lengths.length >= 1, "the answer was never shown");
     assert.equal(await page.locator(".msg.user .bubble").first().textContent(), "Hello there");
-    const tag = (await page.locator(".msg.assistant .tag").last().textContent()) ?? "";
+    const tag = (await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "";
     assert.match(tag, /No adapter|Adapter /);
     const sessions = (await (await api("/api/sessions")).json()) as { sessions: { id: string }[] };
     assert.equal(sessions.sessions.length, 1);
@@ -401,7 +401,7 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     await box.fill("And now?");
     await box.press("Enter");
     await page.getByRole("button", { name: "Send" }).waitFor({ timeout: 900_000 });
-    assert.ok(((await page.locator(".msg.assistant .tag").last().textContent()) ?? "").trim().endsWith(` · Adapter ${older.version}`), "the model, then the adapter that wrote it");
+    assert.ok(((await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "").trim().endsWith(` · Adapter ${older.version}`), "the model, then the adapter that wrote it");
     const sessions = (await coreApi(core, "GET", "/api/sessions")).json.sessions as { id: string; source?: string }[];
     const turns = (await Promise.all(sessions.map(async (x) => (await coreApi(core, "GET", `/api/sessions/${x.id}`)).json.turns as { adapter: string; messages: { content: unknown }[] }[]))).flat();
     const ours = turns.filter((t) => JSON.stringify(t.messages).includes("And now?"));
@@ -637,7 +637,7 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     const pages: [id: string, heading: string, ready: () => Promise<unknown>][] = [
       ["chat", "", async () => {
         await page.locator(".session-open").first().click();
-        await page.locator(".msg.assistant .tag").first().waitFor();
+        await page.locator(".msg.assistant .answer-source").first().waitFor();
       }],
       ["training", "Training", () => page.locator("table tbody tr").first().waitFor()],
       ["checkpoints", "Checkpoints", () => page.locator("tbody tr").first().waitFor()],

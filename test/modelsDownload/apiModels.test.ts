@@ -55,7 +55,8 @@ describe("/api/models", () => {
     assert.equal(list.body.installed[0].quantization, "F32", "stories260K says general.file_type 0 (ALL_F32)");
     const use = await call("POST", "/api/models/use", { id });
     assert.equal(use.status, 200);
-    assert.equal(use.body.restartRequired, true, "the core serves no model yet");
+    assert.equal(use.body.restartRequired, false, "a core without a model loads it at once");
+    assert.equal((await call("GET", "/api/status")).body.model.path, use.body.active.path);
     assert.equal((await call("GET", "/api/models")).body.active.id, id);
   });
 

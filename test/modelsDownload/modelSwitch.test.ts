@@ -89,3 +89,30 @@ describe("switching the served model", { timeout: 180_000 }, () => {
     assert.equal(events.at(-1)?.state, "failed");
   });
 });
+
+describe("a core started without a model loads one live", { timeout: 180_000 }, () => {
+  let core: RunningCore;
+  const call = (method: string, route: string, body?: unknown) => callApi(core, method, route, body);
+  before(async () => {
+    core = await startCore({ dataDir: tempDir(), port: 0, training: false, engine: { threads: 1, sequences: 1 } });
+  });
+  after(async () => {
+    await core?.close();
+  });
+
+  it("answers 503 'No model is loaded' until one is chosen, then serves it without a restart", async () => {
+    const before = await call("POST", "/v1/chat/completions", { model: "x", messages: [{ role: "user", content: "hi" }], max_tokens: 2 });
+    assert.equal(before.status, 503, JSON.stringify(before.body));
+    assert.equal(before.body.error.code, "no_model");
+    assert.equal((await call("GET", "/api/status")).body.model, null);
+    const m = core.models.registry.importFile(storiesModelPath());
+    const use = await call("POST", "/api/models/use", { id: m.id });
+    assert.equal(use.status, 200, JSON.stringify(use.body));
+    assert.equal(use.body.restartRequired, false);
+    assert.equal((await call("GET", "/api/status")).body.model.id, "stories260K");
+    const answer = await call("POST", "/v1/chat/completions", { model: "x", messages: [{ role: "user", content: "Once upon a time" }], max_tokens: 4 });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal(answer.body.model, "stories260K");
+    assert.equal((await call("GET", "/api/models")).body.restartRequired, false);
+  });
+});

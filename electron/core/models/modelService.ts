@@ -315,14 +315,14 @@ export class ModelService {
   }
 
   /**
-   * Makes a model the one to serve: at once when the core serves a model and can switch
-   * (resolves once the new one answers), else on restart.
+   * Makes a model the one to serve: at once when the core can switch (it loads the model, or
+   * replaces the one it serves; resolves once the new one answers), else on restart.
    */
   async use(id: string): Promise<{ active: InstalledModel; restartRequired: boolean }> {
     const m = this.registry.get(id);
     if (!m) this.registry.setActive(id); // throws the registry's "unknown model" error
     const served = this.opts.served?.() ?? null;
-    if (served && this.opts.switchTo && m && served.path !== m.path) await this.opts.switchTo(m);
+    if (this.opts.switchTo && m && served?.path !== m.path) await this.opts.switchTo(m);
     const active = this.registry.setActive(id);
     this.opts.emit("models", { change: "active", id });
     const now = this.opts.served?.() ?? null;

@@ -4,7 +4,7 @@
 // type once (`fromCore`), and a field the contract marks optional, or a core older than this UI,
 // reads as null (a page shows "—" instead of going blank).
 import type { CheckpointsReply, CheckpointView, MemoryPlanView, RevertView, TrainingHistoryPoint, TrainingStatusView, WatchView } from "../../../electron/core/api/training.js";
-import type { DownloadView, ModelsReply, ModelView, TrainabilityView } from "../../../electron/core/api/models.js";
+import type { DownloadView, ModelsReply, ModelSwitchEvent, ModelView, TrainabilityView } from "../../../electron/core/api/models.js";
 import type { SessionReply, SessionsReply, TurnView } from "../../../electron/core/api/sessions.js";
 import type { StatusReply } from "../../../electron/core/api/status.js";
 import type { Settings as CoreSettings } from "../../../electron/core/api/settings.js";
@@ -465,4 +465,21 @@ export function readSettings(body: unknown): Settings {
     klBeta: s.klBeta,
     heldBackShare: s.heldBackShare,
   };
+}
+
+/** A model switch as the picker follows it (the `models` event's ModelSwitchEvent). */
+export interface ModelSwitch {
+  name: string;
+  state: ModelSwitchEvent["state"];
+  /** share of the weights loaded, while loading */
+  progress: number | null;
+  /** failed: why (the previous model is served again) */
+  error: string | null;
+}
+
+/** A `models` event that moves a switch on; null for the event's other changes. */
+export function readModelSwitch(body: unknown): ModelSwitch | null {
+  const e = fromCore<ModelSwitchEvent>(body);
+  if (e.change !== "switch" || e.state === undefined) return null;
+  return { name: e.name ?? "the model", state: e.state, progress: e.progress ?? null, error: e.error ?? null };
 }

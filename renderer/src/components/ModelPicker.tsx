@@ -2,7 +2,7 @@ import { useState } from "react";
 import { messageOf } from "../api/client.js";
 import { forgetServedModelId } from "../api/chat.js";
 import { useCore, useCoreEvents, useLive } from "../api/core.js";
-import { readModels, type ModelInfo } from "../api/shapes.js";
+import { readModels, readModelSwitch, type ModelInfo, type ModelSwitch } from "../api/shapes.js";
 import { adapterLabel, fmtBytes, modelName as nameOf } from "./format.js";
 
 /** "1.1 MB · F32": what a model is, in a few words. */
@@ -11,27 +11,10 @@ function facts(m: Pick<ModelInfo, "sizeBytes" | "quantization">): string {
 }
 
 
-/** A switch under way, as the core's `models` events tell it ({change: "switch", state, name}). */
-interface SwitchNote {
-  name: string;
-  state: string;
-  /** share of the weights loaded, while loading */
-  progress: number | null;
-}
+/** A switch under way, as the picker shows it. */
+type SwitchNote = Pick<ModelSwitch, "name" | "state" | "progress">;
 
-function readSwitchEvent(data: unknown): (SwitchNote & { error: string | null }) | null {
-  if (typeof data !== "object" || data === null) return null;
-  const d = data as Record<string, unknown>;
-  if (d.change !== "switch" || typeof d.state !== "string") return null;
-  return {
-    name: typeof d.name === "string" ? d.name : "the model",
-    state: d.state,
-    progress: typeof d.progress === "number" ? d.progress : null,
-    error: typeof d.error === "string" ? d.error : null,
-  };
-}
-
-const stageText: Record<string, string> = { draining: "finishing answers in progress", loading: "loading into memory" };
+const stageText: Partial<Record<ModelSwitch["state"], string>> = { draining: "finishing answers in progress", loading: "loading into memory" };
 
 /**
  * The served model, always in view: its name, size, quantization and backend, and the adapter
@@ -45,7 +28,7 @@ export function ModelPicker() {
   const [error, setError] = useState<string | null>(null);
 
   useCoreEvents(["models"], (e) => {
-    const s = readSwitchEvent(e.data);
+    const s = readModelSwitch(e.data);
     if (!s) return;
     if (s.state === "ready" || s.state === "failed") {
       setSwitching(null);
