@@ -1,6 +1,6 @@
 import type { EventBus } from "../rollout/events.js";
 import type { Store } from "../store/store.js";
-import { preferenceTextOf, type PreferenceService } from "./service.js";
+import { preferenceKey, preferenceTextOf, type PreferenceService } from "./service.js";
 
 /**
  * Every hint the user gives on a turn becomes a preference at once, so the next answer already
@@ -31,40 +31,39 @@ export const JUDGE_HINT_RECURRENCE = 2;
 /** How many of the newest judged turns a recurrence is looked for in. */
 const JUDGE_HINT_LOOKBACK = 200;
 
-const norm = (s: string) => preferenceTextOf(s).replace(/\s+/g, " ").trim().toLowerCase();
+/** A judged turn's hints, each with its key (preferenceKey). */
+interface JudgedHints {
+  turnId: string;
+  hints: Array<{ key: string; text: string }>;
+}
 
 /**
  * A hint the judge read from the user's next message is a guess; said again about another turn it
  * is a pattern. When the same hint (case and spacing aside) is among the judge's hints of
  * JUDGE_HINT_RECURRENCE of the newest judged turns, it becomes a preference (source "judge")
- * with those turns; one that exists already gains the turn. Off with the setting
- * preferencesFromJudge.
+ * with those turns, in the words it was first said in; one that exists already gains the turn.
+ * Off with the setting preferencesFromJudge. The newest judged turns' hints are read from the log
+ * once, then kept as verdicts arrive.
  */
 export function preferencesFromJudgeHints(bus: EventBus, prefs: PreferenceService, store: Store): () => void {
+  const hintsOf = (turnId: string): JudgedHints => ({ turnId, hints: (store.readJudge(turnId)?.hints ?? []).map((text) => ({ key: preferenceKey(text), text })) });
+  let recent: JudgedHints[] | null = null;
   return bus.on("judge", ({ turnId }) => {
-    if (!store.settings.preferencesFromJudge) return;
-    const hints = store.readJudge(turnId)?.hints ?? [];
-    if (hints.length === 0) return;
-    const wanted = new Map(hints.map((h) => [norm(h), h] as const));
-    const seen = new Map<string, string[]>([...wanted.keys()].map((k) => [k, [turnId]]));
-    const judged = [...store.turnEntries()].filter((e) => e.judge && e.turnId !== turnId).slice(-JUDGE_HINT_LOOKBACK);
-    // The words it was first said in (the oldest turn's).
-    const firstSaid = new Map<string, string>();
-    for (const e of judged) {
-      for (const h of store.readJudge(e.turnId)?.hints ?? []) {
-        const turns = seen.get(norm(h));
-        if (!turns) continue;
-        turns.push(e.turnId);
-        if (!firstSaid.has(norm(h))) firstSaid.set(norm(h), h);
-      }
+    if (!store.settings.preferencesFromJudge) {
+      recent = null; // verdicts go unseen while off: read the log again when it is back on
+      return;
     }
-    for (const [key, turns] of seen) {
-      const existing = prefs.list().find((p) => norm(p.text) === key);
+    if (recent === null) recent = [...store.turnEntries()].filter((e) => e.judge).slice(-JUDGE_HINT_LOOKBACK).map((e) => hintsOf(e.turnId));
+    else recent = [...recent.filter((r) => r.turnId !== turnId), hintsOf(turnId)].slice(-JUDGE_HINT_LOOKBACK);
+    const mine = recent.find((r) => r.turnId === turnId);
+    for (const key of new Set(mine?.hints.map((h) => h.key) ?? [])) {
+      const existing = prefs.list().find((p) => preferenceKey(p.text) === key);
       if (existing) {
         if (!existing.turnIds.includes(turnId)) prefs.create(existing.text, existing.source, [turnId]);
-      } else if (new Set(turns).size >= JUDGE_HINT_RECURRENCE) {
-        prefs.create(firstSaid.get(key) ?? wanted.get(key)!, "judge", [...new Set(turns.slice(1)), turnId]);
+        continue;
       }
+      const said = recent.filter((r) => r.hints.some((h) => h.key === key));
+      if (said.length >= JUDGE_HINT_RECURRENCE) prefs.create(said[0].hints.find((h) => h.key === key)!.text, "judge", said.map((r) => r.turnId));
     }
   });
 }

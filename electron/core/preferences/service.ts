@@ -36,6 +36,11 @@ export function preferenceTextOf(hint: string): string {
   return t.length > PREFERENCE_MAX_CHARS ? `${t.slice(0, PREFERENCE_MAX_CHARS - 1)}…` : t;
 }
 
+/** What makes two hints the same preference: their text, case and spacing aside. */
+export function preferenceKey(hint: string): string {
+  return norm(preferenceTextOf(hint));
+}
+
 /**
  * The preferences in state.json: create, edit, change status, delete (to a bounded trash),
  * restore, undo the latest change. Every change is one atomic state.json write, appended to the
@@ -73,7 +78,7 @@ export class PreferenceService {
    */
   create(text: string, source: Preference["source"], turnIds: string[] = []): Preference {
     const now = this.clock().toISOString();
-    const same = this.list().find((p) => norm(p.text) === norm(preferenceTextOf(text)));
+    const same = this.list().find((p) => norm(p.text) === preferenceKey(text));
     if (same) {
       return this.mutate(same.id, (p, log) => {
         for (const t of turnIds) if (!p.turnIds.includes(t)) {

@@ -652,15 +652,23 @@ export class TrainingSupervisor {
       } catch (e) {
         throw new ActivationError(`cannot serve checkpoint ${n}: ${(e as Error).message.split("\n")[0]}`, 500);
       }
-      this.st.lrScale = 1;
-      // The user's choice: not watched (a rolled-back checkpoint may be served again by hand).
-      this.disarmWatch();
-      // Continue training from it (a trainer that is starting reads the active checkpoint itself).
-      if (w && w === this.worker && this.workerReady) await w.request({ type: "load", dir: entry.dir }).catch((e: Error) => (this.st.lastError = `trainer could not load checkpoint ${n}: ${e.message}`));
+      await this.trainOnFromChoice(entry.dir, `checkpoint ${n}`);
       return { checkpoint: this.o.checkpoints.get(n)!, swap };
     });
     this.lock = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * After the user chose what to serve (a checkpoint, or `null`: the base model): a full step
+   * again, no watch (a rolled-back checkpoint may be served again by hand), and training goes on
+   * from it (a trainer that is starting reads the active checkpoint itself).
+   */
+  private async trainOnFromChoice(dir: string | null, what: string): Promise<void> {
+    this.st.lrScale = 1;
+    this.disarmWatch();
+    const w = this.worker;
+    if (w && this.workerReady) await w.request({ type: "load", dir }).catch((e: Error) => (this.st.lastError = `trainer could not load ${what}: ${e.message}`));
   }
 
   /**
@@ -675,11 +683,8 @@ export class TrainingSupervisor {
       } catch (e) {
         throw new ActivationError(`cannot serve the base model: ${(e as Error).message.split("\n")[0]}`, 500);
       }
-      this.st.lrScale = 1;
-      this.disarmWatch();
+      await this.trainOnFromChoice(null, "a fresh adapter");
       this.publishStatus();
-      const w = this.worker;
-      if (w && this.workerReady) await w.request({ type: "load", dir: null }).catch((e: Error) => (this.st.lastError = `trainer could not start a fresh adapter: ${e.message}`));
       return { swap };
     });
     this.lock = run.catch(() => undefined);

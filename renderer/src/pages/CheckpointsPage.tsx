@@ -4,7 +4,7 @@ import { useCore, useLive } from "../api/core.js";
 import type { ActivateReply } from "../../../electron/core/api/training.js";
 import { readCheckpoints, type Checkpoint } from "../api/shapes.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
-import { fmtNum, fmtTime } from "../components/format.js";
+import { fileName, fmtNum, fmtTime } from "../components/format.js";
 import { ImportAdapter } from "./ImportAdapter.js";
 
 export function CheckpointsPage() {
@@ -183,11 +183,6 @@ export function CheckpointsPage() {
       {confirm && <ConfirmRollback target={confirm} forward={confirm !== "base" && activeN !== null && confirm.n > activeN} onCancel={cancel} onConfirm={() => void activate(confirm)} />}
     </div>
   );
-}
-
-/** The file name of a path, on any OS's separators. */
-function fileName(p: string): string {
-  return p.split(/[\\/]/).pop() ?? p;
 }
 
 /**

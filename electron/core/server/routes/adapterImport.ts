@@ -2,7 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
 import { ApiError, badRequest } from "../errors.js";
-import { checkpointView, type ServingNow } from "./training.js";
+import { checkpointView, swapView, type ServingNow } from "./training.js";
 import type { ImportReply } from "../../api/training.js";
 import { ActivationError, type TrainingSupervisor } from "../../training/supervisor.js";
 
@@ -26,7 +26,7 @@ export function registerAdapterImportRoute(app: FastifyInstance, sup: TrainingSu
       return {
         checkpoint: checkpointView(r.checkpoint, serving()),
         imported: r.imported,
-        swap: r.swap && { pauseMs: r.swap.pauseMs, drained: r.swap.drained, version: r.swap.version },
+        swap: r.swap && swapView(r.swap),
       };
     } catch (e) {
       if (e instanceof ActivationError) {

@@ -3,15 +3,21 @@ import { ApiError, badRequest } from "../errors.js";
 import type { Store, TurnView } from "../../store/store.js";
 import { ActivationError, type TrainingSupervisor } from "../../training/supervisor.js";
 import { CheckpointError, trainedOn, type CheckpointEntry } from "../../training/checkpoints.js";
-import type { ActivateReply, CheckpointsReply, CheckpointView, RunNowReply, TrainingHistoryPoint, TrainingReply, TrainingStatusView } from "../../api/training.js";
+import type { SwapResult } from "../../inference/adapterGate.js";
+import type { ActivateReply, CheckpointsReply, CheckpointView, RunNowReply, SwapView, TrainingHistoryPoint, TrainingReply, TrainingStatusView } from "../../api/training.js";
 
-/** A checkpoint as the UI reads it (the contract: electron/core/api/training.ts CheckpointView). */
 /** What is served now, for a checkpoint's view: the active checkpoint and the model's file. */
 export interface ServingNow {
   active: number | null;
   modelPath: string | null;
 }
 
+/** An adapter swap as the replies give it. */
+export function swapView(s: SwapResult): SwapView {
+  return { pauseMs: s.pauseMs, drained: s.drained, version: s.version };
+}
+
+/** A checkpoint as the UI reads it (the contract: electron/core/api/training.ts CheckpointView). */
 export function checkpointView(c: CheckpointEntry, now: ServingNow): CheckpointView {
   return {
     n: c.id,
@@ -116,10 +122,10 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
     try {
       if (n === null) {
         const r = await sup.activateBase();
-        return { checkpoint: null, swap: { pauseMs: r.swap.pauseMs, drained: r.swap.drained, version: r.swap.version } };
+        return { checkpoint: null, swap: swapView(r.swap) };
       }
       const r = await sup.activate(n);
-      return { checkpoint: checkpointView(r.checkpoint, serving()), swap: { pauseMs: r.swap.pauseMs, drained: r.swap.drained, version: r.swap.version } };
+      return { checkpoint: checkpointView(r.checkpoint, serving()), swap: swapView(r.swap) };
     } catch (e) {
       throw asApiError(e);
     }
