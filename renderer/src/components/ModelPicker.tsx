@@ -1,7 +1,8 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { messageOf } from "../api/client.js";
 import { forgetServedModelId } from "../api/chat.js";
 import { useCore, useCoreEvents, useLive } from "../api/core.js";
+import type { UseModelReply } from "../../../electron/core/api/models.js";
 import { readModels, readModelSwitch, type ModelInfo, type ModelSwitch } from "../api/shapes.js";
 import { adapterLabel, fmtBytes, modelName as nameOf } from "./format.js";
 
@@ -26,6 +27,9 @@ export function ModelPicker() {
   const models = useLive((c) => c.get<unknown>("/api/models").then(readModels), ["models", "download"], [], 10000);
   const [switching, setSwitching] = useState<SwitchNote | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // The model asked for: shown, and the picker kept busy, until the status says it serves (the
+  // switch's end and the status's reload arrive one after the other).
+  const [asked, setAsked] = useState<string | null>(null);
 
   useCoreEvents(["models"], (e) => {
     const s = readModelSwitch(e.data);
@@ -41,15 +45,21 @@ export function ModelPicker() {
   const served = status?.model ?? null;
   const installed = models.data?.installed ?? [];
   const current = installed.find((m) => served?.path && m.path === served.path) ?? null;
+  useEffect(() => {
+    if (asked !== null && current?.id === asked) setAsked(null);
+  }, [asked, current?.id]);
 
   const choose = async (id: string) => {
     const target = installed.find((m) => m.id === id);
     if (!target || target === current) return;
     setError(null);
+    setAsked(id);
     setSwitching({ name: nameOf(target), state: "draining", progress: null });
     try {
-      await client.post("/api/models/use", { id });
+      // A core that cannot switch live serves it after a restart: nothing to wait for here.
+      if ((await client.post<UseModelReply>("/api/models/use", { id })).restartRequired) setAsked(null);
     } catch (e) {
+      setAsked(null);
       setError(`${nameOf(target)} could not be loaded: ${messageOf(e)}`);
     } finally {
       setSwitching(null);
@@ -67,8 +77,8 @@ export function ModelPicker() {
         <select
           className="model-select"
           aria-label="Model"
-          value={current?.id ?? "__served"}
-          disabled={switching !== null || installed.length === 0}
+          value={asked ?? current?.id ?? "__served"}
+          disabled={switching !== null || asked !== null || installed.length === 0}
           onChange={(e) => void choose(e.target.value)}
           title={served?.path ?? undefined}
         >
