@@ -1,46 +1,47 @@
-// Learning status for the tray: read from the core's /api/status, paused/resumed through
-// POST /api/training/pause|resume. Those routes may not exist yet (a later issue): a 404 is a
-// normal answer here ("not available"), never an error dialog. No electron import.
+// Learning status for the tray: read from the core's GET /api/status (typed by the core's own
+// StatusReply), paused/resumed through POST /api/training/pause|resume. No electron import.
 import type { MenuItemConstructorOptions } from "electron";
+import type { StatusReply } from "../core/api/status.js";
 
-export type LearningState = "idle" | "learning" | "paused" | "offline" | "unknown";
+export type LearningState = "idle" | "learning" | "paused" | "no-model" | "off" | "offline" | "unknown";
 
 const labels: Record<LearningState, string> = {
   idle: "Learning: idle",
   learning: "Learning: training…",
   paused: "Learning: paused",
+  "no-model": "Learning: no model loaded",
+  off: "Learning: off (see Training)",
   offline: "Core: reconnecting…",
   unknown: "Learning: status not available",
 };
 
-function pickString(obj: unknown, ...keys: string[]): string | undefined {
-  let cur: unknown = obj;
-  for (const k of keys) {
-    if (typeof cur !== "object" || cur === null) return undefined;
-    cur = (cur as Record<string, unknown>)[k];
+/** The tray's state for the core's training phase; a switch the typecheck holds to every phase. */
+function stateOfPhase(phase: StatusReply["training"]["state"]): LearningState {
+  switch (phase) {
+    case "paused":
+      return "paused";
+    case "starting":
+    case "training":
+    case "evaluating":
+    case "publishing":
+    case "restarting":
+      return "learning";
+    case "idle":
+    case "waiting":
+      return "idle";
+    case "error":
+      // the trainer cannot run (a model it cannot fit, a backend that fails): the Training page says why
+      return "off";
   }
-  return typeof cur === "string" ? cur : undefined;
 }
 
-/**
- * The learning state in a /api/status body. Accepts the shapes the status route may take
- * (`training: {state}`, `training: {status}`, `training: "…"`, `trainingState`), mapping the
- * trainer's words onto the three the tray shows.
- */
+/** The learning state in a /api/status reply; "unknown" for a body that is not one. */
 export function learningStateFromStatus(body: unknown): LearningState {
-  const word = (
-    pickString(body, "training", "state") ??
-    pickString(body, "training", "status") ??
-    pickString(body, "training") ??
-    pickString(body, "trainingState") ??
-    pickString(body, "learning", "state")
-  )?.toLowerCase();
-  if (word === undefined) return "unknown";
-  if (word === "paused") return "paused";
-  // The supervisor's phases of a run (electron/core/training/supervisor.ts) are all learning.
-  if (["running", "training", "learning", "busy", "judging", "starting", "evaluating", "publishing", "restarting"].includes(word)) return "learning";
-  if (["idle", "waiting", "ready", "stopped", "off", "queued"].includes(word)) return "idle";
-  return "unknown";
+  const status = body as Partial<StatusReply> | null;
+  if (typeof status !== "object" || status === null || typeof status.training?.state !== "string") return "unknown";
+  if (status.model === null) return "no-model";
+  // a phase this shell does not know (a newer core) falls through the switch at run time
+  return stateOfPhase(status.training.state) ?? "unknown";
 }
 
 /** How long after a rollback the tray keeps saying so. */
@@ -51,7 +52,7 @@ export const REVERT_NOTE_MS = 24 * 60 * 60 * 1000;
  * served: /api/status `training.lastRevert`), for a day after it happened; else undefined.
  */
 export function revertNoteFromStatus(body: unknown, now = Date.now()): string | undefined {
-  const r = (body as { training?: { lastRevert?: { checkpoint?: unknown; to?: unknown; at?: unknown; rule?: unknown } | null } } | null)?.training?.lastRevert;
+  const r = (body as Partial<StatusReply> | null)?.training?.lastRevert;
   if (!r || typeof r.checkpoint !== "number") return undefined;
   const at = typeof r.at === "string" ? Date.parse(r.at) : NaN;
   if (!Number.isFinite(at) || now - at > REVERT_NOTE_MS) return undefined;
@@ -100,7 +101,6 @@ export async function fetchLearningState(call: CoreCall): Promise<LearningState>
 export async function fetchLearningStatus({ apiBase, token, fetchImpl = fetch }: CoreCall): Promise<{ state: LearningState; note?: string }> {
   try {
     const res = await fetchImpl(`${apiBase}/api/status`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
-    if (res.status === 404) return { state: "unknown" };
     if (!res.ok) return { state: "unknown" };
     const body = await res.json();
     return { state: learningStateFromStatus(body), note: revertNoteFromStatus(body) };
@@ -111,7 +111,7 @@ export async function fetchLearningStatus({ apiBase, token, fetchImpl = fetch }:
 
 export type ToggleResult = { ok: true } | { ok: false; reason: "not-available" | "offline" | "error"; message: string };
 
-/** POST /api/training/pause|resume; 404 (route not there yet) is reported, not thrown. */
+/** POST /api/training/pause|resume; a refusal is reported with the core's reason, never thrown. */
 export async function setLearningPaused(call: CoreCall, paused: boolean): Promise<ToggleResult> {
   const { apiBase, token, fetchImpl = fetch } = call;
   const route = paused ? "pause" : "resume";
@@ -122,7 +122,7 @@ export async function setLearningPaused(call: CoreCall, paused: boolean): Promis
       signal: AbortSignal.timeout(10_000),
     });
     if (res.ok) return { ok: true };
-    if (res.status === 404) return { ok: false, reason: "not-available", message: `This version of the core cannot ${route} learning yet.` };
+    if (res.status === 404) return { ok: false, reason: "not-available", message: `This core has no learning loop (started without training).` };
     const text = await res.text();
     let message = `${route} failed: HTTP ${res.status}`;
     try {

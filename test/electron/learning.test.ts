@@ -1,5 +1,5 @@
 // Tray learning status and pause/resume, against real HTTP servers: a small one answering the
-// shapes we need, and the real core (whose pause/resume routes may not exist yet: 404).
+// shapes we need, and the real core.
 import assert from "node:assert/strict";
 import http from "node:http";
 import { once } from "node:events";
@@ -10,15 +10,21 @@ import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { tempDir } from "../helpers/cli.js";
 
 describe("learningStateFromStatus", () => {
-  it("maps the trainer's words onto idle / learning / paused", () => {
-    assert.equal(learningStateFromStatus({ training: { state: "running" } }), "learning");
-    assert.equal(learningStateFromStatus({ training: { status: "paused" } }), "paused");
-    assert.equal(learningStateFromStatus({ training: "idle" }), "idle");
-    assert.equal(learningStateFromStatus({ trainingState: "Training" }), "learning");
-    for (const state of ["starting", "evaluating", "publishing", "restarting"]) assert.equal(learningStateFromStatus({ training: { state } }), "learning", state);
+  const status = (state: string, model: { id: string } | null = { id: "m" }) => ({ model, training: { state, activeCheckpoint: null } });
+  it("maps the core's training phases onto the tray's states", () => {
+    for (const state of ["starting", "training", "evaluating", "publishing", "restarting"]) assert.equal(learningStateFromStatus(status(state)), "learning", state);
+    assert.equal(learningStateFromStatus(status("paused")), "paused");
+    for (const state of ["idle", "waiting"]) assert.equal(learningStateFromStatus(status(state)), "idle", state);
+    assert.equal(learningStateFromStatus(status("error")), "off");
   });
-  it("is unknown for bodies without a training state", () => {
-    for (const body of [null, 3, "x", {}, { training: {} }, { training: { state: 5 } }, { training: { state: "exploded" } }]) {
+  it("says no model is loaded whatever the stored phase, and offers no Pause then", () => {
+    assert.equal(learningStateFromStatus(status("waiting", null)), "no-model");
+    const menu = trayMenuTemplate("no-model", { showWindow() {}, pause() {}, resume() {}, quit() {} });
+    assert.equal(menu[0].label, "Learning: no model loaded");
+    assert.deepEqual([menu[3].label, menu[3].enabled], ["Pause learning", false]);
+  });
+  it("is unknown for bodies that are not a status reply", () => {
+    for (const body of [null, 3, "x", {}, { training: {} }, { training: { state: 5 } }, { training: "idle" }, status("exploded")]) {
       assert.equal(learningStateFromStatus(body), "unknown", JSON.stringify(body));
     }
   });
@@ -69,7 +75,7 @@ describe("talking to the core", () => {
   let server: http.Server;
   let base = "";
   const seen: string[] = [];
-  let statusBody: unknown = { training: { state: "running" } };
+  let statusBody: unknown = { model: { id: "m" }, training: { state: "training", activeCheckpoint: null } };
   before(async () => {
     server = http.createServer((req, res) => {
       seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? "-"}`);
@@ -91,7 +97,7 @@ describe("talking to the core", () => {
 
   it("reads the state with the bearer token", async () => {
     assert.equal(await fetchLearningState({ apiBase: base, token: "tok-12345678" }), "learning");
-    statusBody = { training: { state: "paused" } };
+    statusBody = { model: { id: "m" }, training: { state: "paused", activeCheckpoint: null } };
     assert.equal(await fetchLearningState({ apiBase: base, token: "tok-12345678" }), "paused");
     assert.equal(seen.at(-1), "GET /api/status Bearer tok-12345678");
   });
@@ -130,8 +136,8 @@ describe("talking to the core", () => {
         assert.match(!r.ok ? r.message : "", /^(pause|resume) failed: No model is loaded/);
       }
     });
-    it("the status read never reports offline for a running core", async () => {
-      assert.notEqual(await fetchLearningState({ apiBase: core.url, token: core.token }), "offline");
+    it("reads the real core's status: no model loaded", async () => {
+      assert.equal(await fetchLearningState({ apiBase: core.url, token: core.token }), "no-model");
     });
   });
 });
