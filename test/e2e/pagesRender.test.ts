@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page, Route } from "playwright-core";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
+import type { CheckpointsReply, CheckpointView } from "../../electron/core/api/training.js";
 import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl } from "../helpers/browser.js";
 import { tempDir } from "../helpers/cli.js";
 
@@ -24,11 +25,19 @@ const checkpoints = [1, 2, 3, 4].map((n) => ({
   loss: [0.9, 0.7, 0.75, 0.5][n - 1],
   kl: [0.01, 0.02, 0.08, 0.03][n - 1],
   verdict: n === 3 ? "rejected" : "published",
-  gate: { verdict: n === 3 ? "rejected" : "published", reasons: n === 3 ? ["KL to the serving adapter 0.0800 is above the bound 0.05"] : [], klBound: 0.05 },
+  gate: { verdict: n === 3 ? "rejected" : "published", reasons: n === 3 ? ["KL to the serving adapter 0.0800 is above the bound 0.05"] : [] },
   totalSteps: n * 4,
   swapPauseMs: n === 3 ? null : 3,
   pinned: n === 1,
-}));
+  imported: false,
+  model: "qwen2.5-0.5b-instruct-q4_k_m.gguf",
+  forServedModel: true,
+  reverted: null,
+  klToBase: null,
+  fluency: null,
+})) satisfies Omit<CheckpointView, "active">[];
+/** Checkpoints the page lists beside those (one test adds some trained on another model). */
+let moreCheckpoints: CheckpointView[] = [];
 
 /** A turn as GET /api/training's recentJudged lists it (the store's TurnView). */
 function judgedTurn(turnId: string, question: string, text: string, extra: object) {
@@ -113,7 +122,9 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
         },
       }),
     );
-    await page.route("**/api/checkpoints", (r) => r.fulfill({ json: { checkpoints: checkpoints.map((c) => ({ ...c, active: c.n === active })).reverse(), active: `ckpt-${active}` } }));
+    await page.route("**/api/checkpoints", (r) =>
+      r.fulfill({ json: { checkpoints: [...checkpoints.map((c) => ({ ...c, active: c.n === active })).reverse(), ...moreCheckpoints], active: `ckpt-${active}` } satisfies CheckpointsReply }),
+    );
     await page.route(/\/api\/checkpoints\/\d+\/(activate|pin)$/, async (r) => {
       record(r);
       const m = /checkpoints\/(\d+)\/(\w+)$/.exec(r.request().url())!;
@@ -254,6 +265,27 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
       ],
     );
     await rows.filter({ hasText: "ckpt-2" }).getByText("active").waitFor();
+  });
+
+  test("Checkpoints trained on another model: a Model column, and Roll back says to serve that model", async () => {
+    moreCheckpoints = [{ ...checkpoints[0], n: 9, version: "ckpt-9", parent: null, pinned: false, model: "qwen3-1.7b-q4_k_m.gguf", forServedModel: false, active: false }];
+    try {
+      await page.getByRole("link", { name: "Models" }).click();
+      await page.getByRole("link", { name: "Checkpoints" }).click();
+      const row = page.locator("tbody tr").filter({ hasText: "ckpt-9" });
+      await row.waitFor();
+      assert.deepEqual(await page.locator("thead th").allTextContents(), ["Version", "Time", "Samples", "Mean reward", "KL", "Gate", "Model", "Actions"]);
+      assert.equal(await row.locator(".model-cell").getAttribute("title"), "qwen3-1.7b-q4_k_m.gguf");
+      assert.match((await row.textContent()) ?? "", /qwen3-1\.7b-q4_k_m/);
+      assert.ok(await page.evaluate(() => { const s = document.querySelector(".table-scroll")!; return s.scrollWidth <= s.clientWidth; }), "the table fits its card at 1280 px");
+      assert.match((await page.locator("tbody tr").filter({ hasText: "ckpt-2" }).textContent()) ?? "", /qwen2\.5-0\.5b-instruct-q4_k_m/);
+      const rollBack = row.getByRole("button", { name: "Roll back" });
+      assert.ok(await rollBack.isDisabled(), "another model's adapter cannot be served on this one");
+      assert.equal(await rollBack.getAttribute("title"), "Trained on qwen3-1.7b-q4_k_m.gguf: serve that model to use it");
+      await screenshot(page, "checkpoints-other-model");
+    } finally {
+      moreCheckpoints = [];
+    }
   });
 
   test("Training: state, backend, queues, charts over time, judged turns, Train now", async () => {

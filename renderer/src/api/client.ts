@@ -10,7 +10,7 @@ export class ApiError extends Error {
     super(message);
     this.name = "ApiError";
   }
-  /** The route is not in this core yet (its feature has not landed): pages show "not available yet". */
+  /** The route is not in this core: the learning routes of a core started without the learning loop (an eval's baseline, tests). */
   get notAvailable(): boolean {
     return this.status === 404 && (this.code === "not_found" || this.code === null);
   }

@@ -17,12 +17,12 @@ export function ErrorNote({ error, onRetry }: { error: Error | string; onRetry?:
 export function NotAvailable({ what }: { what: string }) {
   return (
     <div className="note note-muted" role="status">
-      <strong>{what} is not available yet.</strong> This core does not offer it yet; the page fills in when it does.
+      <strong>{what}: not offered by this core.</strong> It runs without the learning loop.
     </div>
   );
 }
 
-/** Shows a readable message for a load error, or the "not available yet" state on 404. */
+/** Shows a readable message for a load error, or the "not offered" state on 404. */
 export function LoadProblem({ error, what, onRetry }: { error: Error | ApiError; what: string; onRetry?: () => void }) {
   if ("notAvailable" in error && error.notAvailable) return <NotAvailable what={what} />;
   return <ErrorNote error={error} onRetry={onRetry} />;

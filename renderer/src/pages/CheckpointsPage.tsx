@@ -6,6 +6,7 @@ import { readCheckpoints, type Checkpoint } from "../api/shapes.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fileName, fmtNum, fmtTime } from "../components/format.js";
 import { ImportAdapter } from "./ImportAdapter.js";
+import { DataTable } from "../components/DataTable.js";
 
 export function CheckpointsPage() {
   const { client, status, reloadStatus } = useCore();
@@ -99,86 +100,72 @@ export function CheckpointsPage() {
       {list.error && <LoadProblem error={list.error} what="Checkpoints" onRetry={list.reload} />}
       {list.data && items.length === 0 && <p className="muted">No checkpoints yet. Each adapter the learner publishes appears here.</p>}
       {items.length > 0 && (
-        <div className="table-scroll">
-<table className="table">
-          <thead>
-            <tr>
-              <th>Version</th>
-              <th>Time</th>
-              <th>Samples</th>
-              <th>Mean reward</th>
-              <th>KL</th>
-              <th>Gate</th>
-              {showModel && <th>Model</th>}
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((c) => (
-              <tr key={c.n} className={c.active ? "active-row" : undefined}>
-                <td className="nowrap" id={`cp-${c.n}`}>
-                  <strong>{c.version}</strong> {c.active && <span className="tag tag-active">active</span>} {c.pinned && <span className="tag">pinned</span>} {c.imported && <span className="tag">imported</span>}
-                </td>
-                <td className="nowrap">{fmtTime(c.at)}</td>
-                <td>{c.samples ?? "—"}</td>
-                <td>{fmtNum(c.meanReward)}</td>
-                <td>{fmtNum(c.kl, 4)}</td>
-                <td>
-                  {c.verdict ? (
-                    <span className={/pass|publish|accept/i.test(c.verdict) ? "tag tag-ok" : /revert/i.test(c.verdict) ? "tag tag-warn" : "tag tag-bad"} title={c.revertReason ?? undefined}>
-                      {/revert/i.test(c.verdict) ? "rolled back" : c.verdict}
-                    </span>
-                  ) : (
-                    "—"
-                  )}
-                  {c.revertReason && <div className="small muted revert-reason">{c.revertReason}</div>}
-                </td>
-                {showModel && <td className="nowrap">{c.model ?? "—"}</td>}
-                <td className="nowrap row-actions">
-                  <button type="button" aria-describedby={`cp-${c.n}`} onClick={() => void pin(c)}>
-                    {c.pinned ? "Unpin" : "Pin"}
-                  </button>
-                  <button
-                    type="button"
-                    disabled={c.active || swapping !== null || !usable(c) || !c.forServedModel}
-                    title={!usable(c) ? "The publish gate rejected this checkpoint; it is kept for inspection only" : !c.forServedModel ? `Trained on ${c.model ?? "another model"}: serve that model to use it` : undefined}
-                    aria-describedby={`cp-${c.n}`}
-                    onClick={(e) => {
-                      opener.current = e.currentTarget;
-                      setConfirm(c);
-                    }}
-                  >
-                    Roll back
-                  </button>
-                </td>
-              </tr>
-            ))}
-            <tr className={activeVersion === "base" ? "active-row" : undefined}>
-              <td className="nowrap" id="cp-base">
-                <strong>No adapter</strong> {activeVersion === "base" && <span className="tag tag-active">active</span>}
+        <DataTable columns={["Version", "Time", "Samples", "Mean reward", "KL", "Gate", showModel && "Model"]} actions>
+          {items.map((c) => (
+            <tr key={c.n} className={c.active ? "active-row" : undefined}>
+              <td className="nowrap" id={`cp-${c.n}`}>
+                <strong>{c.version}</strong> {c.active && <span className="tag tag-active">active</span>} {c.pinned && <span className="tag">pinned</span>} {c.imported && <span className="tag">imported</span>}
               </td>
-              <td colSpan={showModel ? 6 : 5} className="muted small">
-                {servedModel ?? "The base model"} as downloaded: where learning started
+              <td className="nowrap">{fmtTime(c.at)}</td>
+              <td>{c.samples ?? "—"}</td>
+              <td>{fmtNum(c.meanReward)}</td>
+              <td>{fmtNum(c.kl, 4)}</td>
+              <td>
+                {c.verdict ? (
+                  <span className={/pass|publish|accept/i.test(c.verdict) ? "tag tag-ok" : /revert/i.test(c.verdict) ? "tag tag-warn" : "tag tag-bad"} title={c.revertReason ?? undefined}>
+                    {/revert/i.test(c.verdict) ? "rolled back" : c.verdict}
+                  </span>
+                ) : (
+                  "—"
+                )}
+                {c.revertReason && <div className="small muted revert-reason">{c.revertReason}</div>}
               </td>
+              {showModel && (
+                <td className="clip model-cell" title={c.model ?? undefined}>
+                  {c.model?.replace(/\.gguf$/i, "") ?? "—"}
+                </td>
+              )}
               <td className="nowrap row-actions">
+                <button type="button" aria-describedby={`cp-${c.n}`} onClick={() => void pin(c)}>
+                  {c.pinned ? "Unpin" : "Pin"}
+                </button>
                 <button
                   type="button"
-                  disabled={activeVersion === "base" || swapping !== null}
-                  aria-describedby="cp-base"
+                  disabled={c.active || swapping !== null || !usable(c) || !c.forServedModel}
+                  title={!usable(c) ? "The publish gate rejected this checkpoint; it is kept for inspection only" : !c.forServedModel ? `Trained on ${c.model ?? "another model"}: serve that model to use it` : undefined}
+                  aria-describedby={`cp-${c.n}`}
                   onClick={(e) => {
                     opener.current = e.currentTarget;
-                    setConfirm("base");
+                    setConfirm(c);
                   }}
                 >
                   Roll back
                 </button>
               </td>
             </tr>
-          </tbody>
-        </table>
-</div>
+          ))}
+          <tr className={activeVersion === "base" ? "active-row" : undefined}>
+            <td className="nowrap" id="cp-base">
+              <strong>No adapter</strong> {activeVersion === "base" && <span className="tag tag-active">active</span>}
+            </td>
+            <td colSpan={showModel ? 6 : 5} className="muted small">
+              {servedModel ?? "The base model"} as downloaded: where learning started
+            </td>
+            <td className="nowrap row-actions">
+              <button
+                type="button"
+                disabled={activeVersion === "base" || swapping !== null}
+                aria-describedby="cp-base"
+                onClick={(e) => {
+                  opener.current = e.currentTarget;
+                  setConfirm("base");
+                }}
+              >
+                Roll back
+              </button>
+            </td>
+          </tr>
+        </DataTable>
       )}
       {confirm && <ConfirmRollback target={confirm} forward={confirm !== "base" && activeN !== null && confirm.n > activeN} onCancel={cancel} onConfirm={() => void activate(confirm)} />}
     </div>

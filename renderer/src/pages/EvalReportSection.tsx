@@ -3,6 +3,7 @@ import { useLive } from "../api/core.js";
 import { LoadProblem } from "../components/Notices.js";
 import { fmtTime } from "../components/format.js";
 import type { EvalLatestReply, EvalSummary } from "../../../electron/core/api/eval.js";
+import { DataTable } from "../components/DataTable.js";
 
 /** GET /api/eval/latest's summary (the contract's EvalSummary), or null before any eval ran. */
 export function readEvalSummary(body: unknown): EvalSummary | null {
@@ -34,36 +35,22 @@ export function EvalReportSection() {
           <p className="muted">
             {summary.scenario} · {summary.model} · {fmtTime(Date.parse(summary.createdAt) || null)} · {Math.round(summary.level * 100)}% intervals over held-out prompts
           </p>
-          <div className="table-scroll">
-<table className="table">
-            <thead>
-              <tr>
-                <th>Run</th>
-                <th>Interactions</th>
-                <th>Held-out score</th>
-                <th>Gain over no learning</th>
-                <th title="The base model's mean log-prob per token of the answers: a drop means the language suffered">Fluency (nats/token)</th>
-                <th>Adapters served</th>
+          <DataTable columns={["Run", "Interactions", "Held-out score", "Gain over no learning", { label: "Fluency (nats/token)", title: "The base model's mean log-prob per token of the answers: a drop means the language suffered" }, "Adapters served"]}>
+            {summary.rows.map((r) => (
+              <tr key={r.method}>
+                <td>{r.method}</td>
+                <td>{r.interactions}</td>
+                <td className="nowrap">
+                  {f3(r.score)} [{f3(r.lo)}, {f3(r.hi)}]
+                </td>
+                <td className="nowrap">
+                  {r.gain === null ? "—" : `${r.gain >= 0 ? "+" : ""}${f3(r.gain)} [${f3(r.gainLo ?? 0)}, ${f3(r.gainHi ?? 0)}]${r.significant ? " ✓" : ""}`}
+                </td>
+                <td className="nowrap">{r.fluency === null ? "—" : r.fluency.toFixed(2)}</td>
+                <td className="clip">{r.adapters.join(", ") || "—"}</td>
               </tr>
-            </thead>
-            <tbody>
-              {summary.rows.map((r) => (
-                <tr key={r.method}>
-                  <td>{r.method}</td>
-                  <td>{r.interactions}</td>
-                  <td className="nowrap">
-                    {f3(r.score)} [{f3(r.lo)}, {f3(r.hi)}]
-                  </td>
-                  <td className="nowrap">
-                    {r.gain === null ? "—" : `${r.gain >= 0 ? "+" : ""}${f3(r.gain)} [${f3(r.gainLo ?? 0)}, ${f3(r.gainHi ?? 0)}]${r.significant ? " ✓" : ""}`}
-                  </td>
-                  <td className="nowrap">{r.fluency === null ? "—" : r.fluency.toFixed(2)}</td>
-                  <td className="clip">{r.adapters.join(", ") || "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-</div>
+            ))}
+          </DataTable>
         </>
       )}
     </section>

@@ -6,6 +6,7 @@ import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtBytes, fmtDuration, modelName } from "../components/format.js";
 import { memoryNeed, TrainVerdict } from "../components/Trainability.js";
 import { Card } from "./TrainingPage.js";
+import { DataTable } from "../components/DataTable.js";
 
 export function ModelsPage() {
   const { client, status } = useCore();
@@ -24,7 +25,7 @@ export function ModelsPage() {
       await client.json(method, path, body ?? (method === "POST" ? {} : undefined));
       models.reload();
     } catch (e) {
-      const message = e instanceof ApiError && e.notAvailable ? `${label}: not available yet in this core.` : `${label}: ${messageOf(e)}`;
+      const message = e instanceof ApiError && e.notAvailable ? `${label}: not offered by this core.` : `${label}: ${messageOf(e)}`;
       if (label === "Import") setImportError(message);
       else setError(message);
     } finally {
@@ -79,44 +80,29 @@ export function ModelsPage() {
       {models.data && models.data.installed.length > 0 && (
         <>
           <h2>On this computer</h2>
-          <div className="table-scroll">
-<table className="table">
-            <thead>
-              <tr>
-                <th>Model</th>
-                <th>Size</th>
-                <th>Architecture</th>
-                <th>Context</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
+          <DataTable columns={["Model", "Size", "Architecture", "Context"]} actions>
+            {models.data.installed.map((m) => (
+              <tr key={m.id}>
+                <td>
+                  <strong>{modelName(m)}</strong>
+                  <div className="small muted">{m.origin === "import" ? "imported" : "downloaded"}</div>
+                  <TrainVerdict t={active?.path && m.path === active.path ? servedTraining : m.training} />
+                </td>
+                <td className="nowrap">{fmtBytes(m.sizeBytes)}</td>
+                <td>{m.arch ?? "—"}</td>
+                <td>{m.contextSize ? m.contextSize.toLocaleString() : "—"}</td>
+                <td className="row-actions">
+                  {active?.path && m.path === active.path ? (
+                    <span className="tag tag-active">active</span>
+                  ) : (
+                    <button type="button" disabled={busy !== null} onClick={() => void act(`Use ${modelName(m)}`, "/api/models/use", { id: m.id })}>
+                      Use
+                    </button>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {models.data.installed.map((m) => (
-                <tr key={m.id}>
-                  <td>
-                    <strong>{modelName(m)}</strong>
-                    <div className="small muted">{m.origin === "import" ? "imported" : "downloaded"}</div>
-                    <TrainVerdict t={active?.path && m.path === active.path ? servedTraining : m.training} />
-                  </td>
-                  <td className="nowrap">{fmtBytes(m.sizeBytes)}</td>
-                  <td>{m.arch ?? "—"}</td>
-                  <td>{m.contextSize ? m.contextSize.toLocaleString() : "—"}</td>
-                  <td className="row-actions">
-                    {active?.path && m.path === active.path ? (
-                      <span className="tag tag-active">active</span>
-                    ) : (
-                      <button type="button" disabled={busy !== null} onClick={() => void act(`Use ${modelName(m)}`, "/api/models/use", { id: m.id })}>
-                        Use
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-</div>
+            ))}
+          </DataTable>
         </>
       )}
 
@@ -125,26 +111,11 @@ export function ModelsPage() {
       {models.error && <LoadProblem error={models.error} what="The model catalog" onRetry={models.reload} />}
       {models.data && models.data.catalog.length === 0 && <p className="muted">The catalog is empty.</p>}
       {models.data && models.data.catalog.length > 0 && (
-        <div className="table-scroll">
-<table className="table">
-          <thead>
-            <tr>
-              <th>Model</th>
-              <th>Size</th>
-              <th>Architecture</th>
-              <th>Download</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {models.data.catalog.map((m) => (
-              <CatalogRow key={m.id} m={m} serving={m.id === activeId} busy={busy !== null} onAct={act} />
-            ))}
-          </tbody>
-        </table>
-</div>
+        <DataTable columns={["Model", "Size", "Architecture", "Download"]} actions>
+          {models.data.catalog.map((m) => (
+            <CatalogRow key={m.id} m={m} serving={m.id === activeId} busy={busy !== null} onAct={act} />
+          ))}
+        </DataTable>
       )}
 
       <h2>Import a local GGUF</h2>

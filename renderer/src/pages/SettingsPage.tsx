@@ -78,7 +78,7 @@ export function SettingsPage() {
       setSaved(true);
       loaded.reload();
     } catch (e) {
-      setError(e instanceof ApiError && e.notAvailable ? "Saving settings is not available yet in this core." : messageOf(e));
+      setError(e instanceof ApiError && e.notAvailable ? "Saving settings is not offered by this core." : messageOf(e));
     } finally {
       setSaving(false);
     }

@@ -9,6 +9,7 @@ import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { adapterLabel, fmtTime } from "../components/format.js";
 import { memoryNeed } from "../components/Trainability.js";
 import { EvalReportSection } from "./EvalReportSection.js";
+import { DataTable } from "../components/DataTable.js";
 
 /** "Training step 3 of 8", "Judging", "Idle" … */
 export function describeTraining(t: TrainingStatus): string {
@@ -56,7 +57,7 @@ export function TrainingPage() {
       reloadStatus();
       detail.reload();
     } catch (e) {
-      setActionError(e instanceof ApiError && e.notAvailable ? `${what} is not available yet in this core.` : messageOf(e));
+      setActionError(e instanceof ApiError && e.notAvailable ? `${what}: not offered by this core (it runs without the learning loop).` : messageOf(e));
     } finally {
       setPending(null);
     }
@@ -151,51 +152,37 @@ export function TrainingPage() {
       {judged.length === 0 ? (
         <p className="muted">No judged turns yet. Turns are judged from your next message, or rated by your thumbs and hints.</p>
       ) : (
-        <div className="table-scroll">
-<table className="table">
-          <thead>
-            <tr>
-              <th>When</th>
-              <th>Question</th>
-              <th>Answer</th>
-              <th>Votes</th>
-              <th>Reward</th>
-              <th>Hint</th>
+        <DataTable columns={["When", "Question", "Answer", "Votes", "Reward", "Hint"]}>
+          {judged.map((t) => (
+            <tr key={t.id}>
+              <td className="nowrap">{fmtTime(t.at)}</td>
+              <td className="clip" title={t.userText}>
+                {t.userText || "—"}
+              </td>
+              <td className="clip" title={t.response}>
+                {t.response || "—"}
+              </td>
+              <td className="nowrap">{votesText(t) || "—"}</td>
+              <td>{t.reward === null ? "—" : t.reward > 0 ? `+${t.reward}` : t.reward < 0 ? `−${-t.reward}` : "0"}</td>
+              <td className="wrap-cell">
+                {t.hint ?? t.judgeHints[0] ?? "—"}
+                {t.hint === null && t.judgeHints.length > 0 && (
+                  <div className="small">
+                    {keptFrom.has(t.id) ? (
+                      <span className="muted">
+                        Kept as a <a href="#/preferences">preference</a>
+                      </span>
+                    ) : (
+                      <button type="button" className="link small" aria-label={`Keep “${t.judgeHints[0]}” as a preference`} onClick={() => void keep(t.id, t.judgeHints[0])}>
+                        Keep as preference
+                      </button>
+                    )}
+                  </div>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {judged.map((t) => (
-              <tr key={t.id}>
-                <td className="nowrap">{fmtTime(t.at)}</td>
-                <td className="clip" title={t.userText}>
-                  {t.userText || "—"}
-                </td>
-                <td className="clip" title={t.response}>
-                  {t.response || "—"}
-                </td>
-                <td className="nowrap">{votesText(t) || "—"}</td>
-                <td>{t.reward === null ? "—" : t.reward > 0 ? `+${t.reward}` : t.reward < 0 ? `−${-t.reward}` : "0"}</td>
-                <td className="wrap-cell">
-                  {t.hint ?? t.judgeHints[0] ?? "—"}
-                  {t.hint === null && t.judgeHints.length > 0 && (
-                    <div className="small">
-                      {keptFrom.has(t.id) ? (
-                        <span className="muted">
-                          Kept as a <a href="#/preferences">preference</a>
-                        </span>
-                      ) : (
-                        <button type="button" className="link small" aria-label={`Keep “${t.judgeHints[0]}” as a preference`} onClick={() => void keep(t.id, t.judgeHints[0])}>
-                          Keep as preference
-                        </button>
-                      )}
-                    </div>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-</div>
+          ))}
+        </DataTable>
       )}
     </div>
   );

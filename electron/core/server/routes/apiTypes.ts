@@ -28,7 +28,7 @@ export interface ApiDeps {
   bus: EventBus;
   /** absent: status says no model is loaded */
   engineStatus?: EngineStatusProvider;
-  /** training supervisor's live status, merged over the stored one (later issue) */
+  /** training supervisor's live status, merged over the stored one */
   trainingStatus?: () => Partial<TrainingStatusView> & { judgeQueue?: number };
   /** SSE keep-alive comment interval (default 15 s) */
   sseKeepAliveMs?: number;
