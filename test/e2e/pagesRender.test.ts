@@ -277,7 +277,8 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
       assert.deepEqual(await page.locator("thead th").allTextContents(), ["Version", "Time", "Samples", "Mean reward", "KL", "Gate", "Model", "Actions"]);
       assert.equal(await row.locator(".model-cell").getAttribute("title"), "qwen3-1.7b-q4_k_m.gguf");
       assert.match((await row.textContent()) ?? "", /qwen3-1\.7b-q4_k_m/);
-      assert.ok(await page.evaluate(() => { const s = document.querySelector(".table-scroll")!; return s.scrollWidth <= s.clientWidth; }), "the table fits its card at 1280 px");
+      const [scrollW, clientW] = (await page.evaluate('(s => [s.scrollWidth, s.clientWidth])(document.querySelector(".table-scroll"))')) as [number, number];
+      assert.ok(scrollW <= clientW, `the table fits its card at 1280 px (${scrollW} > ${clientW})`);
       assert.match((await page.locator("tbody tr").filter({ hasText: "ckpt-2" }).textContent()) ?? "", /qwen2\.5-0\.5b-instruct-q4_k_m/);
       const rollBack = row.getByRole("button", { name: "Roll back" });
       assert.ok(await rollBack.isDisabled(), "another model's adapter cannot be served on this one");
