@@ -115,6 +115,39 @@ describe("app API", () => {
     assert.ok(!list.sessions.some((s: { id: string }) => s.id === "conv-del"));
   });
 
+  it("keeps a chat's own generation settings with its session: through later turns and a restart, cleared with null", async () => {
+    const dataDir = tempDir();
+    const own = { systemPrompt: "Answer in French.", temperature: 0.2, topP: 0.9, maxTokens: 300 };
+    let c = await startCore({ dataDir, port: 0 });
+    const call = (path: string, body?: unknown) =>
+      fetch(`${c.url}${path}`, { method: body === undefined ? "GET" : "PATCH", headers: { authorization: `Bearer ${c.token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const record = (content: string) => {
+      const ctx = c.rollout.beginTurn({ headers: { "x-session-id": "conv-gen", "x-turn-type": "main" }, bodyFields: {}, fromUi: true, messages: [{ role: "user", content }] });
+      c.rollout.completeTurn(ctx, result("ok"));
+    };
+    try {
+      assert.equal((await call("/api/sessions/conv-gen", { generation: own })).status, 404, "no such session yet");
+      record("first");
+      assert.equal((await json(await call("/api/sessions/conv-gen"))).session.generation, undefined, "a new chat follows the defaults");
+      let r = await call("/api/sessions/conv-gen", { generation: own });
+      assert.deepEqual((await json(r)).session.generation, own);
+      for (const bad of [{ ...own, temperature: 3 }, { ...own, colour: "red" }, { systemPrompt: "x" }]) {
+        r = await call("/api/sessions/conv-gen", { generation: bad });
+        assert.equal(r.status, 400, JSON.stringify(bad));
+        assert.equal((await json(r)).error.type, "invalid_request_error");
+      }
+      record("second"); // a turn rewrites the session's counts and keeps its settings
+      await c.close();
+      c = await startCore({ dataDir, port: 0 });
+      const s = (await json(await call("/api/sessions/conv-gen"))).session;
+      assert.deepEqual([s.generation, s.mainTurnCount], [own, 2]);
+      r = await call("/api/sessions/conv-gen", { generation: null });
+      assert.equal((await json(r)).session.generation, undefined, "null: back to the defaults");
+    } finally {
+      await c.close();
+    }
+  });
+
   it("reads and changes settings, refusing bad values with the field named", async () => {
     const s = await json(await api("/api/settings"));
     assert.deepEqual([s.learningMethod, s.batchSize, s.judgeVotes, s.sessionIdleMinutes, s.outsideDefaultTurnType], ["combined", 16, 3, 30, "side"]);

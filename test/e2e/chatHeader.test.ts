@@ -22,6 +22,8 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
   let tiny: string;
   const token = "header-token-0123456789";
   const problems: string[] = [];
+  /** the chat given its own settings */
+  let ownChat = "";
 
   before(async () => {
     ensureRendererBuilt();
@@ -79,6 +81,32 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
     assert.equal(turn.sampling.maxTokens, 7);
     assert.ok(turn.responseTokenCount <= 7, `${turn.responseTokenCount} tokens`);
     assert.equal(((await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "").trim(), "stories260K · No adapter");
+    ownChat = sid;
+  });
+
+  test("a chat's own settings are kept with it by the core: another browser opens the chat with them", async () => {
+    const own = { systemPrompt: "You are a terse storyteller.", temperature: 0.7, topP: 0.95, maxTokens: 7 };
+    // Saved once the core has recorded the new chat's first turn.
+    for (let i = 0; i < 100 && (await callApi(core, "GET", `/api/sessions/${ownChat}`)).body.session.generation === undefined; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual((await callApi(core, "GET", `/api/sessions/${ownChat}`)).body.session.generation, own);
+    const other = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage(); // no storage of its own
+    try {
+      await other.goto(signInUrl(core.url, token));
+      await other.getByRole("button", { name: /Once upon a time/ }).first().click();
+      await other.locator(".msg.assistant").first().waitFor();
+      await other.getByRole("button", { name: "Chat settings" }).click();
+      const panel = other.getByRole("region", { name: "Chat settings" });
+      assert.equal(await panel.getByRole("textbox", { name: "System prompt" }).inputValue(), own.systemPrompt);
+      assert.equal(await panel.getByRole("spinbutton", { name: "Max tokens" }).inputValue(), "7");
+      await panel.getByText("This chat has its own settings.").waitFor();
+      // Back to the defaults: stored as such (null clears it).
+      await panel.getByRole("button", { name: "Use the defaults" }).click();
+      for (let i = 0; i < 100 && (await callApi(core, "GET", `/api/sessions/${ownChat}`)).body.session.generation !== undefined; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.equal((await callApi(core, "GET", `/api/sessions/${ownChat}`)).body.session.generation, undefined);
+      await panel.getByText("This chat uses the defaults from Settings.").waitFor();
+    } finally {
+      await other.context().close();
+    }
   });
 
   test("switching the model from the header: /v1/models and the next answer say the new one", async () => {

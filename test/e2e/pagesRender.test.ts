@@ -116,7 +116,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
           gpu: null,
           adapter: `ckpt-${active}`,
           modelSwitch: null,
-          training: { state: "training", step: 3, steps: 8, samplesWaiting: 5, judgeQueue: 2, backend: "wasm", device: "CPU", activeCheckpoint: active, lastSwap: { pauseMs: 3, version: `ckpt-${active}`, at: new Date().toISOString() } },
+          training: { state: "training", step: 3, steps: 8, stepSeconds: 95, samplesWaiting: 5, judgeQueue: 2, backend: "wasm", device: "CPU", activeCheckpoint: active, lastSwap: { pauseMs: 3, version: `ckpt-${active}`, at: new Date().toISOString() } },
           sessions: 2,
           turns: 2,
         },
@@ -145,6 +145,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
             paused: false,
             step: 3,
             steps: 8,
+            stepSeconds: 95,
             loss: 0.61,
             runId: "r1",
             samplesWaiting: 5,
@@ -292,7 +293,8 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
   test("Training: state, backend, queues, charts over time, judged turns, Train now", async () => {
     await page.getByRole("link", { name: "Training" }).click();
     const learner = page.getByRole("group", { name: "Learner" });
-    await learner.getByText("Training step 3 of 8").waitFor();
+    // 5 steps left at 95 s each
+    await learner.getByText("Training step 3 of 8 · about 8 min left").waitFor();
     assert.match((await learner.textContent()) ?? "", /wasm, CPU/);
     assert.match((await learner.textContent()) ?? "", /Samples waiting5/);
     assert.match((await learner.textContent()) ?? "", /Judge queue2/);

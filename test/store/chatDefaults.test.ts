@@ -14,7 +14,8 @@ describe("chatDefaults setting", () => {
     const next = applySettingsPatch(defaultSettings(), { chatDefaults: { systemPrompt: "Be brief.", temperature: 0.2, topP: 1, maxTokens: 512 } });
     assert.deepEqual(next.chatDefaults, { systemPrompt: "Be brief.", temperature: 0.2, topP: 1, maxTokens: 512 });
     assert.throws(() => applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, temperature: 3 } }), (e: Error) => e instanceof SettingsError && /chatDefaults\.temperature/.test(e.message));
-    assert.throws(() => applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, maxTokens: 4 } }), SettingsError);
+    assert.throws(() => applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, maxTokens: 0 } }), SettingsError);
+    assert.equal(applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, maxTokens: 1 } }).chatDefaults.maxTokens, 1, "one token is a real use");
     assert.throws(() => applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, extra: 1 } }), SettingsError);
   });
 });

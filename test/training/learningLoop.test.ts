@@ -71,6 +71,7 @@ describe("learning loop: feedback → train → gate → publish → swap → ro
     assert.equal(st.training.activeCheckpoint, 1);
     assert.ok(st.training.lastSwap.pauseMs >= 0);
     assert.ok(st.training.backend, "the status names the trainer's backend");
+    assert.ok(st.training.stepSeconds > 0, `a step's time is known for the next run's time left (${st.training.stepSeconds})`);
     // On disk: the whole checkpoint, metrics with the gate's verdict and the samples used.
     const dir = path.join(core.paths.checkpoints, "1");
     for (const f of ["adapter.gguf", "optimizer.bin", "metrics.json"]) assert.ok(fs.existsSync(path.join(dir, f)), f);

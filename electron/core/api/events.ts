@@ -56,7 +56,7 @@ export interface CoreEvents {
   turnReady: { turnId: string; sessionId: string };
   feedback: { turnId: string; sessionId: string; feedback: FeedbackView | null };
   judge: { turnId: string; sessionId: string; reward: -1 | 0 | 1 };
-  session: { session: SessionView; change: "created" | "updated" | "renamed" | "closed" | "reopened" };
+  session: { session: SessionView; change: "created" | "updated" | "renamed" | "settings" | "closed" | "reopened" };
   sessionDeleted: { sessionId: string };
   settings: { settings: Settings };
   /** model downloads (progress, paused, done, failed, cancelled) and model-list changes and switches (models/modelService.ts, servedModel.ts) */

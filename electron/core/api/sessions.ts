@@ -1,5 +1,9 @@
 /** GET /api/sessions, GET /api/sessions/:id and the turns they list (store/store.ts TurnView). */
 import type { ChatMessage } from "./chatTypes.js";
+import type { Settings } from "./settings.js";
+
+/** Generation settings (system prompt, temperature, top-p, max tokens): the defaults' shape. */
+export type GenerationView = Settings["chatDefaults"];
 
 export interface SessionView {
   id: string;
@@ -13,6 +17,11 @@ export interface SessionView {
   closedReason: "done" | "idle" | null;
   /** who opened it: our chat window or an outside client */
   source: "ui" | "outside";
+  /**
+   * The chat's own generation settings, set in the chat window's header (PATCH); absent or null:
+   * it follows the defaults. Only the UI reads them: an outside client sends its own.
+   */
+  generation?: GenerationView | null;
 }
 
 export interface FeedbackView {

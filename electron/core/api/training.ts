@@ -54,6 +54,11 @@ export interface TrainingStatusView {
   /** step i of n of the run in progress */
   step: number | null;
   steps: number | null;
+  /**
+   * Wall seconds a training step takes here: the mean of the run in progress's steps so far,
+   * else the last run's (null before the first step). The UI says the time left from it.
+   */
+  stepSeconds: number | null;
   loss: number | null;
   runId: string | null;
   samplesWaiting: number;

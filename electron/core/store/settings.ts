@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { LORA_DEFAULTS } from "../../../trainer/lora/defaults.js";
+import { GENERATION_LIMITS as L } from "../api/generationLimits.js";
 
 /**
  * The user's settings, with defaults (method.md). Parsing `{}` gives the defaults; a saved file
@@ -38,10 +39,10 @@ export const HELD_BACK_DEFAULT = 0.125;
 
 export const ChatDefaultsSchema = z
   .object({
-    systemPrompt: z.string().max(8000),
-    temperature: z.number().min(0).max(2),
-    topP: z.number().min(0.05).max(1),
-    maxTokens: z.int().min(16).max(32768).nullable(),
+    systemPrompt: z.string().max(L.systemPromptChars),
+    temperature: z.number().min(L.temperature.min).max(L.temperature.max),
+    topP: z.number().min(L.topP.min).max(L.topP.max),
+    maxTokens: z.int().min(L.maxTokens.min).max(L.maxTokens.max).nullable(),
   })
   .strict();
 const CHAT_DEFAULTS: z.infer<typeof ChatDefaultsSchema> = { systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null };

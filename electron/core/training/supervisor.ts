@@ -112,6 +112,7 @@ export class TrainingSupervisor {
       paused: false,
       step: null,
       steps: null,
+      stepSeconds: null,
       loss: null,
       runId: null,
       samplesWaiting: 0,
@@ -369,9 +370,16 @@ export class TrainingSupervisor {
       this.st.steps = steps;
       this.setPhase("training");
       const lr = runLearningRate(this.o.store.settings, this.st.lrScale);
+      // Step times for the time left (the first includes the run's set-up: tokenizing, the teacher's log-probs).
+      let stepStart = performance.now();
+      const stepMs: number[] = [];
       const res = await w.request(
         { type: "train", runId, samples: batch.map((b) => b.sample), steps, lr, batchSize: runBatchSize(batch.length, this.o.store.settings), outDir: staging, klBeta: this.o.store.settings.klBeta },
         (p) => {
+          const now = performance.now();
+          stepMs.push(now - stepStart);
+          stepStart = now;
+          this.st.stepSeconds = stepMs.reduce((a, b) => a + b, 0) / stepMs.length / 1000;
           this.st.step = p.step;
           this.st.steps = p.steps;
           this.st.loss = p.loss;

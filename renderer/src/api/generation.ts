@@ -1,16 +1,15 @@
 /**
  * Generation settings: the defaults (Settings page; the core keeps them, settings.chatDefaults)
- * and each chat's own (chat header; this browser's storage). Sent with every chat request; the
- * system prompt goes as the first message, so the core records it in the turn (and trains on
- * it) as a real client's.
+ * and each chat's own (chat header; the core keeps them with the chat's session, `generation`).
+ * Sent with every chat request; the system prompt goes as the first message, so the core records
+ * it in the turn (and trains on it) as a real client's.
  */
-export interface GenerationSettings {
-  systemPrompt: string;
-  temperature: number;
-  topP: number;
-  /** null: sized to the served model (defaultMaxTokens) */
-  maxTokens: number | null;
-}
+import type { GenerationView } from "../../../electron/core/api/sessions.js";
+import { GENERATION_LIMITS } from "../../../electron/core/api/generationLimits.js";
+import type { CoreClient } from "./client.js";
+
+/** System prompt, temperature, top-p and max tokens (null: sized to the served model, defaultMaxTokens). */
+export type GenerationSettings = GenerationView;
 
 export const builtInGeneration: GenerationSettings = { systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null };
 
@@ -23,13 +22,10 @@ export function defaultMaxTokens(contextSize: number | null): number {
   return Math.max(16, Math.min(1024, Math.floor(ctx / 2)));
 }
 
-export const limits = {
-  temperature: { min: 0, max: 2, step: 0.05 },
-  topP: { min: 0.05, max: 1, step: 0.05 },
-  maxTokens: { min: 16, max: 32768 },
-} as const;
+export const limits = GENERATION_LIMITS;
 
-const chatKey = (sessionId: string) => `clawrl.generation.chat.${sessionId}`;
+/** Where this browser kept a chat's own settings before the core kept them (read once, then moved). */
+const legacyChatKey = (sessionId: string) => `clawrl.generation.chat.${sessionId}`;
 
 function clamp(v: unknown, min: number, max: number, fallback: number): number {
   return typeof v === "number" && Number.isFinite(v) ? Math.min(max, Math.max(min, v)) : fallback;
@@ -40,28 +36,26 @@ export function readGeneration(v: unknown, base: GenerationSettings = builtInGen
   const o = typeof v === "object" && v !== null ? (v as Record<string, unknown>) : {};
   const max = o.maxTokens;
   return {
-    systemPrompt: typeof o.systemPrompt === "string" ? o.systemPrompt.slice(0, 8000) : base.systemPrompt,
+    systemPrompt: typeof o.systemPrompt === "string" ? o.systemPrompt.slice(0, limits.systemPromptChars) : base.systemPrompt,
     temperature: clamp(o.temperature, limits.temperature.min, limits.temperature.max, base.temperature),
     topP: clamp(o.topP, limits.topP.min, limits.topP.max, base.topP),
     maxTokens: max === null ? null : typeof max === "number" ? Math.round(clamp(max, limits.maxTokens.min, limits.maxTokens.max, 0)) || null : base.maxTokens,
   };
 }
 
-function load(key: string): unknown {
+/**
+ * A chat's own settings that this browser kept before the core did, removed from the browser as
+ * they are read (the caller stores them with the session); undefined when there are none.
+ */
+export function takeLegacyChat(sessionId: string): unknown {
   try {
+    const key = legacyChatKey(sessionId);
     const t = localStorage.getItem(key);
-    return t ? (JSON.parse(t) as unknown) : undefined;
+    if (t === null) return undefined;
+    localStorage.removeItem(key);
+    return JSON.parse(t) as unknown;
   } catch {
-    return undefined; // storage off or garbled: defaults
-  }
-}
-
-function save(key: string, g: GenerationSettings | null): void {
-  try {
-    if (g === null) localStorage.removeItem(key);
-    else localStorage.setItem(key, JSON.stringify(g));
-  } catch {
-    // not remembered beyond this page
+    return undefined; // storage off or garbled: nothing to move
   }
 }
 
@@ -71,14 +65,9 @@ export function readChatDefaults(settings: unknown): GenerationSettings {
   return readGeneration(v);
 }
 
-/** A chat's own settings, or null when it follows the defaults. */
-export function loadChat(sessionId: string, defaults: GenerationSettings): GenerationSettings | null {
-  const v = load(chatKey(sessionId));
-  return v === undefined ? null : readGeneration(v, defaults);
-}
-
-export function saveChat(sessionId: string, g: GenerationSettings | null): void {
-  save(chatKey(sessionId), g);
+/** Stores a chat's own settings with its session in the core (null: it follows the defaults again). */
+export async function saveChat(client: CoreClient, sessionId: string, g: GenerationSettings | null): Promise<void> {
+  await client.patch(`/api/sessions/${encodeURIComponent(sessionId)}`, { generation: g });
 }
 
 /** The request fields for these settings (OpenAI names). */

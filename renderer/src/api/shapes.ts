@@ -5,7 +5,7 @@
 // reads as null (a page shows "—" instead of going blank).
 import type { CheckpointsReply, CheckpointView, MemoryPlanView, RevertView, TrainingHistoryPoint, TrainingStatusView, WatchView } from "../../../electron/core/api/training.js";
 import type { DownloadView, ModelsReply, ModelSwitchEvent, ModelView, TrainabilityView } from "../../../electron/core/api/models.js";
-import type { SessionReply, SessionsReply, TurnView } from "../../../electron/core/api/sessions.js";
+import type { GenerationView, SessionReply, SessionsReply, TurnView } from "../../../electron/core/api/sessions.js";
 import type { StatusReply } from "../../../electron/core/api/status.js";
 import type { Settings as CoreSettings } from "../../../electron/core/api/settings.js";
 
@@ -91,6 +91,8 @@ export interface TrainingStatus {
   state: string;
   step: number | null;
   steps: number | null;
+  /** seconds a training step takes here (this run's mean so far, else the last run's) */
+  stepSeconds: number | null;
   samplesWaiting: number | null;
   judgeQueue: number | null;
   backend: string | null;
@@ -172,6 +174,7 @@ export function readTraining(body: unknown): TrainingStatus {
     state,
     step: num(t.step),
     steps: num(t.steps),
+    stepSeconds: num(t.stepSeconds),
     samplesWaiting: num(t.samplesWaiting),
     judgeQueue: num(t.judgeQueue),
     backend: t.backend ?? null,
@@ -286,13 +289,15 @@ export function readTurn(body: unknown): Turn {
 export interface SessionDetail {
   id: string;
   title: string;
+  /** the chat's own generation settings; null: it follows the defaults */
+  generation: GenerationView | null;
   turns: Turn[];
 }
 
 /** GET /api/sessions/:id */
 export function readSession(body: unknown): SessionDetail {
   const s = fromCore<SessionReply>(body);
-  return { id: s.session?.id ?? "", title: s.session?.title ?? "", turns: (s.turns ?? []).map(readTurn) };
+  return { id: s.session?.id ?? "", title: s.session?.title ?? "", generation: s.session?.generation ?? null, turns: (s.turns ?? []).map(readTurn) };
 }
 
 export interface Checkpoint {

@@ -13,7 +13,7 @@ export function GenerationForm({ value, onChange, contextSize }: { value: Genera
     <div className="generation-form">
       <label className="generation-system" htmlFor={`${id}-system`}>
         System prompt
-        <textarea id={`${id}-system`} rows={3} maxLength={8000} placeholder="e.g. You are a concise assistant. Answer in plain English." value={value.systemPrompt} onChange={(e) => set({ systemPrompt: e.target.value })} />
+        <textarea id={`${id}-system`} rows={3} maxLength={limits.systemPromptChars} placeholder="e.g. You are a concise assistant. Answer in plain English." value={value.systemPrompt} onChange={(e) => set({ systemPrompt: e.target.value })} />
       </label>
       <label htmlFor={`${id}-temp`}>
         Temperature <span className="muted small">{value.temperature.toFixed(2)}</span>

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent }
 import { ApiError, messageOf } from "../api/client.js";
 import { streamChat, type ChatMessage } from "../api/chat.js";
 import { useChatDefaults } from "../api/chatDefaults.js";
-import { loadChat, requestParams, saveChat, type GenerationSettings } from "../api/generation.js";
+import { readGeneration, requestParams, saveChat, takeLegacyChat, type GenerationSettings } from "../api/generation.js";
 import { humanError } from "../api/humanError.js";
 import { useCore, useLive } from "../api/core.js";
 import { readSession, readSessions, type SessionSummary, type Thumbs } from "../api/shapes.js";
@@ -72,8 +72,29 @@ export function ChatPage() {
   const gen = useMemo<GenerationSettings>(() => own ?? (recordedSystem !== null ? { ...defaults, systemPrompt: recordedSystem } : defaults), [own, recordedSystem, defaults]);
   const ownGen = own !== null;
   const [showGen, setShowGen] = useState(false);
+  const [genError, setGenError] = useState<string | null>(null);
+  // This chat's own settings not yet stored with its session in the core: typing is saved a
+  // moment after it stops, and a new chat's once the core has recorded its first turn (id null
+  // until the answer names its session).
+  const unsaved = useRef<{ id: string | null; g: GenerationSettings | null; timer: number | null } | null>(null);
+  const flushGen = useCallback(async () => {
+    const u = unsaved.current;
+    if (!u || u.id === null) return;
+    if (u.timer !== null) window.clearTimeout(u.timer);
+    u.timer = null;
+    try {
+      await saveChat(client, u.id, u.g);
+      if (unsaved.current === u) unsaved.current = null;
+      setGenError(null);
+    } catch (e) {
+      // 404: the session is not recorded yet (its first answer was stopped): kept for the next answer.
+      if (!(e instanceof ApiError && e.status === 404)) setGenError(`This chat's settings were not saved: ${messageOf(e)}`);
+    }
+  }, [client]);
   const [showSessions, setShowSessions] = useState(false);
   const abortRef = useRef<AbortController | null>(null);
+  /** The chat whose history is loading or shown: a slower load of one opened before is dropped. */
+  const opening = useRef<string | null>(null);
   const listRef = useRef<HTMLDivElement | null>(null);
   const inputRef = useRef<HTMLTextAreaElement | null>(null);
 
@@ -84,11 +105,23 @@ export function ChatPage() {
       setLoadError(null);
       setMessages([]);
       setShowSessions(false);
-      setOwn(loadChat(id, defaults));
+      void flushGen();
+      unsaved.current = null;
+      setGenError(null);
+      setOwn(null);
       setRecordedSystem(null);
+      opening.current = id;
       try {
         const raw = await client.get<unknown>(`/api/sessions/${encodeURIComponent(id)}`);
+        if (opening.current !== id) return; // another chat was opened meanwhile
         const detail = readSession(raw);
+        let mine: unknown = detail.generation;
+        if (mine === null) {
+          // Settings this browser kept before the core did move to the session once.
+          mine = takeLegacyChat(id) ?? null;
+          if (mine !== null) unsaved.current = { id, g: readGeneration(mine, defaults), timer: window.setTimeout(() => void flushGen(), 0) };
+        }
+        setOwn(mine === null ? null : readGeneration(mine, defaults));
         const models = turnModels(raw);
         const shown: DisplayMessage[] = [];
         const mainTurns = detail.turns.filter((t) => t.type !== "side");
@@ -102,11 +135,15 @@ export function ChatPage() {
         setLoadError(humanError(e, "This chat is no longer in the history (it may have been deleted)."));
       }
     },
-    [client, defaults],
+    [client, defaults, flushGen],
   );
 
   const newChat = useCallback(() => {
     abortRef.current?.abort();
+    void flushGen();
+    unsaved.current = null;
+    opening.current = null;
+    setGenError(null);
     setSessionId(null);
     setMessages([]);
     setLoadError(null);
@@ -119,10 +156,13 @@ export function ChatPage() {
   const changeGen = useCallback(
     (g: GenerationSettings | null) => {
       setOwn(g);
-      if (sessionId) saveChat(sessionId, g);
+      if (unsaved.current?.timer) window.clearTimeout(unsaved.current.timer);
+      unsaved.current = { id: sessionId, g, timer: sessionId === null ? null : window.setTimeout(() => void flushGen(), 400) };
     },
-    [sessionId],
+    [sessionId, flushGen],
   );
+  // Leaving the chat page saves what was typed last.
+  useEffect(() => () => void flushGen(), [flushGen]);
 
   // Keep the newest text in view while it streams.
   useEffect(() => {
@@ -176,7 +216,8 @@ export function ChatPage() {
               update((m) => ({ ...m, turnId: info.turnId, adapter: info.adapter, preferences: info.preferences }));
               if (info.sessionId) {
                 setSessionId(info.sessionId);
-                if (isNew && ownGen) saveChat(info.sessionId, gen);
+                opening.current = info.sessionId;
+                if (unsaved.current && unsaved.current.id === null) unsaved.current.id = info.sessionId;
               }
             },
             onModel: (model) => update((m) => ({ ...m, model })),
@@ -207,9 +248,10 @@ export function ChatPage() {
         if (abortRef.current === ctrl) abortRef.current = null;
         setBusy(false);
         sessions.reload();
+        void flushGen(); // a new chat's own settings, now that the core has its session
       }
     },
-    [client, sessionId, sessions, gen, ownGen, status?.model?.contextSize],
+    [client, sessionId, sessions, gen, status?.model?.contextSize, flushGen],
   );
 
   const send = useCallback(() => {
@@ -277,6 +319,11 @@ export function ChatPage() {
             <GenerationForm value={gen} onChange={(g) => changeGen(g)} contextSize={status?.model?.contextSize ?? null} />
             <div className="actions">
               <span className="small muted">{ownGen ? "This chat has its own settings." : "This chat uses the defaults from Settings."}</span>
+              {genError && (
+                <span className="small error-text" role="alert">
+                  {genError}
+                </span>
+              )}
               {ownGen && (
                 <button type="button" className="link" onClick={() => changeGen(null)}>
                   Use the defaults

@@ -11,14 +11,26 @@ import { memoryNeed } from "../components/Trainability.js";
 import { EvalReportSection } from "./EvalReportSection.js";
 import { DataTable } from "../components/DataTable.js";
 
-/** "Training step 3 of 8", "Judging", "Idle" … */
+/** "Training step 3 of 8 · about 4 min left", "Evaluating", "Idle" … */
 export function describeTraining(t: TrainingStatus): string {
   const s = t.state.toLowerCase();
   if (t.paused) return "Paused";
   // The trainer's memory plan refused the served model: not a fault, the model is too large here.
   if (t.memory && !t.memory.fits && !s.includes("train")) return "Learning off";
-  if (s.includes("train")) return t.step !== null && t.steps !== null ? `Training step ${t.step} of ${t.steps}` : "Training";
+  if (s.includes("train")) {
+    if (t.step === null || t.steps === null) return "Training";
+    const left = timeLeft(t.stepSeconds !== null ? (t.steps - t.step) * t.stepSeconds : null);
+    return `Training step ${t.step} of ${t.steps}${left ? ` · ${left}` : ""}`;
+  }
   return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/** "about 4 min left" from seconds; a rough figure, so whole minutes (or "under a minute"); null when not known. */
+export function timeLeft(seconds: number | null): string | null {
+  if (seconds === null || !Number.isFinite(seconds) || seconds <= 0) return null;
+  if (seconds < 60) return "under a minute left";
+  const min = Math.round(seconds / 60);
+  return min < 90 ? `about ${min} min left` : `about ${(seconds / 3600).toFixed(1)} h left`;
 }
 
 export function TrainingPage() {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { badRequest, notFound } from "../errors.js";
-import { SettingsError, formatIssue } from "../../store/settings.js";
+import { ChatDefaultsSchema, SettingsError, formatIssue } from "../../store/settings.js";
 import { rewardOf } from "../../store/store.js";
 import { registerEventRoute } from "./apiEvents.js";
 import type { ApiDeps, EngineStatus } from "./apiTypes.js";
@@ -23,6 +23,8 @@ const FeedbackBody = z
 const SessionPatch = z
   .object({
     title: z.string().trim().max(200).nullable().optional(),
+    /** the chat's own generation settings; null: follow the defaults again */
+    generation: ChatDefaultsSchema.nullable().optional(),
     /** true closes the session (its last turn will get no next state) */
     closed: z.literal(true).optional(),
   })
@@ -69,9 +71,15 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
     const session = store.session(req.params.id);
     if (!session) throw notFound(`unknown session '${req.params.id}'`);
     if (patch.title !== undefined) {
-      const next = { ...session, title: patch.title === "" ? null : patch.title };
+      const next = { ...store.session(session.id)!, title: patch.title === "" ? null : patch.title };
       store.putSession(next);
       bus.emit("session", { session: next, change: "renamed" });
+    }
+    if (patch.generation !== undefined) {
+      const { generation: _old, ...rest } = store.session(session.id)!;
+      const next = patch.generation === null ? rest : { ...rest, generation: patch.generation };
+      store.putSession(next);
+      bus.emit("session", { session: next, change: "settings" });
     }
     if (patch.closed) rollout.closeSession(session.id, "done");
     return { session: store.session(session.id) };

@@ -1,0 +1,126 @@
+/**
+ * One learning cycle at a real size, with the app's defaults (the real gate included): a core
+ * serves a real-shaped random-weight model (models/tiny/shapes.ts), a batch of main turns gets
+ * thumbs, and the learning loop runs by itself. Prints the wall time of each phase the status
+ * shows (trainer start and model load, the training steps, the gate: KL on recent and held-back
+ * turns then the fluency probe, the publish and hot swap), the gate's verdict and reasons, and
+ * a chat answer's time to first token idle vs during the cycle. Nothing here is a test: the
+ * figures are what a user of this machine waits for between feedback and a new adapter.
+ *
+ *   node --import tsx bench/learning-cycle.ts [--shape qwen2.5-0.5b] [--type q8_0] [--batch 16]
+ *        [--answer-tokens 48] [--steps 4]
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { startCore } from "../electron/core/core.js";
+import type { CheckpointsReply } from "../electron/core/api/training.js";
+import type { StatusReply } from "../electron/core/api/status.js";
+import { ensureShapeModel } from "../models/tiny/shapeCache.js";
+import type { ShapeType } from "../models/tiny/generate.js";
+
+const { values } = parseArgs({
+  options: {
+    shape: { type: "string", default: "qwen2.5-0.5b" },
+    type: { type: "string", default: "q8_0" },
+    batch: { type: "string", default: "16" },
+    "answer-tokens": { type: "string", default: "48" },
+    steps: { type: "string", default: "4" },
+  },
+});
+const batch = Number(values.batch);
+const answerTokens = Number(values["answer-tokens"]);
+
+console.error(`preparing ${values.shape} (${values.type})…`);
+const modelPath = ensureShapeModel(values.shape!, values.type as ShapeType);
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-cycle-"));
+const t0 = performance.now();
+const core = await startCore({ model: modelPath, dataDir, token: "bench", uiDir: "", training: { stepsPerRun: Number(values.steps) } });
+const loadS = (performance.now() - t0) / 1000;
+const H = { authorization: `Bearer ${core.token}`, "content-type": "application/json" };
+async function api<T>(method: string, route: string, body?: unknown): Promise<T> {
+  const r = await fetch(`${core.url}${route}`, { method, headers: H, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!r.ok) throw new Error(`${method} ${route}: HTTP ${r.status} ${await r.text()}`);
+  return (await r.json()) as T;
+}
+await api("PATCH", "/api/settings", { batchSize: batch });
+
+let sid = 0;
+/** One streamed main turn in a session of its own; ms to the first content and its turn id. */
+async function ask(content: string): Promise<{ ms: number; turnId: string }> {
+  const start = performance.now();
+  const res = await fetch(`${core.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { ...H, "x-turn-type": "main", "x-session-id": `cycle-${++sid}` },
+    body: JSON.stringify({ model: "m", messages: [{ role: "user", content }], max_tokens: answerTokens, stream: true, seed: sid }),
+  });
+  if (!res.ok) throw new Error(`chat: HTTP ${res.status} ${await res.text()}`);
+  const turnId = res.headers.get("x-clawrl-turn-id")!;
+  const dec = new TextDecoder();
+  let buf = "";
+  let ms: number | null = null;
+  for await (const chunk of res.body!) {
+    buf += dec.decode(chunk as Uint8Array, { stream: true });
+    if (ms === null && /"content":"[^"]/.test(buf)) ms = performance.now() - start;
+  }
+  return { ms: ms ?? performance.now() - start, turnId };
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? NaN;
+
+await ask("warm up");
+const idle: number[] = [];
+for (let i = 0; i < 3; i++) idle.push((await ask(`idle question ${i}`)).ms);
+console.error(`model loaded in ${loadS.toFixed(1)} s; idle TTFT ${median(idle).toFixed(0)} ms; asking questions with thumbs until ${batch} samples are ready`);
+
+// Until a batch is ready: one main turn in eight is held back (never trained on), so it takes a few more.
+const feedT0 = performance.now();
+let asked = 0;
+for (; ; asked++) {
+  const st = await api<StatusReply>("GET", "/api/status");
+  if (st.training.state !== "idle" || (st.training.samplesWaiting ?? 0) >= batch) break;
+  const { turnId } = await ask(`Tell me a short story about a ${["cat", "dog", "fox", "owl"][asked % 4]} number ${asked}.`);
+  await api("POST", "/api/feedback", { turnId, thumbs: asked % 3 === 0 ? "down" : "up" });
+}
+const feedS = (performance.now() - feedT0) / 1000;
+
+// Follow the phases until a checkpoint (published or rejected) is written.
+const phases: Array<{ phase: string; at: number }> = [];
+const during: number[] = [];
+const cycleT0 = performance.now();
+let lastProbe = 0;
+for (;;) {
+  const st = await api<StatusReply>("GET", "/api/status");
+  const phase = st.training.state === "training" && st.training.step ? `training (step ${st.training.step} of ${st.training.steps})` : st.training.state;
+  if (phases.at(-1)?.phase !== phase) {
+    phases.push({ phase, at: performance.now() });
+    console.error(`  ${((performance.now() - cycleT0) / 1000).toFixed(1).padStart(7)} s  ${phase}`);
+  }
+  const cks = await api<CheckpointsReply>("GET", "/api/checkpoints");
+  if (cks.checkpoints.length > 0 && ["idle", "paused", "error"].includes(st.training.state)) break;
+  if (st.training.state === "error") throw new Error(`learning stopped: ${st.training.lastError}`);
+  // A chat answer now and then while the cycle runs: serving never waits for learning.
+  if (performance.now() - lastProbe > 30_000 && st.training.state !== "idle") {
+    during.push((await ask("a question while it learns")).ms);
+    lastProbe = performance.now();
+  }
+  await new Promise((r) => setTimeout(r, 250));
+}
+const end = performance.now();
+const ck = (await api<CheckpointsReply>("GET", "/api/checkpoints")).checkpoints[0];
+const st = await api<StatusReply>("GET", "/api/status");
+await core.close();
+fs.rmSync(dataDir, { recursive: true, force: true });
+
+// Wall time per phase (steps folded into one "training" line with the per-step mean).
+const spans = new Map<string, number>();
+for (let i = 0; i < phases.length; i++) {
+  const name = phases[i].phase.startsWith("training") ? "training" : phases[i].phase;
+  spans.set(name, (spans.get(name) ?? 0) + ((phases[i + 1]?.at ?? end) - phases[i].at) / 1000);
+}
+console.log(`${values.shape} (${values.type}), ${os.cpus().length} CPUs; trainer ${st.training.backend} (${st.training.device}); batch ${batch} turns of ≤ ${answerTokens} answer tokens, ${values.steps} steps`);
+console.log(`core start with the model ${loadS.toFixed(1)} s; ${asked} answers with thumbs ${feedS.toFixed(1)} s`);
+for (const [name, s] of spans) if (name !== "idle") console.log(`  ${name.padEnd(12)} ${s.toFixed(1).padStart(7)} s${name === "training" ? ` (${(s / Number(values.steps)).toFixed(1)} s a step)` : ""}`);
+console.log(`  cycle        ${((end - cycleT0) / 1000).toFixed(1).padStart(7)} s from the last thumbs to ${ck.version} ${ck.verdict}${ck.gate.reasons.length ? `: ${ck.gate.reasons.join("; ")}` : ""}`);
+console.log(`  gate: KL to serving ${ck.kl?.toFixed(4) ?? "—"}, to base ${ck.klToBase?.recent?.toFixed(4) ?? "—"}; fluency ${ck.fluency?.candidate?.toFixed(2) ?? "—"} vs base ${ck.fluency?.base?.toFixed(2) ?? "—"}; swap pause ${ck.swapPauseMs?.toFixed(1) ?? "—"} ms`);
+console.log(`chat TTFT idle ${median(idle).toFixed(0)} ms (median of ${idle.length}), during the cycle ${during.length ? `${median(during).toFixed(0)} ms (median of ${during.length})` : "— (none asked)"}`);
