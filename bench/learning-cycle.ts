@@ -17,6 +17,7 @@ import { parseArgs } from "node:util";
 import { startCore } from "../electron/core/core.js";
 import type { CheckpointsReply } from "../electron/core/api/training.js";
 import type { StatusReply } from "../electron/core/api/status.js";
+import type { GateResult } from "../electron/core/training/gate.js";
 import { ensureShapeModel } from "../models/tiny/shapeCache.js";
 import type { ShapeType } from "../models/tiny/generate.js";
 
@@ -109,6 +110,7 @@ for (;;) {
 const end = performance.now();
 const ck = (await api<CheckpointsReply>("GET", "/api/checkpoints")).checkpoints[0];
 const st = await api<StatusReply>("GET", "/api/status");
+const metrics = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, String(ck.n), "metrics.json"), "utf8")) as { gate: GateResult };
 await core.close();
 fs.rmSync(dataDir, { recursive: true, force: true });
 
@@ -120,7 +122,14 @@ for (let i = 0; i < phases.length; i++) {
 }
 console.log(`${values.shape} (${values.type}), ${os.cpus().length} CPUs; trainer ${st.training.backend} (${st.training.device}); batch ${batch} turns of ≤ ${answerTokens} answer tokens, ${values.steps} steps`);
 console.log(`core start with the model ${loadS.toFixed(1)} s; ${asked} answers with thumbs ${feedS.toFixed(1)} s`);
-for (const [name, s] of spans) if (name !== "idle") console.log(`  ${name.padEnd(12)} ${s.toFixed(1).padStart(7)} s${name === "training" ? ` (${(s / Number(values.steps)).toFixed(1)} s a step)` : ""}`);
+const g = metrics.gate;
+const parts = (name: string) =>
+  name === "training"
+    ? ` (${(spans.get("training")! / Number(values.steps)).toFixed(1)} s a step)`
+    : name === "evaluating"
+      ? ` (trainer: KL and log-probs ${g.evaluationSeconds?.toFixed(1) ?? "—"} s; fluency probe ${g.fluency?.seconds.toFixed(1) ?? "—"} s for ${g.fluency?.answers ?? 0} answers, ${g.fluency?.tokens ?? 0} tokens)`
+      : "";
+for (const [name, s] of spans) if (name !== "idle") console.log(`  ${name.padEnd(12)} ${s.toFixed(1).padStart(7)} s${parts(name)}`);
 console.log(`  cycle        ${((end - cycleT0) / 1000).toFixed(1).padStart(7)} s from the last thumbs to ${ck.version} ${ck.verdict}${ck.gate.reasons.length ? `: ${ck.gate.reasons.join("; ")}` : ""}`);
 console.log(`  gate: KL to serving ${ck.kl?.toFixed(4) ?? "—"}, to base ${ck.klToBase?.recent?.toFixed(4) ?? "—"}; fluency ${ck.fluency?.candidate?.toFixed(2) ?? "—"} vs base ${ck.fluency?.base?.toFixed(2) ?? "—"}; swap pause ${ck.swapPauseMs?.toFixed(1) ?? "—"} ms`);
 console.log(`chat TTFT idle ${median(idle).toFixed(0)} ms (median of ${idle.length}), during the cycle ${during.length ? `${median(during).toFixed(0)} ms (median of ${during.length})` : "— (none asked)"}`);

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { getLlama, type Llama } from "node-llama-cpp";
+import { getLlama, type Llama, type Token } from "node-llama-cpp";
 import { FluencyProbe, type ProbePrompt } from "../../electron/core/inference/fluencyProbe.js";
+import { tokenLogprob } from "../../electron/core/inference/sampling.js";
 import { repoRoot, tempDir } from "../helpers/cli.js";
 import { writeLoraAdapter } from "./loraFixture.js";
 
@@ -63,6 +64,24 @@ describe("fluency probe (llama.cpp, own model instance)", () => {
     ]);
     assert.ok(own !== null && own < 0);
     assert.equal(none, null);
+  });
+
+  it("scores an answer as the whole temperature-1 distribution does (each position's full logits)", async () => {
+    const model = await llama.loadModel({ modelPath: MODEL });
+    const ctx = await model.createContext({ contextSize: 256, threads: 1 });
+    try {
+      const seq = ctx.getSequence();
+      const prompt = prompts[0].tokens;
+      const response = prompts[1].tokens.slice(1);
+      await seq.evaluateWithoutGeneratingNewTokens(prompt.slice(0, -1) as Token[]);
+      const out = await seq.controlledEvaluate([prompt[prompt.length - 1], ...response.slice(0, -1)].map((t) => [t as Token, { generateNext: { logits: true } }] as [Token, { generateNext: { logits: true } }]));
+      const reference = response.reduce((s, t, i) => s + tokenLogprob(out[i]!.next.logits!, t), 0) / response.length;
+      const [scored] = await probe.score([{ prompt, response }]);
+      assert.ok(scored !== null && Math.abs(scored - reference) < 1e-4, `${scored} vs ${reference}`);
+    } finally {
+      await ctx.dispose();
+      await model.dispose();
+    }
   });
 
   it("waits while chat is busy, but never longer than maxYieldMs at a time", async () => {

@@ -17,7 +17,7 @@ import { JsonObjectPrefix } from "./jsonPrefix.js";
 import { createRng } from "./sampling.js";
 import { LogitsStepper, NativeStepper, type Stepper } from "./steppers.js";
 import { defaultThreads } from "./threads.js";
-import { hasExactTokenProbability, installExactTokenProbability, logprobFromGreedyAnswer } from "./tokenProbability.js";
+import { hasExactTokenProbability, installExactTokenProbability, targetLogprobs } from "./tokenProbability.js";
 import { parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
 
 export { AbortedError } from "./adapterGate.js";
@@ -293,24 +293,7 @@ export class Engine {
       if (tokens.length > seq.contextSize) throw new Error(`the text has ${tokens.length} tokens; the context holds ${seq.contextSize}`);
       // Every position's logits are needed, so nothing cached is reused.
       if (seq.nextTokenIndex > 0) await seq.eraseContextTokenRanges([{ start: 0, end: seq.nextTokenIndex }]);
-      const last = tokens.length - 1;
-      // Per position, a greedy sampler's answer: its pick (the max logit), the next token's logit
-      // and Σ exp(l − max), one native pass over the logits; not the whole vocabulary as a JS Map
-      // (~80 ms of CPU a position at 152k tokens: 174 tokens took 13-15 s, now 0.8 s).
-      const out = await seq.controlledEvaluate(
-        tokens.map((t, i) =>
-          i < last
-            ? [t, { generateNext: { token: true, totalLogitWeight: true, logits: { filter: { tokens: [tokens[i + 1]], includeSelected: true } }, options: { temperature: 0 } } }]
-            : t,
-        ),
-      );
-      const logprobs = tokens.slice(1).map((t, i) => {
-        const next = out[i]?.next;
-        const greedy = next?.token;
-        if (!next?.logits || greedy === undefined || greedy === null || next.totalLogitWeight === undefined) throw new Error("the model returned no logits");
-        return logprobFromGreedyAnswer(t, greedy, [...next.logits].flat(), next.totalLogitWeight);
-      });
-      return { adapter: lease.adapterVersion, logprobs };
+      return { adapter: lease.adapterVersion, logprobs: await targetLogprobs(seq, tokens, tokens.slice(1)) };
     } finally {
       lease.release();
     }

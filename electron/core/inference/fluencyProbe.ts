@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
-import { tokenLogprob } from "./sampling.js";
+import { targetLogprobs } from "./tokenProbability.js";
 
 /**
  * How natural a candidate adapter's OWN answers read to the base model, measured with
@@ -197,16 +197,9 @@ export class FluencyProbe implements FluencyMeasure {
     const prompt = this.fit(promptTokens, resp.length, seq.contextSize);
     await this.feedPrompt(seq, prompt, signal);
     await this.yieldToChat(signal);
-    // Logits at the last prompt token and every answer token but the last: each predicts the next answer token.
-    const items = [prompt[prompt.length - 1], ...resp.slice(0, -1)].map((t) => [t, { generateNext: { logits: true } }] as [Token, { generateNext: { logits: true } }]);
-    const out = await seq.controlledEvaluate(items);
-    let sum = 0;
-    resp.forEach((t, i) => {
-      const logits = out[i]?.next.logits;
-      if (!logits) throw new Error("the model returned no logits");
-      sum += tokenLogprob(logits, t);
-    });
-    return { sum, n: resp.length };
+    // The last prompt token and every answer token but the last: each predicts the next answer token.
+    const lps = await targetLogprobs(seq, [prompt[prompt.length - 1], ...resp.slice(0, -1)], resp);
+    return { sum: lps.reduce((a, b) => a + b, 0), n: resp.length };
   }
 
   private baseKey(p: ProbePrompt): string {

@@ -95,6 +95,8 @@ export interface GateResult {
   fluencyMargin?: number;
   /** null: not measured (no probe, nothing to sample, or the candidate was already rejected) */
   fluency?: FluencyCheck | null;
+  /** wall seconds of the trainer's part (KL and log-probs; the fluency probe's are in `fluency`) */
+  evaluationSeconds?: number;
 }
 
 export function gateVerdict(ev: Pick<Evaluation, "kl" | "liked" | "disliked"> & Partial<Pick<Evaluation, "klToBase">>, opts: GateOptions = GATE_DEFAULTS, fluency: FluencyCheck | null = null): GateResult {

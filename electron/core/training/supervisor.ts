@@ -474,10 +474,10 @@ export class TrainingSupervisor {
    */
   private async gateOf(ev: Evaluation, adapterPath: string): Promise<GateResult> {
     const opts = { ...GATE_DEFAULTS, ...this.o.gate };
-    const gate = gateVerdict(ev, opts);
+    const gate = { ...gateVerdict(ev, opts), evaluationSeconds: ev.seconds };
     if (gate.verdict !== "published" || !this.o.probe) return gate;
     const fluency = await this.measureFluency(this.o.probe, adapterPath);
-    const full = gateVerdict(ev, opts, fluency.check);
+    const full = { ...gateVerdict(ev, opts, fluency.check), evaluationSeconds: ev.seconds };
     return fluency.error ? { ...full, verdict: "rejected", reasons: [...full.reasons, fluency.error] } : full;
   }
 
