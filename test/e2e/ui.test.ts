@@ -236,12 +236,12 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
       return;
     }
     assert.equal(res.status(), 202, await res.text());
-    // Progress: the card shows the run (training step i of n, evaluating, publishing) or, if
+    // Progress: the card shows the run (training step i of n, checking, swapping in) or, if
     // the run was over between two renders, its candidate is in the history.
     const deadline = Date.now() + 900_000; // a bound on waiting, not a timing assertion
     for (;;) {
       const states = (await page.evaluate("window.__states")) as string[];
-      if (states.some((s) => /^(Training|Evaluating|Publishing)/.test(s))) break;
+      if (states.some((s) => /^(Training|Checking the new adapter|Swapping the new adapter in)/.test(s))) break;
       const detail = (await (await api("/api/training")).json()) as { history: unknown[] };
       if (detail.history.length > 0) break;
       assert.ok(Date.now() < deadline, `no training progress shown; states seen: ${states.join(" → ")}`);

@@ -103,7 +103,7 @@ export function CheckpointsPage() {
         <DataTable columns={["Version", "Time", "Samples", "Mean reward", "KL", "Gate", showModel && "Model"]} actions>
           {items.map((c) => (
             <tr key={c.n} className={c.active ? "active-row" : undefined}>
-              <td className="nowrap" id={`cp-${c.n}`}>
+              <td className="version-cell" id={`cp-${c.n}`}>
                 <strong>{c.version}</strong> {c.active && <span className="tag tag-active">active</span>} {c.pinned && <span className="tag">pinned</span>} {c.imported && <span className="tag">imported</span>}
               </td>
               <td className="nowrap">{fmtTime(c.at)}</td>

@@ -11,7 +11,7 @@ import { memoryNeed } from "../components/Trainability.js";
 import { EvalReportSection } from "./EvalReportSection.js";
 import { DataTable } from "../components/DataTable.js";
 
-/** "Training step 3 of 8 · about 4 min left", "Evaluating", "Idle" … */
+/** "Training step 3 of 8 · about 4 min left", "Checking the new adapter", "Idle" … */
 export function describeTraining(t: TrainingStatus): string {
   const s = t.state.toLowerCase();
   if (t.paused) return "Paused";
@@ -22,8 +22,16 @@ export function describeTraining(t: TrainingStatus): string {
     const left = timeLeft(t.stepSeconds !== null ? (t.steps - t.step) * t.stepSeconds : null);
     return `Training step ${t.step} of ${t.steps}${left ? ` · ${left}` : ""}`;
   }
-  return s.charAt(0).toUpperCase() + s.slice(1);
+  return phaseLabels[s] ?? s.charAt(0).toUpperCase() + s.slice(1);
 }
+
+/** The other phases of a run in the user's words (the gate takes minutes at real sizes, so it is worth naming). */
+const phaseLabels: Record<string, string> = {
+  starting: "Starting the trainer",
+  evaluating: "Checking the new adapter",
+  publishing: "Swapping the new adapter in",
+  restarting: "Restarting the trainer",
+};
 
 /** "about 4 min left" from seconds; a rough figure, so whole minutes (or "under a minute"); null when not known. */
 export function timeLeft(seconds: number | null): string | null {
