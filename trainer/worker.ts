@@ -16,7 +16,7 @@ import { loadForTraining, TrainerMemoryError } from "./plan/loadForTraining.js";
 import { AdamW } from "./optim/adamw.js";
 import { commandSchema, describeProtocolError, type Command, type MemoryPlanSummary, type Reply, type ScoredSequence, type TrainSettings } from "./protocol.js";
 import { loadCheckpoint, modelIdentity, saveCheckpoint, type RunMetrics } from "./train/checkpoint.js";
-import { meanKl, meanLogProb } from "./train/gateScores.js";
+import { gateFigures } from "./train/gateScores.js";
 import { SampleTokenizer } from "./train/tokenize.js";
 import { loraParamRecord, trainSteps, type StepMetrics } from "./train/trainSteps.js";
 
@@ -158,14 +158,12 @@ async function evaluate(cmd: Extract<Command, { type: "evaluate" }>): Promise<Re
     const liked = fit(cmd.liked);
     const disliked = fit(cmd.disliked);
     const heldBack = fit(cmd.heldBack ?? []);
-    const budget = s.plan.microBatchTokens;
-    const { kl, positions } = await meanKl(s.model, s.lora, serving, prompts, budget);
-    // Drift from the base model: the same measure against no adapter (already measured when the base is served).
-    const recent = serving === null ? { kl, positions } : await meanKl(s.model, s.lora, null, prompts, budget);
-    const held = await meanKl(s.model, s.lora, null, heldBack, budget);
-    const klToBase = { recent: recent.kl, heldBack: held.kl, recentPositions: recent.positions, heldBackPositions: held.positions };
-    const cmp = async (q: ScoredSequence[]) => ({ candidate: await meanLogProb(s.model, s.lora, q, budget), serving: await meanLogProb(s.model, serving, q, budget), count: q.length });
-    return { type: "evaluation", id: cmd.id, runId: cmd.runId, kl, positions, liked: await cmp(liked), disliked: await cmp(disliked), klToBase, seconds: (performance.now() - t0) / 1000 };
+    // KL to the serving adapter and drift from the base model (KL to no adapter) on the recent
+    // turns, drift on the held-back ones, log-probs of liked and disliked answers: one pass per
+    // policy over each distinct turn (the sets overlap).
+    const f = await gateFigures(s.model, s.lora, serving, { prompts, liked, disliked, heldBack }, s.plan.microBatchTokens);
+    const klToBase = { recent: f.recent.kl, heldBack: f.heldBack.kl, recentPositions: f.recent.positions, heldBackPositions: f.heldBack.positions };
+    return { type: "evaluation", id: cmd.id, runId: cmd.runId, kl: f.kl.kl, positions: f.kl.positions, liked: f.liked, disliked: f.disliked, klToBase, seconds: (performance.now() - t0) / 1000 };
   } finally {
     if (serving) disposeLora(serving);
   }

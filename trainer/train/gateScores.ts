@@ -21,9 +21,9 @@ export interface ScoredSeq {
 /** Tokens per forward batch by default: bounds the activations one gate batch holds. */
 const BATCH_TOKENS = 4096;
 
-function batches(seqs: ScoredSeq[], budget: number): ScoredSeq[][] {
-  const out: ScoredSeq[][] = [];
-  let cur: ScoredSeq[] = [];
+function batches<S extends ScoredSeq>(seqs: S[], budget: number): S[][] {
+  const out: S[][] = [];
+  let cur: S[] = [];
   let maxLen = 0;
   for (const s of seqs) {
     const len = Math.max(maxLen, s.tokens.length);
@@ -90,4 +90,108 @@ export async function meanLogProb(model: BaseModel, lora: LoraParams | null, seq
     n += p.targets.length;
   }
   return n > 0 ? sum / n : null;
+}
+
+export interface GateSets {
+  /** recent main turns: KL to the serving adapter and to the base model */
+  prompts: ScoredSeq[];
+  /** answers the user liked / disliked: their log-prob under the candidate and the serving adapter */
+  liked: ScoredSeq[];
+  disliked: ScoredSeq[];
+  /** held-back turns: KL to the base model */
+  heldBack: ScoredSeq[];
+}
+
+export interface GateFigures {
+  /** KL(candidate ‖ serving) on the prompts */
+  kl: { kl: number | null; positions: number };
+  /** KL(candidate ‖ base) on the prompts and on the held-back turns */
+  recent: { kl: number | null; positions: number };
+  heldBack: { kl: number | null; positions: number };
+  liked: { candidate: number | null; serving: number | null; count: number };
+  disliked: { candidate: number | null; serving: number | null; count: number };
+}
+
+type Role = keyof GateSets;
+
+/**
+ * Everything the publish gate measures (meanKl and meanLogProb over each set), with one body
+ * pass per policy over each distinct sequence: the sets overlap (a recent turn is often also a
+ * liked one, or held back), and at a real size a pass over a turn is seconds on a CPU. Per
+ * batch: the candidate's, the serving adapter's and (when another adapter serves and the batch
+ * needs it) the base model's hidden rows; one head pass gives the candidate's log-probs and
+ * its KL to the serving adapter together. Equal to the separate measures (test/trainer/gateScores.test.ts).
+ */
+export async function gateFigures(model: BaseModel, cand: LoraParams, serving: LoraParams | null, sets: GateSets, batchTokens = BATCH_TOKENS): Promise<GateFigures> {
+  const unique: Array<ScoredSeq & { roles: Set<Role> }> = [];
+  const byKey = new Map<string, number>();
+  for (const role of ["prompts", "liked", "disliked", "heldBack"] as const) {
+    for (const s of sets[role]) {
+      const key = `${s.start}:${s.tokens.join(",")}`;
+      let i = byKey.get(key);
+      if (i === undefined) {
+        i = unique.push({ ...s, roles: new Set() }) - 1;
+        byKey.set(key, i);
+      }
+      unique[i].roles.add(role);
+    }
+  }
+  // Sums over positions (KL) and over answer tokens (log-probs); a sequence counts once per set it is in, as in the separate measures.
+  const sum = () => ({ sum: 0, n: 0 });
+  const klServ = sum();
+  const klBaseRecent = sum();
+  const klBaseHeld = sum();
+  const lp = { liked: { candidate: sum(), serving: sum() }, disliked: { candidate: sum(), serving: sum() } };
+  for (const group of batches(unique, batchTokens)) {
+    const p = plan(model, group);
+    if (p.targets.length === 0) continue;
+    const has = (r: Role) => group.some((s) => s.roles.has(r));
+    const wantLp = has("liked") || has("disliked");
+    // Without an adapter serving, the serving policy is the base model: its rows serve both.
+    const wantBase = serving !== null && (has("prompts") || has("heldBack"));
+    const hc = scoredHidden(model, cand, p);
+    const hs = scoredHidden(model, serving, p);
+    const hb = wantBase ? scoredHidden(model, null, p) : null;
+    const headC = headForward(model.weights, { h: hc, ids: p.targets, klAgainst: hs });
+    const headS = wantLp ? headForward(model.weights, { h: hs, ids: p.targets }) : null;
+    const headB = hb ? headForward(model.weights, { h: hc, klAgainst: hb }) : null;
+    // One read-back per batch; absent parts read nothing.
+    const wanted: tf.Tensor[] = [headC.logprobs!, headC.kl!];
+    if (headS) wanted.push(headS.logprobs!);
+    if (headB) wanted.push(headB.kl!);
+    const read = await readBack(wanted);
+    const lpC = read[0];
+    const klS = read[1];
+    const lpServ = headS ? read[2] : null;
+    const klBase = headB ? read[read.length - 1] : klS;
+    tf.dispose([hc, hs, ...(hb ? [hb] : []), headC.lse, headC.logprobs!, headC.kl!, ...(headS ? [headS.lse, headS.logprobs!] : []), ...(headB ? [headB.lse, headB.kl!] : [])]);
+    let row = 0;
+    group.forEach((s, i) => {
+      const n = p.spans[i].end - p.spans[i].start;
+      const total = (v: Float32Array) => {
+        let t = 0;
+        for (let r = row; r < row + n; r++) t += v[r];
+        return t;
+      };
+      const add = (acc: { sum: number; n: number }, v: Float32Array) => {
+        acc.sum += total(v);
+        acc.n += n;
+      };
+      if (s.roles.has("prompts")) {
+        add(klServ, klS);
+        add(klBaseRecent, klBase);
+      }
+      if (s.roles.has("heldBack")) add(klBaseHeld, klBase);
+      for (const r of ["liked", "disliked"] as const) {
+        if (!s.roles.has(r)) continue;
+        add(lp[r].candidate, lpC);
+        add(lp[r].serving, lpServ!);
+      }
+      row += n;
+    });
+  }
+  const mean = (a: { sum: number; n: number }) => (a.n > 0 ? a.sum / a.n : null);
+  const kl = (a: { sum: number; n: number }) => ({ kl: mean(a), positions: a.n });
+  const cmp = (r: "liked" | "disliked") => ({ candidate: mean(lp[r].candidate), serving: mean(lp[r].serving), count: sets[r].length });
+  return { kl: kl(klServ), recent: kl(klBaseRecent), heldBack: kl(klBaseHeld), liked: cmp("liked"), disliked: cmp("disliked") };
 }
