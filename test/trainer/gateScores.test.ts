@@ -39,8 +39,11 @@ describe("gateFigures", () => {
   const b = () => seq(2, 9, 3);
   const c = () => seq(3, 15, 8);
   const d = () => seq(4, 7, 2);
-  // Overlapping as in the live loop: recent turns are liked or disliked, one is held back too.
-  const sets = (): GateSets => ({ prompts: [a(), b(), c()], liked: [a(), c()], disliked: [b(), d()], heldBack: [c(), d()] });
+  const heldOnly = () => seq(5, 10, 4);
+  const likedOnly = () => seq(6, 8, 3);
+  // Overlapping as in the live loop: recent turns are liked or disliked, one is held back too;
+  // and turns in one set only, whose batches skip what they do not need.
+  const sets = (): GateSets => ({ prompts: [a(), b(), c()], liked: [a(), c(), likedOnly()], disliked: [b(), d()], heldBack: [c(), d(), heldOnly()] });
 
   for (const servingKind of ["the base model", "an adapter"] as const) {
     test(`equals the separate measures with ${servingKind} serving, in small batches too`, async () => {

@@ -118,9 +118,9 @@ type Role = keyof GateSets;
  * Everything the publish gate measures (meanKl and meanLogProb over each set), with one body
  * pass per policy over each distinct sequence: the sets overlap (a recent turn is often also a
  * liked one, or held back), and at a real size a pass over a turn is seconds on a CPU. Per
- * batch: the candidate's, the serving adapter's and (when another adapter serves and the batch
- * needs it) the base model's hidden rows; one head pass gives the candidate's log-probs and
- * its KL to the serving adapter together. Equal to the separate measures (test/trainer/gateScores.test.ts).
+ * batch, only what its sequences' sets need: the candidate's rows always, the serving
+ * adapter's for KL to it or the answers' log-probs, the base model's for the drift when
+ * another adapter serves; one head pass gives the candidate's log-probs and its KL together. Equal to the separate measures (test/trainer/gateScores.test.ts).
  */
 export async function gateFigures(model: BaseModel, cand: LoraParams, serving: LoraParams | null, sets: GateSets, batchTokens = BATCH_TOKENS): Promise<GateFigures> {
   const unique: Array<ScoredSeq & { roles: Set<Role> }> = [];
@@ -147,24 +147,27 @@ export async function gateFigures(model: BaseModel, cand: LoraParams, serving: L
     if (p.targets.length === 0) continue;
     const has = (r: Role) => group.some((s) => s.roles.has(r));
     const wantLp = has("liked") || has("disliked");
-    // Without an adapter serving, the serving policy is the base model: its rows serve both.
-    const wantBase = serving !== null && (has("prompts") || has("heldBack"));
-    const hc = scoredHidden(model, cand, p);
-    const hs = scoredHidden(model, serving, p);
-    const hb = wantBase ? scoredHidden(model, null, p) : null;
-    const headC = headForward(model.weights, { h: hc, ids: p.targets, klAgainst: hs });
-    const headS = wantLp ? headForward(model.weights, { h: hs, ids: p.targets }) : null;
+    const wantKlServ = has("prompts");
+    const wantKlBase = has("prompts") || has("heldBack");
+    // Without an adapter serving, the serving policy is the base model: one set of rows serves both.
+    const klServRef = wantKlServ || (serving === null && wantKlBase);
+    const owned: tf.Tensor[] = [];
+    const keep = <T extends tf.Tensor>(x: T): T => (owned.push(x), x);
+    const hc = keep(scoredHidden(model, cand, p));
+    const hs = klServRef || wantLp ? keep(scoredHidden(model, serving, p)) : null;
+    const hb = serving !== null && wantKlBase ? keep(scoredHidden(model, null, p)) : null;
+    // One head pass for the candidate's log-probs and, where asked, its KL to the serving rows.
+    const headC = wantLp || klServRef ? headForward(model.weights, { h: hc, ids: p.targets, ...(klServRef ? { klAgainst: hs! } : {}) }) : null;
+    const headS = wantLp ? headForward(model.weights, { h: hs!, ids: p.targets }) : null;
     const headB = hb ? headForward(model.weights, { h: hc, klAgainst: hb }) : null;
-    // One read-back per batch; absent parts read nothing.
-    const wanted: tf.Tensor[] = [headC.logprobs!, headC.kl!];
-    if (headS) wanted.push(headS.logprobs!);
-    if (headB) wanted.push(headB.kl!);
-    const read = await readBack(wanted);
-    const lpC = read[0];
-    const klS = read[1];
-    const lpServ = headS ? read[2] : null;
-    const klBase = headB ? read[read.length - 1] : klS;
-    tf.dispose([hc, hs, ...(hb ? [hb] : []), headC.lse, headC.logprobs!, headC.kl!, ...(headS ? [headS.lse, headS.logprobs!] : []), ...(headB ? [headB.lse, headB.kl!] : [])]);
+    for (const h of [headC, headS, headB]) if (h) owned.push(...[h.lse, h.logprobs, h.kl].filter((x): x is tf.Tensor1D | tf.Tensor2D => x !== undefined));
+    // One read-back per batch, of what was computed.
+    const parts = { lpC: headC?.logprobs, klS: headC?.kl, lpS: headS?.logprobs, klB: headB?.kl };
+    const names = (Object.keys(parts) as Array<keyof typeof parts>).filter((k) => parts[k] !== undefined);
+    const values = await readBack(names.map((k) => parts[k]!));
+    tf.dispose(owned);
+    const read = Object.fromEntries(names.map((k, i) => [k, values[i]])) as Partial<Record<keyof typeof parts, Float32Array>>;
+    const klBase = read.klB ?? read.klS;
     let row = 0;
     group.forEach((s, i) => {
       const n = p.spans[i].end - p.spans[i].start;
@@ -178,14 +181,14 @@ export async function gateFigures(model: BaseModel, cand: LoraParams, serving: L
         acc.n += n;
       };
       if (s.roles.has("prompts")) {
-        add(klServ, klS);
-        add(klBaseRecent, klBase);
+        add(klServ, read.klS!);
+        add(klBaseRecent, klBase!);
       }
-      if (s.roles.has("heldBack")) add(klBaseHeld, klBase);
+      if (s.roles.has("heldBack")) add(klBaseHeld, klBase!);
       for (const r of ["liked", "disliked"] as const) {
         if (!s.roles.has(r)) continue;
-        add(lp[r].candidate, lpC);
-        add(lp[r].serving, lpServ!);
+        add(lp[r].candidate, read.lpC!);
+        add(lp[r].serving, read.lpS!);
       }
       row += n;
     });

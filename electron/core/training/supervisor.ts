@@ -370,16 +370,12 @@ export class TrainingSupervisor {
       this.st.steps = steps;
       this.setPhase("training");
       const lr = runLearningRate(this.o.store.settings, this.st.lrScale);
-      // Step times for the time left (the first includes the run's set-up: tokenizing, the teacher's log-probs).
-      let stepStart = performance.now();
-      const stepMs: number[] = [];
+      // The mean step time, for the time left (the run's set-up, tokenizing and the teacher's log-probs, counts in it).
+      const runStart = performance.now();
       const res = await w.request(
         { type: "train", runId, samples: batch.map((b) => b.sample), steps, lr, batchSize: runBatchSize(batch.length, this.o.store.settings), outDir: staging, klBeta: this.o.store.settings.klBeta },
         (p) => {
-          const now = performance.now();
-          stepMs.push(now - stepStart);
-          stepStart = now;
-          this.st.stepSeconds = stepMs.reduce((a, b) => a + b, 0) / stepMs.length / 1000;
+          this.st.stepSeconds = (performance.now() - runStart) / Math.max(1, p.step) / 1000;
           this.st.step = p.step;
           this.st.steps = p.steps;
           this.st.loss = p.loss;

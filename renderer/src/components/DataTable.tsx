@@ -1,7 +1,7 @@
 import type { ReactNode } from "react";
 
 /** A column heading: its text, or a heading with a tooltip; `false` leaves a conditional column out. */
-export type Column = string | { label: string; title?: string; hidden?: boolean } | false;
+export type Column = string | { label: string; title?: string } | false;
 
 /**
  * The app's table: headings, rows, and a wrapper that scrolls sideways inside its card when the

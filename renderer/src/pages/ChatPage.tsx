@@ -115,13 +115,11 @@ export function ChatPage() {
         const raw = await client.get<unknown>(`/api/sessions/${encodeURIComponent(id)}`);
         if (opening.current !== id) return; // another chat was opened meanwhile
         const detail = readSession(raw);
-        let mine: unknown = detail.generation;
-        if (mine === null) {
-          // Settings this browser kept before the core did move to the session once.
-          mine = takeLegacyChat(id) ?? null;
-          if (mine !== null) unsaved.current = { id, g: readGeneration(mine, defaults), timer: window.setTimeout(() => void flushGen(), 0) };
-        }
-        setOwn(mine === null ? null : readGeneration(mine, defaults));
+        // Settings this browser kept before the core did move to the session once.
+        const legacy = detail.generation === null ? takeLegacyChat(id) : undefined;
+        const mine = detail.generation ?? (legacy === undefined ? null : readGeneration(legacy, defaults));
+        if (legacy !== undefined && mine) unsaved.current = { id, g: mine, timer: window.setTimeout(() => void flushGen(), 0) };
+        setOwn(mine);
         const models = turnModels(raw);
         const shown: DisplayMessage[] = [];
         const mainTurns = detail.turns.filter((t) => t.type !== "side");

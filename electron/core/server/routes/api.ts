@@ -70,16 +70,13 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
     const patch = parse(SessionPatch, req.body);
     const session = store.session(req.params.id);
     if (!session) throw notFound(`unknown session '${req.params.id}'`);
-    if (patch.title !== undefined) {
-      const next = { ...store.session(session.id)!, title: patch.title === "" ? null : patch.title };
+    if (patch.title !== undefined || patch.generation !== undefined) {
+      // One state.json write for both changes.
+      const { generation, ...rest } = session;
+      const own = patch.generation === undefined ? generation : patch.generation;
+      const next = { ...rest, ...(own ? { generation: own } : {}), title: patch.title === undefined ? session.title : patch.title === "" ? null : patch.title };
       store.putSession(next);
-      bus.emit("session", { session: next, change: "renamed" });
-    }
-    if (patch.generation !== undefined) {
-      const { generation: _old, ...rest } = store.session(session.id)!;
-      const next = patch.generation === null ? rest : { ...rest, generation: patch.generation };
-      store.putSession(next);
-      bus.emit("session", { session: next, change: "settings" });
+      bus.emit("session", { session: next, change: patch.title !== undefined ? "renamed" : "settings" });
     }
     if (patch.closed) rollout.closeSession(session.id, "done");
     return { session: store.session(session.id) };
