@@ -6,7 +6,8 @@
  *
  * Every command carries an `id`; the worker answers it with exactly one final reply (`ready`,
  * `result`, `evaluation`, `loaded`, `verified` or `error`) carrying the same id, and may send
- * `progress` messages with that id before it. Commands run one at a time, in order.
+ * `progress` (a training step done) and `work` (how far a long command is) messages with that id
+ * before it. Commands run one at a time, in order.
  */
 import { z } from "zod";
 import { sampleSchema } from "./train/samples.js";
@@ -118,6 +119,11 @@ const klToBase = z.object({ recent: z.number().nullable(), heldBack: z.number().
 export const replySchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready"), id, backend: z.string(), device: z.string(), step: z.number().int().nonnegative(), plan: memoryPlanSchema }),
   z.object({ type: z.literal("progress"), id, runId: z.string(), step: z.number().int(), steps: z.number().int(), loss: z.number(), optimizerStep: z.number().int() }),
+  /**
+   * How far a long command is, from the block passes it has run (trainer/train/workMeter.ts), at
+   * most once a second: `train` counts in steps (2.4 of 4), `evaluate` in a fraction of its passes (of 1).
+   */
+  z.object({ type: z.literal("work"), id, done: z.number().nonnegative(), total: z.number().positive() }),
   z.object({
     type: z.literal("result"),
     id,
@@ -148,6 +154,8 @@ export const replySchema = z.discriminatedUnion("type", [
 ]);
 export type Reply = z.infer<typeof replySchema>;
 export type ReplyOf<T extends Reply["type"]> = Extract<Reply, { type: T }>;
+/** The messages a command may send before its final reply. */
+export type InterimReply = ReplyOf<"progress" | "work">;
 export type Evaluation = ReplyOf<"evaluation">;
 export type TrainResult = ReplyOf<"result">;
 

@@ -108,7 +108,10 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
     { model: s.model, lora: s.lora, optimizer: s.optimizer },
     prepared,
     { method: s.settings.method, steps: cmd.steps, batchSize: cmd.batchSize, lr: cmd.lr, teacher: s.settings.teacher, microBatchTokens: s.plan.microBatchTokens, ppo: { klBeta } },
-    { onStep: (m) => send({ type: "progress", id: cmd.id, runId: cmd.runId, step: ++i, steps: cmd.steps, loss: m.loss, optimizerStep: m.step }) },
+    {
+      onStep: (m) => send({ type: "progress", id: cmd.id, runId: cmd.runId, step: ++i, steps: cmd.steps, loss: m.loss, optimizerStep: m.step }),
+      onProgress: (done, total) => send({ type: "work", id: cmd.id, done, total }),
+    },
   );
   s.history = [...s.history, ...done].slice(-HISTORY);
   const metrics: RunMetrics = {
@@ -161,7 +164,10 @@ async function evaluate(cmd: Extract<Command, { type: "evaluate" }>): Promise<Re
     // KL to the serving adapter and drift from the base model (KL to no adapter) on the recent
     // turns, drift on the held-back ones, log-probs of liked and disliked answers: one pass per
     // policy over each distinct turn (the sets overlap).
-    const f = await gateFigures(s.model, s.lora, serving, { prompts, liked, disliked, heldBack }, s.plan.microBatchTokens);
+    const f = await gateFigures(s.model, s.lora, serving, { prompts, liked, disliked, heldBack }, {
+      batchTokens: s.plan.microBatchTokens,
+      onProgress: (fraction) => send({ type: "work", id: cmd.id, done: fraction, total: 1 }),
+    });
     const klToBase = { recent: f.recent.kl, heldBack: f.heldBack.kl, recentPositions: f.recent.positions, heldBackPositions: f.heldBack.positions };
     return { type: "evaluation", id: cmd.id, runId: cmd.runId, kl: f.kl.kl, positions: f.kl.positions, liked: f.liked, disliked: f.disliked, klToBase, seconds: (performance.now() - t0) / 1000 };
   } finally {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page, Route } from "playwright-core";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
-import type { CheckpointsReply, CheckpointView } from "../../electron/core/api/training.js";
+import type { CheckpointsReply, CheckpointView, TrainingStatusView } from "../../electron/core/api/training.js";
 import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl } from "../helpers/browser.js";
 import { tempDir } from "../helpers/cli.js";
 
@@ -38,6 +38,9 @@ const checkpoints = [1, 2, 3, 4].map((n) => ({
 })) satisfies Omit<CheckpointView, "active">[];
 /** Checkpoints the page lists beside those (one test adds some trained on another model). */
 let moreCheckpoints: CheckpointView[] = [];
+/** The learner's phase both /api/status and /api/training report: step 4 of 8 under way, 45% of the run done. */
+const trainingRun: Pick<TrainingStatusView, "state" | "step" | "steps" | "stepSeconds" | "progress"> = { state: "training", step: 3, steps: 8, stepSeconds: 95, progress: { part: "steps", fraction: 0.45, secondsLeft: 470 } };
+let trainingNow = trainingRun;
 
 /** A turn as GET /api/training's recentJudged lists it (the store's TurnView). */
 function judgedTurn(turnId: string, question: string, text: string, extra: object) {
@@ -116,7 +119,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
           gpu: null,
           adapter: `ckpt-${active}`,
           modelSwitch: null,
-          training: { state: "training", step: 3, steps: 8, stepSeconds: 95, samplesWaiting: 5, judgeQueue: 2, backend: "wasm", device: "CPU", activeCheckpoint: active, lastSwap: { pauseMs: 3, version: `ckpt-${active}`, at: new Date().toISOString() } },
+          training: { ...trainingNow, samplesWaiting: 5, judgeQueue: 2, backend: "wasm", device: "CPU", activeCheckpoint: active, lastSwap: { pauseMs: 3, version: `ckpt-${active}`, at: new Date().toISOString() } },
           sessions: 2,
           turns: 2,
         },
@@ -141,11 +144,8 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
       r.fulfill({
         json: {
           training: {
-            state: "training",
+            ...trainingNow,
             paused: false,
-            step: 3,
-            steps: 8,
-            stepSeconds: 95,
             loss: 0.61,
             runId: "r1",
             samplesWaiting: 5,
@@ -293,8 +293,9 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
   test("Training: state, backend, queues, charts over time, judged turns, Train now", async () => {
     await page.getByRole("link", { name: "Training" }).click();
     const learner = page.getByRole("group", { name: "Learner" });
-    // 5 steps left at 95 s each
-    await learner.getByText("Training step 3 of 8 · about 8 min left").waitFor();
+    // The step under way, the time left at the run's rate so far (470 s), the run's share done.
+    await learner.getByText("Training step 4 of 8 · about 8 min left").waitFor();
+    assert.equal(await page.getByRole("progressbar", { name: "Training progress" }).getAttribute("value"), "0.45");
     assert.match((await learner.textContent()) ?? "", /wasm, CPU/);
     assert.match((await learner.textContent()) ?? "", /Samples waiting5/);
     assert.match((await learner.textContent()) ?? "", /Judge queue2/);
@@ -315,6 +316,20 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     await page.getByRole("button", { name: "Train now" }).click();
     await called("/api/training/run");
     assert.equal(calls.find((c) => c.path === "/api/training/run")?.method, "POST");
+  });
+
+  test("Training: the gate's parts are named, with their progress and time left", async () => {
+    try {
+      trainingNow = { state: "evaluating", step: null, steps: null, stepSeconds: 95, progress: { part: "answers", fraction: 0.25, secondsLeft: 130 } };
+      await page.getByRole("link", { name: "Chat" }).click();
+      await page.getByRole("link", { name: "Training" }).click();
+      await page.getByRole("group", { name: "Learner" }).getByText("Checking the new adapter · about 2 min left").waitFor();
+      assert.equal(await page.getByRole("progressbar", { name: "Reading the new adapter's own answers" }).getAttribute("value"), "0.25");
+      await page.getByText("Reading the new adapter's own answers · 25%").waitFor();
+      await screenshot(page, "training-gate");
+    } finally {
+      trainingNow = trainingRun;
+    }
   });
 
   test("Models: active model and a download's progress with pause and cancel", async () => {

@@ -84,6 +84,39 @@ describe("fluency probe (llama.cpp, own model instance)", () => {
     }
   });
 
+  it("samples several answers at once (one context, several sequences) with the figures of one at a time, and reports its progress", async () => {
+    const file = path.join(dir, "wreck-parallel.gguf");
+    writeLoraAdapter(file, MODEL, { magnitude: 2, seed: 3 });
+    // Greedy answers: a batch's decode rounds differently from one sequence's (llama.cpp), so sampled
+    // answers part ways after a few tokens; the argmax does not.
+    const many = [0, 100, 200].flatMap((d) => prompts.map((p, i) => ({ ...p, temperature: 0, tokens: [...p.tokens, 300 + i + d] })));
+    const one = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, parallel: 1 });
+    const four = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, parallel: 4 });
+    try {
+      const a = await one.compare(file, many);
+      const seen: number[] = [];
+      const b = await four.compare(file, many, { onProgress: (f) => seen.push(f) });
+      assert.equal(one.sequences, 1);
+      assert.equal(four.sequences, 4, "a small model's KV cache fits 4 sequences in the budget");
+      assert.equal(b.candidate.answers, 6);
+      assert.equal(b.candidate.tokens, a.candidate.tokens);
+      assert.equal(b.base.tokens, a.base.tokens);
+      assert.ok(Math.abs(b.candidate.meanLogprob! - a.candidate.meanLogprob!) < 1e-3, `${b.candidate.meanLogprob} vs ${a.candidate.meanLogprob}`);
+      assert.ok(Math.abs(b.base.meanLogprob! - a.base.meanLogprob!) < 1e-3, `${b.base.meanLogprob} vs ${a.base.meanLogprob}`);
+      // 6 candidate answers and 6 of the base model's, each sampled then scored.
+      assert.equal(seen.length, 24);
+      assert.ok(seen.every((f, i) => i === 0 || f >= seen[i - 1]), "never goes back");
+      assert.equal(seen.at(-1), 1);
+      // The base model's answers are remembered: a second candidate samples only its own.
+      const again: number[] = [];
+      await four.compare(file, many, { onProgress: (f) => again.push(f) });
+      assert.equal(again.length, 12);
+    } finally {
+      await one.close();
+      await four.close();
+    }
+  });
+
   it("waits while chat is busy, but never longer than maxYieldMs at a time", async () => {
     const busyProbe = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, busy: () => true, maxYieldMs: 20 });
     try {

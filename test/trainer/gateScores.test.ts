@@ -51,7 +51,7 @@ describe("gateFigures", () => {
       const serving = servingKind === "an adapter" ? movedLora(2) : null;
       const s = sets();
       for (const budget of [4096, 20]) {
-        const f = await gateFigures(model, cand, serving, s, budget);
+        const f = await gateFigures(model, cand, serving, s, { batchTokens: budget });
         const kl = await meanKl(model, cand, serving, s.prompts, budget);
         close(f.kl.kl, kl.kl, "KL to serving");
         assert.equal(f.kl.positions, kl.positions);
@@ -69,6 +69,17 @@ describe("gateFigures", () => {
       }
     });
   }
+
+  test("reports its progress from the block passes it planned (the last pass reaches the cap, and only the last)", async () => {
+    for (const serving of [null, movedLora(2)]) {
+      const seen: number[] = [];
+      await gateFigures(model, movedLora(1), serving, sets(), { batchTokens: 20, onProgress: (f) => seen.push(f), progressEveryMs: 0 });
+      // 2 layers, several batches, 2 or 3 policies per batch.
+      assert.ok(seen.length >= 8, `${seen.length} reports`);
+      assert.ok(seen.every((f, i) => i === 0 || f >= seen[i - 1]));
+      assert.ok(Math.abs(seen.at(-1)! - 0.99) < 1e-9 && seen.at(-2)! < 0.99 - 1e-9, seen.join(", "));
+    }
+  });
 
   test("empty sets give nulls, not NaN", async () => {
     const f = await gateFigures(model, movedLora(3), null, { prompts: [], liked: [a()], disliked: [], heldBack: [] });

@@ -70,6 +70,31 @@ describe("trainSteps", () => {
     assert.ok(Math.abs((await klAtStep1("combined")) - opd) < 1e-6);
   });
 
+  test("reports how far a step is from its block passes: the work planned is the work run", async () => {
+    for (const [method, klBeta] of [["binary", 0], ["opd", 0.05], ["combined", 0.05], ["topk", 0]] as const) {
+      const state = fresh();
+      const seen: Array<[number, number]> = [];
+      try {
+        // Micro-batches of one or two samples: several groups per step.
+        await trainSteps(state, samples, { method, steps: 2, batchSize: 4, microBatchTokens: 24, ppo: { klBeta } }, { onProgress: (done, of) => seen.push([done, of]), progressEveryMs: 0 });
+      } finally {
+        state.optimizer.dispose();
+        disposeLora(state.lora);
+      }
+      assert.ok(seen.every(([, of]) => of === 2));
+      assert.ok(seen.every(([d], i) => i === 0 || d >= seen[i - 1][0]), `${method}: never goes back`);
+      for (const i of [0, 1]) {
+        const inStep = seen.map(([d]) => d).filter((d) => d >= i && d < i + 1);
+        assert.ok(inStep.length >= 4, `${method}: step ${i + 1} reported ${inStep.length} times`);
+        // The last pass of the step brings it to the meter's cap (0.99 of a step), and only the last:
+        // the plan counted every block pass the step ran (a wrong plan ends short of it, or reaches it early).
+        if (method === "topk") continue; // the chosen hint's length is only known once chosen
+        assert.ok(Math.abs(inStep.at(-1)! - (i + 0.99)) < 1e-9, `${method}: step ${i + 1} ended at ${inStep.at(-1)}`);
+        assert.ok(inStep.at(-2)! < i + 0.99 - 1e-9, `${method}: reached the cap before its last pass (${inStep.join(", ")})`);
+      }
+    }
+  });
+
   test("no tensor leaks: the tensor count after step 100 equals the count after step 2", async () => {
     const state = fresh();
     const counts: number[] = [];

@@ -82,6 +82,10 @@ describe("learning loop: feedback → train → gate → publish → swap → ro
     assert.equal(typeof m.klToServing, "number");
     // The UI hears about it: training progress, the new checkpoint and the swap, over SSE.
     assert.match(events, /event: training\ndata: \{"training":\{"state":"training"/);
+    // How far each part of the run is: the steps, then the gate's passes in the trainer.
+    assert.match(events, /"state":"training"[^\n]*"progress":\{"part":"steps","fraction":0,/);
+    assert.match(events, /"state":"training"[^\n]*"progress":\{"part":"steps","fraction":1,/);
+    assert.match(events, /"state":"evaluating"[^\n]*"progress":\{"part":"scores",/);
     assert.match(events, /event: checkpoint\ndata: \{"checkpoint":\{"id":1,/);
     assert.match(events, /event: swap\ndata: \{"version":"ckpt-1","checkpoint":1,"pauseMs":/);
   });

@@ -56,6 +56,7 @@ export function backwardBody(
       } finally {
         model.weights.releaseLayer(w);
       }
+      ctx.tick?.(2 * ctx.B * ctx.T);
       body.inputs[l].dispose();
       dy.dispose();
       dy = out[0] as tf.Tensor2D;

@@ -30,6 +30,11 @@ export interface SeqContext {
   mask: tf.Tensor2D;
   /** Round activations as llama.cpp's CPU backend does for each weight type (parity tool). */
   rounding: Record<LinearName, GgmlType> | null;
+  /**
+   * Called after each block a pass runs, with the work done in token-blocks (B·T for a forward
+   * block, 2·B·T for a backward one: recompute and gradient): the progress a long step reports.
+   */
+  tick?: (tokenBlocks: number) => void;
 }
 
 /** RMSNorm over the last axis: x / sqrt(mean(x²) + eps) · w. */

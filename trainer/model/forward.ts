@@ -20,11 +20,11 @@ export interface TokenGrid {
   T: number;
 }
 
-/** Shared per-batch tensors (RoPE tables, causal mask); dispose() frees them. */
-export function seqContext(model: BaseModel, B: number, T: number): SeqContext & { dispose(): void } {
+/** Shared per-batch tensors (RoPE tables, causal mask); dispose() frees them. `tick`: see SeqContext. */
+export function seqContext(model: BaseModel, B: number, T: number, tick?: (tokenBlocks: number) => void): SeqContext & { dispose(): void } {
   const { cos, sin } = ropeTables(model.config, T, model.weights.ropeFreqFactors);
   const mask = causalMask(T);
-  return { config: model.config, B, T, cos, sin, mask, rounding: null, dispose: () => tf.dispose([cos, sin, mask]) };
+  return { config: model.config, B, T, cos, sin, mask, rounding: null, tick, dispose: () => tf.dispose([cos, sin, mask]) };
 }
 
 /** Block `l`'s slice of the adapter (null when there is none). */
@@ -43,7 +43,9 @@ export function runBlock(model: BaseModel, lora: LoraParams | null, l: number, x
   const w = model.weights.layer(l);
   try {
     const rounding = model.activationRounding === "llama.cpp-cpu" ? model.weights.types[l] : null;
-    return tf.tidy(() => blockForward(x, w, blockLora(lora, l), { ...ctx, rounding }));
+    const y = tf.tidy(() => blockForward(x, w, blockLora(lora, l), { ...ctx, rounding }));
+    ctx.tick?.(ctx.B * ctx.T);
+    return y;
   } finally {
     model.weights.releaseLayer(w);
   }

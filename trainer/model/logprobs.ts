@@ -118,8 +118,8 @@ export function finalNorm(model: BaseModel, rows: tf.Tensor2D): tf.Tensor2D {
  * Runs the body on a planned batch and the head on its scored rows. The head result's
  * tensors belong to the caller.
  */
-export function scorePlan(model: BaseModel, lora: LoraParams | null, plan: BatchPlan, req: { ids?: Int32Array; topK?: number } = {}): HeadResult {
-  const ctx = seqContext(model, plan.grid.B, plan.grid.T);
+export function scorePlan(model: BaseModel, lora: LoraParams | null, plan: BatchPlan, req: { ids?: Int32Array; topK?: number; tick?: (tokenBlocks: number) => void } = {}): HeadResult {
+  const ctx = seqContext(model, plan.grid.B, plan.grid.T, req.tick);
   let final: tf.Tensor2D;
   try {
     final = runBody(model, lora, plan.grid, ctx, false).final;

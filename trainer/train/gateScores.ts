@@ -11,6 +11,7 @@ import { runBody, seqContext } from "../model/forward.js";
 import { headForward } from "../model/head.js";
 import { finalNorm, planBatch, scorePlan, scoredRows, type BatchPlan } from "../model/logprobs.js";
 import { readBack } from "./readBack.js";
+import { WorkMeter } from "./workMeter.js";
 
 export interface ScoredSeq {
   tokens: number[];
@@ -44,8 +45,8 @@ function plan(model: BaseModel, seqs: ScoredSeq[]): BatchPlan {
 }
 
 /** Final-normed scored rows of a planned batch under `lora`, [n, nEmbd]. */
-function scoredHidden(model: BaseModel, lora: LoraParams | null, p: BatchPlan): tf.Tensor2D {
-  const ctx = seqContext(model, p.grid.B, p.grid.T);
+function scoredHidden(model: BaseModel, lora: LoraParams | null, p: BatchPlan, tick?: (tokenBlocks: number) => void): tf.Tensor2D {
+  const ctx = seqContext(model, p.grid.B, p.grid.T, tick);
   try {
     const { final } = runBody(model, lora, p.grid, ctx, false);
     const h = tf.tidy(() => finalNorm(model, scoredRows(final, p)));
@@ -114,6 +115,14 @@ export interface GateFigures {
 
 type Role = keyof GateSets;
 
+export interface GateFiguresOptions {
+  /** most padded tokens per forward batch (the memory plan's micro-batch; default 4096) */
+  batchTokens?: number;
+  /** fraction of the block passes done, at most once a second: at a real size on a CPU the gate's passes take minutes */
+  onProgress?: (fraction: number) => void;
+  progressEveryMs?: number;
+}
+
 /**
  * Everything the publish gate measures (meanKl and meanLogProb over each set), with one body
  * pass per policy over each distinct sequence: the sets overlap (a recent turn is often also a
@@ -122,7 +131,7 @@ type Role = keyof GateSets;
  * adapter's for KL to it or the answers' log-probs, the base model's for the drift when
  * another adapter serves; one head pass gives the candidate's log-probs and its KL together. Equal to the separate measures (test/trainer/gateScores.test.ts).
  */
-export async function gateFigures(model: BaseModel, cand: LoraParams, serving: LoraParams | null, sets: GateSets, batchTokens = BATCH_TOKENS): Promise<GateFigures> {
+export async function gateFigures(model: BaseModel, cand: LoraParams, serving: LoraParams | null, sets: GateSets, opts: GateFiguresOptions = {}): Promise<GateFigures> {
   const unique: Array<ScoredSeq & { roles: Set<Role> }> = [];
   const byKey = new Map<string, number>();
   for (const role of ["prompts", "liked", "disliked", "heldBack"] as const) {
@@ -142,20 +151,28 @@ export async function gateFigures(model: BaseModel, cand: LoraParams, serving: L
   const klBaseRecent = sum();
   const klBaseHeld = sum();
   const lp = { liked: { candidate: sum(), serving: sum() }, disliked: { candidate: sum(), serving: sum() } };
-  for (const group of batches(unique, batchTokens)) {
+  // What each batch needs, decided first so that the progress knows the whole work.
+  const work = batches(unique, opts.batchTokens ?? BATCH_TOKENS).flatMap((group) => {
     const p = plan(model, group);
-    if (p.targets.length === 0) continue;
+    if (p.targets.length === 0) return [];
     const has = (r: Role) => group.some((s) => s.roles.has(r));
     const wantLp = has("liked") || has("disliked");
-    const wantKlServ = has("prompts");
     const wantKlBase = has("prompts") || has("heldBack");
     // Without an adapter serving, the serving policy is the base model: one set of rows serves both.
-    const klServRef = wantKlServ || (serving === null && wantKlBase);
+    const klServRef = has("prompts") || (serving === null && wantKlBase);
+    const servingRows = klServRef || wantLp;
+    const baseRows = serving !== null && wantKlBase;
+    const passes = 1 + (servingRows ? 1 : 0) + (baseRows ? 1 : 0);
+    return [{ group, p, wantLp, klServRef, servingRows, baseRows, tokenBlocks: passes * p.grid.B * p.grid.T * model.config.nLayer }];
+  });
+  const onProgress = opts.onProgress;
+  const meter = onProgress ? new WorkMeter(work.reduce((a, w) => a + w.tokenBlocks, 0), onProgress, opts.progressEveryMs) : null;
+  for (const { group, p, wantLp, klServRef, servingRows, baseRows } of work) {
     const owned: tf.Tensor[] = [];
     const keep = <T extends tf.Tensor>(x: T): T => (owned.push(x), x);
-    const hc = keep(scoredHidden(model, cand, p));
-    const hs = klServRef || wantLp ? keep(scoredHidden(model, serving, p)) : null;
-    const hb = serving !== null && wantKlBase ? keep(scoredHidden(model, null, p)) : null;
+    const hc = keep(scoredHidden(model, cand, p, meter?.tick));
+    const hs = servingRows ? keep(scoredHidden(model, serving, p, meter?.tick)) : null;
+    const hb = baseRows ? keep(scoredHidden(model, null, p, meter?.tick)) : null;
     // One head pass for the candidate's log-probs and, where asked, its KL to the serving rows.
     const headC = wantLp || klServRef ? headForward(model.weights, { h: hc, ids: p.targets, ...(klServRef ? { klAgainst: hs! } : {}) }) : null;
     const headS = wantLp ? headForward(model.weights, { h: hs!, ids: p.targets }) : null;

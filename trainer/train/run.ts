@@ -44,6 +44,8 @@ export interface RunTrainingOptions {
   /** Progress lines (backend choice, loading, truncation). */
   log?: (line: string) => void;
   onStep?: (m: StepMetrics, index: number, total: number) => void;
+  /** How far the run is inside a step, in steps done (trainSteps' onProgress), at most once a second. */
+  onProgress?: (stepsDone: number, steps: number) => void;
   signal?: AbortSignal;
 }
 
@@ -125,6 +127,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunMetrics> {
     let index = 0;
     const done = await trainSteps(state, samples, { method, steps, batchSize, lr, teacher: o.teacher, ppo: o.ppo, microBatchTokens: plan.microBatchTokens }, {
       onStep: (m) => o.onStep?.(m, ++index, steps),
+      onProgress: o.onProgress,
       signal: o.signal,
     });
     const metrics: RunMetrics = {

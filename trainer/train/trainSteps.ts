@@ -12,6 +12,7 @@ import { finalNorm, planBatch, scorePlan, scoredRows } from "../model/logprobs.j
 import type { AdamW } from "../optim/adamw.js";
 import { readBack } from "./readBack.js";
 import type { PreparedSample } from "./tokenize.js";
+import { WorkMeter } from "./workMeter.js";
 
 export interface TrainOptions {
   method: Method;
@@ -93,18 +94,24 @@ export function isEligible(method: Method, s: PreparedSample): boolean {
   }
 }
 
+export interface TrainHooks {
+  onStep?: (m: StepMetrics) => void;
+  /**
+   * How far the run is inside a step, in steps (2.4: two steps done, 40% of the third's block
+   * passes), at most once a second (`progressEveryMs`): a step at a real size on a CPU takes minutes.
+   */
+  onProgress?: (stepsDone: number, steps: number) => void;
+  progressEveryMs?: number;
+  signal?: AbortSignal;
+}
+
 /**
  * Runs `opts.steps` updates of the LoRA in `state` on the eligible samples. No process
  * globals: the CLI and the trainer worker both call this. Leaves no tensors behind (the tensor
  * count is the same after every step). Every read from the backend is awaited (GPU backends
  * cannot read synchronously) and batched: a step reads back three times.
  */
-export async function trainSteps(
-  state: TrainState,
-  samples: readonly PreparedSample[],
-  opts: TrainOptions,
-  hooks: { onStep?: (m: StepMetrics) => void; signal?: AbortSignal } = {},
-): Promise<StepMetrics[]> {
+export async function trainSteps(state: TrainState, samples: readonly PreparedSample[], opts: TrainOptions, hooks: TrainHooks = {}): Promise<StepMetrics[]> {
   const pool = samples.filter((s) => isEligible(opts.method, s));
   if (pool.length === 0) {
     throw new Error(`no sample carries a ${opts.method} training signal (${opts.method === "binary" ? "reward ±1" : opts.method === "opd" ? "a hint" : "a hint or reward ±1"})`);
@@ -116,7 +123,9 @@ export async function trainSteps(
     const t0 = performance.now();
     const first = state.optimizer.step * batchSize;
     const batchSamples = Array.from({ length: batchSize }, (_, j) => pool[(first + j) % pool.length]);
-    const m = await step(state, batchSamples, opts);
+    const onProgress = hooks.onProgress;
+    const meter = onProgress ? new WorkMeter(stepWork(state.model, batchSamples, opts), (f) => onProgress(i + f, opts.steps), hooks.progressEveryMs) : null;
+    const m = await step(state, batchSamples, opts, meter?.tick);
     const seconds = (performance.now() - t0) / 1000;
     const metrics: StepMetrics = { ...m, seconds, tokensPerSecond: m.tokens / Math.max(seconds, 1e-9) };
     out.push(metrics);
@@ -141,10 +150,12 @@ function responseOffsets(samples: readonly PreparedSample[]): number[] {
   return offsets;
 }
 
+type Tick = (tokenBlocks: number) => void;
+
 /** Log-probs (no gradient) of each sequence's response under `lora`, at its targets or at given ids per row. */
-function scoreResponses(model: BaseModel, lora: LoraParams | null, seqs: Array<{ tokens: number[]; promptLength: number }>, ids?: Int32Array): tf.Tensor2D {
+function scoreResponses(model: BaseModel, lora: LoraParams | null, seqs: Array<{ tokens: number[]; promptLength: number }>, ids?: Int32Array, tick?: Tick): tf.Tensor2D {
   const plan = planBatch({ tokens: seqs.map((s) => s.tokens), targetStart: seqs.map((s) => s.promptLength) }, model.config.nVocab);
-  const head = scorePlan(model, lora, plan, ids ? { ids } : {});
+  const head = scorePlan(model, lora, plan, { ...(ids ? { ids } : {}), tick });
   head.lse.dispose();
   return head.logprobs!;
 }
@@ -166,6 +177,30 @@ export function microBatches<T extends { tokens: readonly number[] }>(samples: r
   }
   if (cur.length > 0) out.push(cur);
   return out;
+}
+
+/** Padded tokens of the batch these sequences make (planBatch's grid). */
+function gridTokens(seqs: ReadonlyArray<{ tokens: readonly number[] }>): number {
+  return seqs.length * Math.max(0, ...seqs.map((s) => s.tokens.length));
+}
+
+/**
+ * The block passes one step runs, in token-blocks, as groupPass runs them (for its progress):
+ * per micro-batch the forward, the teachers' and the anchor's scoring passes, the backward
+ * (recompute and gradient: twice a forward).
+ */
+export function stepWork(model: BaseModel, batchSamples: readonly PreparedSample[], opts: TrainOptions): number {
+  let work = 0;
+  for (const group of microBatches(batchSamples, opts.microBatchTokens ?? Infinity)) {
+    work += 3 * gridTokens(group);
+    const hinted = group.filter((s) => s.teachers.length > 0);
+    if (hinted.length > 0 && opts.method === "topk") {
+      // Each candidate hint scored alone when there are several, then the chosen one (its length taken as the first's).
+      for (const s of hinted) work += (s.teachers.length > 1 ? s.teachers.reduce((a, t) => a + t.tokens.length, 0) : 0) + s.teachers[0].tokens.length;
+    } else if (hinted.length > 0 && opts.method !== "binary") work += gridTokens(hinted.map((s) => s.teachers[0]));
+    if ((opts.ppo?.klBeta ?? 0) > 0) work += gridTokens(group.map((s) => (opts.method !== "binary" && s.teachers.length > 0 ? s.teachers[0] : s)));
+  }
+  return work * model.config.nLayer;
 }
 
 /** Which response tokens carry each loss term (decided by the sample, not by the values). */
@@ -200,7 +235,7 @@ interface GroupResult {
   absSum: number;
 }
 
-async function step(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions): Promise<StepCore> {
+async function step(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions, tick?: Tick): Promise<StepCore> {
   const { lora, optimizer } = state;
   const len = (s: PreparedSample) => s.tokens.length - s.promptLength;
   const totals: StepTotals = { rlTokens: 0, topkTokens: 0 };
@@ -216,7 +251,7 @@ async function step(state: TrainState, batchSamples: PreparedSample[], opts: Tra
   let absSum = 0;
   try {
     for (const group of microBatches(batchSamples, opts.microBatchTokens ?? Infinity)) {
-      const r = await groupPass(state, group, opts, totals);
+      const r = await groupPass(state, group, opts, totals, tick);
       trained += r.trained;
       absSum += r.absSum;
       scalars.push(r.loss, r.clipFraction, r.kl);
@@ -258,8 +293,7 @@ async function step(state: TrainState, batchSamples: PreparedSample[], opts: Tra
 }
 
 /** Forward, teacher passes, loss gradient and backward of one micro-batch. */
-async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions, totals: StepTotals): Promise<GroupResult> {
-
+async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions, totals: StepTotals, tick?: Tick): Promise<GroupResult> {
   const { model, lora } = state;
   const method = opts.method;
   const k = method === "topk" ? (opts.topK ?? TOPK_DEFAULT_K) : 0;
@@ -270,7 +304,7 @@ async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts
   const teacherLora = opts.teacher === "base" ? null : lora;
   const owned: tf.Tensor[] = [];
   const own = <T extends tf.Tensor>(t: T): T => (owned.push(t), t);
-  const ctx = seqContext(model, plan.grid.B, plan.grid.T);
+  const ctx = seqContext(model, plan.grid.B, plan.grid.T, tick);
   try {
     // 1. Forward with the current adapter, keeping each block's input for the backward pass.
     //    Its log-probs are lp_old wherever a sample did not bring the ones it was served with
@@ -295,7 +329,7 @@ async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts
       if (hinted.length > 0 && method !== "binary") {
         if (method !== "topk") {
           const tb = hinted.map((b) => batchSamples[b].teachers[0]);
-          const t = scoreResponses(model, teacherLora, tb);
+          const t = scoreResponses(model, teacherLora, tb, undefined, tick);
           const [arr] = await readBack([t]);
           t.dispose();
           let off = 0;
@@ -313,7 +347,7 @@ async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts
               const plans = s.teachers.map((c) => planBatch({ tokens: [c.tokens], targetStart: [c.promptLength] }, model.config.nVocab));
               const cand: number[][][] = [];
               for (const p of plans) {
-                const hd = scorePlan(model, teacherLora, p, { topK: k });
+                const hd = scorePlan(model, teacherLora, p, { topK: k, tick });
                 const [ids] = await readBack([hd.top!.ids]);
                 tf.dispose([hd.lse, hd.logprobs!, hd.top!.ids, hd.top!.logprobs]);
                 cand.push(rowsOf(ids));
@@ -321,7 +355,7 @@ async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts
               chosen = selectHint(rowsOf(studentIds), cand);
             }
             // The chosen teacher's log-probs at the student's top-k ids.
-            const t = scoreResponses(model, teacherLora, [s.teachers[chosen]], Int32Array.from(studentIds));
+            const t = scoreResponses(model, teacherLora, [s.teachers[chosen]], Int32Array.from(studentIds), tick);
             const [arr] = await readBack([t]);
             t.dispose();
             topkTeacher[b] = arr;
@@ -354,7 +388,7 @@ async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts
         // Anchored to the bare base, OPD's stationary point is (log π_T + β log π_base)/(1 + β): the
         // anchor pulls against the hinted teacher (on the stories260K cats eval OPD stopped gaining).
         const refSamples = batchSamples.map((s) => (method !== "binary" && s.teachers.length > 0 ? s.teachers[0] : s));
-        const r = scoreResponses(model, null, refSamples);
+        const r = scoreResponses(model, null, refSamples, undefined, tick);
         ref = own(tf.reshape(r, [1, n]) as tf.Tensor2D);
         r.dispose();
       }

@@ -47,6 +47,20 @@ export interface RevertView {
 
 export type TrainingPhase = "starting" | "idle" | "training" | "evaluating" | "publishing" | "paused" | "restarting" | "error";
 
+/**
+ * How far the part of a run in progress is: at a real size on a CPU each takes minutes. "steps":
+ * the run's training steps (counted inside a step by its block passes); "scores": the gate's KL
+ * and log-prob passes in the trainer; "answers": the gate's fluency probe (the candidate's own
+ * answers sampled with llama.cpp and scored by the base model).
+ */
+export interface PhaseProgressView {
+  part: "steps" | "scores" | "answers";
+  /** 0..1 of this part */
+  fraction: number;
+  /** at the rate so far; null until something is done */
+  secondsLeft: number | null;
+}
+
 /** The learning loop's live status (training/supervisor.ts TrainingLiveStatus). */
 export interface TrainingStatusView {
   state: TrainingPhase;
@@ -59,6 +73,8 @@ export interface TrainingStatusView {
    * else the last run's (null before the first step). The UI says the time left from it.
    */
   stepSeconds: number | null;
+  /** how far the part in progress is (training, evaluating); null otherwise */
+  progress: PhaseProgressView | null;
   loss: number | null;
   runId: string | null;
   samplesWaiting: number;

@@ -1,4 +1,4 @@
-import type { TrainingPhase, TrainingStatusView } from "../api/training.js";
+import type { PhaseProgressView, TrainingPhase, TrainingStatusView } from "../api/training.js";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -113,6 +113,7 @@ export class TrainingSupervisor {
       step: null,
       steps: null,
       stepSeconds: null,
+      progress: null,
       loss: null,
       runId: null,
       samplesWaiting: 0,
@@ -266,6 +267,7 @@ export class TrainingSupervisor {
 
   private setPhase(p: TrainingPhase): void {
     this.st.state = p;
+    this.st.progress = null;
     if (p !== "training" && p !== "evaluating" && p !== "publishing") {
       this.st.step = null;
       this.st.steps = null;
@@ -280,6 +282,31 @@ export class TrainingSupervisor {
     } catch (e) {
       this.st.lastError = `sample pool: ${(e as Error).message}`;
     }
+  }
+
+  /**
+   * Starts reporting a part of a run (status.progress): returns the function that takes its
+   * fraction done, with the time left at the rate so far.
+   */
+  private track(part: PhaseProgressView["part"]): (fraction: number) => void {
+    const t0 = performance.now();
+    this.st.progress = { part, fraction: 0, secondsLeft: null };
+    this.publishStatus();
+    return (fraction) => {
+      const f = Math.min(1, Math.max(0, fraction));
+      const elapsed = (performance.now() - t0) / 1000;
+      this.st.progress = { part, fraction: f, secondsLeft: f > 0 ? (elapsed * (1 - f)) / f : null };
+      this.publishStatus();
+    };
+  }
+
+  /** The gate's figures from the trainer for the candidate it holds, against the adapter served now. */
+  private evaluateCandidate(w: WorkerClient, runId: string): Promise<Evaluation> {
+    const serving = this.o.store.state.training.activeCheckpoint;
+    const progress = this.track("scores");
+    return w.request({ type: "evaluate", runId, servingAdapter: serving === null ? null : (this.o.checkpoints.get(serving)?.path ?? null), ...this.evalSets() }, (m) => {
+      if (m.type === "work") progress(m.done / m.total);
+    });
   }
 
   private publishStatus(): void {
@@ -372,21 +399,22 @@ export class TrainingSupervisor {
       const lr = runLearningRate(this.o.store.settings, this.st.lrScale);
       // The mean step time, for the time left (the run's set-up, tokenizing and the teacher's log-probs, counts in it).
       const runStart = performance.now();
+      const progress = this.track("steps");
       const res = await w.request(
         { type: "train", runId, samples: batch.map((b) => b.sample), steps, lr, batchSize: runBatchSize(batch.length, this.o.store.settings), outDir: staging, klBeta: this.o.store.settings.klBeta },
-        (p) => {
-          this.st.stepSeconds = (performance.now() - runStart) / Math.max(1, p.step) / 1000;
-          this.st.step = p.step;
-          this.st.steps = p.steps;
-          this.st.loss = p.loss;
-          this.publishStatus();
+        (m) => {
+          if (m.type === "work") return progress(m.done / m.total);
+          this.st.stepSeconds = (performance.now() - runStart) / Math.max(1, m.step) / 1000;
+          this.st.step = m.step;
+          this.st.steps = m.steps;
+          this.st.loss = m.loss;
+          progress(m.step / m.steps);
         },
       );
       this.setPhase("evaluating");
       const servingDir = this.activeDir();
       const serving = this.o.store.state.training.activeCheckpoint;
-      const evalSets = this.evalSets();
-      const ev = await w.request({ type: "evaluate", runId, servingAdapter: serving === null ? null : (this.o.checkpoints.get(serving)?.path ?? null), ...evalSets });
+      const ev = await this.evaluateCandidate(w, runId);
       const gate = await this.gateOf(ev, path.join(staging, "adapter.gguf"));
       this.setPhase("publishing");
       const rewards = batch.map((b) => b.reward).filter((r): r is number => r !== null);
@@ -486,7 +514,7 @@ export class TrainingSupervisor {
     const prompts = this.probePrompts();
     if (prompts.length === 0) return { check: null };
     try {
-      const c = await probe.compare(adapterPath, prompts);
+      const c = await probe.compare(adapterPath, prompts, { onProgress: this.track("answers") });
       return { check: { candidate: c.candidate.meanLogprob, base: c.base.meanLogprob, answers: c.candidate.answers, tokens: c.candidate.tokens, seconds: c.seconds } };
     } catch (e) {
       if (this.stopping) throw e;
@@ -735,7 +763,7 @@ export class TrainingSupervisor {
         });
         const serving = this.o.store.state.training.activeCheckpoint;
         const servingDir = this.activeDir();
-        const ev = await w.request({ type: "evaluate", runId, servingAdapter: serving === null ? null : (this.o.checkpoints.get(serving)?.path ?? null), ...this.evalSets() });
+        const ev = await this.evaluateCandidate(w, runId);
         const gate = await this.gateOf(ev, path.join(staging, "adapter.gguf"));
         this.setPhase("publishing");
         const entry = this.o.checkpoints.commit(staging, { verdict: gate.verdict, runId, sampleIds: [], meanReward: null, loss: 0, kl: ev.kl, gate, totalSteps: 0, parent: serving, model: modelFileOf(this.o.modelPath) });

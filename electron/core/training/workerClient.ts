@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { appRoot } from "../config/paths.js";
-import { describeProtocolError, replySchema, type Command, type MemoryPlanSummary, type Reply } from "../../../trainer/protocol.js";
+import { describeProtocolError, replySchema, type Command, type InterimReply, type MemoryPlanSummary, type Reply } from "../../../trainer/protocol.js";
 
 /** Distributes Omit over a union (plain Omit would collapse the command union). */
 type DistOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -63,7 +63,7 @@ function workerEntry(): { entry: string; execArgv: string[] } {
 export class WorkerClient {
   readonly child: ChildProcess;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve(r: Reply): void; reject(e: Error): void; onProgress?: (r: Extract<Reply, { type: "progress" }>) => void }>();
+  private readonly pending = new Map<number, { resolve(r: Reply): void; reject(e: Error): void; onProgress?: (r: InterimReply) => void }>();
   private exited: WorkerExitError | null = null;
   readonly exit: Promise<WorkerExitError>;
 
@@ -130,7 +130,7 @@ export class WorkerClient {
     }
     const p = this.pending.get(msg.id);
     if (!p) return;
-    if (msg.type === "progress") {
+    if (msg.type === "progress" || msg.type === "work") {
       p.onProgress?.(msg);
       return;
     }
@@ -140,7 +140,7 @@ export class WorkerClient {
   }
 
   /** Sends a command and waits for its final reply. */
-  request<C extends CommandBody>(cmd: C, onProgress?: (r: Extract<Reply, { type: "progress" }>) => void): Promise<FinalOf[C["type"]]> {
+  request<C extends CommandBody>(cmd: C, onProgress?: (r: InterimReply) => void): Promise<FinalOf[C["type"]]> {
     if (this.exited) return Promise.reject(this.exited);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {

@@ -3,7 +3,7 @@
 // is a compile error. What stays untrusted is the JSON itself: a reply is cast to its contract
 // type once (`fromCore`), and a field the contract marks optional, or a core older than this UI,
 // reads as null (a page shows "—" instead of going blank).
-import type { CheckpointsReply, CheckpointView, MemoryPlanView, RevertView, TrainingHistoryPoint, TrainingStatusView, WatchView } from "../../../electron/core/api/training.js";
+import type { CheckpointsReply, CheckpointView, MemoryPlanView, PhaseProgressView, RevertView, TrainingHistoryPoint, TrainingStatusView, WatchView } from "../../../electron/core/api/training.js";
 import type { DownloadView, ModelsReply, ModelSwitchEvent, ModelView, TrainabilityView } from "../../../electron/core/api/models.js";
 import type { GenerationView, SessionReply, SessionsReply, TurnView } from "../../../electron/core/api/sessions.js";
 import type { StatusReply } from "../../../electron/core/api/status.js";
@@ -93,6 +93,8 @@ export interface TrainingStatus {
   steps: number | null;
   /** seconds a training step takes here (this run's mean so far, else the last run's) */
   stepSeconds: number | null;
+  /** how far the part of the run in progress is (the steps, the gate's scoring, its sampled answers) */
+  progress: PhaseProgressView | null;
   samplesWaiting: number | null;
   judgeQueue: number | null;
   backend: string | null;
@@ -175,6 +177,7 @@ export function readTraining(body: unknown): TrainingStatus {
     step: num(t.step),
     steps: num(t.steps),
     stepSeconds: num(t.stepSeconds),
+    progress: t.progress ?? null,
     samplesWaiting: num(t.samplesWaiting),
     judgeQueue: num(t.judgeQueue),
     backend: t.backend ?? null,

@@ -2,7 +2,7 @@ import { useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
 import { metricSeries, readCheckpoints, readTraining, readTurn, type MetricPoint, type RevertNote, type TrainingStatus, type Turn } from "../api/shapes.js";
-import type { TrainingReply } from "../../../electron/core/api/training.js";
+import type { PhaseProgressView, TrainingReply } from "../../../electron/core/api/training.js";
 import type { PreferencesReply } from "../../../electron/core/api/preferences.js";
 import { LineChart, VerdictStrip } from "../components/Charts.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
@@ -11,18 +11,42 @@ import { memoryNeed } from "../components/Trainability.js";
 import { EvalReportSection } from "./EvalReportSection.js";
 import { DataTable } from "../components/DataTable.js";
 
-/** "Training step 3 of 8 · about 4 min left", "Checking the new adapter", "Idle" … */
+/** "Training step 3 of 8 · about 4 min left", "Checking the new adapter · about 2 min left", "Idle" … */
 export function describeTraining(t: TrainingStatus): string {
   const s = t.state.toLowerCase();
   if (t.paused) return "Paused";
   // The trainer's memory plan refused the served model: not a fault, the model is too large here.
   if (t.memory && !t.memory.fits && !s.includes("train")) return "Learning off";
+  const p = t.progress;
   if (s.includes("train")) {
     if (t.step === null || t.steps === null) return "Training";
-    const left = timeLeft(t.stepSeconds !== null ? (t.steps - t.step) * t.stepSeconds : null);
-    return `Training step ${t.step} of ${t.steps}${left ? ` · ${left}` : ""}`;
+    // The time left at the rate of this run so far, else from the last run's step time.
+    const left = timeLeft(p?.part === "steps" && p.secondsLeft !== null ? p.secondsLeft : t.stepSeconds !== null ? (t.steps - t.step) * t.stepSeconds : null);
+    return `Training step ${Math.min(t.steps, t.step + 1)} of ${t.steps}${left ? ` · ${left}` : ""}`;
   }
-  return phaseLabels[s] ?? s.charAt(0).toUpperCase() + s.slice(1);
+  const label = phaseLabels[s] ?? s.charAt(0).toUpperCase() + s.slice(1);
+  const left = s === "evaluating" && p && p.part !== "steps" ? timeLeft(p.secondsLeft) : null;
+  return `${label}${left ? ` · ${left}` : ""}`;
+}
+
+/** What each part of a run is doing, as the progress bar names it. */
+const progressLabels: Record<PhaseProgressView["part"], string> = {
+  steps: "Training progress",
+  scores: "Checking how far the new adapter moved",
+  answers: "Reading the new adapter's own answers",
+};
+
+/** The progress bar with its caption: "Training progress · 45%". */
+function PhaseProgress({ progress }: { progress: PhaseProgressView }) {
+  const label = progressLabels[progress.part];
+  return (
+    <div className="phase-progress">
+      <progress className="wide-progress" aria-label={label} max={1} value={progress.fraction} />
+      <span className="small muted">
+        {label} · {Math.floor(progress.fraction * 100)}%
+      </span>
+    </div>
+  );
 }
 
 /** The other phases of a run in the user's words (the gate takes minutes at real sizes, so it is worth naming). */
@@ -118,7 +142,7 @@ export function TrainingPage() {
           {training.restarts ? `The trainer restarted ${training.restarts} time${training.restarts === 1 ? "" : "s"}.` : ""}
         </p>
       ) : null}
-      {training?.step !== null && training?.steps ? <progress className="wide-progress" aria-label="Training progress" max={training.steps} value={training.step ?? 0} /> : null}
+      {training?.progress ? <PhaseProgress progress={training.progress} /> : null}
       {training?.memory && !training.memory.fits ? (
         <div className="note note-error note-block" role="alert" aria-label="Learning is off">
           <strong>Learning is off for this model.</strong> Chat keeps working with the model as it is, but it cannot be trained on this

@@ -52,10 +52,16 @@ export const train: CommandSpec = {
       modelPath, dataPath, outDir, resumeDir, method, steps, lr, rank, alpha, maxContext, batchSize, seed, backend, teacher,
       ...(klBeta !== undefined ? { ppo: { klBeta } } : {}),
       log: (line) => console.log(line),
-      onStep: (m, i, n) =>
+      // At a real size on a CPU a step takes minutes: on a terminal, one line says how far it is.
+      onProgress: (done, n) => {
+        if (process.stderr.isTTY) process.stderr.write(`\rstep ${Math.floor(done) + 1}/${n}: ${Math.floor((done % 1) * 100)}%`.padEnd(24));
+      },
+      onStep: (m, i, n) => {
+        if (process.stderr.isTTY) process.stderr.write(`\r${"".padEnd(24)}\r`);
         console.log(
           `step ${i}/${n}  loss ${m.loss.toFixed(4)}  grad-norm ${m.gradNorm.toFixed(3)}${m.clipped ? " (clipped)" : ""}  tokens/s ${m.tokensPerSecond.toFixed(0)}  (${m.trainedTokens} trained tokens, ${m.samples} samples)`,
-        ),
+        );
+      },
     });
     console.log(`wrote ${outDir}/adapter.gguf, optimizer.bin, metrics.json (step ${metrics.totalSteps}, ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   },
