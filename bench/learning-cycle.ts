@@ -90,6 +90,7 @@ const phases: Array<{ phase: string; at: number }> = [];
 const during: number[] = [];
 const cycleT0 = performance.now();
 let lastProbe = 0;
+let lastTenth: string | null = null;
 for (;;) {
   const st = await api<StatusReply>("GET", "/api/status");
   const phase = st.training.state === "training" && st.training.step ? `training (step ${st.training.step} of ${st.training.steps})` : st.training.state;
@@ -97,6 +98,13 @@ for (;;) {
     phases.push({ phase, at: performance.now() });
     console.error(`  ${((performance.now() - cycleT0) / 1000).toFixed(1).padStart(7)} s  ${phase}`);
   }
+  // The progress the Training page shows, every tenth of a part: its estimate of the time left can be checked against the phase times.
+  const p = st.training.progress;
+  const tenth = p ? `${p.part} ${Math.floor(p.fraction * 10) * 10}%` : null;
+  if (p && tenth !== lastTenth) {
+    console.error(`  ${((performance.now() - cycleT0) / 1000).toFixed(1).padStart(7)} s    ${tenth}${p.secondsLeft !== null ? `, ${p.secondsLeft.toFixed(0)} s left` : ""}`);
+  }
+  lastTenth = tenth;
   const cks = await api<CheckpointsReply>("GET", "/api/checkpoints");
   if (cks.checkpoints.length > 0 && ["idle", "paused", "error"].includes(st.training.state)) break;
   if (st.training.state === "error") throw new Error(`learning stopped: ${st.training.lastError}`);
