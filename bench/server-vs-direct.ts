@@ -36,10 +36,14 @@ const { values } = parseArgs({
     tokens: { type: "string", default: "128" },
     rounds: { type: "string", default: "9" },
     backend: { type: "string", default: "auto" },
+    // Greedy by default (the same tokens in every mode); --temperature 0.7 --top-p 0.95 measures the app chat's defaults (seeded).
+    temperature: { type: "string", default: "0" },
+    "top-p": { type: "string", default: "1" },
   },
 });
 if (values.model && values.shape) throw new Error("--model and --shape exclude each other");
 const TOKENS = Number(values.tokens);
+const SAMPLING = { temperature: Number(values.temperature), topP: Number(values["top-p"]), seed: 7 };
 const ROUNDS = Number(values.rounds);
 if (!(TOKENS >= 2) || !(ROUNDS >= 1)) throw new Error("--tokens must be ≥ 2 and --rounds ≥ 1");
 const threads = Number(process.env.CLAWRL_THREADS) || undefined;
@@ -104,7 +108,7 @@ async function direct(): Promise<Timed> {
   let n = 0;
   // Rendering the chat template is part of answering a chat request, directly or not.
   const tokens = engine.renderPrompt({ messages }).tokens;
-  for await (const tok of directSeq.evaluate(tokens as Token[], { temperature: 0 })) {
+  for await (const tok of directSeq.evaluate(tokens as Token[], { ...SAMPLING, topK: null as unknown as number, minP: 0 })) {
     void tok;
     last = performance.now();
     if (n === 0) first = last;
@@ -129,7 +133,7 @@ async function engineOnly(): Promise<Timed> {
   let firstTokens = 0;
   let n = 0;
   const r = await engine.generate(
-    { messages, temperature: 0, maxTokens: TOKENS },
+    { messages, ...SAMPLING, maxTokens: TOKENS },
     {
       onEvent: (ev) => {
         if (ev.type !== "content" || ev.logprobs.length === 0) return;
@@ -169,7 +173,7 @@ function ask<T>(msg: object): Promise<T> {
 await ask({ type: "init", baseURL: `${core.url}/v1`, apiKey: core.token });
 async function server(): Promise<Timed> {
   await clearServingSequence();
-  const r = await ask<{ ttftMs: number; decodeMs: number; decodeTokens: number; tokens: number }>({ type: "run", model: info.modelId, messages, maxTokens: TOKENS });
+  const r = await ask<{ ttftMs: number; decodeMs: number; decodeTokens: number; tokens: number }>({ type: "run", model: info.modelId, messages, maxTokens: TOKENS, ...SAMPLING });
   return { ttftMs: r.ttftMs, decodeTokS: rate(r.decodeTokens, r.decodeMs), tokens: r.tokens };
 }
 

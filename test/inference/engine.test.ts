@@ -55,7 +55,8 @@ describe("inference engine", () => {
   for (const [label, sampling] of [
     ["native sampler (temperature 1)", { temperature: 1 }],
     ["native sampler (temperature 0.7)", { temperature: 0.7 }],
-    ["JS sampler (temperature 0.7, top_p 0.9)", { temperature: 0.7, topP: 0.9 }],
+    ["native sampler (temperature 0.7, top_p 0.9)", { temperature: 0.7, topP: 0.9 }],
+    ["JS sampler (top log-probs asked)", { temperature: 0.7, topP: 0.9, topLogprobs: 3 }],
     ["greedy", { temperature: 0 }],
   ] as const) {
     it(`records temperature-1 log-probs of the sampled tokens: ${label}`, async () => {
@@ -85,9 +86,10 @@ describe("inference engine", () => {
     });
     Object.setPrototypeOf(addon, spy);
     try {
-      for (const temperature of [0, 1, 0.7]) {
+      // Top-p included: the app's chat asks for 0.95 by default.
+      for (const [temperature, topP] of [[0, 1], [1, 1], [0.7, 1], [0.7, 0.9]]) {
         calls.length = 0;
-        const r = await engine.generate({ messages, maxTokens: 8, seed: 5, temperature });
+        const r = await engine.generate({ messages, maxTokens: 8, seed: 5, temperature, topP });
         const ref = await referenceLogprobs(r);
         for (let j = 0; j < ref.length; j++) assert.ok(Math.abs(r.tokenLogprobs[j] - ref[j]) < 2e-3, `temperature ${temperature}, token ${j}: ${r.tokenLogprobs[j]} vs ${ref[j]}`);
         assert.ok(calls.length >= r.responseTokens.length, `temperature ${temperature}: ${calls.length} native calls`);

@@ -326,15 +326,18 @@ export class Engine {
     const start = Math.min(common, prompt.length - 1);
     if (seq.nextTokenIndex > start) await seq.eraseContextTokenRanges([{ start, end: seq.nextTokenIndex }]);
     const forcedCall = forced ? new ForcedToolCall(this, req.tools!, req.toolChoice as "required" | { name: string }) : null;
-    // The native sampler serves every request without top-p, alternatives or forced tokens: its
+    // The native sampler serves every request without alternatives or forced tokens: its
     // confidence is p(token) at temperature 1, computed in one pass over the logits
-    // (tokenProbability.ts), for any temperature. Where that is not installed, node-llama-cpp's
-    // own confidence is p at temperature 1 only for temperature 1 or 0. Everything else samples in
-    // JS from the raw logits (the whole vocabulary crosses into JS each token: the slow path).
+    // (tokenProbability.ts), for any temperature and top-p (llama.cpp's order: the nucleus at
+    // temperature 1, then the temperature, as the gate's fluency probe samples). Where that is
+    // not installed, node-llama-cpp's own confidence is p at temperature 1 only for temperature 1
+    // or 0 without top-p. Everything else samples in JS from the raw logits: the whole vocabulary
+    // crosses into JS each token, ~110 ms a token at 152k (Qwen3-0.6B shape, 2 threads), so only
+    // top log-probs and forced tool calls take it.
     const exact = hasExactTokenProbability(seq.context);
-    const native = !forcedCall && topN === 0 && topP >= 1 && (exact ? temperature >= 0 : temperature === 1 || temperature === 0);
+    const native = !forcedCall && topN === 0 && (exact ? temperature >= 0 : (temperature === 1 || temperature === 0) && topP >= 1);
     const stepper: Stepper = native
-      ? new NativeStepper(seq, prompt.slice(start), temperature, seed)
+      ? new NativeStepper(seq, prompt.slice(start), temperature, topP, seed)
       : new LogitsStepper(seq, prompt.slice(start), {
           temperature,
           topP,

@@ -28,17 +28,17 @@ export interface Stepper {
 const NO_TOP_K = null as unknown as number;
 
 /**
- * node-llama-cpp's own generation loop (`evaluateWithMetadata`), used when its sampler is exact
- * for our needs: no top-p / top-k, so the confidence reported for the sampled token is the
- * temperature-1 probability (any temperature where tokenProbability.ts is installed; temperature
- * 1 or 0 otherwise). Fastest path: nothing but the token and one number cross into JS per step.
+ * node-llama-cpp's own generation loop (`evaluateWithMetadata`), used when its confidence is the
+ * temperature-1 probability of the sampled token: any temperature and top-p where
+ * tokenProbability.ts is installed, temperature 1 or 0 without top-p otherwise. No top-k sampler.
+ * Fastest path: nothing but the token and one number cross into JS per step.
  */
 export class NativeStepper implements Stepper {
   private readonly it: AsyncGenerator<{ token: Token; confidence: number }, void, void | Token | Token[]>;
   private ahead: Promise<IteratorResult<{ token: Token; confidence: number }, void>> | null = null;
 
-  constructor(seq: LlamaContextSequence, input: Token[], temperature: number, seed: number) {
-    this.it = seq.evaluateWithMetadata(input, { confidence: true }, { temperature, topK: NO_TOP_K, topP: 1, minP: 0, seed, yieldEogToken: true });
+  constructor(seq: LlamaContextSequence, input: Token[], temperature: number, topP: number, seed: number) {
+    this.it = seq.evaluateWithMetadata(input, { confidence: true }, { temperature, topK: NO_TOP_K, topP, minP: 0, seed, yieldEogToken: true });
   }
 
   async next(): Promise<Step> {
