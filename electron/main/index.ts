@@ -27,6 +27,8 @@ let core: CoreSupervisor | null = null;
 let endpoint: CoreEndpoint | null = null;
 let learning: LearningState = "unknown";
 let trayNote: string | undefined;
+/** what learning is doing ("step 2 of 4, 45%"), shown as the tray's status line while it learns */
+let trayDetail: string | undefined;
 let quitPhase: "running" | "stopping" | "done" = "running";
 /** The last main-frame load failed (core was down): reload once the core is back. */
 let loadFailed = false;
@@ -219,7 +221,7 @@ function createTray(): void {
 
 function renderTray(): void {
   if (!tray) return;
-  tray.setToolTip(trayTooltip(learning));
+  tray.setToolTip(trayTooltip(learning, trayDetail));
   tray.setContextMenu(
     Menu.buildFromTemplate(
       trayMenuTemplate(
@@ -231,15 +233,17 @@ function renderTray(): void {
           quit: () => app.quit(),
         },
         trayNote,
+        trayDetail,
       ),
     ),
   );
 }
 
-function setLearning(state: LearningState, note?: string): void {
-  if (state === learning && note === trayNote) return;
+function setLearning(state: LearningState, note?: string, detail?: string): void {
+  if (state === learning && note === trayNote && detail === trayDetail) return;
   learning = state;
   trayNote = note;
+  trayDetail = detail;
   renderTray();
 }
 
@@ -247,7 +251,7 @@ async function refreshLearning(): Promise<void> {
   if (!endpoint) return setLearning("offline");
   const r = await fetchLearningStatus({ apiBase: endpoint.url, token: endpoint.token });
   // A rollback the learner made by itself is said in the tray (for a day); another note (a failed pause...) stays.
-  setLearning(r.state, r.note ?? (trayNote?.startsWith("Rolled back") ? undefined : trayNote));
+  setLearning(r.state, r.note ?? (trayNote?.startsWith("Rolled back") ? undefined : trayNote), r.detail);
 }
 
 async function toggleLearning(paused: boolean): Promise<void> {

@@ -61,6 +61,24 @@ export function revertNoteFromStatus(body: unknown, now = Date.now()): string | 
   return `Rolled back ckpt-${r.checkpoint} to ${to} (${why})`;
 }
 
+/**
+ * What the learner is doing, for the tray's status line while it learns (/api/status
+ * `training.progress`): "step 2 of 4, 45%" or "checking the new adapter, 30%"; else undefined.
+ */
+export function progressFromStatus(body: unknown): string | undefined {
+  const t = (body as Partial<StatusReply> | null)?.training;
+  const p = t?.progress;
+  if (!p || typeof p.fraction !== "number") return undefined;
+  const pct = `${Math.floor(p.fraction * 100)}%`;
+  if (p.part !== "steps") return `checking the new adapter, ${pct}`;
+  return typeof t.step === "number" && typeof t.steps === "number" ? `step ${Math.min(t.steps, t.step + 1)} of ${t.steps}, ${pct}` : `training, ${pct}`;
+}
+
+/** The tray's status line: the state, or what learning is doing when it says. */
+function statusLabel(state: LearningState, detail?: string): string {
+  return state === "learning" && detail ? `Learning: ${detail}` : labels[state];
+}
+
 export interface TrayActions {
   showWindow(): void;
   pause(): void;
@@ -69,9 +87,9 @@ export interface TrayActions {
 }
 
 /** The tray's context menu for a state. Pause/Resume is offered only when it means something. */
-export function trayMenuTemplate(state: LearningState, actions: TrayActions, note?: string): MenuItemConstructorOptions[] {
+export function trayMenuTemplate(state: LearningState, actions: TrayActions, note?: string, detail?: string): MenuItemConstructorOptions[] {
   const items: MenuItemConstructorOptions[] = [
-    { label: labels[state], enabled: false },
+    { label: statusLabel(state, detail), enabled: false },
     ...(note ? [{ label: note, enabled: false }] : []),
     { type: "separator" },
     { label: "Open ClawRL", click: () => actions.showWindow() },
@@ -82,8 +100,8 @@ export function trayMenuTemplate(state: LearningState, actions: TrayActions, not
   return items;
 }
 
-export function trayTooltip(state: LearningState): string {
-  return `ClawRL: ${labels[state].replace(/^Learning: /, "learning ")}`;
+export function trayTooltip(state: LearningState, detail?: string): string {
+  return `ClawRL: ${statusLabel(state, detail).replace(/^Learning: /, "learning ")}`;
 }
 
 export interface CoreCall {
@@ -97,13 +115,13 @@ export async function fetchLearningState(call: CoreCall): Promise<LearningState>
   return (await fetchLearningStatus(call)).state;
 }
 
-/** GET /api/status → state, and a note when the learner rolled back by itself lately. */
-export async function fetchLearningStatus({ apiBase, token, fetchImpl = fetch }: CoreCall): Promise<{ state: LearningState; note?: string }> {
+/** GET /api/status → state, a note when the learner rolled back by itself lately, and what learning is doing. */
+export async function fetchLearningStatus({ apiBase, token, fetchImpl = fetch }: CoreCall): Promise<{ state: LearningState; note?: string; detail?: string }> {
   try {
     const res = await fetchImpl(`${apiBase}/api/status`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
     if (!res.ok) return { state: "unknown" };
     const body = await res.json();
-    return { state: learningStateFromStatus(body), note: revertNoteFromStatus(body) };
+    return { state: learningStateFromStatus(body), note: revertNoteFromStatus(body), detail: progressFromStatus(body) };
   } catch {
     return { state: "offline" };
   }

@@ -5,7 +5,7 @@ import http from "node:http";
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { fetchLearningState, learningStateFromStatus, revertNoteFromStatus, setLearningPaused, trayMenuTemplate, type TrayActions } from "../../electron/main/learning.js";
+import { fetchLearningState, fetchLearningStatus, learningStateFromStatus, progressFromStatus, revertNoteFromStatus, setLearningPaused, trayMenuTemplate, trayTooltip, type TrayActions } from "../../electron/main/learning.js";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { tempDir } from "../helpers/cli.js";
 
@@ -40,6 +40,21 @@ describe("revertNoteFromStatus", () => {
     for (const b of [null, {}, { training: { lastRevert: null } }, { training: { lastRevert: { checkpoint: "5" } } }]) assert.equal(revertNoteFromStatus(b, now), undefined);
     const menu = trayMenuTemplate("idle", { showWindow() {}, pause() {}, resume() {}, quit() {} }, revertNoteFromStatus(body("2030-01-02T11:00:00Z", 4), now));
     assert.equal(menu[1].label, "Rolled back ckpt-5 to ckpt-4 (its answers were rated worse)");
+  });
+});
+
+describe("progressFromStatus", () => {
+  const body = (training: object) => ({ model: { id: "m" }, training: { state: "training", ...training } });
+  it("says the step under way and the run's share done, or the gate's", () => {
+    assert.equal(progressFromStatus(body({ step: 1, steps: 4, progress: { part: "steps", fraction: 0.456, secondsLeft: 300 } })), "step 2 of 4, 45%");
+    assert.equal(progressFromStatus(body({ state: "evaluating", step: null, steps: null, progress: { part: "answers", fraction: 0.3, secondsLeft: null } })), "checking the new adapter, 30%");
+    for (const b of [null, {}, body({ progress: null }), body({})]) assert.equal(progressFromStatus(b), undefined);
+  });
+  it("becomes the tray's status line while learning, and its tooltip", () => {
+    const actions: TrayActions = { showWindow() {}, pause() {}, resume() {}, quit() {} };
+    assert.equal(trayMenuTemplate("learning", actions, undefined, "step 2 of 4, 45%")[0].label, "Learning: step 2 of 4, 45%");
+    assert.equal(trayTooltip("learning", "step 2 of 4, 45%"), "ClawRL: learning step 2 of 4, 45%");
+    assert.equal(trayMenuTemplate("paused", actions, undefined, "step 2 of 4, 45%")[0].label, "Learning: paused");
   });
 });
 
@@ -100,6 +115,8 @@ describe("talking to the core", () => {
     statusBody = { model: { id: "m" }, training: { state: "paused", activeCheckpoint: null } };
     assert.equal(await fetchLearningState({ apiBase: base, token: "tok-12345678" }), "paused");
     assert.equal(seen.at(-1), "GET /api/status Bearer tok-12345678");
+    statusBody = { model: { id: "m" }, training: { state: "training", step: 0, steps: 4, activeCheckpoint: null, progress: { part: "steps", fraction: 0.1, secondsLeft: 600 } } };
+    assert.deepEqual(await fetchLearningStatus({ apiBase: base, token: "tok-12345678" }), { state: "learning", note: undefined, detail: "step 1 of 4, 10%" });
   });
   it("pause succeeds; a refused resume carries the server's message", async () => {
     assert.deepEqual(await setLearningPaused({ apiBase: base, token: "tok-12345678" }, true), { ok: true });
