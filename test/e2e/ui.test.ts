@@ -130,6 +130,14 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     assert.equal(await page.locator(".msg.user .bubble").first().textContent(), "Hello there");
     const tag = (await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "";
     assert.match(tag, /No adapter|Adapter /);
+    // How fast it was written, from the stream's last chunk (llama-server's timings).
+    const finish = chunks.find((c) => c.choices[0]?.finish_reason) as { timings?: { predicted_n: number; predicted_per_second: number | null; prompt_ms: number } };
+    const speed = (await page.locator(".msg.assistant .answer-speed").last().textContent()) ?? "";
+    const n = finish.timings!.predicted_n + 1;
+    assert.equal(
+      speed,
+      [finish.timings!.predicted_per_second !== null ? `${finish.timings!.predicted_per_second.toFixed(1)} tok/s` : null, `${n} token${n === 1 ? "" : "s"}`, `${(finish.timings!.prompt_ms / 1000).toFixed(2)} s to first token`].filter(Boolean).join(" · "),
+    );
     const sessions = (await (await api("/api/sessions")).json()) as { sessions: { id: string }[] };
     assert.equal(sessions.sessions.length, 1);
     sessionId = sessions.sessions[0].id;
@@ -170,6 +178,8 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     await page.getByRole("button", { name: "Save" }).click();
     await page.locator(".session-open").filter({ hasText: "Greetings test" }).click();
     await page.getByText("Greet the user back by name.").waitFor();
+    // The answer's speed was recorded with the turn: the reopened chat shows it too.
+    assert.match((await page.locator(".msg.assistant .answer-speed").last().textContent()) ?? "", /\d+ tokens? · \d+\.\d\d s to first token$/);
     const s = (await (await api(`/api/sessions/${sessionId}`)).json()) as { session: { title: string } };
     assert.equal(s.session.title, "Greetings test");
   });

@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import type OpenAI from "openai";
 import type { RunningCore } from "../../electron/core/core.js";
 import { startTinyCore, turnCount } from "./helpers.js";
+import type { LlamaTimings } from "../../electron/core/api/openai.js";
 
 const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
   {
@@ -54,6 +55,19 @@ describe("/v1/chat/completions through the openai client", () => {
     assert.equal(rec.tokenLogprobs.length, rec.responseTokens.length);
     assert.equal(rec.promptTokens.length, data.usage!.prompt_tokens);
     assert.ok(rec.tokenLogprobs.every((lp) => Number.isFinite(lp) && lp <= 0));
+    // How long it took, as llama-server says it: the prompt up to the first token, the tokens after it.
+    const t = (data as unknown as { timings: LlamaTimings }).timings;
+    assert.equal(t.prompt_n, data.usage!.prompt_tokens - data.usage!.prompt_tokens_details!.cached_tokens!);
+    assert.equal(t.predicted_n, data.usage!.completion_tokens - 1);
+    assert.ok(t.prompt_ms > 0 && t.predicted_ms >= 0, JSON.stringify(t));
+    assert.ok(Math.abs(t.prompt_per_second! - (1000 * t.prompt_n) / t.prompt_ms) < 1e-6);
+    // The turn keeps the same figures (the chat shows its speed when a session is opened again).
+    assert.deepEqual(
+      [rec.timings!.promptTokens, rec.timings!.firstTokenMs, rec.timings!.decodeTokens, rec.timings!.decodeMs],
+      [t.prompt_n, t.prompt_ms, t.predicted_n, t.predicted_ms],
+    );
+    assert.ok(rec.timings!.queueMs >= 0);
+    assert.deepEqual(core.store.turnView(turnId).timings, rec.timings);
   });
 
   it("streams token by token; the same seed gives the same answer as without streaming", async () => {
@@ -68,8 +82,14 @@ describe("/v1/chat/completions through the openai client", () => {
     let contentChunks = 0;
     let finish: string | null = null;
     let usage: OpenAI.CompletionUsage | undefined;
+    let timings: LlamaTimings | undefined;
     for await (const chunk of stream) {
       if (chunk.usage) usage = chunk.usage;
+      const t = (chunk as unknown as { timings?: LlamaTimings }).timings;
+      if (t) {
+        assert.ok(chunk.choices[0]?.finish_reason, "the timings come with the finish reason");
+        timings = t;
+      }
       for (const ch of chunk.choices) {
         if (ch.delta.content) {
           text += ch.delta.content;
@@ -83,6 +103,8 @@ describe("/v1/chat/completions through the openai client", () => {
     assert.equal(usage?.prompt_tokens, plain.usage!.prompt_tokens);
     assert.equal(usage?.completion_tokens, plain.usage!.completion_tokens);
     assert.ok(contentChunks > 1, `expected several content chunks, got ${contentChunks}`);
+    assert.equal(timings?.predicted_n, usage!.completion_tokens - 1);
+    assert.ok(timings!.predicted_per_second! > 0);
   });
 
   it("honours stop sequences and max_completion_tokens", async () => {

@@ -19,6 +19,20 @@ export interface ChatLogprob {
   top_logprobs: { token: string; logprob: number; bytes: number[] }[];
 }
 
+/**
+ * How long the answer took, as llama-server reports it (an extension OpenAI SDKs ignore):
+ * `prompt_*` the prompt tokens evaluated (cached ones excluded) up to the first answer token,
+ * `predicted_*` the answer tokens after the first.
+ */
+export interface LlamaTimings {
+  prompt_n: number;
+  prompt_ms: number;
+  prompt_per_second: number | null;
+  predicted_n: number;
+  predicted_ms: number;
+  predicted_per_second: number | null;
+}
+
 export interface ChatCompletionReply {
   id: string;
   object: "chat.completion";
@@ -33,6 +47,7 @@ export interface ChatCompletionReply {
     finish_reason: FinishReason;
   }[];
   usage: Usage;
+  timings: LlamaTimings;
 }
 
 /** A streamed chat chunk (`data:` line); the last one before `[DONE]` has no choices and the usage, when asked for. */
@@ -52,6 +67,8 @@ export interface ChatCompletionChunk {
     finish_reason: FinishReason | null;
   }[];
   usage?: Usage;
+  /** on the chunk that carries the finish reason */
+  timings?: LlamaTimings;
 }
 
 /** An OpenAI-style error: the body of every 4xx/5xx reply (server/errors.ts ApiError), and the `data:` line a stream ends with when generation fails after it started. */
@@ -78,6 +95,8 @@ export interface TextCompletionReply {
   system_fingerprint: string;
   choices: { index: number; text: string; logprobs: LegacyLogprobs | null; finish_reason: FinishReason }[];
   usage: Usage;
+  /** absent when the prompt itself is scored (`echo` with no answer) */
+  timings?: LlamaTimings;
 }
 
 export interface ModelObject {

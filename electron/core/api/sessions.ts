@@ -41,6 +41,19 @@ export interface JudgeView {
 }
 
 /** A recorded turn with what came after it. */
+/** How long an answer took in the engine (inference/engine.ts); on the wire as llama-server's `timings` (api/openai.ts). */
+export interface AnswerTimingsView {
+  /** waiting for a free sequence (other answers in progress, an adapter swap) */
+  queueMs: number;
+  /** prompt tokens evaluated (the rest reused the KV cache of the conversation's previous turn) */
+  promptTokens: number;
+  /** from the start of evaluation to the first answer token: the prompt's evaluation and the first step */
+  firstTokenMs: number;
+  /** answer tokens after the first, and the time they took */
+  decodeTokens: number;
+  decodeMs: number;
+}
+
 export interface TurnView {
   turnId: string;
   sessionId: string;
@@ -57,6 +70,8 @@ export interface TurnView {
   reward: number | null;
   /** the standing preferences the core added to the served prompt (absent: none) */
   preferences?: PreferenceBlockView;
+  /** how long it took (absent: recorded before the core measured it) */
+  timings?: AnswerTimingsView;
 }
 
 /** The preference block a turn's served prompt carried (electron/core/preferences/inject.ts). */

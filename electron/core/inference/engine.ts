@@ -8,6 +8,7 @@ import {
   type Token,
 } from "node-llama-cpp";
 import type { ChatMessage } from "../api/chatTypes.js";
+import type { AnswerTimingsView } from "../api/sessions.js";
 import { AdapterGate, AbortedError, type SwapResult } from "./adapterGate.js";
 import type { BackendName, BackendPreference } from "./backend.js";
 import { chooseBackend, type BackendSkip, type ProbeOptions } from "./backendProbe.js";
@@ -122,6 +123,7 @@ export interface GenerateResult {
   toolCalls: GeneratedToolCall[];
   finishReason: "stop" | "length" | "tool_calls";
   sampling: { temperature: number; topP: number; seed?: number; maxTokens?: number };
+  timings: AnswerTimingsView;
 }
 
 export class ContextLengthError extends Error {
@@ -271,10 +273,11 @@ export class Engine {
   /** `prepared`: the result of renderPrompt(req) when the caller already has it. */
   async generate(req: GenerateRequest, hooks: GenerateHooks = {}, prepared?: { tokens: Token[]; stopTriggers: string[] }): Promise<GenerateResult> {
     const rendered = prepared ?? this.renderPrompt(req);
+    const queued = performance.now();
     const lease = await this.gate.acquire(rendered.tokens, hooks.signal);
     try {
       hooks.onStart?.({ adapter: lease.adapterVersion, promptTokens: rendered.tokens.length });
-      return await this.run(lease.sequence, lease.adapterVersion, rendered, req, hooks);
+      return await this.run(lease.sequence, lease.adapterVersion, rendered, req, hooks, queued);
     } finally {
       lease.release();
     }
@@ -305,7 +308,10 @@ export class Engine {
     rendered: { tokens: Token[]; stopTriggers: string[] },
     req: GenerateRequest,
     hooks: GenerateHooks,
+    /** when the request began waiting for its sequence (performance.now()) */
+    queuedAt: number,
   ): Promise<GenerateResult> {
+    const started = performance.now();
     const prompt = rendered.tokens;
     const contextSize = seq.contextSize;
     const temperature = req.temperature ?? 1;
@@ -400,10 +406,15 @@ export class Engine {
     };
 
     let text = "";
+    // When its first token came, and its last.
+    let firstAt = 0;
+    let lastAt = 0;
     try {
     for (;;) {
       if (hooks.signal?.aborted) throw new AbortedError();
       const { token, logprob: lp, top } = await stepper.next();
+      lastAt = performance.now();
+      if (firstAt === 0) firstAt = lastAt;
       forcedCall?.accept(token);
       responseTokens.push(token);
       tokenLogprobs.push(lp);
@@ -478,6 +489,13 @@ export class Engine {
       toolCalls,
       finishReason,
       sampling: { temperature, topP, seed, maxTokens: req.maxTokens },
+      timings: {
+        queueMs: started - queuedAt,
+        promptTokens: prompt.length - start,
+        firstTokenMs: firstAt - started,
+        decodeTokens: Math.max(0, responseTokens.length - 1),
+        decodeMs: lastAt - firstAt,
+      },
     };
   }
 

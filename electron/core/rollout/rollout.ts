@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import { messageText, type ChatMessage } from "../api/chatTypes.js";
+import type { AnswerTimingsView } from "../api/sessions.js";
 import type { TurnType } from "../store/records.js";
 import type { SessionMeta } from "../store/state.js";
 import type { Store, TurnEntry } from "../store/store.js";
@@ -49,6 +50,8 @@ export interface TurnResult {
   toolCalls?: Array<{ id: string; name: string; arguments: string }>;
   finishReason: "stop" | "length" | "tool_calls";
   sampling: { temperature: number; topP: number; seed?: number; maxTokens?: number };
+  /** how long the answer took (absent: not measured, e.g. a replayed turn) */
+  timings?: AnswerTimingsView;
 }
 
 export interface RolloutOptions {
@@ -176,6 +179,7 @@ export class Rollout {
       ...(result.toolCalls && result.toolCalls.length ? { toolCalls: result.toolCalls } : {}),
       finishReason: result.finishReason,
       sampling: result.sampling,
+      ...(result.timings ? { timings: result.timings } : {}),
       sessionDone: ctx.sessionDone,
       prefixKey,
     }, pairing ?? undefined);

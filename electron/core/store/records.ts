@@ -1,5 +1,5 @@
 import type { ChatMessage } from "../api/chatTypes.js";
-import type { PreferenceBlockView } from "../api/sessions.js";
+import type { AnswerTimingsView, PreferenceBlockView } from "../api/sessions.js";
 
 /**
  * The typed lines of logs/trajectories.jsonl. One file for every event kind (not one per
@@ -56,6 +56,8 @@ export interface TurnRecord {
   toolCalls?: ToolCallRecord[];
   finishReason: "stop" | "length" | "tool_calls";
   sampling: SamplingRecord;
+  /** how long the answer took (absent in turns recorded before it was measured) */
+  timings?: AnswerTimingsView;
   sessionDone: boolean;
   /** hash of the canonical prompt + answer: a later request starting with it continues this session */
   prefixKey: string;

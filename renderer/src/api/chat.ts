@@ -1,5 +1,6 @@
 import type { ChatStreamData, ModelListReply } from "../../../electron/core/api/openai.js";
 import { errorFromResponse, type CoreClient } from "./client.js";
+import { speedOfLlamaTimings, type AnswerSpeed } from "./shapes.js";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
@@ -15,6 +16,8 @@ export interface TurnInfo {
   model: string | null;
   /** standing preferences the core added to the prompt */
   preferences: number;
+  /** how fast it was written (the last chunk's timings); null until the answer is complete */
+  speed: AnswerSpeed | null;
 }
 
 /** Generation parameters sent with the request (OpenAI names). */
@@ -95,6 +98,7 @@ export async function streamChat(client: CoreClient, messages: ChatMessage[], se
     adapter: res.headers.get("X-Clawrl-Adapter"),
     model: null,
     preferences: Number(res.headers.get("X-Clawrl-Preferences") ?? 0) || 0,
+    speed: null,
   };
   handlers.onStart?.(info);
   let text = "";
@@ -109,6 +113,7 @@ export async function streamChat(client: CoreClient, messages: ChatMessage[], se
     }
     if (typeof chunk !== "object" || chunk === null) continue;
     if ("error" in chunk) throw new Error(chunk.error.message);
+    if (chunk.timings) info.speed = speedOfLlamaTimings(chunk.timings);
     if (info.model === null && chunk.model) {
       info.model = chunk.model;
       handlers.onModel?.(chunk.model);

@@ -5,7 +5,8 @@
 // reads as null (a page shows "—" instead of going blank).
 import type { CheckpointsReply, CheckpointView, MemoryPlanView, PhaseProgressView, RevertView, TrainingHistoryPoint, TrainingStatusView, WatchView } from "../../../electron/core/api/training.js";
 import type { DownloadView, ModelsReply, ModelSwitchEvent, ModelView, TrainabilityView } from "../../../electron/core/api/models.js";
-import type { GenerationView, SessionReply, SessionsReply, TurnView } from "../../../electron/core/api/sessions.js";
+import type { AnswerTimingsView, GenerationView, SessionReply, SessionsReply, TurnView } from "../../../electron/core/api/sessions.js";
+import type { LlamaTimings } from "../../../electron/core/api/openai.js";
 import type { StatusReply } from "../../../electron/core/api/status.js";
 import type { Settings as CoreSettings } from "../../../electron/core/api/settings.js";
 
@@ -240,6 +241,26 @@ export interface Vote {
   text: string | null;
 }
 
+/** How fast an answer was written: from a recorded turn's timings, or a stream's last chunk. */
+export interface AnswerSpeed {
+  /** answer tokens */
+  tokens: number;
+  /** after the first token; null for a one-token answer */
+  tokensPerSecond: number | null;
+  /** the prompt's evaluation up to the first token */
+  firstTokenSeconds: number;
+}
+
+export function speedOfTimings(t: AnswerTimingsView | undefined): AnswerSpeed | null {
+  if (!t || typeof t.decodeMs !== "number") return null;
+  return { tokens: t.decodeTokens + 1, tokensPerSecond: t.decodeTokens > 0 && t.decodeMs > 0 ? (1000 * t.decodeTokens) / t.decodeMs : null, firstTokenSeconds: t.firstTokenMs / 1000 };
+}
+
+/** The same from the wire's llama-server-style timings (api/openai.ts LlamaTimings). */
+export function speedOfLlamaTimings(t: LlamaTimings): AnswerSpeed {
+  return { tokens: t.predicted_n + 1, tokensPerSecond: t.predicted_per_second, firstTokenSeconds: t.prompt_ms / 1000 };
+}
+
 export interface Turn {
   id: string;
   type: string;
@@ -257,6 +278,8 @@ export interface Turn {
   at: number | null;
   /** standing preferences the core added to its prompt */
   preferences: number;
+  /** how fast it was written (null: recorded before the core measured it) */
+  speed: AnswerSpeed | null;
 }
 
 /** Message content as text: plain strings, or OpenAI text-part arrays. */
@@ -286,6 +309,7 @@ export function readTurn(body: unknown): Turn {
     judgeHints: t.judge?.hints ?? [],
     at: time(t.time),
     preferences: t.preferences?.ids.length ?? 0,
+    speed: speedOfTimings(t.timings),
   };
 }
 

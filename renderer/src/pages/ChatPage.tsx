@@ -5,7 +5,7 @@ import { useChatDefaults } from "../api/chatDefaults.js";
 import { readGeneration, requestParams, saveChat, takeLegacyChat, type GenerationSettings } from "../api/generation.js";
 import { humanError } from "../api/humanError.js";
 import { useCore, useLive } from "../api/core.js";
-import { readSession, readSessions, type SessionSummary, type Thumbs } from "../api/shapes.js";
+import { readSession, readSessions, type AnswerSpeed, type SessionSummary, type Thumbs } from "../api/shapes.js";
 import { Markdown, CopyButton } from "../components/Markdown.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { PencilIcon, SidebarIcon, SlidersIcon, ThumbDownIcon, ThumbUpIcon, TrashIcon } from "../components/Icons.js";
@@ -25,6 +25,8 @@ interface DisplayMessage {
   hint?: string | null;
   /** standing preferences its prompt carried */
   preferences?: number;
+  /** how fast it was written */
+  speed?: AnswerSpeed | null;
   streaming?: boolean;
   stopped?: boolean;
   error?: string;
@@ -125,7 +127,7 @@ export function ChatPage() {
         const mainTurns = detail.turns.filter((t) => t.type !== "side");
         for (const t of mainTurns) {
           if (t.userText) shown.push({ key: nextKey(), role: "user", content: t.userText });
-          shown.push({ key: nextKey(), role: "assistant", content: t.response, turnId: t.id, adapter: t.adapter, model: models.get(t.id) ?? null, thumbs: t.thumbs, hint: t.hint, preferences: t.preferences });
+          shown.push({ key: nextKey(), role: "assistant", content: t.response, turnId: t.id, adapter: t.adapter, model: models.get(t.id) ?? null, thumbs: t.thumbs, hint: t.hint, preferences: t.preferences, speed: t.speed });
         }
         if (mainTurns.length) setRecordedSystem(systemPromptOf(mainTurns[mainTurns.length - 1].messages));
         setMessages(shown);
@@ -231,7 +233,7 @@ export function ChatPage() {
           requestParams(gen, status?.model?.contextSize ?? null),
         );
         flushNow();
-        update((m) => ({ ...m, streaming: false }));
+        update((m) => ({ ...m, streaming: false, speed: info.speed }));
         if (isNew && info.sessionId) {
           const first = history.find((m) => m.role === "user")?.content ?? "";
           const title = first.replace(/\s+/g, " ").trim().slice(0, 48);
@@ -455,6 +457,20 @@ function SessionItem({ session, active, onOpen, onChanged, onDeleted }: { sessio
   );
 }
 
+/** "21.3 tok/s · 48 tokens · 0.33 s to first token", as local-model apps show under an answer. */
+function AnswerSpeedNote({ speed }: { speed: AnswerSpeed }) {
+  const parts = [
+    speed.tokensPerSecond !== null ? `${speed.tokensPerSecond.toFixed(1)} tok/s` : null,
+    `${speed.tokens} token${speed.tokens === 1 ? "" : "s"}`,
+    `${speed.firstTokenSeconds.toFixed(2)} s to first token`,
+  ].filter(Boolean);
+  return (
+    <span className="small muted answer-speed" title="How fast this answer was written on this machine">
+      {parts.join(" · ")}
+    </span>
+  );
+}
+
 function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg: DisplayMessage; isLast: boolean; busy: boolean; onRegenerate(): void; onFeedback(p: Partial<DisplayMessage>): void }) {
   const { client } = useCore();
   const [hinting, setHinting] = useState(false);
@@ -534,6 +550,7 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
           <span className="tag answer-source" title="The model, and the adapter on it, that wrote this answer">
             {[msg.model, msg.adapter ? adapterLabel(msg.adapter) : null].filter(Boolean).join(" · ") || "—"}
           </span>
+          {msg.speed && <AnswerSpeedNote speed={msg.speed} />}
           {(msg.preferences ?? 0) > 0 && (
             <a className="tag answer-prefs" href="#/preferences" title="Your standing preferences were in this answer's prompt">
               {msg.preferences === 1 ? "1 preference" : `${msg.preferences} preferences`}

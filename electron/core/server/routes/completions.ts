@@ -8,6 +8,7 @@ import { abortWhenClientLeaves } from "../clientAbort.js";
 import { ApiError, badRequest } from "../errors.js";
 import type { TurnRecorder } from "./openai.js";
 import { generationParams } from "./generationParams.js";
+import { timingsOf, usageOf } from "./replyFigures.js";
 import type { LegacyLogprobs, TextCompletionReply } from "../../api/openai.js";
 import { preparePlainPrompt, tokenCounter } from "../../preferences/inject.js";
 
@@ -87,12 +88,8 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
         model: engine.modelId,
         system_fingerprint: `clawrl-${result.adapter}`,
         choices: [{ index: 0, text: result.text, logprobs: body.logprobs == null ? null : legacyLogprobs(engine, infos.filter((i) => !m.isEogToken(i.token as Token)), body.logprobs, served.tokens), finish_reason: result.finishReason }],
-        usage: {
-          prompt_tokens: result.promptTokens.length,
-          completion_tokens: result.responseTokens.length,
-          total_tokens: result.promptTokens.length + result.responseTokens.length,
-          prompt_tokens_details: { cached_tokens: cachedPromptTokens },
-        },
+        usage: usageOf(result),
+        timings: timingsOf(result),
       } satisfies TextCompletionReply;
     } catch (err) {
       const aborted = err instanceof AbortedError || signal.aborted;

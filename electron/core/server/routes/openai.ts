@@ -16,6 +16,7 @@ import { abortWhenClientLeaves } from "../clientAbort.js";
 import { ApiError, badRequest } from "../errors.js";
 import { parseChatRequest, type ChatCompletionRequest } from "./openaiSchema.js";
 import { generationParams } from "./generationParams.js";
+import { timingsOf, usageOf } from "./replyFigures.js";
 import type { ChatCompletionChunk, ChatCompletionReply, ChatLogprob, ModelListReply, ModelObject } from "../../api/openai.js";
 
 type ChunkChoice = ChatCompletionChunk["choices"][number];
@@ -137,8 +138,8 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
     const stream = body.stream === true;
     const includeUsage = stream && body.stream_options?.include_usage === true;
     let started = false;
-    const chunk = (delta: ChunkChoice["delta"], extra: Partial<Pick<ChunkChoice, "logprobs" | "finish_reason">> = {}) =>
-      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }] } satisfies ChatCompletionChunk)}\n\n`;
+    const chunk = (delta: ChunkChoice["delta"], extra: Partial<Pick<ChunkChoice, "logprobs" | "finish_reason">> = {}, top: Pick<ChatCompletionChunk, "timings"> = {}) =>
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }], ...top } satisfies ChatCompletionChunk)}\n\n`;
     const sse = new SseWriter(reply.raw);
     const write = (s: string) => sse.write(s);
     let firstContentSent = false;
@@ -203,16 +204,12 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
 
     const { logprobs: infos, cachedPromptTokens, ...turn } = result;
     rollout.completeTurn(ctx, turn);
-    const usage = {
-      prompt_tokens: result.promptTokens.length,
-      completion_tokens: result.responseTokens.length,
-      total_tokens: result.promptTokens.length + result.responseTokens.length,
-      prompt_tokens_details: { cached_tokens: cachedPromptTokens },
-    };
+    const usage = usageOf(result);
+    const timings = timingsOf(result);
     const toolCalls = result.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
 
     if (stream) {
-      write(chunk({}, { finish_reason: result.finishReason }));
+      write(chunk({}, { finish_reason: result.finishReason }, { timings }));
       if (includeUsage) write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage } satisfies ChatCompletionChunk)}\n\n`);
       write("data: [DONE]\n\n");
       sse.flush();
@@ -239,6 +236,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
         },
       ],
       usage,
+      timings,
     } satisfies ChatCompletionReply;
   });
 }
