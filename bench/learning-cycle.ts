@@ -19,6 +19,7 @@ import type { CheckpointsReply } from "../electron/core/api/training.js";
 import type { StatusReply } from "../electron/core/api/status.js";
 import type { GateResult } from "../electron/core/training/gate.js";
 import { ensureShapeModel } from "../models/tiny/shapeCache.js";
+import { liveCore, median } from "./lib/liveCore.js";
 import type { ShapeType } from "../models/tiny/generate.js";
 
 const { values } = parseArgs({
@@ -39,51 +40,15 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-cycle-"));
 const t0 = performance.now();
 const core = await startCore({ model: modelPath, dataDir, token: "bench", uiDir: "", training: { stepsPerRun: Number(values.steps) } });
 const loadS = (performance.now() - t0) / 1000;
-const H = { authorization: `Bearer ${core.token}`, "content-type": "application/json" };
-async function api<T>(method: string, route: string, body?: unknown): Promise<T> {
-  const r = await fetch(`${core.url}${route}`, { method, headers: H, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (!r.ok) throw new Error(`${method} ${route}: HTTP ${r.status} ${await r.text()}`);
-  return (await r.json()) as T;
-}
+const { api, ask, feedBatch } = liveCore(core, answerTokens);
 await api("PATCH", "/api/settings", { batchSize: batch });
-
-let sid = 0;
-/** One streamed main turn in a session of its own; ms to the first content and its turn id. */
-async function ask(content: string): Promise<{ ms: number; turnId: string }> {
-  const start = performance.now();
-  const res = await fetch(`${core.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { ...H, "x-turn-type": "main", "x-session-id": `cycle-${++sid}` },
-    body: JSON.stringify({ model: "m", messages: [{ role: "user", content }], max_tokens: answerTokens, stream: true, seed: sid }),
-  });
-  if (!res.ok) throw new Error(`chat: HTTP ${res.status} ${await res.text()}`);
-  const turnId = res.headers.get("x-clawrl-turn-id")!;
-  const dec = new TextDecoder();
-  let buf = "";
-  let ms: number | null = null;
-  for await (const chunk of res.body!) {
-    buf += dec.decode(chunk as Uint8Array, { stream: true });
-    if (ms === null && /"content":"[^"]/.test(buf)) ms = performance.now() - start;
-  }
-  return { ms: ms ?? performance.now() - start, turnId };
-}
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? NaN;
 
 await ask("warm up");
 const idle: number[] = [];
 for (let i = 0; i < 3; i++) idle.push((await ask(`idle question ${i}`)).ms);
 console.error(`model loaded in ${loadS.toFixed(1)} s; idle TTFT ${median(idle).toFixed(0)} ms; asking questions with thumbs until ${batch} samples are ready`);
 
-// Until a batch is ready: one main turn in eight is held back (never trained on), so it takes a few more.
-const feedT0 = performance.now();
-let asked = 0;
-for (; ; asked++) {
-  const st = await api<StatusReply>("GET", "/api/status");
-  if (st.training.state !== "idle" || (st.training.samplesWaiting ?? 0) >= batch) break;
-  const { turnId } = await ask(`Tell me a short story about a ${["cat", "dog", "fox", "owl"][asked % 4]} number ${asked}.`);
-  await api("POST", "/api/feedback", { turnId, thumbs: asked % 3 === 0 ? "down" : "up" });
-}
-const feedS = (performance.now() - feedT0) / 1000;
+const { asked, seconds: feedS } = await feedBatch(batch);
 
 // Follow the phases until a checkpoint (published or rejected) is written.
 const phases: Array<{ phase: string; at: number }> = [];

@@ -1,0 +1,56 @@
+/**
+ * A live core as the learning benches drive it: its API with the bearer token, streamed main
+ * turns in sessions of their own (time to first content), and a batch of answers with thumbs.
+ */
+import type { RunningCore } from "../../electron/core/core.js";
+import type { StatusReply } from "../../electron/core/api/status.js";
+
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? NaN;
+
+export function liveCore(core: RunningCore, answerTokens: number) {
+  const H = { authorization: `Bearer ${core.token}`, "content-type": "application/json" };
+  async function api<T>(method: string, route: string, body?: unknown): Promise<T> {
+    const r = await fetch(`${core.url}${route}`, { method, headers: H, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (!r.ok) throw new Error(`${method} ${route}: HTTP ${r.status} ${await r.text()}`);
+    return (await r.json()) as T;
+  }
+
+  let sid = 0;
+  /** One streamed main turn in a session of its own; ms to the first content and its turn id. */
+  async function ask(content: string): Promise<{ ms: number; turnId: string }> {
+    const start = performance.now();
+    const res = await fetch(`${core.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { ...H, "x-turn-type": "main", "x-session-id": `cycle-${++sid}` },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content }], max_tokens: answerTokens, stream: true, seed: sid }),
+    });
+    if (!res.ok) throw new Error(`chat: HTTP ${res.status} ${await res.text()}`);
+    const turnId = res.headers.get("x-clawrl-turn-id")!;
+    const dec = new TextDecoder();
+    let buf = "";
+    let ms: number | null = null;
+    for await (const chunk of res.body!) {
+      buf += dec.decode(chunk as Uint8Array, { stream: true });
+      if (ms === null && /"content":"[^"]/.test(buf)) ms = performance.now() - start;
+    }
+    return { ms: ms ?? performance.now() - start, turnId };
+  }
+
+  /**
+   * Main turns with thumbs (two up, one down) until a batch is ready or a run starts: one main
+   * turn in eight is held back (never trained on), so it takes a few more than the batch.
+   */
+  async function feedBatch(batch: number): Promise<{ asked: number; seconds: number }> {
+    const t0 = performance.now();
+    let asked = 0;
+    for (; ; asked++) {
+      const st = await api<StatusReply>("GET", "/api/status");
+      if (st.training.state !== "idle" || (st.training.samplesWaiting ?? 0) >= batch) break;
+      const { turnId } = await ask(`Tell me a short story about a ${["cat", "dog", "fox", "owl"][asked % 4]} number ${asked}.`);
+      await api("POST", "/api/feedback", { turnId, thumbs: asked % 3 === 0 ? "down" : "up" });
+    }
+    return { asked, seconds: (performance.now() - t0) / 1000 };
+  }
+
+  return { api, ask, feedBatch };
+}
