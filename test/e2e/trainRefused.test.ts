@@ -58,7 +58,10 @@ describe("a served model too large to train here", { skip: browserMissing() ?? f
     browser = await launchBrowser();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
     // A tiny random model may ramble to the end of its context: cap its answers (the request still goes to the real core).
-    await page.route("**/v1/chat/completions", (r) => r.continue({ postData: JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: 24 }) }));
+    // Greedy: sampled at the chat's defaults, its first token is sometimes the end of turn, an empty answer (CI saw one).
+    await page.route("**/v1/chat/completions", (r) =>
+      r.continue({ postData: JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: 24, temperature: 0 }) }),
+    );
     page.on("pageerror", (e) => pageProblems.push(`page error: ${e.message}`));
     await page.goto(signInUrl(core.url, token));
     await page.getByRole("navigation", { name: "Pages" }).waitFor();

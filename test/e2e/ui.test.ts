@@ -33,8 +33,10 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     page = await context.newPage();
     // A tiny random model samples at temperature 1 and may ramble to the end of its context
     // (minutes on a loaded machine). Cap the length of its answers: the request still goes to
-    // the real core and streams real tokens; only max_tokens is added to what the UI sent.
-    await page.route("**/v1/chat/completions", (r) => r.continue({ postData: JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: 40 }) }));
+    // the real core and streams real tokens; only max_tokens and a seed are added to what the UI
+    // sent. The seed makes the draws repeatable: unseeded, the first token is now and then the
+    // end of turn, an empty answer.
+    await page.route("**/v1/chat/completions", (r) => r.continue({ postData: JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: 40, seed: 7 }) }));
     page.on("pageerror", (e) => pageProblems.push(`page error: ${e.message}`));
     page.on("console", (m) => {
       if (/Content Security Policy|Refused to/i.test(m.text())) pageProblems.push(`CSP: ${m.text()}`);
