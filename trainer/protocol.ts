@@ -79,6 +79,8 @@ export const commandSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("load"), id, dir: z.string().nullable() }),
   /** Read a checkpoint fully (adapter fits the model, optimizer matches) without using it. */
   z.object({ type: z.literal("verify"), id, dir: z.string().min(1) }),
+  /** What the trainer holds now: tfjs tensors and bytes, the process's RSS and JS heap. */
+  z.object({ type: z.literal("memory"), id }),
   z.object({ type: z.literal("shutdown"), id }),
 ]);
 export type Command = z.infer<typeof commandSchema>;
@@ -149,6 +151,17 @@ export const replySchema = z.discriminatedUnion("type", [
   }),
   z.object({ type: z.literal("loaded"), id, dir: z.string().nullable(), step: z.number().int() }),
   z.object({ type: z.literal("verified"), id, dir: z.string(), ok: z.boolean(), error: z.string().nullable() }),
+  z.object({
+    type: z.literal("memory"),
+    id,
+    /** tf.memory(): live tensors and the bytes they hold (device bytes included) */
+    tensors: z.number().int().nonnegative(),
+    tensorBytes: z.number().nonnegative(),
+    /** the wasm backend's heap (it only grows), null on other backends */
+    wasmHeapBytes: z.number().nonnegative().nullable(),
+    rssBytes: z.number().nonnegative(),
+    jsHeapBytes: z.number().nonnegative(),
+  }),
   /** `plan`: the model does not fit this machine (init refused before loading). */
   z.object({ type: z.literal("error"), id: id.nullable(), message: z.string(), plan: memoryPlanSchema.optional() }),
 ]);

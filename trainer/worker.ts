@@ -196,6 +196,19 @@ function verify(cmd: Extract<Command, { type: "verify" }>): Reply {
   }
 }
 
+/** The wasm backend's heap as it stands (Emscripten grows it, never shrinks it); null elsewhere. */
+function wasmHeapBytes(): number | null {
+  if (tf.getBackend() !== "wasm") return null;
+  const heap = (tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } }).wasm?.HEAPU8;
+  return heap ? heap.buffer.byteLength : null;
+}
+
+function memory(cmd: Extract<Command, { type: "memory" }>): Reply {
+  const m = tf.memory();
+  const u = process.memoryUsage();
+  return { type: "memory", id: cmd.id, tensors: m.numTensors, tensorBytes: m.numBytes, wasmHeapBytes: wasmHeapBytes(), rssBytes: u.rss, jsHeapBytes: u.heapUsed };
+}
+
 async function handle(cmd: Command): Promise<Reply | null> {
   switch (cmd.type) {
     case "init":
@@ -209,6 +222,8 @@ async function handle(cmd: Command): Promise<Reply | null> {
       return { type: "loaded", id: cmd.id, dir: cmd.dir, step: setState(cmd.dir) };
     case "verify":
       return verify(cmd);
+    case "memory":
+      return memory(cmd);
     case "shutdown":
       return null;
   }

@@ -96,6 +96,20 @@ test("readLoraAdapter round-trips values, rank, alpha and targets", async () => 
   disposeLora(back);
 });
 
+test("an adapter made or read gives back every tensor and byte when disposed", async () => {
+  // tf.variable(t) keeps t alive beside the variable: each adapter once left a copy behind.
+  const file = path.join(dir, "memory.gguf");
+  await writeLoraAdapter(file, model, lora);
+  const before = tf.memory();
+  for (const make of [() => createLora(model, { rank: 4, seed: 2 }), () => readLoraAdapter(file, model)]) {
+    const made = make();
+    assert.equal(tf.memory().numTensors, before.numTensors + 2 * made.pairs.size, "one tensor per A and B, nothing beside them");
+    disposeLora(made);
+    assert.equal(tf.memory().numTensors, before.numTensors);
+    assert.equal(tf.memory().numBytes, before.numBytes);
+  }
+});
+
 test("loraState / setLoraState restore the values; a mismatched state is refused", async () => {
   const state = await loraState(lora);
   const other = createLora(model, { rank: 4, alpha: 8, seed: 99, targets: ["attn_q", "attn_v", "ffn_down"] });

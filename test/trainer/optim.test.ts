@@ -148,6 +148,20 @@ describe("AdamW", () => {
     for (const o of [a, b, c]) o.dispose();
   });
 
+  test("its moments are the only tensors it holds, and dispose gives them back", () => {
+    const p = { w: tf.variable(tf.ones([5, 5])), b: tf.variable(tf.ones([5])) };
+    const before = tf.memory();
+    const opt = new AdamW(p);
+    assert.equal(tf.memory().numTensors, before.numTensors + 4, "m and v per parameter, nothing beside them");
+    const g = { w: tf.fill([5, 5], 3), b: tf.fill([5], 1) };
+    opt.applyGradients(g).gradNorm.dispose();
+    tf.dispose(Object.values(g));
+    opt.dispose();
+    assert.equal(tf.memory().numTensors, before.numTensors);
+    assert.equal(tf.memory().numBytes, before.numBytes);
+    for (const v of Object.values(p)) v.dispose();
+  });
+
   test("no tensors leak per step", () => {
     const p = { w: tf.variable(tf.ones([5, 5])) };
     const opt = new AdamW(p);

@@ -15,6 +15,7 @@ import { f32Bytes, writeGguf, type GgufTensorSpec } from "../../models/gguf/writ
 import type { BaseModel } from "../model/base-model.js";
 import { LINEAR_NAMES, linearShape } from "../model/weights.js";
 import { loraKey, type LoraPair, type LoraParams, type LoraTarget } from "./params.js";
+import { variableFrom } from "../model/variable.js";
 
 /** Writes the adapter atomically (temp name, fsync, rename). */
 export async function writeLoraAdapter(path: string, model: BaseModel, lora: LoraParams): Promise<void> {
@@ -85,9 +86,9 @@ export function readLoraAdapter(path: string, model: BaseModel): LoraParams {
     for (const h of ordered) {
       const key = loraKey(h.layer, h.target);
       const [nIn, nOut] = linearShape(model.config, h.target);
-      const a = tf.variable(tf.tidy(() => tf.transpose(tf.tensor2d(readTensorF32(file, h.a!), [rank, nIn])) as tf.Tensor2D), true);
+      const a = variableFrom(tf.tidy(() => tf.transpose(tf.tensor2d(readTensorF32(file, h.a!), [rank, nIn])) as tf.Tensor2D), true);
       made.push(a);
-      const b = tf.variable(tf.tidy(() => tf.transpose(tf.tensor2d(readTensorF32(file, h.b!), [nOut, rank])) as tf.Tensor2D), true);
+      const b = variableFrom(tf.tidy(() => tf.transpose(tf.tensor2d(readTensorF32(file, h.b!), [nOut, rank])) as tf.Tensor2D), true);
       made.push(b);
       pairs.set(key, { a, b });
     }

@@ -7,6 +7,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import type { BaseModel } from "../model/base-model.js";
 import { LINEAR_NAMES, linearShape, type LinearName } from "../model/weights.js";
 import { LORA_DEFAULTS } from "./defaults.js";
+import { variableFrom } from "../model/variable.js";
 
 export type LoraTarget = LinearName;
 export const DEFAULT_TARGETS: readonly LoraTarget[] = LINEAR_NAMES;
@@ -62,8 +63,8 @@ export function createLora(model: BaseModel, opts: LoraOptions = {}): LoraParams
     for (const t of targets) {
       const [nIn, nOut] = linearShape(model.config, t);
       const bound = 1 / Math.sqrt(nIn);
-      const a = tf.variable(tf.tidy(() => tf.randomUniform([nIn, rank], -bound, bound, "float32", seed++) as tf.Tensor2D), true);
-      const b = tf.variable(tf.zeros([rank, nOut]) as tf.Tensor2D, true);
+      const a = variableFrom(tf.randomUniform([nIn, rank], -bound, bound, "float32", seed++) as tf.Tensor2D, true);
+      const b = variableFrom(tf.zeros([rank, nOut]) as tf.Tensor2D, true);
       pairs.set(loraKey(l, t), { a, b });
     }
   }

@@ -1,4 +1,5 @@
 import * as tf from "@tensorflow/tfjs-core";
+import { variableFrom } from "../model/variable.js";
 
 /**
  * AdamW (decoupled weight decay, as torch.optim.AdamW) with global gradient-norm clipping,
@@ -77,8 +78,8 @@ export class AdamW {
     this.options = { ...ADAMW_DEFAULTS, ...options };
     this.params = params;
     for (const [name, p] of Object.entries(params)) {
-      this.m[name] = tf.variable(tf.zerosLike(p), false, `adamw.m.${name}.${uniq()}`);
-      this.v[name] = tf.variable(tf.zerosLike(p), false, `adamw.v.${name}.${uniq()}`);
+      this.m[name] = variableFrom(tf.zerosLike(p), false, `adamw.m.${name}.${uniq()}`);
+      this.v[name] = variableFrom(tf.zerosLike(p), false, `adamw.v.${name}.${uniq()}`);
     }
   }
 

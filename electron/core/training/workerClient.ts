@@ -16,6 +16,7 @@ interface FinalOf {
   evaluate: Extract<Reply, { type: "evaluation" }>;
   load: Extract<Reply, { type: "loaded" }>;
   verify: Extract<Reply, { type: "verified" }>;
+  memory: Extract<Reply, { type: "memory" }>;
   shutdown: never;
 }
 
