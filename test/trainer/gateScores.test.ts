@@ -81,6 +81,16 @@ describe("gateFigures", () => {
     }
   });
 
+  test("counts the output projections: at a real vocabulary they are a fifth of the gate, so the bar moves through them", async () => {
+    // One batch, the base model serving: two body passes (candidate, base) of a tick per layer, then two head passes.
+    const seen: number[] = [];
+    await gateFigures(model, movedLora(1), null, sets(), { batchTokens: 1 << 20, onProgress: (f) => seen.push(f), progressEveryMs: 0 });
+    const bodyTicks = 2 * model.config.nLayer;
+    assert.equal(seen.length, bodyTicks + 2, seen.join(", "));
+    assert.ok(seen[bodyTicks - 1] < seen[bodyTicks] && seen[bodyTicks] < seen[bodyTicks + 1], "the head passes move the bar");
+    assert.ok(Math.abs(seen.at(-1)! - 0.99) < 1e-9);
+  });
+
   test("empty sets give nulls, not NaN", async () => {
     const f = await gateFigures(model, movedLora(3), null, { prompts: [], liked: [a()], disliked: [], heldBack: [] });
     assert.deepEqual([f.kl, f.recent, f.heldBack, f.disliked.candidate], [{ kl: null, positions: 0 }, { kl: null, positions: 0 }, { kl: null, positions: 0 }, null]);

@@ -41,3 +41,16 @@ export function linearShape(config: ModelConfig, name: LinearName): [number, num
 
 /** Rows of the output projection per slice: bounds the logits a head pass holds at once. */
 export const DEFAULT_HEAD_CHUNK_ROWS = 16384;
+
+/**
+ * The output projection's cost for one row, in the unit of the progress meters (one token
+ * through one block's linear layers): nVocab·nEmbd against the block's Σ in·out. At a real
+ * vocabulary it is large (Qwen2.5-0.5B: ~9 blocks a row), so the gate's head passes are counted.
+ */
+export function headRowBlocks(config: ModelConfig): number {
+  const block = LINEAR_NAMES.reduce((a, n) => {
+    const [i, o] = linearShape(config, n);
+    return a + i * o;
+  }, 0);
+  return (config.nVocab * config.nEmbd) / block;
+}

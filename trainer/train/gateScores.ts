@@ -9,6 +9,7 @@ import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "../model/base-model.js";
 import { runBody, seqContext } from "../model/forward.js";
 import { headForward } from "../model/head.js";
+import { headRowBlocks } from "../model/layout.js";
 import { finalNorm, planBatch, scorePlan, scoredRows, type BatchPlan } from "../model/logprobs.js";
 import { readBack } from "./readBack.js";
 import { WorkMeter } from "./workMeter.js";
@@ -163,20 +164,28 @@ export async function gateFigures(model: BaseModel, cand: LoraParams, serving: L
     const servingRows = klServRef || wantLp;
     const baseRows = serving !== null && wantKlBase;
     const passes = 1 + (servingRows ? 1 : 0) + (baseRows ? 1 : 0);
-    return [{ group, p, wantLp, klServRef, servingRows, baseRows, tokenBlocks: passes * p.grid.B * p.grid.T * model.config.nLayer }];
+    // Output projections over the targets (a KL reads two: each side's rows): minutes at a real vocabulary.
+    const headPasses = (wantLp || klServRef ? 1 + (klServRef ? 1 : 0) : 0) + (wantLp ? 1 : 0) + (baseRows ? 2 : 0);
+    const headBlocks = p.targets.length * headRowBlocks(model.config);
+    return [{ group, p, wantLp, klServRef, servingRows, baseRows, headBlocks, tokenBlocks: passes * p.grid.B * p.grid.T * model.config.nLayer + headPasses * headBlocks }];
   });
   const onProgress = opts.onProgress;
   const meter = onProgress ? new WorkMeter(work.reduce((a, w) => a + w.tokenBlocks, 0), onProgress, opts.progressEveryMs) : null;
-  for (const { group, p, wantLp, klServRef, servingRows, baseRows } of work) {
+  for (const { group, p, wantLp, klServRef, servingRows, baseRows, headBlocks } of work) {
     const owned: tf.Tensor[] = [];
     const keep = <T extends tf.Tensor>(x: T): T => (owned.push(x), x);
     const hc = keep(scoredHidden(model, cand, p, meter?.tick));
     const hs = servingRows ? keep(scoredHidden(model, serving, p, meter?.tick)) : null;
     const hb = baseRows ? keep(scoredHidden(model, null, p, meter?.tick)) : null;
     // One head pass for the candidate's log-probs and, where asked, its KL to the serving rows.
-    const headC = wantLp || klServRef ? headForward(model.weights, { h: hc, ids: p.targets, ...(klServRef ? { klAgainst: hs! } : {}) }) : null;
-    const headS = wantLp ? headForward(model.weights, { h: hs!, ids: p.targets }) : null;
-    const headB = hb ? headForward(model.weights, { h: hc, klAgainst: hb }) : null;
+    const head = (req: Parameters<typeof headForward>[1]) => {
+      const r = headForward(model.weights, req);
+      meter?.tick(headBlocks * (req.klAgainst ? 2 : 1));
+      return r;
+    };
+    const headC = wantLp || klServRef ? head({ h: hc, ids: p.targets, ...(klServRef ? { klAgainst: hs! } : {}) }) : null;
+    const headS = wantLp ? head({ h: hs!, ids: p.targets }) : null;
+    const headB = hb ? head({ h: hc, klAgainst: hb }) : null;
     for (const h of [headC, headS, headB]) if (h) owned.push(...[h.lse, h.logprobs, h.kl].filter((x): x is tf.Tensor1D | tf.Tensor2D => x !== undefined));
     // One read-back per batch, of what was computed.
     const parts = { lpC: headC?.logprobs, klS: headC?.kl, lpS: headS?.logprobs, klB: headB?.kl };
