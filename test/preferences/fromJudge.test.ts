@@ -54,12 +54,18 @@ describe("preferences from the judge's recurring hints", () => {
     assert.deepEqual(prefs.list(), []);
   });
 
-  it("makes a judge preference, with both turns, when the same hint (case and spacing aside) comes back", () => {
-    const t = judged(["answer in  one sentence.", "Say please."]);
+  it("makes a judge preference, with both turns, when the same hint (case, spacing, punctuation and please aside) comes back", () => {
+    const t = judged(["please, answer in  one sentence", "Say please."]);
     assert.deepEqual(
       prefs.list().map((p) => [p.text, p.source, p.status, p.turnIds]),
       [["Answer in one sentence.", "judge", "active", ["t1", t]]],
     );
+  });
+
+  it("keeps the words' order: the same words saying the opposite are two hints", () => {
+    judged(["Answer in French, not English."]);
+    judged(["Answer in English, not French."]);
+    assert.equal(prefs.list().length, 1);
   });
 
   it("adds later turns to it, and leaves it disabled when the user disabled it", () => {

@@ -39,7 +39,7 @@ interface JudgedHints {
 
 /**
  * A hint the judge read from the user's next message is a guess; said again about another turn it
- * is a pattern. When the same hint (case and spacing aside) is among the judge's hints of
+ * is a pattern. When the same hint (preferenceKey: its words in order) is among the judge's hints of
  * JUDGE_HINT_RECURRENCE of the newest judged turns, it becomes a preference (source "judge")
  * with those turns, in the words it was first said in; one that exists already gains the turn.
  * Off with the setting preferencesFromJudge. The newest judged turns' hints are read from the log

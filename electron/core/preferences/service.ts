@@ -28,7 +28,8 @@ export interface PreferenceEvent {
   preference: Preference | null;
 }
 
-const norm = (s: string) => s.replace(/\s+/g, " ").trim().toLowerCase();
+/** Words that make a request polite, not different. */
+const FILLER = new Set(["please", "kindly", "just"]);
 
 /** A hint as a preference's text: one line, at most PREFERENCE_MAX_CHARS. */
 export function preferenceTextOf(hint: string): string {
@@ -36,9 +37,18 @@ export function preferenceTextOf(hint: string): string {
   return t.length > PREFERENCE_MAX_CHARS ? `${t.slice(0, PREFERENCE_MAX_CHARS - 1)}…` : t;
 }
 
-/** What makes two hints the same preference: their text, case and spacing aside. */
+/**
+ * What makes two hints the same preference: their words in order, case, spacing, punctuation
+ * and "please" aside ("Be brief." and "please, be brief" are one). Word order stays: "French,
+ * not English" is not "English, not French".
+ */
 export function preferenceKey(hint: string): string {
-  return norm(preferenceTextOf(hint));
+  const text = preferenceTextOf(hint).toLowerCase();
+  const words = text
+    .replace(/['\u2019]/g, "") // don't = dont
+    .split(/[\s\p{P}]+/u)
+    .filter((w) => w && !FILLER.has(w));
+  return words.length > 0 ? words.join(" ") : text; // "Please!" alone stays itself
 }
 
 /**
@@ -78,7 +88,7 @@ export class PreferenceService {
    */
   create(text: string, source: Preference["source"], turnIds: string[] = []): Preference {
     const now = this.clock().toISOString();
-    const same = this.list().find((p) => norm(p.text) === preferenceKey(text));
+    const same = this.list().find((p) => preferenceKey(p.text) === preferenceKey(text));
     if (same) {
       return this.mutate(same.id, (p, log) => {
         for (const t of turnIds) if (!p.turnIds.includes(t)) {
@@ -112,7 +122,7 @@ export class PreferenceService {
   createFromTurn(text: string, turnId: string): Preference {
     if (!this.store.turnEntry(turnId)) throw new UnknownTurnError(turnId);
     const judged = this.store.readJudge(turnId)?.hints ?? [];
-    return this.create(text, judged.some((h) => norm(h) === norm(text)) ? "judge" : "manual", [turnId]);
+    return this.create(text, judged.some((h) => preferenceKey(h) === preferenceKey(text)) ? "judge" : "manual", [turnId]);
   }
 
   /** A change by the user (PATCH). */
