@@ -16,7 +16,7 @@ import { renderPrompt, type FunctionTool } from "./chatPrompt.js";
 import { IncrementalDetokenizer } from "./detokenizer.js";
 import { JsonObjectPrefix } from "./jsonPrefix.js";
 import { createRng } from "./sampling.js";
-import { LogitsStepper, NativeStepper, type Stepper } from "./steppers.js";
+import { GreedyStepper, LogitsStepper, NativeStepper, type Stepper } from "./steppers.js";
 import { defaultThreads } from "./threads.js";
 import { hasExactTokenProbability, installExactTokenProbability, targetLogprobs } from "./tokenProbability.js";
 import { parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
@@ -332,26 +332,32 @@ export class Engine {
     const start = Math.min(common, prompt.length - 1);
     if (seq.nextTokenIndex > start) await seq.eraseContextTokenRanges([{ start, end: seq.nextTokenIndex }]);
     const forcedCall = forced ? new ForcedToolCall(this, req.tools!, req.toolChoice as "required" | { name: string }) : null;
-    // The native sampler serves every request without alternatives or forced tokens: its
-    // confidence is p(token) at temperature 1, computed in one pass over the logits
+    // llama.cpp's sampler serves every request without alternatives or forced tokens. Greedy:
+    // the pick and its temperature-1 probability in one native call (GreedyStepper). Sampled:
+    // the confidence is p(token) at temperature 1 from a second sort-free pass over the logits
     // (tokenProbability.ts), for any temperature and top-p (llama.cpp's order: the nucleus at
-    // temperature 1, then the temperature, as the gate's fluency probe samples). Where that is
+    // temperature 1, then the temperature, as the gate's fluency probe samples); where that is
     // not installed, node-llama-cpp's own confidence is p at temperature 1 only for temperature 1
-    // or 0 without top-p. Everything else samples in JS from the raw logits: the whole vocabulary
+    // without top-p. Everything else samples in JS from the raw logits: the whole vocabulary
     // crosses into JS each token, ~110 ms a token at 152k (Qwen3-0.6B shape, 2 threads), so only
     // top log-probs and forced tool calls take it.
     const exact = hasExactTokenProbability(seq.context);
-    const native = !forcedCall && topN === 0 && (exact ? temperature >= 0 : (temperature === 1 || temperature === 0) && topP >= 1);
-    const stepper: Stepper = native
-      ? new NativeStepper(seq, prompt.slice(start), temperature, topP, seed)
-      : new LogitsStepper(seq, prompt.slice(start), {
-          temperature,
-          topP,
-          rng: createRng(seed),
-          topLogprobs: topN,
-          allowed: forcedCall ? (t) => forcedCall.allows(t) : undefined,
-          forced: forcedCall ? () => forcedCall.nextForced() : undefined,
-        });
+    const greedy = !forcedCall && topN === 0 && temperature === 0;
+    const native = !forcedCall && topN === 0 && (exact ? temperature >= 0 : temperature === 1 && topP >= 1);
+    const input = prompt.slice(start);
+    let stepper: Stepper;
+    if (greedy) stepper = new GreedyStepper(seq, input);
+    else if (native) stepper = new NativeStepper(seq, input, temperature, topP, seed);
+    else {
+      stepper = new LogitsStepper(seq, input, {
+        temperature,
+        topP,
+        rng: createRng(seed),
+        topLogprobs: topN,
+        allowed: forcedCall ? (t) => forcedCall.allows(t) : undefined,
+        forced: forcedCall ? () => forcedCall.nextForced() : undefined,
+      });
+    }
 
     const responseTokens: number[] = [];
     const tokenLogprobs: number[] = [];

@@ -30,8 +30,8 @@ const NO_TOP_K = null as unknown as number;
 /**
  * node-llama-cpp's own generation loop (`evaluateWithMetadata`), used when its confidence is the
  * temperature-1 probability of the sampled token: any temperature and top-p where
- * tokenProbability.ts is installed, temperature 1 or 0 without top-p otherwise. No top-k sampler.
- * Fastest path: nothing but the token and one number cross into JS per step.
+ * tokenProbability.ts is installed, temperature 1 without top-p otherwise. No top-k sampler.
+ * Nothing but the token and one number cross into JS per step. (Greedy: GreedyStepper.)
  */
 export class NativeStepper implements Stepper {
   private readonly it: AsyncGenerator<{ token: Token; confidence: number }, void, void | Token | Token[]>;
@@ -56,6 +56,49 @@ export class NativeStepper implements Stepper {
     if (this.ahead) await this.ahead.catch(() => undefined);
     this.ahead = null;
     await this.it.return();
+  }
+}
+
+/**
+ * Greedy generation in one native call a token: the greedy pick and Σ exp(l − max) over the raw
+ * logits (node-llama-cpp's `totalLogitWeight`, no sort). The pick is the max, so its
+ * temperature-1 probability is 1 / Σ. NativeStepper's confidence takes two calls (the request's
+ * sampler picks, a greedy one measures), each a pass over the vocabulary, because a sampler with
+ * a temperature or top-p changes the logits before the pick; a greedy one leaves them as they are.
+ */
+export class GreedyStepper implements Stepper {
+  private pending: Token[];
+  private ahead: Promise<Step> | null = null;
+
+  constructor(
+    private readonly seq: LlamaContextSequence,
+    input: Token[],
+  ) {
+    this.pending = input;
+  }
+
+  private async evaluate(tokens: Token[]): Promise<Step> {
+    const last = tokens.length - 1;
+    const input: ControlledEvaluateInputItem[] = tokens.map((t, i) => (i === last ? [t, { generateNext: { token: true, totalLogitWeight: true, options: { temperature: 0 } } }] : t));
+    const next = (await this.seq.controlledEvaluate(input))[last]?.next;
+    if (next?.token === undefined || next.token === null || next.totalLogitWeight === undefined) throw new Error("the model returned no token");
+    return { token: next.token, logprob: -Math.log(next.totalLogitWeight), top: [] };
+  }
+
+  prefetch(): void {
+    this.ahead ??= this.evaluate(this.pending);
+  }
+
+  async next(): Promise<Step> {
+    const step = await (this.ahead ?? this.evaluate(this.pending));
+    this.ahead = null;
+    this.pending = [step.token as Token];
+    return step;
+  }
+
+  async close(): Promise<void> {
+    if (this.ahead) await this.ahead.catch(() => undefined);
+    this.ahead = null;
   }
 }
 
