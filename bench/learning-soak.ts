@@ -4,7 +4,8 @@
  * few layers by default so that a cycle takes a minute or two), and the loop runs `--cycles`
  * times with the app's gate (fluency probe included): a batch of answers with thumbs, then the
  * run, the gate, the swap. After each cycle it prints the core's and the trainer's resident
- * memory and the core's JS heap, and at the end the growth per cycle after the first (the first
+ * memory, the core's JS heap and the trainer's tensors (its `memory` command, through
+ * /api/status), and at the end the growth per cycle after the first (the first
  * allocates what every later one reuses). Nothing here is a test: a leak shows as growth.
  *
  *   node --import tsx bench/learning-soak.ts [--shape qwen2.5-0.5b] [--layers 2] [--cycles 6]
@@ -58,10 +59,11 @@ interface Row {
   coreRss: number;
   heap: number;
   trainerRss: number | null;
+  trainerTensors: number | null;
 }
 const rows: Row[] = [];
 console.log(`${path.basename(modelPath)}, ${os.cpus().length} CPUs; batch ${batch}, ${values.steps} steps a run, ${cycles} cycles`);
-console.log("cycle  seconds  verdict     core RSS  core heap  trainer RSS (MiB)");
+console.log("cycle  seconds  verdict     core RSS  core heap  trainer RSS  trainer tensors (MiB)");
 for (let c = 1; c <= cycles; c++) {
   const t0 = performance.now();
   const before = (await api<CheckpointsReply>("GET", "/api/checkpoints")).checkpoints.length;
@@ -83,10 +85,11 @@ for (let c = 1; c <= cycles; c++) {
     coreRss: process.memoryUsage().rss / MiB,
     heap: process.memoryUsage().heapUsed / MiB,
     trainerRss: rssOf(st.training.trainerPid ?? null),
+    trainerTensors: st.training.trainerMemory ? st.training.trainerMemory.tensorBytes / MiB : null,
   };
   rows.push(row);
   console.log(
-    `${String(c).padStart(5)}  ${row.seconds.toFixed(1).padStart(7)}  ${row.verdict.padEnd(10)}  ${row.coreRss.toFixed(0).padStart(8)}  ${row.heap.toFixed(0).padStart(9)}  ${row.trainerRss?.toFixed(0).padStart(11) ?? "          —"}`,
+    `${String(c).padStart(5)}  ${row.seconds.toFixed(1).padStart(7)}  ${row.verdict.padEnd(10)}  ${row.coreRss.toFixed(0).padStart(8)}  ${row.heap.toFixed(0).padStart(9)}  ${row.trainerRss?.toFixed(0).padStart(11) ?? "          —"}  ${row.trainerTensors?.toFixed(1).padStart(15) ?? "              —"}`,
   );
 }
 await core.close();
@@ -98,5 +101,5 @@ if (rows.length >= 3) {
     const b = f(rows[rows.length - 1]);
     return a === null || b === null ? "—" : `${((b - a) / (rows.length - 2)).toFixed(1)} MiB`;
   };
-  console.log(`growth per cycle after the first: core RSS ${growth((r) => r.coreRss)}, core heap ${growth((r) => r.heap)}, trainer RSS ${growth((r) => r.trainerRss)}`);
+  console.log(`growth per cycle after the first: core RSS ${growth((r) => r.coreRss)}, core heap ${growth((r) => r.heap)}, trainer RSS ${growth((r) => r.trainerRss)}, trainer tensors ${growth((r) => r.trainerTensors)}`);
 }

@@ -49,6 +49,8 @@ describe("learning loop: feedback → train → gate → publish → swap → ro
     assert.equal(s.training.trainerPid, null);
   });
 
+  let firstMemory: { tensorBytes: number; wasmHeapBytes: number | null; rssBytes: number; at: string };
+
   it("trains on thumbs and hints, publishes checkpoint 1 and serves it", async () => {
     const a = await chat(core, "what is a cat");
     const b = await chat(core, "tell me a story");
@@ -72,6 +74,11 @@ describe("learning loop: feedback → train → gate → publish → swap → ro
     assert.ok(st.training.lastSwap.pauseMs >= 0);
     assert.ok(st.training.backend, "the status names the trainer's backend");
     assert.ok(st.training.stepSeconds > 0, `a step's time is known for the next run's time left (${st.training.stepSeconds})`);
+    // What the trainer holds after the run (its tensors live in the wasm heap, inside its RSS).
+    firstMemory = await waitFor("the trainer's memory after the run", async () => (await api(core, "GET", "/api/status")).json.training.trainerMemory ?? undefined);
+    assert.ok(firstMemory.tensorBytes > 0 && firstMemory.rssBytes > firstMemory.tensorBytes, JSON.stringify(firstMemory));
+    if (st.training.backend === "wasm") assert.ok(firstMemory.wasmHeapBytes! >= firstMemory.tensorBytes && firstMemory.rssBytes >= firstMemory.wasmHeapBytes!);
+    else assert.equal(firstMemory.wasmHeapBytes, null);
     // On disk: the whole checkpoint, metrics with the gate's verdict and the samples used.
     const dir = path.join(core.paths.checkpoints, "1");
     for (const f of ["adapter.gguf", "optimizer.bin", "metrics.json"]) assert.ok(fs.existsSync(path.join(dir, f)), f);
@@ -101,6 +108,12 @@ describe("learning loop: feedback → train → gate → publish → swap → ro
     const m2 = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, "2", "metrics.json"), "utf8"));
     assert.equal(m2.parent, 1, "trained on from checkpoint 1");
     assert.deepEqual([...m2.sampleIds].sort(), [a.turnId, b.turnId].sort(), "each sample trained once");
+    // The second run (its gate read ckpt-1 as the serving adapter) left no tensor behind.
+    const second = await waitFor("the trainer's memory after run 2", async () => {
+      const m = (await api(core, "GET", "/api/status")).json.training.trainerMemory;
+      return m && m.at !== firstMemory.at ? m : undefined;
+    });
+    assert.equal(second.tensorBytes, firstMemory.tensorBytes);
 
     const back = await api(core, "POST", "/api/checkpoints/1/activate");
     assert.equal(back.status, 200, JSON.stringify(back.json));

@@ -61,6 +61,17 @@ export interface PhaseProgressView {
   secondsLeft: number | null;
 }
 
+/** What the trainer process held after its last run (its `memory` command). */
+export interface TrainerMemoryView {
+  /** the process's resident memory */
+  rssBytes: number;
+  /** its tensors: the base model as placed, the adapter, the optimizer's moments */
+  tensorBytes: number;
+  /** the wasm backend's heap (it grows, never shrinks); null on other backends */
+  wasmHeapBytes: number | null;
+  at: string;
+}
+
 /** The learning loop's live status (training/supervisor.ts TrainingLiveStatus). */
 export interface TrainingStatusView {
   state: TrainingPhase;
@@ -88,6 +99,8 @@ export interface TrainingStatusView {
   lrScale: number;
   lastSwap: { pauseMs: number; version: string; at: string } | null;
   trainerPid: number | null;
+  /** measured after each run: a trainer that grows run after run shows here */
+  trainerMemory: TrainerMemoryView | null;
   restarts: number;
   watch: WatchView | null;
   lastRevert: (RevertView & { checkpoint: number }) | null;

@@ -126,6 +126,7 @@ export class TrainingSupervisor {
       lrScale: 1,
       lastSwap: null,
       trainerPid: null,
+      trainerMemory: null,
       restarts: 0,
       watch: null,
       lastRevert: null,
@@ -444,6 +445,7 @@ export class TrainingSupervisor {
         this.st.lrScale = halvedLrScale(this.st.lrScale, this.o.minLrScale);
         await w.request({ type: "load", dir: servingDir });
       }
+      await this.measureTrainer(w);
     } catch (e) {
       if (!committed) {
         fs.rmSync(staging, { recursive: true, force: true });
@@ -455,6 +457,16 @@ export class TrainingSupervisor {
         this.blocked = !committed;
         console.warn(this.st.lastError);
       }
+    }
+  }
+
+  /** What the trainer holds after a run, for the status (a failed measure is not a failed run). */
+  private async measureTrainer(w: WorkerClient): Promise<void> {
+    try {
+      const m = await w.request({ type: "memory" });
+      this.st.trainerMemory = { rssBytes: m.rssBytes, tensorBytes: m.tensorBytes, wasmHeapBytes: m.wasmHeapBytes, at: new Date().toISOString() };
+    } catch {
+      // The trainer went away or predates the command: the last figures stay, with their time.
     }
   }
 

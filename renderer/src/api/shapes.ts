@@ -3,7 +3,7 @@
 // is a compile error. What stays untrusted is the JSON itself: a reply is cast to its contract
 // type once (`fromCore`), and a field the contract marks optional, or a core older than this UI,
 // reads as null (a page shows "—" instead of going blank).
-import type { CheckpointsReply, CheckpointView, MemoryPlanView, PhaseProgressView, RevertView, TrainingHistoryPoint, TrainingStatusView, WatchView } from "../../../electron/core/api/training.js";
+import type { CheckpointsReply, CheckpointView, MemoryPlanView, PhaseProgressView, RevertView, TrainerMemoryView, TrainingHistoryPoint, TrainingStatusView, WatchView } from "../../../electron/core/api/training.js";
 import type { DownloadView, ModelsReply, ModelSwitchEvent, ModelView, TrainabilityView } from "../../../electron/core/api/models.js";
 import type { AnswerTimingsView, GenerationView, SessionReply, SessionsReply, TurnView } from "../../../electron/core/api/sessions.js";
 import type { LlamaTimings } from "../../../electron/core/api/openai.js";
@@ -114,6 +114,8 @@ export interface TrainingStatus {
   lastRevert: RevertNote | null;
   /** The checkpoint the watch compares with the one it replaced, or null. */
   watch: WatchNote | null;
+  /** What the trainer process held after its last run (null before one). */
+  trainerMemory: TrainerMemoryView | null;
 }
 
 export interface RevertNote {
@@ -192,6 +194,7 @@ export function readTraining(body: unknown): TrainingStatus {
     memory: readMemory(t.memory),
     lastRevert: readRevert(t.lastRevert),
     watch: readWatch(t.watch),
+    trainerMemory: t.trainerMemory ?? null,
   };
 }
 

@@ -6,7 +6,7 @@ import type { PhaseProgressView, TrainingReply } from "../../../electron/core/ap
 import type { PreferencesReply } from "../../../electron/core/api/preferences.js";
 import { LineChart, VerdictStrip } from "../components/Charts.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
-import { adapterLabel, fmtTime } from "../components/format.js";
+import { adapterLabel, fmtBytes, fmtTime } from "../components/format.js";
 import { memoryNeed } from "../components/Trainability.js";
 import { EvalReportSection } from "./EvalReportSection.js";
 import { DataTable } from "../components/DataTable.js";
@@ -136,9 +136,12 @@ export function TrainingPage() {
         <Card label="Serving" value={status ? adapterLabel(status.adapter) : "—"} />
         <Card label="Last swap pause" value={training?.lastSwapMs != null ? `${Math.round(training.lastSwapMs)} ms` : "—"} />
       </div>
-      {training && (training.loss !== null || training.restarts) ? (
-        <p className="small muted">
+      {training && (training.loss !== null || training.restarts || training.trainerMemory) ? (
+        <p className="small muted" aria-label="Trainer">
           {training.loss !== null ? `Current loss ${Number(training.loss.toPrecision(3))}. ` : ""}
+          {training.trainerMemory
+            ? `The trainer holds ${fmtBytes(training.trainerMemory.rssBytes)} of memory (the model and adapter ${fmtBytes(training.trainerMemory.tensorBytes)}) after its last run. `
+            : ""}
           {training.restarts ? `The trainer restarted ${training.restarts} time${training.restarts === 1 ? "" : "s"}.` : ""}
         </p>
       ) : null}
