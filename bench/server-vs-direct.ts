@@ -181,7 +181,13 @@ const modes = { direct, engine: engineOnly, server } as const;
 type Mode = keyof typeof modes;
 for (const f of Object.values(modes)) await f(); // warm-up
 const runs: Record<Mode, Run[]> = { direct: [], engine: [], server: [] };
-for (let i = 0; i < ROUNDS; i++) for (const m of Object.keys(modes) as Mode[]) runs[m].push(await measured(modes[m]));
+// The order turns each round: a mode that always ran right after another context's decode could
+// pay for it (caches, llama.cpp's threads waking) and read as slower.
+const order = Object.keys(modes) as Mode[];
+for (let i = 0; i < ROUNDS; i++) for (let k = 0; k < order.length; k++) {
+  const m = order[(i + k) % order.length];
+  runs[m].push(await measured(modes[m]));
+}
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
