@@ -300,7 +300,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     assert.match((await learner.textContent()) ?? "", /wasm, CPU/);
     assert.match((await learner.textContent()) ?? "", /Samples waiting5/);
     assert.match((await learner.textContent()) ?? "", /Judge queue2/);
-    assert.match((await page.getByLabel("Trainer").textContent()) ?? "", /Current loss 0\.61\. The trainer holds 1\.6 GB of memory \(the model and adapter 1\.2 GB\) after its last run\./);
+    assert.match((await page.getByLabel("Trainer").textContent()) ?? "", /Current loss 0\.61\. The trainer holds 1\.6 GB of memory \(the model and adapter 1\.2 GB\)\./);
     // One line per metric, one point per checkpoint; the verdict strip shows 3 of 4 published.
     assert.equal(await page.locator(".chart svg path").count(), 3);
     assert.equal(await page.locator(".chart svg circle").count(), 12);

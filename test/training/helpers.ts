@@ -72,6 +72,7 @@ export interface CkptView {
   n: number;
   version: string;
   verdict: string;
+  createdAt: string;
   active: boolean;
   pinned: boolean;
   samples: number;

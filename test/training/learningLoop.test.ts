@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { RunningCore } from "../../electron/core/core.js";
-import { api, chat, checkpoints, feedback, runEnded, startLearningCore, waitFor } from "./helpers.js";
+import { api, chat, checkpoints, feedback, runEnded, startLearningCore, waitFor, type CkptView } from "./helpers.js";
 
 /**
  * The learning loop end to end on the tiny model, real processes: chat → feedback → the trainer
@@ -47,6 +47,7 @@ describe("learning loop: feedback → train → gate → publish → swap → ro
     assert.equal(s.training.state, "idle");
     assert.equal(s.training.activeCheckpoint, null);
     assert.equal(s.training.trainerPid, null);
+    assert.equal(s.training.trainerMemory, null, "nothing measured before a trainer runs");
   });
 
   let firstMemory: { tensorBytes: number; wasmHeapBytes: number | null; rssBytes: number; at: string };
@@ -75,7 +76,11 @@ describe("learning loop: feedback → train → gate → publish → swap → ro
     assert.ok(st.training.backend, "the status names the trainer's backend");
     assert.ok(st.training.stepSeconds > 0, `a step's time is known for the next run's time left (${st.training.stepSeconds})`);
     // What the trainer holds after the run (its tensors live in the wasm heap, inside its RSS).
-    firstMemory = await waitFor("the trainer's memory after the run", async () => (await api(core, "GET", "/api/status")).json.training.trainerMemory ?? undefined);
+    const afterRun = async (c: CkptView) => {
+      const m = (await api(core, "GET", "/api/status")).json.training.trainerMemory;
+      return m && m.at > c.createdAt ? m : undefined;
+    };
+    firstMemory = await waitFor("the trainer's memory after the run", () => afterRun(c1));
     assert.ok(firstMemory.tensorBytes > 0 && firstMemory.rssBytes > firstMemory.tensorBytes, JSON.stringify(firstMemory));
     if (st.training.backend === "wasm") assert.ok(firstMemory.wasmHeapBytes! >= firstMemory.tensorBytes && firstMemory.rssBytes >= firstMemory.wasmHeapBytes!);
     else assert.equal(firstMemory.wasmHeapBytes, null);
@@ -111,7 +116,7 @@ describe("learning loop: feedback → train → gate → publish → swap → ro
     // The second run (its gate read ckpt-1 as the serving adapter) left no tensor behind.
     const second = await waitFor("the trainer's memory after run 2", async () => {
       const m = (await api(core, "GET", "/api/status")).json.training.trainerMemory;
-      return m && m.at !== firstMemory.at ? m : undefined;
+      return m && m.at > c2.createdAt ? m : undefined;
     });
     assert.equal(second.tensorBytes, firstMemory.tensorBytes);
 

@@ -31,6 +31,7 @@ describe("trainer killed mid-run", () => {
     });
     const pid = running.trainerPid as number;
     assert.equal(os.getPriority(pid), 5, "the trainer runs at the niceness asked for");
+    assert.ok(running.trainerMemory?.tensorBytes > 0, "what it holds is measured once it has loaded the model, before its first run ends");
     process.kill(pid, "SIGKILL");
 
     // Serving never depended on the trainer.

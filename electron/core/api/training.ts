@@ -61,7 +61,7 @@ export interface PhaseProgressView {
   secondsLeft: number | null;
 }
 
-/** What the trainer process held after its last run (its `memory` command). */
+/** What the trainer process holds, measured once it has loaded the model and after each run (its `memory` command). */
 export interface TrainerMemoryView {
   /** the process's resident memory */
   rssBytes: number;
@@ -99,7 +99,7 @@ export interface TrainingStatusView {
   lrScale: number;
   lastSwap: { pauseMs: number; version: string; at: string } | null;
   trainerPid: number | null;
-  /** measured after each run: a trainer that grows run after run shows here */
+  /** measured once loaded and after each run: a trainer that grows run after run shows here; null before */
   trainerMemory: TrainerMemoryView | null;
   restarts: number;
   watch: WatchView | null;

@@ -206,6 +206,7 @@ export class TrainingSupervisor {
     this.worker = w;
     this.workerReady = false;
     this.st.trainerPid = w.pid ?? null;
+    this.st.trainerMemory = null; // a new process: the old one's figures no longer hold
     this.setPhase(this.st.paused ? "paused" : "starting");
     void w.exit.then((e) => this.onExit(w, e));
     const initDir = this.activeDir();
@@ -218,6 +219,7 @@ export class TrainingSupervisor {
         this.st.backend = r.backend;
         this.st.device = r.device;
         this.st.memory = r.plan;
+        await this.measureTrainer(w);
         this.workerReady = w === this.worker;
         this.setPhase(this.st.paused ? "paused" : "idle");
         this.kick();
@@ -460,7 +462,7 @@ export class TrainingSupervisor {
     }
   }
 
-  /** What the trainer holds after a run, for the status (a failed measure is not a failed run). */
+  /** What the trainer holds, once loaded and after each run, for the status (a failed measure is not a failed run). */
   private async measureTrainer(w: WorkerClient): Promise<void> {
     try {
       const m = await w.request({ type: "memory" });

@@ -114,7 +114,7 @@ export interface TrainingStatus {
   lastRevert: RevertNote | null;
   /** The checkpoint the watch compares with the one it replaced, or null. */
   watch: WatchNote | null;
-  /** What the trainer process held after its last run (null before one). */
+  /** What the trainer process holds (measured once loaded and after each run; null before). */
   trainerMemory: TrainerMemoryView | null;
 }
 

@@ -140,7 +140,7 @@ export function TrainingPage() {
         <p className="small muted" aria-label="Trainer">
           {training.loss !== null ? `Current loss ${Number(training.loss.toPrecision(3))}. ` : ""}
           {training.trainerMemory
-            ? `The trainer holds ${fmtBytes(training.trainerMemory.rssBytes)} of memory (the model and adapter ${fmtBytes(training.trainerMemory.tensorBytes)}) after its last run. `
+            ? `The trainer holds ${fmtBytes(training.trainerMemory.rssBytes)} of memory (the model and adapter ${fmtBytes(training.trainerMemory.tensorBytes)}). `
             : ""}
           {training.restarts ? `The trainer restarted ${training.restarts} time${training.restarts === 1 ? "" : "s"}.` : ""}
         </p>
