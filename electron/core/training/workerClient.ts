@@ -66,6 +66,8 @@ export class WorkerClient {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(r: Reply): void; reject(e: Error): void; onProgress?: (r: InterimReply) => void }>();
   private exited: WorkerExitError | null = null;
+  /** Where the worker's output and its unaddressed messages go (onLog, else the core's stderr). */
+  private readonly log: (line: string) => void;
   readonly exit: Promise<WorkerExitError>;
 
   constructor(opts: WorkerSpawnOptions = {}) {
@@ -84,7 +86,7 @@ export class WorkerClient {
         // Not permitted on this system: training still works, at normal priority.
       }
     }
-    const log = opts.onLog ?? ((line: string) => process.stderr.write(`[trainer] ${line}\n`));
+    const log = (this.log = opts.onLog ?? ((line: string) => process.stderr.write(`[trainer] ${line}\n`)));
     let buf = "";
     const onData = (d: Buffer) => {
       buf += d.toString();
@@ -121,12 +123,12 @@ export class WorkerClient {
   private onMessage(raw: unknown): void {
     const r = replySchema.safeParse(raw);
     if (!r.success) {
-      process.stderr.write(`[trainer] bad reply: ${describeProtocolError(r.error)}\n`);
+      this.log(`bad reply: ${describeProtocolError(r.error)}`);
       return;
     }
     const msg = r.data;
     if (msg.id === null) {
-      process.stderr.write(`[trainer] ${msg.type === "error" ? msg.message : msg.type}\n`);
+      this.log(msg.type === "error" ? msg.message : msg.type);
       return;
     }
     const p = this.pending.get(msg.id);
