@@ -14,6 +14,7 @@ import type { BaseModel } from "./model/base-model.js";
 import type { MemoryPlan } from "./plan/memoryPlan.js";
 import { loadForTraining, TrainerMemoryError } from "./plan/loadForTraining.js";
 import { AdamW } from "./optim/adamw.js";
+import { heapBytesOf, type BackendWasmLike } from "./wasm/internals.js";
 import { commandSchema, describeProtocolError, type Command, type MemoryPlanSummary, type Reply, type ScoredSequence, type TrainSettings } from "./protocol.js";
 import { loadCheckpoint, modelIdentity, saveCheckpoint, type RunMetrics } from "./train/checkpoint.js";
 import { gateFigures } from "./train/gateScores.js";
@@ -196,17 +197,11 @@ function verify(cmd: Extract<Command, { type: "verify" }>): Reply {
   }
 }
 
-/** The wasm backend's heap as it stands (Emscripten grows it, never shrinks it); null elsewhere. */
-function wasmHeapBytes(): number | null {
-  if (tf.getBackend() !== "wasm") return null;
-  const heap = (tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } }).wasm?.HEAPU8;
-  return heap ? heap.buffer.byteLength : null;
-}
-
 function memory(cmd: Extract<Command, { type: "memory" }>): Reply {
   const m = tf.memory();
   const u = process.memoryUsage();
-  return { type: "memory", id: cmd.id, tensors: m.numTensors, tensorBytes: m.numBytes, wasmHeapBytes: wasmHeapBytes(), rssBytes: u.rss, jsHeapBytes: u.heapUsed };
+  const wasmHeapBytes = tf.getBackend() === "wasm" ? heapBytesOf(tf.backend() as BackendWasmLike) : null;
+  return { type: "memory", id: cmd.id, tensors: m.numTensors, tensorBytes: m.numBytes, wasmHeapBytes, rssBytes: u.rss, jsHeapBytes: u.heapUsed };
 }
 
 async function handle(cmd: Command): Promise<Reply | null> {

@@ -48,9 +48,13 @@ export const DEFAULT_HEAD_CHUNK_ROWS = 16384;
  * vocabulary it is large (Qwen2.5-0.5B: ~9 blocks a row), so the gate's head passes are counted.
  */
 export function headRowBlocks(config: ModelConfig): number {
-  const block = LINEAR_NAMES.reduce((a, n) => {
+  return (config.nVocab * config.nEmbd) / blockLinearElements(config);
+}
+
+/** Σ in·out over a block's linear layers: its weights but norms and biases. */
+export function blockLinearElements(config: ModelConfig): number {
+  return LINEAR_NAMES.reduce((a, n) => {
     const [i, o] = linearShape(config, n);
     return a + i * o;
   }, 0);
-  return (config.nVocab * config.nEmbd) / block;
 }

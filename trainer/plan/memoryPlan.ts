@@ -9,7 +9,7 @@
  */
 import { readGguf, findTensor, type GgufFile } from "../../models/gguf/reader.js";
 import { readModelConfig, type ModelConfig } from "../model/config.js";
-import { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type WeightPlacement } from "../model/layout.js";
+import { LINEAR_NAMES, blockLinearElements, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type WeightPlacement } from "../model/layout.js";
 
 /** Sizes of a model's parts, from its GGUF header. */
 export interface ModelShape {
@@ -116,11 +116,7 @@ export function modelShapeOf(file: GgufFile): ModelShape {
 
 /** Weights of one block (linear layers, norms, biases), as f32 elements. */
 export function layerElementsOf(config: ModelConfig): number {
-  let n = 2 * config.nEmbd;
-  for (const name of LINEAR_NAMES) {
-    const [i, o] = linearShape(config, name);
-    n += i * o;
-  }
+  let n = 2 * config.nEmbd + blockLinearElements(config);
   if (config.qkvBias) n += linearShape(config, "attn_q")[1] + linearShape(config, "attn_k")[1] + linearShape(config, "attn_v")[1];
   if (config.qkNorm) n += 2 * config.headDim;
   return n;

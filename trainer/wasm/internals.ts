@@ -119,6 +119,7 @@ export interface EmscriptenWorker extends NodeWorker {
 /** The parts of the Emscripten module (BackendWasm.wasm) used here. */
 export interface EmscriptenThreadedModule {
   PThread?: { unusedWorkers: EmscriptenWorker[]; runningWorkers: EmscriptenWorker[] };
+  HEAPU8?: Uint8Array;
 }
 
 /** tfjs-backend-wasm's BackendWasm, as far as used here. */
@@ -148,6 +149,11 @@ export function backendInitialised(engine: unknown, name: string): boolean {
 /** The factory currently registered for a backend name. */
 export function registeredFactory(engine: unknown, name: string): EngineInternals["registryFactory"][string] {
   return engineInternals(engine).registryFactory[name];
+}
+
+/** The module's heap size now (Emscripten grows it, never shrinks it); null if it cannot be read. */
+export function heapBytesOf(backend: BackendWasmLike): number | null {
+  return backend.wasm?.HEAPU8?.buffer.byteLength ?? null;
 }
 
 /** The Emscripten PThread object of a started threaded backend. */

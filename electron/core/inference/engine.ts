@@ -342,12 +342,11 @@ export class Engine {
     // crosses into JS each token, ~110 ms a token at 152k (Qwen3-0.6B shape, 2 threads), so only
     // top log-probs and forced tool calls take it.
     const exact = hasExactTokenProbability(seq.context);
-    const greedy = !forcedCall && topN === 0 && temperature === 0;
-    const native = !forcedCall && topN === 0 && (exact ? temperature >= 0 : temperature === 1 && topP >= 1);
+    const onLlamaSampler = !forcedCall && topN === 0;
     const input = prompt.slice(start);
     let stepper: Stepper;
-    if (greedy) stepper = new GreedyStepper(seq, input);
-    else if (native) stepper = new NativeStepper(seq, input, temperature, topP, seed);
+    if (onLlamaSampler && temperature === 0) stepper = new GreedyStepper(seq, input);
+    else if (onLlamaSampler && (exact ? temperature > 0 : temperature === 1 && topP >= 1)) stepper = new NativeStepper(seq, input, temperature, topP, seed);
     else {
       stepper = new LogitsStepper(seq, input, {
         temperature,

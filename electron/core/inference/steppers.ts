@@ -60,38 +60,34 @@ export class NativeStepper implements Stepper {
 }
 
 /**
- * Greedy generation in one native call a token: the greedy pick and Σ exp(l − max) over the raw
- * logits (node-llama-cpp's `totalLogitWeight`, no sort). The pick is the max, so its
- * temperature-1 probability is 1 / Σ. NativeStepper's confidence takes two calls (the request's
- * sampler picks, a greedy one measures), each a pass over the vocabulary, because a sampler with
- * a temperature or top-p changes the logits before the pick; a greedy one leaves them as they are.
+ * A stepper that evaluates through `controlledEvaluate`, one call a token: what it keeps between
+ * steps (the tokens to feed next, the evaluation started ahead) is the same for each; only what
+ * a call asks for and how a step is read from its answer differ.
  */
-export class GreedyStepper implements Stepper {
+abstract class ControlledStepper<Answer> implements Stepper {
   private pending: Token[];
-  private ahead: Promise<Step> | null = null;
+  private ahead: Promise<Answer> | null = null;
 
   constructor(
-    private readonly seq: LlamaContextSequence,
+    protected readonly seq: LlamaContextSequence,
     input: Token[],
   ) {
     this.pending = input;
   }
 
-  private async evaluate(tokens: Token[]): Promise<Step> {
-    const last = tokens.length - 1;
-    const input: ControlledEvaluateInputItem[] = tokens.map((t, i) => (i === last ? [t, { generateNext: { token: true, totalLogitWeight: true, options: { temperature: 0 } } }] : t));
-    const next = (await this.seq.controlledEvaluate(input))[last]?.next;
-    if (next?.token === undefined || next.token === null || next.totalLogitWeight === undefined) throw new Error("the model returned no token");
-    return { token: next.token, logprob: -Math.log(next.totalLogitWeight), top: [] };
-  }
+  /** Feeds `tokens` after what the sequence holds, asking for what the next step needs at the last one. */
+  protected abstract evaluate(tokens: Token[]): Promise<Answer>;
+  /** The step from an evaluation's answer. */
+  protected abstract step(answer: Answer): Step;
 
   prefetch(): void {
     this.ahead ??= this.evaluate(this.pending);
   }
 
   async next(): Promise<Step> {
-    const step = await (this.ahead ?? this.evaluate(this.pending));
+    const answer = await (this.ahead ?? this.evaluate(this.pending));
     this.ahead = null;
+    const step = this.step(answer);
     this.pending = [step.token as Token];
     return step;
   }
@@ -99,6 +95,27 @@ export class GreedyStepper implements Stepper {
   async close(): Promise<void> {
     if (this.ahead) await this.ahead.catch(() => undefined);
     this.ahead = null;
+  }
+}
+
+/**
+ * Greedy generation in one native call a token: the greedy pick and Σ exp(l − max) over the raw
+ * logits (node-llama-cpp's `totalLogitWeight`, no sort). The pick is the max, so its
+ * temperature-1 probability is 1 / Σ. NativeStepper's confidence takes two calls (the request's
+ * sampler picks, a greedy one measures), each a pass over the vocabulary, because a sampler with
+ * a temperature or top-p changes the logits before the pick; a greedy one leaves them as they are.
+ */
+export class GreedyStepper extends ControlledStepper<Step> {
+  protected async evaluate(tokens: Token[]): Promise<Step> {
+    const last = tokens.length - 1;
+    const input: ControlledEvaluateInputItem[] = tokens.map((t, i) => (i === last ? [t, { generateNext: { token: true, totalLogitWeight: true, options: { temperature: 0 } } }] : t));
+    const next = (await this.seq.controlledEvaluate(input))[last]?.next;
+    if (next?.token === undefined || next.token === null || next.totalLogitWeight === undefined) throw new Error("the model returned no token");
+    return { token: next.token, logprob: -Math.log(next.totalLogitWeight), top: [] };
+  }
+
+  protected step(answer: Step): Step {
+    return answer;
   }
 }
 
@@ -112,19 +129,16 @@ export interface LogitsStepperOptions extends SampleOptions {
  * `controlledEvaluate` per token): exact temperature-1 log-probs under any sampling settings,
  * top log-probs, seeded sampling, forced and constrained tokens.
  */
-export class LogitsStepper implements Stepper {
-  private pending: Token[];
-  private ahead: Promise<ReadonlyMap<number, number>> | null = null;
-
+export class LogitsStepper extends ControlledStepper<ReadonlyMap<number, number>> {
   constructor(
-    private readonly seq: LlamaContextSequence,
+    seq: LlamaContextSequence,
     input: Token[],
     private readonly opts: LogitsStepperOptions,
   ) {
-    this.pending = input;
+    super(seq, input);
   }
 
-  private async evaluate(tokens: Token[]): Promise<ReadonlyMap<number, number>> {
+  protected async evaluate(tokens: Token[]): Promise<ReadonlyMap<number, number>> {
     const last = tokens.length - 1;
     // No sampling options: node-llama-cpp's greedy chain leaves the full raw logits untouched.
     const input: ControlledEvaluateInputItem[] = tokens.map((t, i) => (i === last ? [t, { generateNext: { logits: true } }] : t));
@@ -134,23 +148,9 @@ export class LogitsStepper implements Stepper {
     return logits;
   }
 
-  prefetch(): void {
-    this.ahead ??= this.evaluate(this.pending);
-  }
-
-  async next(): Promise<Step> {
-    const logits = await (this.ahead ?? this.evaluate(this.pending));
-    this.ahead = null;
+  protected step(logits: ReadonlyMap<number, number>): Step {
     const forced = this.opts.forced?.();
-    let step: Step;
-    if (forced !== undefined && forced !== null) step = { token: forced, logprob: tokenLogprob(logits, forced), top: [] };
-    else step = sampleToken(logits, this.opts);
-    this.pending = [step.token as Token];
-    return step;
-  }
-
-  async close(): Promise<void> {
-    if (this.ahead) await this.ahead.catch(() => undefined);
-    this.ahead = null;
+    if (forced !== undefined && forced !== null) return { token: forced, logprob: tokenLogprob(logits, forced), top: [] };
+    return sampleToken(logits, this.opts);
   }
 }
