@@ -11,6 +11,8 @@ import { Rollout } from "./rollout/rollout.js";
 import { Engine, type EngineOptions } from "./inference/engine.js";
 import { registerOpenAiRoutes } from "./server/routes/openai.js";
 import { registerCompletionRoutes } from "./server/routes/completions.js";
+import { registerEmbeddingRoutes } from "./server/routes/embeddings.js";
+import { servedModelEmbeddings } from "./inference/embeddings.js";
 import { registerEvalRoutes } from "./eval/latest.js";
 import { startPreferences, type PreferenceService } from "./preferences/index.js";
 import { tokenCounter } from "./preferences/inject.js";
@@ -211,6 +213,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const engine = forwarder(() => served.current().engine);
   registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => store.settings.defaultMaxTokens });
   registerCompletionRoutes(server, { engine, rollout });
+  registerEmbeddingRoutes(server, { source: servedModelEmbeddings(() => served.current().engine, { threads }) });
   registerEvalRoutes(server, paths.root);
   const preferenceEngine = (): Engine | null => latest()?.engine ?? null;
   // Retirement: after each adapter swap (and on request), learned preferences leave the prompt.
