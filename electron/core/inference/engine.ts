@@ -13,6 +13,8 @@ import { AdapterGate, AbortedError, type SwapResult } from "./adapterGate.js";
 import type { BackendName, BackendPreference } from "./backend.js";
 import { chooseBackend, type BackendSkip, type ProbeOptions } from "./backendProbe.js";
 import { renderPrompt, type FunctionTool } from "./chatPrompt.js";
+import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
+import { loadBoundMs, loadWithin } from "./loadBound.js";
 import { IncrementalDetokenizer } from "./detokenizer.js";
 import { JsonObjectPrefix } from "./jsonPrefix.js";
 import { createRng } from "./sampling.js";
@@ -182,13 +184,20 @@ export class Engine {
   static async load(opts: EngineOptions): Promise<Engine> {
     const sequences = opts.sequences ?? 4;
     const gpuLayers = opts.gpuLayers ?? "auto";
+    // Security (issue 26 F3): the file passes the app's own GGUF reader before any backend probe or llama.cpp reads it.
+    assertLoadableGguf(opts.modelPath);
     const chosen = await chooseBackend(
       opts.backend ?? "auto",
       { modelPath: opts.modelPath, gpuLayers },
       async (llama) => {
         let model: LlamaModel;
         try {
-          model = await llama.loadModel({ modelPath: opts.modelPath, gpuLayers, onLoadProgress: opts.onLoadProgress });
+          model = await loadWithin(
+            `model ${opts.modelPath}`,
+            loadBoundMs(opts.modelPath),
+            (loadSignal) => llama.loadModel({ modelPath: opts.modelPath, gpuLayers, onLoadProgress: opts.onLoadProgress, loadSignal }),
+            (late) => late.dispose(),
+          );
         } catch (err) {
           throw new Error(`cannot load model ${opts.modelPath}: ${(err as Error).message}`);
         }
