@@ -11,6 +11,7 @@ import { Rollout } from "./rollout/rollout.js";
 import { Engine, type EngineOptions } from "./inference/engine.js";
 import { registerOpenAiRoutes } from "./server/routes/openai.js";
 import { registerCompletionRoutes } from "./server/routes/completions.js";
+import { bodyLimitFor, promptLengthGuard } from "./inference/promptBound.js";
 import { registerEmbeddingRoutes } from "./server/routes/embeddings.js";
 import { servedModelEmbeddings } from "./inference/embeddings.js";
 import { registerEvalRoutes } from "./eval/latest.js";
@@ -184,7 +185,14 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const latest = (): CoreParts | null => served.latest;
   const judge = (): JudgeService => latest()?.judge ?? modelless!;
 
-  const server = createServer({ token, uiDir: opts.uiDir ?? defaultUiDir, bodyLimit: opts.bodyLimit });
+  // A host given to listen on (not a wildcard) is a name the server answers to, with the user's own.
+  const boundName = opts.host && !["0.0.0.0", "::"].includes(opts.host) ? [opts.host] : [];
+  const server = createServer({
+    token,
+    uiDir: opts.uiDir ?? defaultUiDir,
+    bodyLimit: opts.bodyLimit ?? bodyLimitFor(initial?.engine.info().contextSize),
+    allowedHosts: () => [...boundName, ...store.settings.allowedHosts],
+  });
   const describe = modelFacts();
   registerApiRoutes(server, {
     store,
@@ -204,6 +212,9 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     registerAdapterImportRoute(server, training, serving);
     initial?.training?.start();
   }
+  // A prompt that cannot fit the context is refused from its byte length, and a long one is
+  // counted in chunks that yield, before a route tokenizes it in one blocking call (issue 26 F4).
+  server.addHook("preHandler", promptLengthGuard(() => served.now?.engine ?? null));
   // A /v1 request that arrives during a model switch waits for the new model (bounded; then the
   // route's 503 says why) rather than failing: outside clients rarely retry. Without a model the
   // routes answer 503 "No model is loaded".

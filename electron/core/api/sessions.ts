@@ -101,3 +101,11 @@ export interface FeedbackReply {
   /** where the reward comes from: thumbs win over the judge; null when there is none */
   rewardSource: "thumbs" | "judge" | null;
 }
+
+/**
+ * A session id, one rule everywhere (X-Session-Id, `session_id`, /api/sessions/:id): 1-256
+ * printable ASCII characters without spaces (it goes back in a header), and without `/` or `\`
+ * (it is a path segment of /api/sessions/:id, and encoded separators are refused there).
+ */
+export const SESSION_ID_PATTERN = /^[\x21-\x2e\x30-\x5b\x5d-\x7e]{1,256}$/;
+export const SESSION_ID_RULE = "1-256 printable ASCII characters without spaces, / or \\";

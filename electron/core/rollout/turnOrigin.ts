@@ -1,5 +1,6 @@
 import { badRequest } from "../server/errors.js";
 import type { TurnType } from "../store/records.js";
+import { SESSION_ID_PATTERN, SESSION_ID_RULE } from "../api/sessions.js";
 
 /** What a request said about its session, from headers first, then body fields. */
 export interface RlFields {
@@ -23,12 +24,11 @@ function header(headers: Headers, name: string): string | undefined {
   return v === undefined || v.trim() === "" ? undefined : v.trim();
 }
 
-const SESSION_ID = /^[\x21-\x7e]{1,256}$/; // printable ASCII, no spaces: it goes back in a header
 
 function sessionIdFrom(v: unknown, where: string): string | null {
   if (v === undefined || v === null || v === "") return null;
   const s = typeof v === "number" && Number.isFinite(v) ? String(v) : v;
-  if (typeof s !== "string" || !SESSION_ID.test(s)) throw badRequest(`${where} must be 1-256 printable ASCII characters without spaces`, "session_id");
+  if (typeof s !== "string" || !SESSION_ID_PATTERN.test(s)) throw badRequest(`${where} must be ${SESSION_ID_RULE}`, "session_id");
   return s;
 }
 

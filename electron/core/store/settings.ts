@@ -114,6 +114,12 @@ export const SettingsSchema = z
      * maxTokens null: sized to the served model's context.
      */
     chatDefaults: ChatDefaultsSchema.default(() => ({ ...CHAT_DEFAULTS })),
+    /**
+     * Host names the core answers to besides 127.0.0.1, localhost and [::1] (a name in the
+     * hosts file, a LAN name after binding another address). Any other Host header is refused:
+     * a web page on a rebound DNS name cannot reach the core (docs/security.md).
+     */
+    allowedHosts: z.array(z.string().trim().toLowerCase().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9\-._]+)$/, "a host name without port or scheme")).max(32).default([]),
   })
   .strict();
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { badRequest, notFound } from "../errors.js";
 import { ChatDefaultsSchema, SettingsError, formatIssue } from "../../store/settings.js";
 import { rewardOf } from "../../store/store.js";
+import { publicSettings, restoreMaskedSecrets } from "../../store/secrets.js";
 import { registerEventRoute } from "./apiEvents.js";
 import type { ApiDeps, EngineStatus } from "./apiTypes.js";
 import type { FeedbackReply, SessionReply, SessionsReply } from "../../api/sessions.js";
@@ -99,11 +100,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
     return { turnId: body.turnId, sessionId: entry.sessionId, feedback: current.feedback, reward: r.reward, rewardSource: r.source };
   });
 
-  app.get("/api/settings", async (): Promise<Settings> => store.settings);
+  app.get("/api/settings", async (): Promise<Settings> => publicSettings(store.settings));
 
   app.patch("/api/settings", async (req): Promise<Settings> => {
     try {
-      const settings = store.updateSettings(req.body);
+      const settings = publicSettings(store.updateSettings(restoreMaskedSecrets(store.settings, req.body)));
       bus.emit("settings", { settings });
       return settings;
     } catch (err) {
