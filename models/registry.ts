@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { writeFileAtomicSync } from "../common/fs/atomicFile.js";
 import { readGguf } from "./gguf/reader.js";
+import { assertLoadableGguf } from "./gguf/loadable.js";
 import { summarizeGguf } from "./gguf/summary.js";
 
 const installedSchema = z.object({
@@ -94,6 +95,7 @@ export class ModelRegistry {
   importFile(file: string): InstalledModel {
     const abs = path.resolve(file);
     if (!fs.existsSync(abs)) throw new Error(`no such file: ${file}`);
+    assertLoadableGguf(abs); // the same check every load makes (UnloadableGgufError, 422 over HTTP)
     const d = describeGguf(abs);
     return this.add({
       id: `local:${path.basename(abs, ".gguf")}`,

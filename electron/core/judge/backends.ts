@@ -1,6 +1,8 @@
 import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
 import type { ChatMessage } from "../api/chatTypes.js";
 import { renderPrompt } from "../inference/chatPrompt.js";
+import { loadBoundMs, loadWithin } from "../inference/loadBound.js";
+import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
 
 export interface CompleteOptions {
   temperature: number;
@@ -81,7 +83,9 @@ export class LocalJudgeBackend implements JudgeBackend {
   static async load(llama: Llama, modelPath: string, opts: LocalJudgeOptions = {}): Promise<LocalJudgeBackend> {
     let model: LlamaModel;
     try {
-      model = await llama.loadModel({ modelPath });
+      // The app's own GGUF reader first: node-llama-cpp's loops on a hostile header (issue 26 F3).
+      assertLoadableGguf(modelPath);
+      model = await loadWithin(`the judge model ${modelPath}`, loadBoundMs(modelPath), (loadSignal) => llama.loadModel({ modelPath, loadSignal }), (late) => late.dispose());
     } catch (err) {
       throw new JudgeUnavailableError(`cannot load the judge model ${modelPath}: ${(err as Error).message}`);
     }

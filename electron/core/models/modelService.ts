@@ -7,6 +7,7 @@ import { pullModel } from "../../../models/pull.js";
 import { describeGguf, ModelRegistry, type InstalledModel } from "../../../models/registry.js";
 import { APP_TRAIN_CONTEXT, backendOfStatus, serveOnly, trainabilityOfPlan, trainerOnGpu, type Trainability } from "../../../models/trainVerdict.js";
 import { readGguf } from "../../../models/gguf/reader.js";
+import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
 import { LORA_DEFAULTS } from "../../../trainer/lora/defaults.js";
 import { summarizeGguf } from "../../../models/gguf/summary.js";
 import { hostAvailableBytes, parseByteSize } from "../../../trainer/plan/available.js";
@@ -322,6 +323,8 @@ export class ModelService {
     const m = this.registry.get(id);
     if (!m) this.registry.setActive(id); // throws the registry's "unknown model" error
     const served = this.opts.served?.() ?? null;
+    // Checked before the switch drains and closes the model served now: a hostile or damaged file is refused (422) and nothing changes.
+    if (m) assertLoadableGguf(m.path);
     if (this.opts.switchTo && m && served?.path !== m.path) await this.opts.switchTo(m);
     const active = this.registry.setActive(id);
     this.opts.emit("models", { change: "active", id });

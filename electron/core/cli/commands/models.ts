@@ -8,6 +8,7 @@ import { progressLine } from "../progressLine.js";
 import { resolveModelSource } from "../../../../models/hfSource.js";
 import { pullModel } from "../../../../models/pull.js";
 import { ModelRegistry } from "../../../../models/registry.js";
+import { assertLoadableGguf } from "../../../../models/gguf/loadable.js";
 import { APP_TRAIN_CONTEXT, serveOnly, trainabilityPhrase } from "../../../../models/trainVerdict.js";
 import { SettingsSchema } from "../../store/settings.js";
 import { hostAvailableBytes } from "../../../../trainer/plan/available.js";
@@ -85,6 +86,7 @@ export const models: CommandSpec = {
         case "use": {
           const m = registry.get(target!) ?? (fs.existsSync(target!) ? registry.importFile(target!) : undefined);
           if (!m) throw new CliError(`no installed model '${target}' and no such file (see 'clawrl models list')`);
+          assertLoadableGguf(m.path); // a file changed since its import is refused now, not at the next start
           registry.setActive(m.id);
           console.log(`Active model: ${m.id} (${m.path})`);
           return 0;

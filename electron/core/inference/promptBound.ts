@@ -1,0 +1,110 @@
+/**
+ * Huge prompts (issue 26 F4). llama.cpp tokenizes synchronously: a 30 MiB message held the
+ * event loop for 13 s before the route found it too long. Before the route tokenizes a prompt:
+ *
+ * 1. Its byte length bounds its token count from below: no token covers more bytes than the
+ *    model's longest vocabulary entry (models/gguf/loadable.ts maxTokenBytes), so a prompt of
+ *    B bytes has at least ceil(B / maxTokenBytes) tokens. When that already fills the context it
+ *    is refused at once (400 context_length_exceeded), whatever its size.
+ * 2. A long prompt that passes (more than CHUNKED_FROM bytes) is counted in chunks of at most
+ *    CHUNK_CHARS characters with a yield to the event loop between them, so no single
+ *    tokenization blocks for more than a few ms; when the count, less 2 per chunk boundary
+ *    (what a cut can change: the tokens that touch it, and SentencePiece's leading space), fills
+ *    the context, it is refused. What remains for the route is one exact tokenization of a
+ *    prompt that (nearly) fits the context.
+ */
+import { setImmediate as yieldToLoop } from "node:timers/promises";
+import type { FastifyRequest } from "fastify";
+import { messageText, type ChatMessage } from "../api/chatTypes.js";
+import { maxTokenBytes } from "../../../models/gguf/loadable.js";
+import { badRequest } from "../server/errors.js";
+
+/** What the check needs of the engine. */
+export interface PromptBoundEngine {
+  info(): { contextSize: number; modelPath: string };
+  model: { tokenize(text: string, specialTokens?: boolean): readonly unknown[] };
+}
+
+/** Prompts longer than this (bytes) are counted in chunks before the route tokenizes them. */
+export const CHUNKED_FROM = 32 * 1024;
+/** Characters tokenized at a time: ~1–3 ms of llama.cpp tokenization on this machine's CPU. */
+export const CHUNK_CHARS = 8 * 1024;
+/** Tokens a cut between chunks may add to the count. */
+const PER_CUT = 2;
+
+function tooLong(contextSize: number, atLeast: number, param: string) {
+  return badRequest(`This model's context is ${contextSize} tokens; the prompt has at least ${atLeast} tokens (no room for an answer).`, param, "context_length_exceeded");
+}
+
+/** An end for a chunk near `end`: after whitespace if there is some close before it, never inside a surrogate pair. */
+function cutAt(text: string, start: number, end: number): number {
+  if (end >= text.length) return text.length;
+  for (let i = end; i > end - 256 && i > start + 1; i--) {
+    const c = text.charCodeAt(i - 1);
+    if (c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d) return i - 1; // cut before the space: it starts the next word's token
+  }
+  const c = text.charCodeAt(end - 1);
+  return c >= 0xd800 && c <= 0xdbff ? end - 1 : end;
+}
+
+/**
+ * Throws a 400 context_length_exceeded ApiError when `texts` (the prompt's parts, as the
+ * template will include them verbatim) cannot fit the engine's context; resolves otherwise.
+ */
+export async function checkPromptLength(engine: PromptBoundEngine, texts: readonly string[], param: string): Promise<void> {
+  const { contextSize, modelPath } = engine.info();
+  let bytes = 0;
+  for (const t of texts) bytes += Buffer.byteLength(t, "utf8");
+  const perToken = maxTokenBytes(modelPath);
+  if (perToken !== null && Math.ceil(bytes / perToken) >= contextSize) throw tooLong(contextSize, Math.ceil(bytes / perToken), param);
+  if (bytes <= CHUNKED_FROM) return;
+  let tokens = 0;
+  let cuts = 0;
+  for (const text of texts) {
+    for (let i = 0; i < text.length; ) {
+      const end = cutAt(text, i, i + CHUNK_CHARS);
+      tokens += engine.model.tokenize(text.slice(i, end), false).length;
+      i = end;
+      if (i < text.length) cuts++;
+      if (tokens - PER_CUT * cuts >= contextSize) throw tooLong(contextSize, tokens - PER_CUT * cuts, param);
+      await yieldToLoop();
+    }
+  }
+}
+
+/** The prompt texts of a /v1 request body; null when the route is not one that tokenizes a prompt. */
+export function promptTexts(route: string | undefined, body: unknown): { texts: string[]; param: string } | null {
+  if (!body || typeof body !== "object") return null;
+  const b = body as { messages?: unknown; prompt?: unknown };
+  if (route === "/v1/chat/completions") {
+    if (!Array.isArray(b.messages)) return null;
+    const texts: string[] = [];
+    for (const m of b.messages) if (m && typeof m === "object") texts.push(messageText(m as ChatMessage));
+    return { texts, param: "messages" };
+  }
+  if (route === "/v1/completions") return typeof b.prompt === "string" ? { texts: [b.prompt], param: "prompt" } : null;
+  return null;
+}
+
+/**
+ * A Fastify preHandler for the generation routes: checkPromptLength on the served engine (none
+ * loaded: the route answers for itself). Registered once on the server (core.ts).
+ */
+export function promptLengthGuard(engine: () => PromptBoundEngine | null): (req: FastifyRequest) => Promise<void> {
+  return async (req) => {
+    if (req.method !== "POST") return;
+    const prompt = promptTexts(req.routeOptions.url, req.body);
+    if (!prompt) return;
+    const e = engine();
+    if (e) await checkPromptLength(e, prompt.texts, prompt.param);
+  };
+}
+
+/**
+ * The largest request body for a server whose model has `contextSize` tokens: 64 bytes a token
+ * (JSON escapes included, far above real text), at least 1 MiB; 8 MiB when no model is loaded
+ * at start (the limit is fixed when the server starts; a model loaded later keeps it).
+ */
+export function bodyLimitFor(contextSize: number | undefined): number {
+  return contextSize === undefined ? 8 << 20 : Math.max(1 << 20, contextSize * 64);
+}
