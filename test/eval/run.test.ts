@@ -78,8 +78,8 @@ describe("/v1/completions: a plain prompt, no chat template", () => {
     }
   });
 
-  it("refuses a request without a string prompt", async () => {
-    const res = await post({ prompt: ["a"] });
+  it("refuses a request without a prompt it can read", async () => {
+    const res = await post({ prompt: { text: "a" } });
     assert.equal(res.status, 400);
     assert.match(((await res.json()) as { error: { message: string } }).error.message, /prompt/);
   });
