@@ -1,5 +1,6 @@
 import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
+import { assertFiniteWeights } from "../../../models/gguf/finiteWeights.js";
 
 /** A sequence lent to one generation; `release()` exactly once when done (or failed). */
 export interface Lease {
@@ -124,6 +125,8 @@ export class AdapterGate {
   private async makeSlot(adapterPath: string | null, version: string): Promise<Slot> {
     // An adapter GGUF passes the app's own reader before llama.cpp reads it (issue 26 F3).
     if (adapterPath) assertLoadableGguf(adapterPath);
+    // ...and holds finite weights: a NaN adapter would answer with nothing (issue 26 F7).
+    if (adapterPath) assertFiniteWeights(adapterPath);
     const context = await this.opts.createContext(adapterPath);
     const free: LlamaContextSequence[] = [];
     while (context.sequencesLeft > 0) free.push(context.getSequence());

@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyError, type FastifyRequest }
 import fastifyStatic from "@fastify/static";
 import { ApiError, apiErrorOf, forbidden, notFound, unauthorized } from "./errors.js";
 import { bearerMatches } from "./token.js";
+import { bodyDepthError } from "./jsonDepth.js";
 import { crossSiteReason, hostAllowed, nonCanonicalPathReason, type HostPolicy } from "./requestGuard.js";
 
 export interface ServerOptions {
@@ -120,6 +121,11 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     const crossSite = crossSiteReason(req.method, req.headers as { origin?: string; "sec-fetch-site"?: string }, hostPolicy);
     if (crossSite !== null) throw forbidden(`Refused a ${crossSite}: only the app's own pages and non-browser clients may call the API.`, "cross_origin_refused");
     if (!authorized(req, opts.token)) throw unauthorized();
+  });
+
+  app.addHook("preValidation", async (req) => {
+    const err = bodyDepthError(req.body);
+    if (err) throw err;
   });
 
   app.setErrorHandler((err: FastifyError | ApiError, _req, reply) => {

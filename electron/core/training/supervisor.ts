@@ -8,6 +8,8 @@ import type { SwapResult } from "../inference/adapterGate.js";
 import type { Evaluation, MemoryPlanSummary, ScoredSequence, TrainSettings } from "../../../trainer/protocol.js";
 import { halvedLrScale, runBatchSize, runLearningRate, trainSettingsOf } from "./trainOptions.js";
 import { CheckpointError, Checkpoints, modelFileOf, trainedOn, type CheckpointEntry, type RevertInfo } from "./checkpoints.js";
+import { assertFiniteWeights, firstNonFiniteTensor } from "../../../models/gguf/finiteWeights.js";
+import { GgufError } from "../../../models/gguf/types.js";
 import { GATE_DEFAULTS, gateVerdict, type FluencyCheck, type GateOptions, type GateResult } from "./gate.js";
 import { isHeldBack } from "../rollout/heldBack.js";
 import type { FluencyMeasure, ProbePrompt } from "../inference/fluencyProbe.js";
@@ -513,6 +515,9 @@ export class TrainingSupervisor {
   private async gateOf(ev: Evaluation, adapterPath: string): Promise<GateResult> {
     const opts = { ...GATE_DEFAULTS, ...this.o.gate };
     const gate = { ...gateVerdict(ev, opts), evaluationSeconds: ev.seconds };
+    // A candidate with NaN or infinite weights would answer with nothing, whatever its figures say.
+    const nonFinite = firstNonFiniteTensor(adapterPath);
+    if (nonFinite !== null) return { ...gate, verdict: "rejected", reasons: [...gate.reasons, `tensor '${nonFinite}' holds NaN or infinite weights`] };
     if (gate.verdict !== "published" || !this.o.probe) return gate;
     const fluency = await this.measureFluency(this.o.probe, adapterPath);
     const full = { ...gateVerdict(ev, opts, fluency.check), evaluationSeconds: ev.seconds };
@@ -696,7 +701,8 @@ export class TrainingSupervisor {
       try {
         swap = await this.swapTo(entry);
       } catch (e) {
-        throw new ActivationError(`cannot serve checkpoint ${n}: ${(e as Error).message.split("\n")[0]}`, 500);
+        // A file the app's own checks refuse is the checkpoint's fault (422), not the server's.
+        throw new ActivationError(`cannot serve checkpoint ${n}: ${(e as Error).message.split("\n")[0]}`, e instanceof GgufError ? 422 : 500);
       }
       await this.trainOnFromChoice(entry.dir, `checkpoint ${n}`);
       return { checkpoint: this.o.checkpoints.get(n)!, swap };
@@ -755,8 +761,12 @@ export class TrainingSupervisor {
       let imported: ImportSummary;
       try {
         imported = stageImport(source, this.o.modelPath, staging);
+        assertFiniteWeights(path.join(staging, "adapter.gguf"));
       } catch (e) {
-        if (e instanceof AdapterMismatchError) throw new ActivationError(`cannot import ${source}: ${e.message}`, 422);
+        if (e instanceof AdapterMismatchError || e instanceof GgufError) {
+          fs.rmSync(staging, { recursive: true, force: true });
+          throw new ActivationError(`cannot import ${source}: ${e instanceof GgufError ? e.message.split(": ").slice(1).join(": ") : e.message}`, 422);
+        }
         throw e;
       }
       let committed = false;
