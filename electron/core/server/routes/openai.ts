@@ -52,7 +52,7 @@ export interface OpenAiRoutesOptions {
   defaultMaxTokens?: () => number | undefined;
 }
 
-function toGenerateRequest(body: ChatCompletionRequest, defaultMaxTokens?: number): GenerateRequest {
+export function toGenerateRequest(body: ChatCompletionRequest, defaultMaxTokens?: number): GenerateRequest {
   const tools = body.tools?.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters }));
   let toolChoice: GenerateRequest["toolChoice"] = "auto";
   const tc = body.tool_choice;
