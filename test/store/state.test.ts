@@ -20,9 +20,34 @@ describe("state.json", () => {
   it("refuses a damaged file with a one-line error naming it", () => {
     const file = path.join(tempDir(), "state.json");
     fs.writeFileSync(file, '{"version":1,"settings":');
-    assert.throws(() => openState(file), (e: unknown) => e instanceof StateFileError && e.message.startsWith(`${file} is not valid JSON`) && !e.message.includes("\n"));
+    assert.throws(() => openState(file), (e: unknown) => e instanceof StateFileError && e.message.startsWith(`${file} is not a usable state file (not valid JSON`) && !e.message.includes("\n"));
     fs.writeFileSync(file, JSON.stringify({ settings: { batchSize: "many" } }));
     assert.throws(() => openState(file), /bad setting: 'batchSize'/);
+  });
+
+  it("refuses a file that parses but is not the app's state, with the same message, and leaves it as it was (issue 26 F8)", () => {
+    const file = path.join(tempDir(), "state.json");
+    const cases: [string, RegExp][] = [
+      ["null", /does not hold a JSON object/],
+      ["[1,2]", /does not hold a JSON object/],
+      ["42", /does not hold a JSON object/],
+      [JSON.stringify({ version: 1, sessions: [1, 2] }), /'sessions'/],
+      [JSON.stringify({ version: 1, sessions: { a: 1 } }), /'sessions\.a'/],
+      [JSON.stringify({ version: 1, sessions: { a: { id: "b" } } }), /'sessions\.a' holds session 'b'/],
+      [JSON.stringify({ version: 1, checkpoints: {} }), /'checkpoints'/],
+      [JSON.stringify({ version: 1, checkpoints: [{ id: "one", path: "x" }] }), /'checkpoints\.0\.id'/],
+      [JSON.stringify({ version: 1, training: { activeCheckpoint: "3" } }), /'training\.activeCheckpoint'/],
+      [JSON.stringify({ version: 2 }), /'version'/],
+    ];
+    for (const [text, detail] of cases) {
+      fs.writeFileSync(file, text);
+      assert.throws(
+        () => Store.open(path.dirname(file)),
+        (e: unknown) => e instanceof StateFileError && e.message.startsWith(`${file} is not a usable state file (`) && detail.test(e.message) && /move it aside/.test(e.message),
+        text,
+      );
+      assert.equal(fs.readFileSync(file, "utf8"), text, "the file is left as it was");
+    }
   });
 
   it("writes through a temp file (fsynced, renamed) and removes temps that dead writers left", () => {

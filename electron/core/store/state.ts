@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { LowSync, type SyncAdapter } from "lowdb";
+import { z } from "zod";
 import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import { SettingsSchema, formatIssue, type Settings } from "./settings.js";
 import type { SessionView } from "../api/sessions.js";
@@ -69,11 +70,16 @@ export class DurableJsonFile<T> implements SyncAdapter<T> {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
       throw err;
     }
+    let value: unknown;
     try {
-      return JSON.parse(text) as T;
+      value = JSON.parse(text);
     } catch (err) {
-      throw new StateFileError(`${this.file} is not valid JSON (${(err as Error).message}); move it aside to start with fresh settings`);
+      throw unreadableState(this.file, `not valid JSON: ${(err as Error).message}`);
     }
+    // lowdb takes null as "no file" and would start on defaults, dropping settings, preferences
+    // and the active checkpoint without a word: a file that parses to no object is as damaged.
+    if (typeof value !== "object" || value === null || Array.isArray(value)) throw unreadableState(this.file, "it does not hold a JSON object");
+    return value as T;
   }
 
   write(data: T): void {
@@ -81,6 +87,25 @@ export class DurableJsonFile<T> implements SyncAdapter<T> {
     writeFileAtomicSync(this.file, `${JSON.stringify(data, null, 1)}\n`);
   }
 }
+
+/** One message for a state file the app cannot use, whatever is wrong with it; the file is left as it is. */
+function unreadableState(file: string, why: string): StateFileError {
+  return new StateFileError(`${file} is not a usable state file (${why}); nothing was changed: move it aside to start with fresh settings`);
+}
+
+/**
+ * The stored shape, checked on open: what the app reads from each part. Extra keys are kept
+ * (a newer version's), missing parts get defaults; a part of the wrong type refuses the file.
+ */
+const StoredState = z
+  .object({
+    version: z.literal(1).optional(),
+    settings: z.record(z.string(), z.unknown()).optional(),
+    sessions: z.record(z.string(), z.looseObject({ id: z.string() })).optional(),
+    checkpoints: z.array(z.looseObject({ id: z.int().nonnegative(), path: z.string() })).optional(),
+    training: z.looseObject({ activeCheckpoint: z.int().nonnegative().nullable().optional() }).optional(),
+  })
+  .loose();
 
 export class StateFileError extends Error {
   constructor(message: string) {
@@ -127,8 +152,13 @@ export function openState(file: string, readOnly = false): LowSync<StateData> {
 
 function normalise(raw: unknown, file: string): StateData {
   const base = defaultState();
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new StateFileError(`${file} does not hold a JSON object`);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw unreadableState(file, "it does not hold a JSON object");
+  const shape = StoredState.safeParse(raw);
+  if (!shape.success) throw unreadableState(file, formatIssue(shape.error.issues[0]));
   const r = raw as Partial<StateData>;
+  for (const [key, sess] of Object.entries(r.sessions ?? {})) {
+    if (sess.id !== key) throw unreadableState(file, `'sessions.${key}' holds session '${sess.id}'`);
+  }
   const settings = SettingsSchema.safeParse(r.settings ?? {});
   if (!settings.success) throw new StateFileError(`${file}: bad setting: ${formatIssue(settings.error.issues[0])}`);
   return {
