@@ -70,12 +70,13 @@ const chatBody = (content: string) => JSON.stringify({ model: "x", messages: [{ 
  * POSTs a prompt of `bytes` bytes from a child process, so that building and sending it does
  * not hold this process's event loop (the server's, whose /healthz is measured).
  */
-function postFromChild(core: RunningCore, route: "/v1/chat/completions" | "/v1/completions", bytes: number): Promise<{ status: number; body: any; ms: number }> {
+function postFromChild(core: RunningCore, route: "/v1/chat/completions" | "/v1/completions" | "/v1/embeddings", bytes: number): Promise<{ status: number; body: any; ms: number }> {
   // `any`: the reply is an API error or answer body; the assertions read its fields.
   const script = `
     const words = ${JSON.stringify(words)};
     const t = words.repeat(Math.ceil(${bytes} / words.length)).slice(0, ${bytes});
-    const body = ${JSON.stringify(route)} === "/v1/completions" ? { model: "x", prompt: t, max_tokens: 2 } : { model: "x", messages: [{ role: "user", content: t }], max_tokens: 2 };
+    const route = ${JSON.stringify(route)};
+    const body = route === "/v1/completions" ? { model: "x", prompt: t, max_tokens: 2 } : route === "/v1/embeddings" ? { model: "x", input: ["short", t] } : { model: "x", messages: [{ role: "user", content: t }], max_tokens: 2 };
     const json = JSON.stringify(body);
     const t0 = performance.now();
     const r = await fetch(${JSON.stringify(core.url + route)}, { method: "POST", headers: { authorization: "Bearer ${core.token}", "content-type": "application/json" }, body: json });
@@ -143,6 +144,12 @@ describe("huge prompts", { timeout: 180_000 }, () => {
     assert.equal(c.value.body.error.code, "context_length_exceeded");
     assert.equal(c.value.body.error.param, "prompt");
     assert.ok(c.value.ms < 1000 && c.slowestMs < 100, `${c.value.ms.toFixed(0)} ms, /healthz ${c.slowestMs.toFixed(0)} ms`);
+    // Each embedding input is checked alone, against the model's trained context.
+    const e = await healthWhile(core.url, () => postFromChild(core, "/v1/embeddings", 900_000));
+    assert.equal(e.value.status, 400, JSON.stringify(e.value.body));
+    assert.equal(e.value.body.error.code, "context_length_exceeded");
+    assert.equal(e.value.body.error.param, "input");
+    assert.ok(e.value.ms < 1000 && e.slowestMs < 100, `${e.value.ms.toFixed(0)} ms, /healthz ${e.slowestMs.toFixed(0)} ms`);
   });
 
   it("a prompt that fits is still served, and one just past the byte bound is refused by it", async () => {

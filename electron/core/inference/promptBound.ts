@@ -22,7 +22,7 @@ import { badRequest } from "../server/errors.js";
 
 /** What the check needs of the engine. */
 export interface PromptBoundEngine {
-  info(): { contextSize: number; modelPath: string };
+  info(): { contextSize: number; modelPath: string; trainContextSize?: number };
   model: { tokenize(text: string, specialTokens?: boolean): readonly unknown[] };
 }
 
@@ -54,8 +54,8 @@ function cutAt(text: string, start: number, end: number): number {
  * Throws a 400 context_length_exceeded ApiError when `texts` (the prompt's parts, as the
  * template will include them verbatim) cannot fit the engine's context; resolves otherwise.
  */
-export async function checkPromptLength(engine: PromptBoundEngine, texts: readonly string[], param: string): Promise<void> {
-  const { contextSize, modelPath } = engine.info();
+export async function checkPromptLength(engine: PromptBoundEngine, texts: readonly string[], param: string, contextSize = engine.info().contextSize): Promise<void> {
+  const { modelPath } = engine.info();
   let bytes = 0;
   for (const t of texts) bytes += Buffer.byteLength(t, "utf8");
   const perToken = maxTokenBytes(modelPath);
@@ -80,10 +80,27 @@ export async function checkPromptLength(engine: PromptBoundEngine, texts: readon
   }
 }
 
-/** The prompt texts of a /v1 request body; null when the route is not one that tokenizes a prompt. */
-export function promptTexts(route: string | undefined, body: unknown): { texts: string[]; param: string } | null {
+const strings = (xs: unknown[]): string[] => xs.filter((x): x is string => typeof x === "string");
+
+/** Text parts of a Responses API input item (message content, function_call_output output). */
+function itemTexts(item: unknown): string[] {
+  if (!item || typeof item !== "object") return [];
+  const it = item as { content?: unknown; output?: unknown };
+  const out: string[] = [];
+  if (typeof it.content === "string") out.push(it.content);
+  else if (Array.isArray(it.content)) for (const p of it.content) if (p && typeof p === "object" && typeof (p as { text?: unknown }).text === "string") out.push((p as { text: string }).text);
+  if (typeof it.output === "string") out.push(it.output);
+  return out;
+}
+
+/**
+ * The prompt texts of a /v1 request body, as the prompt will hold them verbatim (tool-call
+ * arguments, re-serialized, are left out: they may shrink); null when the route is not one that
+ * tokenizes a prompt. `each`: every text is its own input (embeddings), checked alone.
+ */
+export function promptTexts(route: string | undefined, body: unknown): { texts: string[]; param: string; each?: boolean } | null {
   if (!body || typeof body !== "object") return null;
-  const b = body as { messages?: unknown; prompt?: unknown };
+  const b = body as { messages?: unknown; prompt?: unknown; input?: unknown; instructions?: unknown };
   if (route === "/v1/chat/completions") {
     if (!Array.isArray(b.messages)) return null;
     const texts: string[] = [];
@@ -91,6 +108,16 @@ export function promptTexts(route: string | undefined, body: unknown): { texts: 
     return { texts, param: "messages" };
   }
   if (route === "/v1/completions") return typeof b.prompt === "string" ? { texts: [b.prompt], param: "prompt" } : null;
+  if (route === "/v1/responses") {
+    const texts = typeof b.instructions === "string" ? [b.instructions] : [];
+    if (typeof b.input === "string") texts.push(b.input);
+    else if (Array.isArray(b.input)) for (const item of b.input) texts.push(...itemTexts(item));
+    return { texts, param: "input" };
+  }
+  if (route === "/v1/embeddings") {
+    const texts = typeof b.input === "string" ? [b.input] : Array.isArray(b.input) ? strings(b.input) : [];
+    return { texts, param: "input", each: true };
+  }
   return null;
 }
 
@@ -104,7 +131,11 @@ export function promptLengthGuard(engine: () => PromptBoundEngine | null): (req:
     const prompt = promptTexts(req.routeOptions.url, req.body);
     if (!prompt) return;
     const e = engine();
-    if (e) await checkPromptLength(e, prompt.texts, prompt.param);
+    if (!e) return;
+    if (!prompt.each) return checkPromptLength(e, prompt.texts, prompt.param);
+    // An embedding input has a context of its own, never above the model's trained context.
+    const { trainContextSize, contextSize } = e.info();
+    for (const t of prompt.texts) await checkPromptLength(e, [t], prompt.param, trainContextSize ?? contextSize);
   };
 }
 
