@@ -14,7 +14,8 @@ import { judgeBackendFactory } from "../../electron/core/judge/sources.js";
 import { UnloadableGgufError, assertLoadableGguf } from "../../models/gguf/loadable.js";
 import { GgufValueType } from "../../models/gguf/types.js";
 import { callApi } from "../helpers/api.js";
-import { storiesModelPath, tempDir } from "../helpers/cli.js";
+import { runCliAsync, storiesModelPath, tempDir } from "../helpers/cli.js";
+import { api, startLearningCore } from "../training/helpers.js";
 import { ggufBytes, kv, kvString, str, u32, u64 } from "../gguf/ggufBytes.js";
 
 const dir = tempDir("clawrl-malicious-");
@@ -45,6 +46,7 @@ function maliciousFiles(): Array<{ name: string; file: string; says: RegExp }> {
 const bad = maliciousFiles();
 /** The slowest refusal seen on each path (ms), printed at the end. */
 const slowest = new Map<string, number>();
+after(() => console.log(`slowest refusal per path (ms): ${JSON.stringify(Object.fromEntries([...slowest].map(([k, v]) => [k, Math.round(v)])))}`));
 
 async function timed<T>(pathName: string, f: () => Promise<T>): Promise<{ value?: T; error?: unknown; ms: number }> {
   const t0 = performance.now();
@@ -80,7 +82,6 @@ describe("malicious model and adapter files", { timeout: 240_000 }, () => {
   });
   after(async () => {
     await core?.close();
-    console.log(`slowest refusal per path (ms): ${JSON.stringify(Object.fromEntries([...slowest].map(([k, v]) => [k, Math.round(v)])))}`);
   });
 
   it("the check itself: every file refused with UnloadableGgufError naming it; the real model passes", () => {
@@ -165,6 +166,46 @@ describe("malicious model and adapter files", { timeout: 240_000 }, () => {
     const r = await fetch(`${core.url}/healthz`);
     assert.equal(r.status, 200);
     assert.ok(performance.now() - t0 < 100);
+  });
+});
+
+describe("malicious adapter files through the app's import", { timeout: 240_000 }, () => {
+  let core: RunningCore;
+  before(async () => {
+    core = await startLearningCore();
+  });
+  after(async () => {
+    await core?.close();
+  });
+
+  it("POST /api/checkpoints/import answers 422 for each file in under a second; nothing is staged or served", async () => {
+    for (const b of bad) {
+      const t0 = performance.now();
+      const r = await api(core, "POST", "/api/checkpoints/import", { path: b.file });
+      const ms = performance.now() - t0;
+      slowest.set("POST /api/checkpoints/import", Math.max(slowest.get("POST /api/checkpoints/import") ?? 0, ms));
+      assert.equal(r.status, 422, `${b.name}: ${JSON.stringify(r.json)}`);
+      assert.equal(r.json.error.code, "adapter_unusable");
+      assert.ok(ms < 1000, `${b.name}: ${ms.toFixed(0)} ms`);
+    }
+    assert.deepEqual(fs.readdirSync(core.paths.checkpoints).filter((n) => n.startsWith(".staging-")), []);
+    assert.equal(core.engine!.info().adapter, "base");
+  });
+});
+
+describe("malicious model files on the command line", { timeout: 120_000 }, () => {
+  it("clawrl models import and clawrl serve --model refuse the 88-byte file with a clear message, at once", async () => {
+    const probe = bad[0].file;
+    const dataDir = tempDir();
+    const imp = await runCliAsync(["models", "import", probe, "--data-dir", dataDir], {}, 60_000);
+    assert.notEqual(imp.code, 0);
+    assert.match(imp.stderr, /refused before loading, not a sound GGUF file: tensor count \d+ .*impossible/);
+    // Serving it: refused before node-llama-cpp reads it (it looped, growing, before); the process ends.
+    const t0 = performance.now();
+    const serve = await runCliAsync(["serve", "--model", probe, "--port", "0", "--data-dir", dataDir, "--gpu", "cpu"], { CLAWRL_THREADS: "1" }, 60_000);
+    console.log(`clawrl serve --model <88-byte file>: exit ${serve.code} after ${Math.round(performance.now() - t0)} ms (node and tsx start included)`);
+    assert.notEqual(serve.code, 0, serve.stdout);
+    assert.match(serve.stderr, /refused before loading, not a sound GGUF file: tensor count \d+ .*impossible/);
   });
 });
 
