@@ -9,6 +9,7 @@ import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { callApi } from "../helpers/api.js";
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
+import { smallValidGguf } from "../gguf/ggufBytes.js";
 
 describe("switching the served model", { timeout: 180_000 }, () => {
   let core: RunningCore;
@@ -76,17 +77,32 @@ describe("switching the served model", { timeout: 180_000 }, () => {
 
   it("keeps serving the old model when the new file cannot be loaded", async () => {
     const broken = path.join(tempDir(), "broken.gguf");
-    // Imported whole (the registry checks the file), then cut short: a model that no longer loads.
+    // Imported whole (the registry checks the file), then replaced by a sound GGUF header with
+    // no model in it: it passes the app's check, llama.cpp fails to load it mid-switch.
     const bytes = fs.readFileSync(storiesModelPath());
     fs.writeFileSync(broken, bytes);
     const imported = core.models.registry.importFile(broken);
-    fs.writeFileSync(broken, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+    fs.writeFileSync(broken, smallValidGguf());
     const use = await call("POST", "/api/models/use", { id: imported.id });
     assert.ok(use.status >= 400, JSON.stringify(use.body));
     assert.match(use.body.error.message, /load|model/i);
     const models = await call("GET", "/v1/models");
     assert.equal(models.body.data[0].id, "stories260K", "the previous model is back");
     assert.equal(events.at(-1)?.state, "failed");
+  });
+
+  it("refuses a file cut short before switching (422): the served model is never closed", async () => {
+    const cut = path.join(tempDir(), "cut.gguf");
+    const bytes = fs.readFileSync(storiesModelPath());
+    fs.writeFileSync(cut, bytes);
+    const imported = core.models.registry.importFile(cut);
+    fs.writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+    const seen = events.length;
+    const use = await call("POST", "/api/models/use", { id: imported.id });
+    assert.equal(use.status, 422, JSON.stringify(use.body));
+    assert.match(use.body.error.message, /refused before loading.*runs past the end/);
+    assert.deepEqual(events.slice(seen).filter((e) => e.change === "switch"), [], "no switch started");
+    assert.equal((await call("GET", "/v1/models")).body.data[0].id, "stories260K");
   });
 });
 
