@@ -14,6 +14,8 @@ import { registerCompletionRoutes } from "./server/routes/completions.js";
 import { bodyLimitFor, promptLengthGuard } from "./inference/promptBound.js";
 import { registerEmbeddingRoutes } from "./server/routes/embeddings.js";
 import { servedModelEmbeddings } from "./inference/embeddings.js";
+import { registerResponseRoutes } from "./server/routes/responses.js";
+import { ResponseStore } from "./store/responses.js";
 import { registerEvalRoutes } from "./eval/latest.js";
 import { startPreferences, type PreferenceService } from "./preferences/index.js";
 import { tokenCounter } from "./preferences/inject.js";
@@ -225,6 +227,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => store.settings.defaultMaxTokens });
   registerCompletionRoutes(server, { engine, rollout });
   registerEmbeddingRoutes(server, { source: servedModelEmbeddings(() => served.current().engine, { threads }) });
+  registerResponseRoutes(server, { engine, rollout, store: new ResponseStore(path.join(paths.root, "responses")), defaultMaxTokens: () => store.settings.defaultMaxTokens });
   registerEvalRoutes(server, paths.root);
   const preferenceEngine = (): Engine | null => latest()?.engine ?? null;
   // Retirement: after each adapter swap (and on request), learned preferences leave the prompt.

@@ -14,13 +14,18 @@ function paramOf(path: PropertyKey[]): string {
  */
 export function parseStrict<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   if (body === null || typeof body !== "object" || Array.isArray(body)) throw badRequest("The request body must be a JSON object.", null, "invalid_request");
-  const r = schema.safeParse(body);
+  return parseAt(schema, body, []);
+}
+
+/** As parseStrict, for a part of the body checked on its own (`at`: where it is, for the error's param). */
+export function parseAt<S extends z.ZodType>(schema: S, value: unknown, at: PropertyKey[]): z.infer<S> {
+  const r = schema.safeParse(value);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   if (issue.code === "unrecognized_keys") {
-    const param = paramOf([...issue.path, issue.keys[0]]);
+    const param = paramOf([...at, ...issue.path, issue.keys[0]]);
     throw badRequest(`Unsupported or unknown field '${param}'.`, param, "unsupported_parameter");
   }
-  const param = paramOf(issue.path);
+  const param = paramOf([...at, ...issue.path]);
   throw badRequest(`Invalid '${param}': ${issue.message}`, param || null, "invalid_value");
 }

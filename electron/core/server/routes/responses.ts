@@ -1,0 +1,365 @@
+import crypto from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+import type { ChatMessage } from "../../api/chatTypes.js";
+import type { ResponseFunctionCall, ResponseObject, ResponseOutputItem, ResponseOutputMessage, ResponseStreamEvent } from "../../api/responses.js";
+import { AbortedError, ContextLengthError, type Engine, type GenerateEvent, type GenerateResult } from "../../inference/engine.js";
+import { prepareChatPrompt, tokenCounter } from "../../preferences/inject.js";
+import { answerMessage } from "../../rollout/messages.js";
+import { ResponseStore } from "../../store/responses.js";
+import { abortWhenClientLeaves } from "../clientAbort.js";
+import { ApiError, badRequest, notFound } from "../errors.js";
+import { SseWriter } from "../sseWriter.js";
+import { ephemeralRecorder, toGenerateRequest, type TurnRecorder } from "./openai.js";
+import { parseChatRequest } from "./openaiSchema.js";
+import { parseAt, parseStrict } from "./strictBody.js";
+
+/**
+ * POST /v1/responses: OpenAI's Responses API, the part a local chat model can serve: text or
+ * message-item input, `instructions`, function tools (function_call output items; their results
+ * come back as function_call_output input items), `previous_response_id` (stored responses,
+ * store/responses.ts), streaming with its typed events. The request becomes a chat request and
+ * goes through chat's path: validated by chat's schema, the same generation request
+ * (toGenerateRequest), preference block, engine and rollout, so its turns are recorded and
+ * learned from like chat turns. Strict: an unknown or unsupported field is a 400 naming it.
+ */
+const opt = <T extends z.ZodType>(t: T) => t.nullable().optional();
+const functionName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 letters, digits, underscores or dashes");
+const inputText = z.strictObject({ type: z.literal("input_text"), text: z.string() });
+// An earlier answer fed back as input: its extra fields (annotations, logprobs) are the reply's own and ignored.
+const outputText = z.strictObject({ type: z.literal("output_text"), text: z.string(), annotations: z.array(z.unknown()).optional(), logprobs: z.array(z.unknown()).optional() });
+const itemStatus = z.enum(["in_progress", "completed", "incomplete"]).optional();
+const messageItem = z.strictObject({
+  type: z.literal("message").optional(),
+  role: z.enum(["user", "assistant", "system", "developer"]),
+  content: z.union([z.string(), z.array(z.union([inputText, outputText], { error: "content parts must be input_text or output_text (no images or files)" }))]),
+  id: z.string().optional(),
+  status: itemStatus,
+});
+const functionCallItem = z.strictObject({ type: z.literal("function_call"), call_id: z.string().min(1), name: functionName, arguments: z.string(), id: z.string().optional(), status: itemStatus });
+const functionCallOutputItem = z.strictObject({
+  type: z.literal("function_call_output"),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(inputText)]),
+  id: z.string().optional(),
+  status: itemStatus,
+});
+const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem], { error: "each input item must be a message, a function_call or a function_call_output" });
+
+const responsesRequest = z.strictObject({
+  model: opt(z.string()),
+  // the items are checked apart (chatMessagesOf), so a bad one's error names it rather than the whole input
+  input: z.union([z.string(), z.array(z.unknown()).min(1, "must hold at least one item")], { error: "must be a string or an array of input items" }),
+  instructions: opt(z.string()),
+  previous_response_id: opt(z.string()),
+  tools: opt(
+    z.array(
+      z.strictObject({
+        type: z.literal("function", { error: "only function tools are supported" }),
+        name: functionName,
+        description: opt(z.string()),
+        parameters: opt(z.record(z.string(), z.unknown())),
+        strict: opt(z.boolean()),
+      }),
+    ),
+  ),
+  tool_choice: opt(z.union([z.enum(["none", "auto", "required"]), z.strictObject({ type: z.literal("function"), name: functionName })])),
+  parallel_tool_calls: opt(z.boolean()),
+  stream: opt(z.boolean()),
+  temperature: opt(z.number().min(0).max(2)),
+  top_p: opt(z.number().min(0).max(1)),
+  max_output_tokens: opt(z.number().int().min(1)),
+  store: opt(z.boolean()),
+  metadata: opt(z.record(z.string(), z.string())),
+  user: opt(z.string()),
+  text: opt(z.strictObject({ format: z.strictObject({ type: z.literal("text", { error: "only the text format is supported" }) }).optional() })),
+  truncation: opt(z.literal("disabled", { error: "only 'disabled' is supported" })),
+  // rl-training-headers body fallbacks (method.md), as on chat
+  session_id: z.unknown().optional(),
+  turn_type: z.unknown().optional(),
+  session_done: z.unknown().optional(),
+});
+type ResponsesRequest = z.infer<typeof responsesRequest>;
+
+const textOf = (c: string | Array<{ text: string }>) => (typeof c === "string" ? c : c.map((p) => p.text).join(""));
+
+/** The request's input items as chat messages: consecutive function calls join the assistant message before them. */
+function chatMessagesOf(input: ResponsesRequest["input"]): ChatMessage[] {
+  if (typeof input === "string") return [{ role: "user", content: input }];
+  const out: ChatMessage[] = [];
+  for (const [i, raw] of input.entries()) {
+    const item = parseAt(inputItem, raw, ["input", i]);
+    if (item.type === "function_call") {
+      const call = { id: item.call_id, type: "function" as const, function: { name: item.name, arguments: item.arguments } };
+      const last = out.at(-1);
+      if (last?.role === "assistant") last.tool_calls = [...(last.tool_calls ?? []), call];
+      else out.push({ role: "assistant", content: "", tool_calls: [call] });
+    } else if (item.type === "function_call_output") out.push({ role: "tool", content: textOf(item.output), tool_call_id: item.call_id });
+    else out.push({ role: item.role, content: textOf(item.content) });
+  }
+  return out;
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+const compactId = (s: string) => s.replace(/-/g, "");
+
+export interface ResponseRoutesOptions {
+  engine: Engine;
+  rollout?: TurnRecorder;
+  store: ResponseStore;
+  defaultMaxTokens?: () => number | undefined;
+}
+
+/** Registers POST /v1/responses, GET and DELETE /v1/responses/:id. */
+export function registerResponseRoutes(app: FastifyInstance, opts: ResponseRoutesOptions): void {
+  const { engine, store } = opts;
+  const rollout = opts.rollout ?? ephemeralRecorder();
+
+  app.get<{ Params: { id: string } }>("/v1/responses/:id", async (req) => {
+    const r = store.get(req.params.id);
+    if (!r) throw notFound(`No response with id '${req.params.id}' is stored.`);
+    return r.response;
+  });
+  app.delete<{ Params: { id: string } }>("/v1/responses/:id", async (req) => {
+    if (!store.delete(req.params.id)) throw notFound(`No response with id '${req.params.id}' is stored.`);
+    return { id: req.params.id, object: "response", deleted: true };
+  });
+
+  app.post("/v1/responses", async (req: FastifyRequest, reply: FastifyReply) => {
+    const body = parseStrict(responsesRequest, req.body);
+    const previous = body.previous_response_id ? store.get(body.previous_response_id) : null;
+    if (body.previous_response_id && !previous)
+      throw badRequest(`Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id", "previous_response_not_found");
+    // Instructions apply to this request only: a follow-up's own (or none) replace the previous ones.
+    const conversation = [...(previous?.conversation ?? []), ...chatMessagesOf(body.input)];
+    const messages: ChatMessage[] = body.instructions ? [{ role: "system", content: body.instructions }, ...conversation] : conversation;
+    const tools = body.tools ?? [];
+    const toolChoice = body.tool_choice ?? "auto";
+    // Chat's schema checks the conversation as chat would (roles, tool calls and their answers).
+    const chatBody = parseChatRequest({
+      messages,
+      ...(tools.length ? { tools: tools.map((t) => ({ type: "function", function: { name: t.name, ...(t.description != null ? { description: t.description } : {}), ...(t.parameters != null ? { parameters: t.parameters } : {}) } })) } : {}),
+      ...(body.tool_choice ? { tool_choice: typeof toolChoice === "string" ? toolChoice : { type: "function", function: { name: toolChoice.name } } } : {}),
+      ...(body.parallel_tool_calls != null && tools.length ? { parallel_tool_calls: body.parallel_tool_calls } : {}),
+      ...(body.temperature != null ? { temperature: body.temperature } : {}),
+      ...(body.top_p != null ? { top_p: body.top_p } : {}),
+      ...(body.max_output_tokens != null ? { max_completion_tokens: body.max_output_tokens } : {}),
+    });
+    const genReq = toGenerateRequest(chatBody, opts.defaultMaxTokens?.());
+    const bodyFields = { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done };
+    const fromUi = headerValue(req.headers["x-clawrl-client"]) === "ui";
+    let prompt: ReturnType<typeof prepareChatPrompt>;
+    try {
+      prompt = prepareChatPrompt(engine, genReq, rollout.preferencesFor?.({ headers: req.headers, bodyFields, fromUi }, tokenCounter(engine)) ?? null);
+    } catch (err) {
+      if (err instanceof ContextLengthError) throw badRequest(err.message, "input", "context_length_exceeded");
+      throw err;
+    }
+    const ctx = rollout.beginTurn({
+      headers: req.headers,
+      bodyFields,
+      fromUi,
+      messages: genReq.messages,
+      ...(prompt.preferences ? { preferences: prompt.preferences, clientPromptTokens: prompt.clientPromptTokens } : {}),
+    });
+
+    const id = `resp_${compactId(ctx.turnId)}`;
+    const msgId = `msg_${compactId(ctx.turnId)}`;
+    const stored = body.store !== false;
+    const base: ResponseObject = {
+      id,
+      object: "response",
+      created_at: Math.floor(Date.now() / 1000),
+      status: "in_progress",
+      error: null,
+      incomplete_details: null,
+      instructions: body.instructions ?? null,
+      max_output_tokens: body.max_output_tokens ?? null,
+      model: engine.modelId,
+      output: [],
+      parallel_tool_calls: body.parallel_tool_calls ?? true,
+      previous_response_id: body.previous_response_id ?? null,
+      reasoning: { effort: null, summary: null },
+      store: stored,
+      temperature: genReq.temperature ?? 1,
+      text: { format: { type: "text" } },
+      tool_choice: typeof toolChoice === "string" ? toolChoice : { type: "function", name: toolChoice.name },
+      tools: tools.map((t) => ({ type: "function", name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null })),
+      top_p: genReq.topP ?? 1,
+      truncation: "disabled",
+      usage: null,
+      user: body.user ?? null,
+      metadata: body.metadata ?? {},
+    };
+    const turnHeaders = (adapter: string) => ({
+      "X-Clawrl-Session-Id": ctx.sessionId,
+      "X-Clawrl-Turn-Id": ctx.turnId,
+      "X-Clawrl-Adapter": adapter,
+      "X-Clawrl-Preferences": String(prompt.preferences?.ids.length ?? 0),
+    });
+
+    const signal = abortWhenClientLeaves(reply);
+    const stream = body.stream === true;
+    const sse = new SseWriter(reply.raw);
+    let seq = 0;
+    const emit = (type: string, fields: Record<string, unknown>) => {
+      const ev: ResponseStreamEvent = { type, sequence_number: seq++, ...fields };
+      sse.write(`event: ${type}\ndata: ${JSON.stringify(ev)}\n\n`);
+    };
+    const live = stream ? new LiveOutput(emit, msgId) : null;
+    if (stream) reply.hijack();
+
+    let result: GenerateResult;
+    try {
+      result = await engine.generate(
+        prompt.served,
+        {
+          signal,
+          onStart: ({ adapter }) => {
+            if (!stream) return void reply.headers(turnHeaders(adapter));
+            reply.raw.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", Connection: "keep-alive", "X-Accel-Buffering": "no", ...turnHeaders(adapter) });
+            emit("response.created", { response: base });
+            emit("response.in_progress", { response: base });
+            sse.flush();
+          },
+          onEvent: live ? (ev) => live.on(ev) : undefined,
+        },
+        prompt.prepared,
+      );
+    } catch (err) {
+      const aborted = err instanceof AbortedError || signal.aborted;
+      rollout.abortTurn(ctx, aborted ? "client disconnected" : `error: ${(err as Error).message}`);
+      if (!stream) {
+        if (aborted) return reply;
+        if (err instanceof ApiError) throw err;
+        throw new ApiError(500, `Generation failed: ${(err as Error).message}`);
+      }
+      if (!reply.raw.headersSent) {
+        const apiErr = err instanceof ApiError ? err : new ApiError(500, `Generation failed: ${(err as Error).message}`);
+        reply.raw.writeHead(apiErr.status, { "Content-Type": "application/json; charset=utf-8" });
+        reply.raw.end(JSON.stringify(apiErr.toJSON()));
+      } else if (!aborted) {
+        emit("response.failed", { response: { ...base, status: "failed", error: { code: "server_error", message: `Generation failed: ${(err as Error).message}` } } });
+        sse.flush();
+        reply.raw.end();
+      } else reply.raw.destroy();
+      return reply;
+    }
+
+    const { logprobs: _infos, cachedPromptTokens, ...turn } = result;
+    rollout.completeTurn(ctx, turn);
+    const incomplete = result.finishReason === "length";
+    const itemStatus = incomplete ? "incomplete" : "completed";
+    const output: ResponseOutputItem[] = [];
+    if (result.text !== "" || result.toolCalls.length === 0)
+      output.push({ type: "message", id: msgId, status: itemStatus, role: "assistant", content: [{ type: "output_text", text: result.text, annotations: [], logprobs: [] }] });
+    for (const c of result.toolCalls) output.push({ type: "function_call", id: `fc_${c.id}`, call_id: c.id, name: c.name, arguments: c.arguments, status: "completed" });
+    const final: ResponseObject = {
+      ...base,
+      status: incomplete ? "incomplete" : "completed",
+      incomplete_details: incomplete ? { reason: "max_output_tokens" } : null,
+      output,
+      usage: {
+        input_tokens: result.promptTokens.length,
+        input_tokens_details: { cached_tokens: cachedPromptTokens },
+        output_tokens: result.responseTokens.length,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: result.promptTokens.length + result.responseTokens.length,
+      },
+    };
+    if (stored) store.put({ response: final, conversation: [...conversation, answerMessage(result.text, result.toolCalls)], sessionId: ctx.sessionId, turnId: ctx.turnId });
+
+    if (!live) return final;
+    live.finish(final);
+    emit(incomplete ? "response.incomplete" : "response.completed", { response: final });
+    sse.flush();
+    reply.raw.end();
+    return reply;
+  });
+}
+
+/**
+ * The streamed output items as the engine's events arrive: the message item opens at the first
+ * text and closes before the first function call; each call is an item with its arguments
+ * streamed as deltas. `finish` closes what is open with the final texts.
+ */
+class LiveOutput {
+  private index = 0;
+  private message: { index: number; text: string } | null = null;
+  private messageDone = false;
+  private calls = new Map<number, { index: number; item: ResponseFunctionCall }>();
+  private openCall: number | null = null;
+
+  constructor(
+    private readonly emit: (type: string, fields: Record<string, unknown>) => void,
+    private readonly msgId: string,
+  ) {}
+
+  private messageItem(status: ResponseOutputMessage["status"], text: string): ResponseOutputMessage {
+    return { type: "message", id: this.msgId, status, role: "assistant", content: status === "in_progress" && text === "" ? [] : [{ type: "output_text", text, annotations: [], logprobs: [] }] };
+  }
+
+  private openMessage(): { index: number; text: string } {
+    if (!this.message) {
+      this.message = { index: this.index++, text: "" };
+      this.emit("response.output_item.added", { output_index: this.message.index, item: this.messageItem("in_progress", "") });
+      this.emit("response.content_part.added", { item_id: this.msgId, output_index: this.message.index, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
+    }
+    return this.message;
+  }
+
+  private closeMessage(status: ResponseOutputMessage["status"]): void {
+    if (!this.message || this.messageDone) return;
+    this.messageDone = true;
+    const { index, text } = this.message;
+    const part = { type: "output_text", text, annotations: [], logprobs: [] };
+    this.emit("response.output_text.done", { item_id: this.msgId, output_index: index, content_index: 0, text, logprobs: [] });
+    this.emit("response.content_part.done", { item_id: this.msgId, output_index: index, content_index: 0, part });
+    this.emit("response.output_item.done", { output_index: index, item: this.messageItem(status, text) });
+  }
+
+  private closeCall(): void {
+    if (this.openCall === null) return;
+    const c = this.calls.get(this.openCall)!;
+    this.openCall = null;
+    c.item.status = "completed";
+    this.emit("response.function_call_arguments.done", { item_id: c.item.id, output_index: c.index, name: c.item.name, arguments: c.item.arguments });
+    this.emit("response.output_item.done", { output_index: c.index, item: { ...c.item } });
+  }
+
+  on(ev: GenerateEvent): void {
+    if (ev.type === "content") {
+      if (!ev.text || this.messageDone) return;
+      const m = this.openMessage();
+      m.text += ev.text;
+      this.emit("response.output_text.delta", { item_id: this.msgId, output_index: m.index, content_index: 0, delta: ev.text, logprobs: [] });
+    } else if (ev.type === "toolCall") {
+      this.closeMessage("completed");
+      this.closeCall();
+      const item: ResponseFunctionCall = { type: "function_call", id: `fc_${ev.id}`, call_id: ev.id, name: ev.name, arguments: "", status: "in_progress" };
+      const index = this.index++;
+      this.calls.set(ev.index, { index, item });
+      this.openCall = ev.index;
+      this.emit("response.output_item.added", { output_index: index, item: { ...item } });
+    } else {
+      const c = this.calls.get(ev.index);
+      if (!c) return;
+      c.item.arguments += ev.text;
+      this.emit("response.function_call_arguments.delta", { item_id: c.item.id, output_index: c.index, delta: ev.text });
+    }
+  }
+
+  /** Closes the open items; a reply with neither text nor calls still gets its (empty) message, as the final response has. */
+  finish(final: ResponseObject): void {
+    const msg = final.output.find((o): o is ResponseOutputMessage => o.type === "message");
+    if (msg && !this.message) this.openMessage();
+    if (this.message && msg) this.message.text = msg.content[0]?.text ?? this.message.text;
+    this.closeMessage(msg?.status ?? "completed");
+    // The final arguments are the parsed call's (the stream's deltas add up to them).
+    for (const fc of final.output) if (fc.type === "function_call") for (const c of this.calls.values()) if (c.item.call_id === fc.call_id) c.item.arguments = fc.arguments;
+    this.closeCall();
+  }
+}
