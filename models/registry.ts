@@ -94,7 +94,9 @@ export class ModelRegistry {
   /** Imports a local GGUF (kept where it is), after checking it. */
   importFile(file: string): InstalledModel {
     const abs = path.resolve(file);
-    if (!fs.existsSync(abs)) throw new Error(`no such file: ${file}`);
+    // One answer for a path that is missing, unreadable or not a GGUF: an import does not tell
+    // its caller what else lies on the disk. A GGUF that is damaged gets the reader's reason.
+    if (!startsWithGgufMagic(abs)) throw new Error(`cannot import ${file}: there is no readable GGUF model file at that path`);
     assertLoadableGguf(abs); // the same check every load makes (UnloadableGgufError, 422 over HTTP)
     const d = describeGguf(abs);
     return this.add({
@@ -134,5 +136,20 @@ export class ModelRegistry {
 
   active(): InstalledModel | null {
     return this.snapshot().active;
+  }
+}
+
+/** Whether `file` is a regular file this process can read that starts with GGUF's magic. */
+function startsWithGgufMagic(file: string): boolean {
+  let fd: number | null = null;
+  try {
+    if (!fs.statSync(file).isFile()) return false;
+    fd = fs.openSync(file, "r");
+    const b = Buffer.alloc(4);
+    return fs.readSync(fd, b, 0, 4, 0) === 4 && b.toString("latin1") === "GGUF";
+  } catch {
+    return false;
+  } finally {
+    if (fd !== null) fs.closeSync(fd);
   }
 }

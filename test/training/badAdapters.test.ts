@@ -84,7 +84,7 @@ describe("adapters with non-finite weights", () => {
     poison(adapter, 1, NaN);
     const sha = createHash("sha256").update(fs.readFileSync(adapter)).digest("hex");
     core.store.updateState((d) => {
-      const c = d.checkpoints.find((x) => x.id === n)!;
+      const c = d.checkpoints.find((x) => x.id === n)! as unknown as { sha256: { adapter: string; optimizer: string } };
       c.sha256 = { ...c.sha256, adapter: sha };
     });
     const r = await api(core, "POST", `/api/checkpoints/${n}/activate`);

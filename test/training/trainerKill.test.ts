@@ -58,7 +58,9 @@ describe("trainer killed mid-run", () => {
     assert.equal(again.status, 409, "the trained samples are not offered again");
     assert.deepEqual((await checkpoints(core)).map((c) => c.n), [1]);
     await waitFor("an answer from ckpt-1", async () => ((await chat(core, "and now")).adapter === "ckpt-1" ? true : undefined));
-    assert.equal((await api(core, "GET", "/api/status")).json.training.samplesWaiting, 0);
+    const after = (await api(core, "GET", "/api/status")).json.training;
+    assert.equal(after.samplesWaiting, 0);
+    assert.equal(after.lastError, null, "the good run cleared the kill's fault (issue 26 F9)");
   });
 
   it("after a core crash between writing a checkpoint and recording it, re-indexes it and trains none of its samples again", async () => {

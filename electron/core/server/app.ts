@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { IncomingHttpHeaders } from "node:http";
-import Fastify, { type FastifyInstance, type FastifyError, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply, type FastifyRequest } from "fastify";
 import fastifyStatic from "@fastify/static";
 import { ApiError, apiErrorOf, forbidden, notFound, unauthorized } from "./errors.js";
 import { bearerMatches } from "./token.js";
@@ -95,6 +95,13 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     // replies, not requests: these bound only receiving the request.
     requestTimeout: 120_000,
     http: { headersTimeout: 30_000 },
+    // Errors Fastify answers before routing (a malformed URL, a parameter past maxParamLength):
+    // in the API's shape too.
+    frameworkErrors: (err, _req, reply) => {
+      const api = apiErrorOf(err);
+      // The reply's generics here are the unresolved route defaults: a plain FastifyReply is what it is.
+      void (reply as unknown as FastifyReply).status(api.status).send(api.toJSON());
+    },
   });
   const routes: RouteEntry[] = [];
   routeTables.set(app, routes);

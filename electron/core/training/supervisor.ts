@@ -449,6 +449,8 @@ export class TrainingSupervisor {
         this.st.lrScale = halvedLrScale(this.st.lrScale, this.o.minLrScale);
         await w.request({ type: "load", dir: servingDir });
       }
+      // A run that went through clears the fault an earlier one left (a killed trainer, say).
+      this.st.lastError = null;
       await this.measureTrainer(w);
     } catch (e) {
       if (!committed) {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { ApiError, badRequest } from "../errors.js";
 import type { ModelService } from "../../models/modelService.js";
@@ -36,6 +37,8 @@ export function registerModelRoutes(app: FastifyInstance, models: ModelService):
   });
   app.post("/api/models/import", async (req): Promise<ImportModelReply> => {
     const { path } = parse(importBody, req.body);
+    // Relative to what? The core's working directory is no one's business: absolute paths only.
+    if (!isAbsolute(path)) throw badRequest(`'path' must be an absolute path on the machine running the app, got '${path}'`, "path");
     try {
       return { model: models.importFile(path) };
     } catch (err) {
