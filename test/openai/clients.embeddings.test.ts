@@ -93,6 +93,24 @@ describe("POST /v1/embeddings with the real clients", () => {
     assert.equal(long.body.error.code, "context_length_exceeded");
   });
 
+  it("runs in a context of its own: a chat's cached prompt survives embeddings in between", async () => {
+    const messages = [{ role: "user" as const, content: "a fairly long question about cats and dogs and their habits" }];
+    await client.chat.completions.create({ model, messages, max_tokens: 2, temperature: 0 });
+    const again = await client.chat.completions.create({ model, messages, max_tokens: 2, temperature: 0 });
+    const cached = again.usage!.prompt_tokens_details!.cached_tokens!;
+    assert.ok(cached > 0, "the repeated prompt reuses the KV cache");
+    await client.embeddings.create({ model, input: Array.from({ length: 8 }, (_, i) => `text number ${i} about something else entirely`) });
+    const after = await client.chat.completions.create({ model, messages, max_tokens: 2, temperature: 0 });
+    assert.equal(after.usage!.prompt_tokens_details!.cached_tokens, cached, "the embeddings did not take the chat's sequence");
+    // and concurrent requests both complete
+    const [e, c] = await Promise.all([
+      client.embeddings.create({ model, input: ["x y z", "u v w"], encoding_format: "float" }),
+      client.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 4 }),
+    ]);
+    assert.equal(e.data.length, 2);
+    assert.ok(c.choices[0].message);
+  });
+
   it("LangChain OpenAIEmbeddings: embedDocuments and embedQuery agree", async () => {
     const emb = new OpenAIEmbeddings({ model, apiKey: core.token, configuration: { baseURL: `${core.url}/v1` }, maxRetries: 0 });
     const docs = await emb.embedDocuments(["alpha beta", "gamma delta", "alpha beta"]);
