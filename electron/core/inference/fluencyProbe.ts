@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import { targetLogprobs } from "./tokenProbability.js";
+import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
+import { loadBoundMs, loadWithin } from "./loadBound.js";
 
 /**
  * How natural a candidate adapter's OWN answers read to the base model, measured with
@@ -166,7 +168,10 @@ export class FluencyProbe implements FluencyMeasure {
   private async ensureModel(): Promise<{ model: LlamaModel; seqs: LlamaContextSequence[] }> {
     if (this.closed) throw new Error("the fluency probe is closed");
     if (!this.model) {
-      this.model = await this.o.llama.loadModel({ modelPath: this.o.modelPath, gpuLayers: this.o.gpuLayers ?? "auto" });
+      // The same check and bound as the serving engine's load (issue 26 F3).
+      assertLoadableGguf(this.o.modelPath);
+      const modelPath = this.o.modelPath;
+      this.model = await loadWithin(`the gate's copy of ${modelPath}`, loadBoundMs(modelPath), (loadSignal) => this.o.llama.loadModel({ modelPath, gpuLayers: this.o.gpuLayers ?? "auto", loadSignal }), (late) => late.dispose());
       this.loads++;
       this.adaptersLoaded = 0;
       this.width = await this.widthFor(this.model);
@@ -199,7 +204,8 @@ export class FluencyProbe implements FluencyMeasure {
     return 1;
   }
 
-  private newContext(model: LlamaModel, adapterPath?: string): Promise<LlamaContext> {
+  private async newContext(model: LlamaModel, adapterPath?: string): Promise<LlamaContext> {
+    if (adapterPath) assertLoadableGguf(adapterPath); // a candidate adapter passes the app's GGUF check before llama.cpp reads it
     return model.createContext({
       sequences: this.width,
       contextSize: { max: this.contextSize(model) },
