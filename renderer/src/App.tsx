@@ -9,6 +9,7 @@ import { CheckpointsPage } from "./pages/CheckpointsPage.js";
 import { PreferencesPage, PreferencesIcon } from "./pages/PreferencesPage.js";
 import { ModelsPage } from "./pages/ModelsPage.js";
 import { SettingsPage } from "./pages/SettingsPage.js";
+import { ToolsPage, ToolsIcon } from "./pages/ToolsPage.js";
 import { TrainingPage, describeTraining } from "./pages/TrainingPage.js";
 import { adapterLabel } from "./components/format.js";
 import logoUrl from "./assets/logo.svg";
@@ -18,6 +19,7 @@ const pages = [
   { id: "training", label: "Training", Icon: TrainingIcon, Page: TrainingPage },
   { id: "preferences", label: "Preferences", Icon: PreferencesIcon, Page: PreferencesPage },
   { id: "checkpoints", label: "Checkpoints", Icon: CheckpointsIcon, Page: CheckpointsPage },
+  { id: "tools", label: "Tools", Icon: ToolsIcon, Page: ToolsPage },
   { id: "models", label: "Models", Icon: ModelsIcon, Page: ModelsPage },
   { id: "settings", label: "Settings", Icon: SettingsIcon, Page: SettingsPage },
 ] as const;

@@ -1,11 +1,17 @@
-import type { ChatStreamData, ModelListReply } from "../../../electron/core/api/openai.js";
+import type { ChatStreamData, FinishReason, ModelListReply } from "../../../electron/core/api/openai.js";
+import type { ChatMessage as WireMessage, ChatToolCall } from "../../../electron/core/api/chatTypes.js";
+import type { OpenAiToolsReply } from "../../../electron/core/api/tools.js";
 import { errorFromResponse, type CoreClient } from "./client.js";
 import { speedOfLlamaTimings, type AnswerSpeed } from "./shapes.js";
 
-export interface ChatMessage {
-  role: "system" | "user" | "assistant";
-  content: string;
-}
+/** A message of the conversation as sent to /v1 (assistant tool calls and `tool` results included). */
+export type ChatMessage = WireMessage;
+
+/** The tools offered to the model (OpenAI `tools`). */
+export type ChatTool = OpenAiToolsReply["tools"][number];
+
+/** What streamChat needs of the core's client: its authorised fetch and a JSON GET (CoreClient has both). */
+export type ChatTransport = Pick<CoreClient, "raw" | "get">;
 
 /** What the core's response headers say about the turn it served. */
 export interface TurnInfo {
@@ -25,6 +31,18 @@ export interface ChatParams {
   temperature?: number;
   top_p?: number;
   max_tokens?: number;
+  /** tools the model may call; absent or empty: none */
+  tools?: ChatTool[];
+  /** "none": the model answers in words even though tools are declared (the agent loop's last step) */
+  tool_choice?: "auto" | "none";
+}
+
+/** One streamed answer: its text, the tool calls it made (assembled from the deltas) and why it ended. */
+export interface ChatResult {
+  text: string;
+  info: TurnInfo;
+  toolCalls: ChatToolCall[];
+  finishReason: FinishReason | null;
 }
 
 export interface StreamHandlers {
@@ -37,7 +55,7 @@ export interface StreamHandlers {
 let modelId: Promise<string> | null = null;
 
 /** The served model's id from /v1/models (asked once; the OpenAI wire format requires `model`). */
-export function servedModelId(client: CoreClient): Promise<string> {
+export function servedModelId(client: ChatTransport): Promise<string> {
   modelId ??= client
     .get<ModelListReply>("/v1/models")
     .then((b) => b.data?.[0]?.id ?? "default")
@@ -81,14 +99,20 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
  * (`X-Clawrl-Client: ui`) in the given session (none = the core starts a new one).
  * Resolves with the full text; rejects with ApiError, or AbortError when stopped.
  */
-export async function streamChat(client: CoreClient, messages: ChatMessage[], sessionId: string | null, handlers: StreamHandlers, signal: AbortSignal, params: ChatParams = {}): Promise<{ text: string; info: TurnInfo }> {
+export async function streamChat(client: ChatTransport, messages: ChatMessage[], sessionId: string | null, handlers: StreamHandlers, signal: AbortSignal, params: ChatParams = {}): Promise<ChatResult> {
   const model = await servedModelId(client);
   const headers: Record<string, string> = { "Content-Type": "application/json", "X-Clawrl-Client": "ui" };
   if (sessionId) headers["X-Session-Id"] = sessionId;
+  const { tools, tool_choice, ...rest } = params;
+  const body: Record<string, unknown> = { model, messages, stream: true, ...rest };
+  if (tools && tools.length > 0) {
+    body.tools = tools;
+    if (tool_choice) body.tool_choice = tool_choice;
+  }
   const res = await client.raw("/v1/chat/completions", {
     method: "POST",
     headers,
-    body: JSON.stringify({ model, messages, stream: true, ...params }),
+    body: JSON.stringify(body),
     signal,
   });
   if (!res.ok || !res.body) throw await errorFromResponse(res, "Chat request");
@@ -102,6 +126,9 @@ export async function streamChat(client: CoreClient, messages: ChatMessage[], se
   };
   handlers.onStart?.(info);
   let text = "";
+  let finishReason: FinishReason | null = null;
+  // Tool calls arrive in pieces: the first delta of a call names it (id, name), later ones add argument text.
+  const calls: { id: string; name: string; args: string }[] = [];
   for await (const data of sseData(res.body)) {
     if (data === "[DONE]") break;
     // The core's own stream (api/openai.ts): what is untrusted is only whether a line is JSON.
@@ -118,11 +145,23 @@ export async function streamChat(client: CoreClient, messages: ChatMessage[], se
       info.model = chunk.model;
       handlers.onModel?.(chunk.model);
     }
-    const delta = chunk.choices[0]?.delta.content;
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    if (choice.finish_reason) finishReason = choice.finish_reason;
+    const delta = choice.delta.content;
     if (delta) {
       text += delta;
       handlers.onDelta(delta);
     }
+    for (const d of choice.delta.tool_calls ?? []) {
+      const c = (calls[d.index] ??= { id: "", name: "", args: "" });
+      if (d.id) c.id = d.id;
+      if (d.function.name) c.name += d.function.name;
+      c.args += d.function.arguments ?? "";
+    }
   }
-  return { text, info };
+  const toolCalls: ChatToolCall[] = calls
+    .filter((c) => c && c.name)
+    .map((c, i) => ({ id: c.id || `call_ui_${Date.now().toString(36)}_${i}`, type: "function", function: { name: c.name, arguments: c.args || "{}" } }));
+  return { text, info, toolCalls, finishReason };
 }

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { ApiError, messageOf } from "../api/client.js";
-import { streamChat, type ChatMessage } from "../api/chat.js";
+import type { ChatMessage } from "../api/chat.js";
 import { useChatDefaults } from "../api/chatDefaults.js";
 import { readGeneration, requestParams, saveChat, takeLegacyChat, type GenerationSettings } from "../api/generation.js";
 import { humanError } from "../api/humanError.js";
@@ -12,6 +12,9 @@ import { PencilIcon, SidebarIcon, SlidersIcon, ThumbDownIcon, ThumbUpIcon, Trash
 import { adapterLabel, fmtTime } from "../components/format.js";
 import { GenerationForm } from "../components/GenerationForm.js";
 import { ModelPicker } from "../components/ModelPicker.js";
+import { ToolCallCard } from "../components/ToolCallCard.js";
+import { answerToWire, runAgentLoop, type Decision, type ToolCallView, type ToolStep } from "../chat/agentLoop.js";
+import { useChatTools, useDecisions } from "../chat/useChatTools.js";
 
 interface DisplayMessage {
   key: string;
@@ -30,6 +33,21 @@ interface DisplayMessage {
   streaming?: boolean;
   stopped?: boolean;
   error?: string;
+  /** rounds of this answer that called tools, before its final words (`content`) */
+  steps?: ToolStep[];
+  /** the step limit ended the tool calls */
+  stepLimit?: boolean;
+}
+
+/** A message as sent to /v1: an answer that used tools goes with its calls and their results. */
+function toWire(m: DisplayMessage): ChatMessage[] {
+  if (m.role === "assistant" && m.steps?.length) return answerToWire(m.steps, m.content);
+  return [{ role: m.role, content: m.content }];
+}
+
+/** The call `call` replaces in whichever step holds it. */
+function withCall(steps: ToolStep[] | undefined, call: ToolCallView): ToolStep[] | undefined {
+  return steps?.map((s) => (s.calls.some((c) => c.id === call.id) ? { ...s, calls: s.calls.map((c) => (c.id === call.id ? call : c)) } : s));
 }
 
 let keySeq = 0;
@@ -66,6 +84,8 @@ export function ChatPage() {
   const [input, setInput] = useState("");
   const [search, setSearch] = useState("");
   const [busy, setBusy] = useState(false);
+  const chatTools = useChatTools();
+  const decisions = useDecisions();
   // This chat's generation settings: its own (changed in its header, kept per chat), else the
   // defaults with the system prompt its turns were recorded with (a chat keeps the prompt it began with).
   const defaults = useChatDefaults().value;
@@ -203,15 +223,21 @@ export function ChatPage() {
         if (flushTimer !== null) window.clearTimeout(flushTimer);
         flush();
       };
-      const wire: ChatMessage[] = history.filter((m) => !m.error || m.content).map((m) => ({ role: m.role, content: m.content }));
+      const wire: ChatMessage[] = history.filter((m) => !m.error || m.content || m.steps?.length).flatMap(toWire);
       if (gen.systemPrompt.trim()) wire.unshift({ role: "system", content: gen.systemPrompt.trim() });
       const isNew = sessionId === null;
       try {
-        const { info } = await streamChat(
+        // The tools as they are now (a change on the Tools page counts from the next answer).
+        const { tools, always } = await chatTools.refresh();
+        const { info } = await runAgentLoop({
           client,
-          wire,
+          messages: wire,
           sessionId,
-          {
+          tools,
+          alwaysAllowed: always,
+          params: requestParams(gen, status?.model?.contextSize ?? null),
+          signal: ctrl.signal,
+          handlers: {
             onStart: (info) => {
               update((m) => ({ ...m, turnId: info.turnId, adapter: info.adapter, preferences: info.preferences }));
               if (info.sessionId) {
@@ -228,10 +254,18 @@ export function ChatPage() {
               pending += d;
               if (flushTimer === null) flushTimer = window.setTimeout(flush, 33);
             },
+            // The words so far and the calls become a finished step; the next words start after the cards.
+            onToolStep: (step) => {
+              flushNow();
+              update((m) => ({ ...m, content: "", steps: [...(m.steps ?? []), step] }));
+            },
+            onCall: (call) => update((m) => ({ ...m, steps: withCall(m.steps, call) })),
+            decide: decisions.decide,
           },
-          ctrl.signal,
-          requestParams(gen, status?.model?.contextSize ?? null),
-        );
+        }).then((r) => {
+          if (r.stepLimitReached) update((m) => ({ ...m, stepLimit: true }));
+          return r;
+        });
         flushNow();
         update((m) => ({ ...m, streaming: false, speed: info.speed }));
         if (isNew && info.sessionId) {
@@ -251,7 +285,7 @@ export function ChatPage() {
         void flushGen(); // a new chat's own settings, now that the core has its session
       }
     },
-    [client, sessionId, sessions, gen, status?.model?.contextSize, flushGen],
+    [client, sessionId, sessions, gen, status?.model?.contextSize, flushGen, chatTools, decisions.decide],
   );
 
   const send = useCallback(() => {
@@ -349,7 +383,7 @@ export function ChatPage() {
                 <div className="bubble">{m.content}</div>
               </div>
             ) : (
-              <AssistantMessage key={m.key} msg={m} isLast={i === lastAssistant} busy={busy} onRegenerate={regenerate} onFeedback={(p) => setFeedback(m.key, p)} />
+              <AssistantMessage key={m.key} msg={m} isLast={i === lastAssistant} busy={busy} onRegenerate={regenerate} onFeedback={(p) => setFeedback(m.key, p)} onDecide={decisions.answer} />
             ),
           )}
         </div>
@@ -471,7 +505,7 @@ function AnswerSpeedNote({ speed }: { speed: AnswerSpeed }) {
   );
 }
 
-function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg: DisplayMessage; isLast: boolean; busy: boolean; onRegenerate(): void; onFeedback(p: Partial<DisplayMessage>): void }) {
+function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback, onDecide }: { msg: DisplayMessage; isLast: boolean; busy: boolean; onRegenerate(): void; onFeedback(p: Partial<DisplayMessage>): void; onDecide(callId: string, d: Decision): void }) {
   const { client } = useCore();
   const [hinting, setHinting] = useState(false);
   const [hintText, setHintText] = useState(msg.hint ?? "");
@@ -506,12 +540,22 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback }: { msg
     void send({ thumbs: next }, { thumbs: next });
   };
 
+  const waitingForUser = msg.steps?.some((s) => s.calls.some((c) => c.status === "waiting" || c.status === "running")) ?? false;
   // A stopped answer is not recorded by the core (nothing half-way), so it cannot be rated.
   const canRate = !!msg.turnId && !msg.streaming && !msg.stopped && !msg.error;
   return (
     <div className="msg assistant">
       <div className="bubble">
-        {msg.content ? <Markdown text={msg.content} /> : msg.streaming ? <span className="typing" aria-label="Answer is being written" /> : null}
+        {msg.steps?.map((s, i) => (
+          <div key={i} className="tool-step">
+            {s.text && <Markdown text={s.text} />}
+            {s.calls.map((c) => (
+              <ToolCallCard key={c.id} call={c} onDecide={msg.streaming ? (d) => onDecide(c.id, d) : undefined} />
+            ))}
+          </div>
+        ))}
+        {msg.content ? <Markdown text={msg.content} /> : msg.streaming && !waitingForUser ? <span className="typing" aria-label="Answer is being written" /> : null}
+        {msg.stepLimit && <div className="small muted">The assistant reached its limit of tool steps for one answer, so it answered without more tools.</div>}
         {msg.stopped && <div className="small muted">Stopped.</div>}
         {msg.error && <ErrorNote error={msg.error} />}
       </div>
