@@ -23,8 +23,10 @@ function badBodies(): unknown[] {
     { ...ok, top_logprobs: 3 }, { ...ok, logprobs: true, top_logprobs: 21 }, { ...ok, logprobs: "yes" },
     { ...ok, stream: "yes" }, { ...ok, stream_options: { include_usage: "y" } }, { ...ok, stream_options: { other: true } },
     { ...ok, stop: 5 }, { ...ok, stop: ["a", "b", "c", "d", "e"] }, { ...ok, stop: [1] },
-    { ...ok, foo: 1 }, { ...ok, functions: [] }, { ...ok, function_call: "auto" }, { ...ok, response_format: { type: "json_object" } }, { ...ok, logit_bias: { "1": 2 } },
-    { ...ok, frequency_penalty: 0.5 }, { ...ok, presence_penalty: 1 }, { ...ok, model: 5 }, { ...ok, user: 5 }, { ...ok, metadata: { a: 1 } },
+    { ...ok, foo: 1 }, { ...ok, functions: [] }, { ...ok, function_call: "auto" }, { ...ok, response_format: { type: "xml" } }, { ...ok, logit_bias: { x: 2 } },
+    { ...ok, logit_bias: { "1": 200 } }, { ...ok, logit_bias: { "99999999": 1 } }, { ...ok, frequency_penalty: 2.5 }, { ...ok, presence_penalty: -3 },
+    { ...ok, response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "string", pattern: "a" } } } },
+    { ...ok, top_k: -1 }, { ...ok, min_p: 2 }, { ...ok, repeat_penalty: 0 }, { ...ok, model: 5 }, { ...ok, user: 5 }, { ...ok, metadata: { a: 1 } },
   ];
   // Every numeric field with wrong types and out-of-range values.
   const numeric: Record<string, unknown[]> = {

@@ -1,9 +1,12 @@
 import path from "node:path";
 import {
+  LlamaGrammarEvaluationState,
   resolveChatWrapper,
+  TokenBias,
   type ChatWrapper,
   type Llama,
   type LlamaContextSequence,
+  type LlamaGrammar,
   type LlamaModel,
   type Token,
 } from "node-llama-cpp";
@@ -17,11 +20,13 @@ import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
 import { loadBoundMs, loadWithin } from "./loadBound.js";
 import { IncrementalDetokenizer } from "./detokenizer.js";
 import { JsonObjectPrefix } from "./jsonPrefix.js";
-import { createRng } from "./sampling.js";
-import { GreedyStepper, LogitsStepper, NativeStepper, type Stepper } from "./steppers.js";
+import { GrammarMatcher } from "./grammarMatcher.js";
+import { closingReserve, jsonSchemaGrammar } from "./jsonSchemaGrammar.js";
+import { createRng, type SamplingAdjustments } from "./sampling.js";
+import { GreedyStepper, LogitsStepper, NativeStepper, type NativeSamplerExtras, type Stepper } from "./steppers.js";
 import { defaultThreads } from "./threads.js";
 import { hasExactTokenProbability, installExactTokenProbability, targetLogprobs } from "./tokenProbability.js";
-import { parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
+import { jsonValueEnd, parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
 
 export { AbortedError } from "./adapterGate.js";
 export type { SwapResult } from "./adapterGate.js";
@@ -84,7 +89,48 @@ export interface GenerateRequest {
    * space on the first token is kept; a chat answer drops it).
    */
   continuesPrompt?: boolean;
+  /**
+   * Holds the answer to this grammar while it is decoded (response_format: jsonSchemaGrammar.ts);
+   * the answer ends where its JSON value does.
+   */
+  grammar?: LlamaGrammar;
+  /** Tokens kept back from max_tokens for the JSON to close in (closingReserve); default 16. */
+  grammarReserve?: number;
+  /** OpenAI's penalties (−2 to 2) over the answer's last 64 tokens, as llama.cpp applies them. */
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  /** llama.cpp's repeat penalty (1 = off) over the same tokens. */
+  repeatPenalty?: number;
+  /** 0 = off. */
+  topK?: number;
+  /** 0 = off. */
+  minP?: number;
+  /** token id → added to its logit (OpenAI's logit_bias); −100 or less bans the token. */
+  logitBias?: Record<number, number>;
+  /** Several calls in one answer when a call is forced (default true, as OpenAI's parallel_tool_calls). */
+  parallelToolCalls?: boolean;
 }
+
+/** What a turn records of how its answer was sampled (beyond the defaults, only what was set). */
+export interface SamplingUsed {
+  temperature: number;
+  topP: number;
+  seed?: number;
+  maxTokens?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  repeatPenalty?: number;
+  topK?: number;
+  minP?: number;
+  logitBias?: Record<number, number>;
+  /** "json_object" / "json_schema": the answer was held to a grammar */
+  grammar?: boolean;
+}
+
+/** The answer's tokens penalties look back over (llama.cpp's default penalty_last_n). */
+const PENALTY_LAST_N = 64;
+/** A logit bias at or below this bans the token (OpenAI: "-100 should result in a ban"). */
+const BAN_AT = -100;
 
 export interface TokenLogprob {
   token: number;
@@ -124,7 +170,7 @@ export interface GenerateResult {
   text: string;
   toolCalls: GeneratedToolCall[];
   finishReason: "stop" | "length" | "tool_calls";
-  sampling: { temperature: number; topP: number; seed?: number; maxTokens?: number };
+  sampling: SamplingUsed;
   timings: AnswerTimingsView;
 }
 
@@ -164,6 +210,8 @@ async function releaseCachedAdapter(model: LlamaModel, filePath: string): Promis
 export class Engine {
   private readonly tokenTexts = new Map<number, string>();
   private readonly specialTokens = new Map<number, boolean>();
+  private closers: { quote: number[]; bracket: number[] } | null = null;
+  private brokenUtf8: number[] | null = null;
   readonly syntax: ToolCallSyntax;
   readonly modelId: string;
 
@@ -261,6 +309,68 @@ export class Engine {
     return t;
   }
 
+  /** Tokens in the model's vocabulary; null when the file does not list them. */
+  get vocabSize(): number | null {
+    const tokens = (this.model.fileInfo.metadata as { tokenizer?: { ggml?: { tokens?: readonly string[] } } }).tokenizer?.ggml?.tokens;
+    return tokens ? tokens.length : null;
+  }
+
+  /**
+   * Tokens that only close JSON: favoured once an answer held to a grammar nears its budget, so
+   * that a model that would write one string forever still closes its JSON in time (the grammar
+   * keeps to those it allows where they are). `quote`: they start by closing a string;
+   * `bracket`: they close an object or array (inside a string they would only be more text).
+   */
+  closingTokens(): { quote: number[]; bracket: number[] } {
+    if (this.closers) return this.closers;
+    const out = { quote: [] as number[], bracket: [] as number[] };
+    const n = this.vocabSize ?? 0;
+    for (let t = 0; t < n; t++) {
+      if (this.model.isEogToken(t as Token) || this.isSpecialToken(t)) continue;
+      const text = this.tokenText(t);
+      if (/^"[\s\]}]*$/.test(text)) out.quote.push(t);
+      else if (/^\s*[\]}][\s\]}]*$/.test(text)) out.bracket.push(t);
+    }
+    this.closers = out;
+    return out;
+  }
+
+  /**
+   * Tokens that cannot be part of valid UTF-8 in a grammar's answer: a byte no UTF-8 holds (C0,
+   * C1, F5-FF), an overlong, surrogate or out-of-range start (E0 80-9F, ED A0-BF, F0 80-8F, F4
+   * 90-BF), or a token that ends on the lead byte of one of those checks (E0, ED, F0, F4), so
+   * that its next byte could not be checked. llama.cpp's grammar counts such bytes as characters,
+   * and they reach the client as U+FFFD: a string past its maxLength. A byte-level BPE model
+   * learned whole characters there, so nothing it writes is lost.
+   */
+  brokenUtf8Tokens(): number[] {
+    if (this.brokenUtf8) return this.brokenUtf8;
+    const out: number[] = [];
+    const meta = (this.model.fileInfo.metadata as { tokenizer?: { ggml?: { model?: string; tokens?: readonly string[] } } }).tokenizer?.ggml;
+    const kind = meta?.model;
+    const fromUnicode = kind === "gpt2" ? gpt2UnicodeToByte() : null;
+    for (const [t, piece] of (meta?.tokens ?? []).entries()) {
+      let bytes: number[] | null = null;
+      if (fromUnicode) {
+        bytes = [];
+        for (const ch of piece) {
+          const b = fromUnicode.get(ch);
+          if (b === undefined) {
+            bytes = null; // a special token's text
+            break;
+          }
+          bytes.push(b);
+        }
+      } else if (kind === "llama") {
+        const m = /^<0x([0-9A-Fa-f]{2})>$/.exec(piece);
+        if (m) bytes = [parseInt(m[1], 16)];
+      }
+      if (bytes && brokenUtf8(bytes)) out.push(t);
+    }
+    this.brokenUtf8 = out;
+    return out;
+  }
+
   /** True for control tokens (their text only appears when special tokens are rendered). */
   isSpecialToken(token: number): boolean {
     let special = this.specialTokens.get(token);
@@ -282,14 +392,34 @@ export class Engine {
   /** `prepared`: the result of renderPrompt(req) when the caller already has it. */
   async generate(req: GenerateRequest, hooks: GenerateHooks = {}, prepared?: { tokens: Token[]; stopTriggers: string[] }): Promise<GenerateResult> {
     const rendered = prepared ?? this.renderPrompt(req);
+    // Only a forced call waits for grammars: anything else queues for its sequence at once (FIFO order is the call order).
+    const forced = req.toolChoice === "required" || typeof req.toolChoice === "object";
+    const toolGrammars = forced && req.tools?.length ? await this.toolGrammars(req) : new Map<string, { grammar: LlamaGrammar; reserve: number }>();
     const queued = performance.now();
     const lease = await this.gate.acquire(rendered.tokens, hooks.signal);
     try {
       hooks.onStart?.({ adapter: lease.adapterVersion, promptTokens: rendered.tokens.length });
-      return await this.run(lease.sequence, lease.adapterVersion, rendered, req, hooks, queued);
+      return await this.run(lease.sequence, lease.adapterVersion, rendered, req, hooks, queued, toolGrammars);
     } finally {
       lease.release();
     }
+  }
+
+  /** Grammars for the forced tools' parameters (a keyword no grammar expresses is left unenforced: the tool worked before). */
+  private async toolGrammars(req: GenerateRequest): Promise<Map<string, { grammar: LlamaGrammar; reserve: number }>> {
+    const out = new Map<string, { grammar: LlamaGrammar; reserve: number }>();
+    const forced = req.toolChoice === "required" || typeof req.toolChoice === "object";
+    if (!forced || !req.tools) return out;
+    for (const t of req.tools) {
+      if (typeof req.toolChoice === "object" && req.toolChoice.name !== t.name) continue;
+      if (!t.parameters) continue;
+      try {
+        out.set(t.name, { grammar: await jsonSchemaGrammar(this.llama, t.parameters, { lenient: true }), reserve: closingReserve(t.parameters) });
+      } catch {
+        // No grammar (a schema llama.cpp refuses): the call keeps the any-JSON-object constraint.
+      }
+    }
+    return out;
   }
 
   /**
@@ -319,6 +449,7 @@ export class Engine {
     hooks: GenerateHooks,
     /** when the request began waiting for its sequence (performance.now()) */
     queuedAt: number,
+    toolGrammars: Map<string, { grammar: LlamaGrammar; reserve: number }> = new Map(),
   ): Promise<GenerateResult> {
     const started = performance.now();
     const prompt = rendered.tokens;
@@ -340,7 +471,44 @@ export class Engine {
     while (common < held.length && common < prompt.length && held[common] === prompt[common]) common++;
     const start = Math.min(common, prompt.length - 1);
     if (seq.nextTokenIndex > start) await seq.eraseContextTokenRanges([{ start, end: seq.nextTokenIndex }]);
-    const forcedCall = forced ? new ForcedToolCall(this, req.tools!, req.toolChoice as "required" | { name: string }) : null;
+    const forcedCall = forced
+      ? new ForcedToolCall(this, req.tools!, req.toolChoice as "required" | { name: string }, {
+          grammars: toolGrammars,
+          budget: maxTokens,
+          parallel: req.parallelToolCalls !== false && req.toolChoice === "required",
+        })
+      : null;
+    // An answer held to a grammar (response_format); not with a forced call, whose arguments have their own.
+    const grammar = req.grammar && !forcedCall ? req.grammar : null;
+
+    const responseTokens: number[] = [];
+    const tokenLogprobs: number[] = [];
+    const infos: TokenLogprob[] = [];
+    // Tokens charged against max_tokens: all of them, except a forced call's syntax and name.
+    let charged = 0;
+    const closeFrom = grammar ? maxTokens - Math.min(req.grammarReserve ?? 16, Math.floor(maxTokens / 2)) : Infinity;
+    const closing = () => (forcedCall ? forcedCall.closing : grammar !== null && charged >= closeFrom);
+    // Whether the JSON so far is inside a string (which closing tokens close it), fed each token as it comes.
+    const scan = new JsonStringScan();
+    const inString = () => (forcedCall ? forcedCall.inString : scan.inString);
+    const history = () => responseTokens.slice(-PENALTY_LAST_N);
+    const bias = new Map<number, number>();
+    for (const [k, v] of Object.entries(req.logitBias ?? {})) bias.set(Number(k), v <= BAN_AT ? -Infinity : v);
+    if (grammar || forcedCall) for (const t of this.brokenUtf8Tokens()) bias.set(t, -Infinity);
+    const closerBias = (tokens: number[]) => {
+      const m = new Map(bias);
+      for (const t of tokens) if ((m.get(t) ?? 0) > -Infinity) m.set(t, (m.get(t) ?? 0) + 30);
+      return m;
+    };
+    const closers = grammar || forcedCall ? this.closingTokens() : { quote: [], bracket: [] };
+    const quoteBias = closerBias(closers.quote);
+    const bracketBias = closerBias(closers.bracket);
+    const biasNow = () => (!closing() ? bias : inString() ? quoteBias : bracketBias);
+    const penalties =
+      (req.repeatPenalty ?? 1) !== 1 || (req.frequencyPenalty ?? 0) !== 0 || (req.presencePenalty ?? 0) !== 0
+        ? { repeat: req.repeatPenalty ?? 1, frequency: req.frequencyPenalty ?? 0, presence: req.presencePenalty ?? 0 }
+        : null;
+    const adjusted = !!grammar || bias.size > 0 || penalties !== null || (req.topK ?? 0) > 0 || (req.minP ?? 0) > 0;
     // llama.cpp's sampler serves every request without alternatives or forced tokens. Greedy:
     // the pick and its temperature-1 probability in one native call (GreedyStepper). Sampled:
     // the confidence is p(token) at temperature 1 from a second sort-free pass over the logits
@@ -351,25 +519,45 @@ export class Engine {
     // crosses into JS each token, ~110 ms a token at 152k (Qwen3-0.6B shape, 2 threads), so only
     // top log-probs and forced tool calls take it.
     const exact = hasExactTokenProbability(seq.context);
+    // A grammar, bias, penalty, top-k or min-p is llama.cpp's sampler's too (its confidence stays
+    // p at temperature 1 where tokenProbability.ts is installed); where it is not, JS samples.
     const onLlamaSampler = !forcedCall && topN === 0;
     const input = prompt.slice(start);
     let stepper: Stepper;
-    if (onLlamaSampler && temperature === 0) stepper = new GreedyStepper(seq, input);
-    else if (onLlamaSampler && (exact ? temperature > 0 : temperature === 1 && topP >= 1)) stepper = new NativeStepper(seq, input, temperature, topP, seed);
-    else {
+    // The grammar followed from JS when JS samples (top log-probs).
+    let matcher: GrammarMatcher | null = null;
+    if (onLlamaSampler && temperature === 0 && !adjusted) stepper = new GreedyStepper(seq, input);
+    else if (onLlamaSampler && (exact ? temperature > 0 || adjusted : temperature === 1 && topP >= 1 && !adjusted)) {
+      const extra: NativeSamplerExtras = { topK: req.topK, minP: req.minP };
+      if (grammar) extra.grammar = new LlamaGrammarEvaluationState({ model: this.model, grammar });
+      if (penalties) extra.repeatPenalty = { punishTokens: () => history() as Token[], maxPunishTokens: PENALTY_LAST_N, penalty: penalties.repeat, frequencyPenalty: penalties.frequency, presencePenalty: penalties.presence };
+      if (bias.size > 0 || grammar) {
+        const plain = this.tokenBias(bias);
+        const quote = grammar ? this.tokenBias(quoteBias) : plain;
+        const bracket = grammar ? this.tokenBias(bracketBias) : plain;
+        extra.tokenBias = () => (!closing() ? plain : inString() ? quote : bracket);
+      }
+      stepper = new NativeStepper(seq, input, temperature, topP, seed, extra);
+    } else {
+      if (grammar) matcher = new GrammarMatcher(this.model, grammar);
+      const adjust: SamplingAdjustments = {
+        topK: req.topK,
+        minP: req.minP,
+        bias: biasNow,
+        penalties: penalties ? { ...penalties, history } : undefined,
+      };
+      const m = matcher;
       stepper = new LogitsStepper(seq, input, {
         temperature,
         topP,
         rng: createRng(seed),
         topLogprobs: topN,
-        allowed: forcedCall ? (t) => forcedCall.allows(t) : undefined,
+        allowed: forcedCall ? (t) => forcedCall.allows(t) : m ? (t) => m.allows(t) : undefined,
         forced: forcedCall ? () => forcedCall.nextForced() : undefined,
+        adjust,
       });
     }
 
-    const responseTokens: number[] = [];
-    const tokenLogprobs: number[] = [];
-    const infos: TokenLogprob[] = [];
     let finishReason: GenerateResult["finishReason"] = "length";
     // The response tokens that make up the text (no end-of-generation token), detokenized incrementally.
     const textOf = new IncrementalDetokenizer(this.model, req.continuesPrompt ? prompt : []);
@@ -426,10 +614,13 @@ export class Engine {
     try {
     for (;;) {
       if (hooks.signal?.aborted) throw new AbortedError();
-      const { token, logprob: lp, top } = await stepper.next();
+      const { token, logprob: lp, top, choices } = await stepper.next();
       lastAt = performance.now();
       if (firstAt === 0) firstAt = lastAt;
-      forcedCall?.accept(token);
+      if (forcedCall) forcedCall.accept(token, choices !== 1);
+      else charged++;
+      matcher?.accept(token);
+      if (grammar && !this.model.isEogToken(token as Token)) scan.push(this.tokenText(token));
       responseTokens.push(token);
       tokenLogprobs.push(lp);
       const eog = this.model.isEogToken(token as Token);
@@ -447,7 +638,7 @@ export class Engine {
       }
       // The model computes the next token while this one is decoded and streamed. A stop
       // string found below then costs one wasted step, nothing else.
-      if (!forcedCall?.finished && responseTokens.length < maxTokens && seq.nextTokenIndex + 2 < contextSize) stepper.prefetch();
+      if (!forcedCall?.finished && !forcedCall?.overBudget && (forcedCall || charged < maxTokens) && seq.nextTokenIndex + 2 < contextSize) stepper.prefetch();
       // Text before this mark cannot change, and was searched for stop strings already.
       const settled = textOf.settledLength;
       text = textOf.push(token);
@@ -464,7 +655,11 @@ export class Engine {
         finishReason = "tool_calls";
         break;
       }
-      if (responseTokens.length >= maxTokens || seq.nextTokenIndex + 1 >= contextSize) break;
+      if (grammar && jsonComplete(text)) {
+        finishReason = "stop";
+        break;
+      }
+      if ((forcedCall ? forcedCall.overBudget : charged >= maxTokens) || seq.nextTokenIndex + 1 >= contextSize) break;
       // Hold back an incomplete UTF-8 character and a possible start of a stop string.
       let hold = text.endsWith("\uFFFD") ? 1 : 0;
       for (const s of stops) hold = Math.max(hold, partialTail(text, s));
@@ -481,7 +676,7 @@ export class Engine {
     if (forcedCall) {
       content = "";
       toolCalls = forcedCall.partialCalls().map((c, i) => ({ id: sentCalls[i]?.id ?? callId(), name: c.name ?? "", arguments: c.arguments }));
-      if (forcedCall.finished) finishReason = "tool_calls";
+      if (forcedCall.complete) finishReason = "tool_calls";
     } else if (toolMode) {
       const parsed = parseAnswer(text, this.syntax, true);
       const complete = parsed.calls.filter((c) => c.complete && c.name);
@@ -502,7 +697,19 @@ export class Engine {
       text: content,
       toolCalls,
       finishReason,
-      sampling: { temperature, topP, seed, maxTokens: req.maxTokens },
+      sampling: {
+        temperature,
+        topP,
+        seed,
+        maxTokens: req.maxTokens,
+        ...(req.frequencyPenalty ? { frequencyPenalty: req.frequencyPenalty } : {}),
+        ...(req.presencePenalty ? { presencePenalty: req.presencePenalty } : {}),
+        ...(req.repeatPenalty !== undefined && req.repeatPenalty !== 1 ? { repeatPenalty: req.repeatPenalty } : {}),
+        ...(req.topK ? { topK: req.topK } : {}),
+        ...(req.minP ? { minP: req.minP } : {}),
+        ...(req.logitBias && Object.keys(req.logitBias).length > 0 ? { logitBias: { ...req.logitBias } } : {}),
+        ...(grammar ? { grammar: true } : {}),
+      },
       timings: {
         queueMs: started - queuedAt,
         promptTokens: prompt.length - start,
@@ -513,6 +720,12 @@ export class Engine {
     };
   }
 
+  private tokenBias(map: ReadonlyMap<number, number>): TokenBias {
+    const b = TokenBias.for(this.model);
+    for (const [t, v] of map) b.set(t as Token, v === -Infinity ? "never" : { logit: v });
+    return b;
+  }
+
   async close(): Promise<void> {
     await this.gate.close();
     await this.model.dispose();
@@ -520,49 +733,155 @@ export class Engine {
   }
 }
 
+/** GPT-2's byte → printable-character table (what a byte-level BPE vocabulary's pieces are written in), inverted. */
+function gpt2UnicodeToByte(): Map<string, number> {
+  const keep: number[] = [];
+  for (let b = 0x21; b <= 0x7e; b++) keep.push(b);
+  for (let b = 0xa1; b <= 0xac; b++) keep.push(b);
+  for (let b = 0xae; b <= 0xff; b++) keep.push(b);
+  const out = new Map<string, number>();
+  let extra = 0;
+  for (let b = 0; b < 256; b++) out.set(String.fromCodePoint(keep.includes(b) ? b : 256 + extra++), b);
+  return out;
+}
+
+/** See Engine.brokenUtf8Tokens. */
+function brokenUtf8(bytes: number[]): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (b === 0xc0 || b === 0xc1 || b >= 0xf5) return true;
+    if (b === 0xe0 || b === 0xed || b === 0xf0 || b === 0xf4) {
+      const n = bytes[i + 1];
+      if (n === undefined) return true;
+      if ((b === 0xe0 && n < 0xa0) || (b === 0xed && n > 0x9f) || (b === 0xf0 && n < 0x90) || (b === 0xf4 && n > 0x8f)) return true;
+    }
+  }
+  return false;
+}
+
+/** Follows JSON text far enough to say whether its end is inside a string. */
+class JsonStringScan {
+  inString = false;
+  private escaped = false;
+
+  push(text: string): this {
+    for (const ch of text) {
+      if (this.escaped) this.escaped = false;
+      else if (this.inString && ch === "\\") this.escaped = true;
+      else if (ch === '"') this.inString = !this.inString;
+    }
+    return this;
+  }
+}
+
+/** True once `text` holds one whole JSON value (an answer held to a JSON grammar ends there). */
+function jsonComplete(text: string): boolean {
+  const t = text.trimEnd();
+  return t.length > 0 && jsonValueEnd(t, 0) === t.length;
+}
+
 /**
  * A tool call the request forces (tool_choice "required" or a named function): the call's
- * syntax is forced token by token, the function name is constrained to a declared one, and
- * the arguments are constrained to a JSON object (closed after a token budget), so even a
- * model that never learned the syntax produces a well-formed call.
+ * syntax is forced token by token, the function name is constrained to a declared one, and the
+ * arguments are held to the tool's `parameters` schema (a grammar; without parameters, to a JSON
+ * object closed after a token budget), so even a model that never learned the syntax produces a
+ * well-formed call. Only the argument tokens the model chose among several count against
+ * max_tokens (not the syntax, the name or what the schema fixes): a small budget
+ * cuts the arguments (finish "length", the call so far), never the call itself. With
+ * "required" and parallel calls allowed, the model may open another call after each one.
  */
 class ForcedToolCall {
-  private phase: "prefix" | "name" | "args" | "suffix" | "done" = "prefix";
+  private phase: "name" | "args" | "suffix" | "more" | "done" = "name";
   private forced: number[] = [];
   private nameText = "";
-  private name: string | null = null;
-  private args = "";
+  private readonly calls: Array<{ name: string | null; args: string }> = [];
+  /** The current call's sampled argument tokens, detokenized together (a character may span tokens). */
+  private argIds: number[] = [];
   private json = JsonObjectPrefix.afterOpenBrace();
+  private matcher: GrammarMatcher | null = null;
+  private reserve = 16;
+  /** Argument tokens the model chose, over all calls (max_tokens bounds them together). */
   private argTokens = 0;
-  private readonly argBudget = 48;
   private readonly targets: string[];
+  private readonly pp: string;
+  /** After a call: the token sequences that open another one. */
+  private readonly openers: number[][];
+  private static readonly MAX_CALLS = 4;
 
   constructor(
     private readonly engine: Engine,
     private readonly tools: FunctionTool[],
-    choice: "required" | { name: string },
+    private readonly choice: "required" | { name: string },
+    private readonly opts: { grammars: Map<string, { grammar: LlamaGrammar; reserve: number }>; budget: number; parallel: boolean },
   ) {
     const { prefixes, paramsPrefix } = engine.syntax;
-    const pp = paramsPrefix.split("{{functionName}}")[0];
-    this.targets = tools.map((t) => t.name + pp);
-    if (typeof choice === "object") {
-      this.name = choice.name;
-      this.forced = this.tokenize(prefixes[0] + choice.name + pp + "{");
-      this.nameText = choice.name + pp;
-      this.args = "{";
-      this.phase = "args";
-    } else {
-      this.forced = this.tokenize(prefixes[0]);
-      this.phase = "name";
-    }
+    this.pp = paramsPrefix.split("{{functionName}}")[0];
+    this.targets = tools.map((t) => t.name + this.pp);
+    this.openers = opts.parallel ? [prefixes[0], "\n" + prefixes[0]].map((p) => this.tokenize(p)).filter((t) => t.length > 0) : [];
+    this.startCall(false);
   }
 
   private tokenize(s: string): number[] {
     return this.engine.model.tokenize(s, true);
   }
 
+  /** `opened`: the call's prefix was already written (the model chose to open another call). */
+  private startCall(opened: boolean): void {
+    const prefix = opened ? "" : this.engine.syntax.prefixes[0];
+    if (typeof this.choice === "object") {
+      this.forced.push(...this.tokenize(prefix + this.choice.name + this.pp + "{"));
+      this.nameText = this.choice.name + this.pp;
+      this.calls.push({ name: this.choice.name, args: "{" });
+      this.enterArgs(this.choice.name);
+    } else {
+      if (prefix) this.forced.push(...this.tokenize(prefix));
+      this.nameText = "";
+      this.calls.push({ name: null, args: "" });
+      this.phase = "name";
+    }
+  }
+
+  private enterArgs(name: string): void {
+    this.phase = "args";
+    this.argIds = [];
+    const g = this.opts.grammars.get(name);
+    this.matcher = g ? new GrammarMatcher(this.engine.model, g.grammar) : null;
+    this.reserve = g?.reserve ?? 8;
+    this.json = JsonObjectPrefix.afterOpenBrace();
+    if (this.matcher) for (const t of this.tokenize("{")) this.matcher.accept(t);
+  }
+
+  /** Parallel calls allowed, fewer than the most, and half the budget left (another call must have room to close). */
+  private mayOpenAnother(): boolean {
+    return this.openers.length > 0 && this.calls.length < ForcedToolCall.MAX_CALLS && this.argTokens < this.opts.budget / 2;
+  }
+
+  private get current(): { name: string | null; args: string } {
+    return this.calls[this.calls.length - 1];
+  }
+
   get finished(): boolean {
     return this.phase === "done" && this.forced.length === 0;
+  }
+
+  /** Every call opened is whole (an end-of-generation token may come now). */
+  get complete(): boolean {
+    return (this.phase === "done" || this.phase === "more") && this.forced.length === 0;
+  }
+
+  /** The arguments used the whole budget without closing. */
+  get overBudget(): boolean {
+    return this.phase === "args" && this.argTokens >= this.opts.budget;
+  }
+
+  /** Near the budget: closing tokens are favoured (the grammar keeps them where they fit). */
+  get closing(): boolean {
+    return this.phase === "args" && this.argTokens >= this.opts.budget - Math.min(this.reserve, Math.floor(this.opts.budget / 2));
+  }
+
+  /** The arguments so far end inside a string. */
+  get inString(): boolean {
+    return this.phase === "args" && new JsonStringScan().push(this.current.args).inString;
   }
 
   /** The next token to force, or null to sample (constrained by `allows`). */
@@ -571,21 +890,34 @@ class ForcedToolCall {
   }
 
   allows(token: number): boolean {
-    if (this.engine.model.isEogToken(token as Token) || this.engine.isSpecialToken(token)) return false;
+    const eog = this.engine.model.isEogToken(token as Token);
+    if (this.phase === "more") return eog || this.openers.some((o) => o[0] === token);
+    if (eog || this.engine.isSpecialToken(token)) return false;
     const t = this.engine.tokenText(token);
     if (!t) return false;
     if (this.phase === "name") {
       const s = this.nameText + t;
       return this.targets.some((target) => target.startsWith(s) || (s.startsWith(target) && s.length - target.length <= 1 && s.endsWith("{")));
     }
-    if (this.phase === "args") return this.json.clone().pushText(t);
+    if (this.phase === "args") return this.matcher ? this.matcher.allows(token) : this.json.clone().pushText(t);
     return false;
   }
 
-  accept(token: number): void {
+  /** `free`: the model chose the token among several (only those count against the budget). */
+  accept(token: number, free = true): void {
     if (this.forced.length > 0) {
       this.forced.shift();
-      if (this.phase === "args" && this.forced.length === 0 && this.args === "{") return;
+      if (this.forced.length === 0 && this.phase === "suffix") this.phase = this.mayOpenAnother() ? "more" : "done";
+      return;
+    }
+    if (this.phase === "more") {
+      if (this.engine.model.isEogToken(token as Token)) {
+        this.phase = "done";
+        return;
+      }
+      const opener = this.openers.find((o) => o[0] === token) ?? [token];
+      this.forced.push(...opener.slice(1));
+      this.startCall(true);
       return;
     }
     const t = this.engine.tokenText(token);
@@ -593,35 +925,41 @@ class ForcedToolCall {
       this.nameText += t;
       const hit = this.targets.findIndex((target) => this.nameText.startsWith(target));
       if (hit >= 0) {
-        this.name = this.tools[hit].name;
+        this.current.name = this.tools[hit].name;
         const rest = this.nameText.slice(this.targets[hit].length);
-        this.phase = "args";
-        if (rest === "{") this.args = "{";
-        else {
-          this.args = "{";
-          this.forced = this.tokenize("{");
-        }
+        this.current.args = "{";
+        if (rest !== "{") this.forced.push(...this.tokenize("{"));
+        this.enterArgs(this.tools[hit].name);
       }
       return;
     }
     if (this.phase === "args") {
-      this.json.pushText(t);
-      this.args += t;
-      this.argTokens++;
-      if (this.json.done) this.finishArgs("");
-      else if (this.argTokens >= this.argBudget) this.finishArgs(this.json.closer());
+      this.argIds.push(token);
+      this.current.args = "{" + this.engine.model.detokenize(this.argIds as Token[]);
+      // What the schema fixes (keys, punctuation) is syntax, like the call's: not charged.
+      if (free) this.argTokens++;
+      if (this.matcher) {
+        this.matcher.accept(token);
+        if (jsonComplete(this.current.args)) this.finishArgs("");
+      } else {
+        this.json.pushText(t);
+        if (this.json.done) this.finishArgs("");
+        else if (this.argTokens >= Math.min(48, this.opts.budget)) this.finishArgs(this.json.closer());
+      }
     }
   }
 
   private finishArgs(closer: string): void {
-    this.args += closer;
-    const suffix = this.engine.syntax.suffix.replaceAll("{{functionName}}", this.name ?? "");
-    this.forced = this.tokenize(closer + suffix);
-    this.phase = "done";
+    this.current.args += closer;
+    const suffix = this.engine.syntax.suffix.replaceAll("{{functionName}}", this.current.name ?? "");
+    this.forced.push(...this.tokenize(closer + suffix));
+    this.phase = "suffix";
+    if (this.forced.length === 0) this.phase = this.mayOpenAnother() ? "more" : "done";
   }
 
   partialCalls(): Array<{ name: string | null; arguments: string }> {
-    if (this.name === null) return [];
-    return [{ name: this.name, arguments: this.args }];
+    // An incomplete character at the end (a byte token of several) is held back: what streams only grows.
+    const open = this.phase === "args" ? this.current : null;
+    return this.calls.filter((c) => c.name !== null).map((c) => ({ name: c.name, arguments: c === open ? c.args.replace(/\uFFFD+$/, "") : c.args }));
   }
 }

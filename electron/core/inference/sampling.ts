@@ -27,6 +27,42 @@ export interface SampleOptions {
   allowed?: (token: number) => boolean;
   /** How many alternatives (by temperature-1 log-prob) to report; 0 = none. */
   topLogprobs?: number;
+  /** What reshapes the sampled distribution beyond temperature and top-p (llama.cpp's samplers, in its order). */
+  adjust?: SamplingAdjustments;
+}
+
+/**
+ * The request's logit bias and penalties, top-k and min-p, applied as llama.cpp's sampler chain
+ * applies them (logit bias, penalties, then top-k, top-p, min-p, temperature). They change which
+ * token is picked, never the log-prob reported (the temperature-1 one of the raw logits).
+ */
+export interface SamplingAdjustments {
+  /** Added to a token's logit; -Infinity bans it. Called per token (it may change as the answer grows). */
+  bias?: () => ReadonlyMap<number, number> | undefined;
+  /** llama.cpp's penalties over `history()` (the answer's last tokens). */
+  penalties?: Penalties;
+  /** Keep the k most likely tokens; 0 = off. */
+  topK?: number;
+  /** Drop tokens less likely than minP × the most likely one; 0 = off. */
+  minP?: number;
+}
+
+export interface Penalties {
+  /** Divides a positive logit, multiplies a negative one, of a token seen (1 = off). */
+  repeat: number;
+  /** Subtracted once per occurrence. */
+  frequency: number;
+  /** Subtracted once if the token occurred. */
+  presence: number;
+  history: () => readonly number[];
+}
+
+/** llama.cpp's llama_sampler_penalties: the logit of each token seen in `history`, changed by how often it was. */
+export function applyPenalties(logit: number, count: number, p: Penalties): number {
+  if (count <= 0) return logit;
+  let l = p.repeat !== 1 ? (logit <= 0 ? logit * p.repeat : logit / p.repeat) : logit;
+  l -= count * p.frequency + p.presence;
+  return l;
 }
 
 export interface SampledToken {
@@ -34,6 +70,8 @@ export interface SampledToken {
   /** log p(token) under the unmodified (temperature-1, full-vocabulary) distribution. */
   logprob: number;
   top: Array<{ token: number; logprob: number }>;
+  /** How many tokens were allowed here (1: the constraint chose, not the model). */
+  choices: number;
 }
 
 /** Log-softmax normaliser: max and log Σ exp(l − max) over every logit. */
@@ -60,20 +98,29 @@ export function sampleToken(logits: ReadonlyMap<number, number>, opts: SampleOpt
     i++;
   }
   const logZ = logNormaliser(values, n);
+  // What is sampled from: the raw logits reshaped by the request's bias and penalties.
+  const scores = opts.adjust?.bias || opts.adjust?.penalties ? adjusted(tokens, values, opts.adjust) : values;
 
   // Candidate set: allowed tokens, sorted by logit (descending) for top-p and greedy.
   const order: number[] = [];
   for (let k = 0; k < n; k++) if (!opts.allowed || opts.allowed(tokens[k])) order.push(k);
   if (order.length === 0) throw new Error("no token is allowed at this position");
-  order.sort((x, y) => values[y] - values[x]);
+  order.sort((x, y) => scores[y] - scores[x]);
+  let kept = order.filter((k) => scores[k] > -Infinity);
+  if (kept.length === 0) kept = order; // everything banned: the bias gives way rather than the answer failing
+  const topK = opts.adjust?.topK ?? 0;
+  if (topK > 0 && kept.length > topK) kept = kept.slice(0, topK);
 
   let chosen: number;
   if (opts.temperature <= 0) {
-    chosen = order[0];
+    chosen = kept[0];
   } else {
     const t = opts.temperature;
-    const top = values[order[0]];
-    const w = order.map((k) => Math.exp((values[k] - top) / t));
+    const top = scores[kept[0]];
+    const minP = opts.adjust?.minP ?? 0;
+    // min-p on the temperature-1 probabilities (llama.cpp applies it before the temperature).
+    if (minP > 0) kept = kept.filter((k) => scores[k] - top >= Math.log(minP));
+    const w = kept.map((k) => Math.exp((scores[k] - top) / t));
     let total = w.reduce((a, b) => a + b, 0);
     let keep = w.length;
     if (opts.topP < 1) {
@@ -89,11 +136,11 @@ export function sampleToken(logits: ReadonlyMap<number, number>, opts: SampleOpt
       for (let k = 0; k < keep; k++) total += w[k];
     }
     let r = opts.rng() * total;
-    chosen = order[keep - 1];
+    chosen = kept[keep - 1];
     for (let k = 0; k < keep; k++) {
       r -= w[k];
       if (r < 0) {
-        chosen = order[k];
+        chosen = kept[k];
         break;
       }
     }
@@ -103,10 +150,26 @@ export function sampleToken(logits: ReadonlyMap<number, number>, opts: SampleOpt
   const wantTop = Math.min(opts.topLogprobs ?? 0, n);
   if (wantTop > 0) {
     // Alternatives over the whole vocabulary (not only the allowed set), as OpenAI reports them.
-    const all = order.length === n ? order : Array.from({ length: n }, (_, k) => k).sort((x, y) => values[y] - values[x]);
+    const all = order.length === n && scores === values ? order : Array.from({ length: n }, (_, k) => k).sort((x, y) => values[y] - values[x]);
     for (let k = 0; k < wantTop; k++) top.push({ token: tokens[all[k]], logprob: values[all[k]] - logZ });
   }
-  return { token: tokens[chosen], logprob: values[chosen] - logZ, top };
+  return { token: tokens[chosen], logprob: values[chosen] - logZ, top, choices: order.length };
+}
+
+function adjusted(tokens: Int32Array, values: Float64Array, adjust: SamplingAdjustments): Float64Array {
+  const out = Float64Array.from(values);
+  const bias = adjust.bias?.();
+  const p = adjust.penalties;
+  const counts = new Map<number, number>();
+  if (p) for (const t of p.history()) counts.set(t, (counts.get(t) ?? 0) + 1);
+  if ((!bias || bias.size === 0) && counts.size === 0) return values;
+  for (let i = 0; i < tokens.length; i++) {
+    const b = bias?.get(tokens[i]);
+    if (b !== undefined) out[i] += b;
+    const c = counts.get(tokens[i]);
+    if (c !== undefined && p) out[i] = applyPenalties(out[i], c, p);
+  }
+  return out;
 }
 
 /** Log-prob of a given (forced) token under the temperature-1 distribution. */

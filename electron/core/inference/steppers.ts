@@ -1,4 +1,11 @@
-import type { ControlledEvaluateInputItem, LlamaContextSequence, Token } from "node-llama-cpp";
+import type {
+  ControlledEvaluateInputItem,
+  LlamaContextSequence,
+  LlamaContextSequenceRepeatPenalty,
+  LlamaGrammarEvaluationState,
+  Token,
+  TokenBias,
+} from "node-llama-cpp";
 import { sampleToken, tokenLogprob, type SampleOptions } from "./sampling.js";
 
 /** One generated token with its temperature-1 log-prob (and alternatives when asked). */
@@ -6,6 +13,8 @@ export interface Step {
   token: number;
   logprob: number;
   top: Array<{ token: number; logprob: number }>;
+  /** How many tokens were allowed (JS sampling only; 1 = forced or the only one a constraint allows). */
+  choices?: number;
 }
 
 /** Produces the answer's tokens one at a time; the caller feeds nothing back (each step's token is kept). */
@@ -27,6 +36,17 @@ export interface Stepper {
  */
 const NO_TOP_K = null as unknown as number;
 
+/** What llama.cpp's sampler chain adds for a request (the confidence stays p at temperature 1: tokenProbability.ts). */
+export interface NativeSamplerExtras {
+  /** Holds the answer to a grammar; the sampler advances it with each token it picks. */
+  grammar?: LlamaGrammarEvaluationState;
+  repeatPenalty?: LlamaContextSequenceRepeatPenalty;
+  /** Read before each token (the bias may change as the answer grows). */
+  tokenBias?: () => TokenBias;
+  topK?: number;
+  minP?: number;
+}
+
 /**
  * node-llama-cpp's own generation loop (`evaluateWithMetadata`), used when its confidence is the
  * temperature-1 probability of the sampled token: any temperature and top-p where
@@ -37,8 +57,22 @@ export class NativeStepper implements Stepper {
   private readonly it: AsyncGenerator<{ token: Token; confidence: number }, void, void | Token | Token[]>;
   private ahead: Promise<IteratorResult<{ token: Token; confidence: number }, void>> | null = null;
 
-  constructor(seq: LlamaContextSequence, input: Token[], temperature: number, topP: number, seed: number) {
-    this.it = seq.evaluateWithMetadata(input, { confidence: true }, { temperature, topK: NO_TOP_K, topP, minP: 0, seed, yieldEogToken: true });
+  constructor(seq: LlamaContextSequence, input: Token[], temperature: number, topP: number, seed: number, extra: NativeSamplerExtras = {}) {
+    this.it = seq.evaluateWithMetadata(
+      input,
+      { confidence: true },
+      {
+        temperature,
+        topK: extra.topK && extra.topK > 0 ? extra.topK : NO_TOP_K,
+        topP,
+        minP: extra.minP ?? 0,
+        seed,
+        yieldEogToken: true,
+        grammarEvaluationState: extra.grammar,
+        repeatPenalty: extra.repeatPenalty,
+        tokenBias: extra.tokenBias,
+      },
+    );
   }
 
   async next(): Promise<Step> {
@@ -150,7 +184,7 @@ export class LogitsStepper extends ControlledStepper<ReadonlyMap<number, number>
 
   protected step(logits: ReadonlyMap<number, number>): Step {
     const forced = this.opts.forced?.();
-    if (forced !== undefined && forced !== null) return { token: forced, logprob: tokenLogprob(logits, forced), top: [] };
+    if (forced !== undefined && forced !== null) return { token: forced, logprob: tokenLogprob(logits, forced), top: [], choices: 1 };
     return sampleToken(logits, this.opts);
   }
 }

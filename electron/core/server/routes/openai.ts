@@ -16,6 +16,7 @@ import { abortWhenClientLeaves } from "../clientAbort.js";
 import { ApiError, badRequest } from "../errors.js";
 import { parseChatRequest, type ChatCompletionRequest } from "./openaiSchema.js";
 import { generationParams } from "./generationParams.js";
+import { responseFormatGrammar } from "./responseFormat.js";
 import { timingsOf, usageOf } from "./replyFigures.js";
 import type { ChatCompletionChunk, ChatCompletionReply, ChatLogprob, ModelListReply, ModelObject } from "../../api/openai.js";
 
@@ -52,7 +53,7 @@ export interface OpenAiRoutesOptions {
   defaultMaxTokens?: () => number | undefined;
 }
 
-export function toGenerateRequest(body: ChatCompletionRequest, defaultMaxTokens?: number): GenerateRequest {
+export function toGenerateRequest(body: ChatCompletionRequest, defaultMaxTokens?: number, vocabSize?: number | null): GenerateRequest {
   const tools = body.tools?.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters }));
   let toolChoice: GenerateRequest["toolChoice"] = "auto";
   const tc = body.tool_choice;
@@ -67,8 +68,9 @@ export function toGenerateRequest(body: ChatCompletionRequest, defaultMaxTokens?
     messages: body.messages as ChatMessage[],
     tools,
     toolChoice,
-    ...generationParams(body, defaultMaxTokens),
+    ...generationParams(body, defaultMaxTokens, vocabSize),
     topLogprobs: body.logprobs ? (body.top_logprobs ?? 0) : 0,
+    ...(body.parallel_tool_calls != null ? { parallelToolCalls: body.parallel_tool_calls } : {}),
   };
 }
 
@@ -101,7 +103,12 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
 
   app.post("/v1/chat/completions", async (req: FastifyRequest, reply: FastifyReply) => {
     const body = parseChatRequest(req.body);
-    const genReq = toGenerateRequest(body, opts.defaultMaxTokens?.());
+    const genReq = toGenerateRequest(body, opts.defaultMaxTokens?.(), engine.vocabSize);
+    const format = await responseFormatGrammar(engine, body.response_format);
+    if (format) {
+      genReq.grammar = format.grammar;
+      genReq.grammarReserve = format.reserve;
+    }
     const bodyFields = { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done };
     const fromUi = headerValue(req.headers["x-clawrl-client"]) === "ui";
     let prompt: ReturnType<typeof prepareChatPrompt>;

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { badRequest, type ApiError } from "../errors.js";
+import { samplingFieldsSchema } from "./generationParams.js";
+import { responseFormatField } from "./responseFormat.js";
 
 /**
  * The /v1/chat/completions request as we accept it. Strict: a field we do not support is a
@@ -65,8 +67,8 @@ export const chatCompletionRequest = z.strictObject({
   parallel_tool_calls: opt(z.boolean()),
   logprobs: opt(z.boolean()),
   top_logprobs: opt(z.number().int().min(0).max(20)),
-  frequency_penalty: opt(z.literal(0, { error: "frequency_penalty is not supported (only 0)" })),
-  presence_penalty: opt(z.literal(0, { error: "presence_penalty is not supported (only 0)" })),
+  ...samplingFieldsSchema,
+  response_format: opt(responseFormatField),
   user: opt(z.string()),
   store: opt(z.boolean()),
   metadata: opt(z.record(z.string(), z.string())),
