@@ -162,20 +162,17 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     modelless.start();
   }
 
-  // The checkpoint served before a switch: put back if the switch fails and the old model returns.
-  let checkpointBeforeSwitch: number | null = null;
   // Started without a model (the app's first run), the core can load one later, live.
   const served = new ServedModel<Engine, CoreParts>(initial, {
     bus,
     busy: (e) => e.gate.inflight + e.gate.queued > 0,
     pathOf: (e) => e.info().modelPath,
     bringUp: async (modelPath, restoring, onProgress) => {
-      // Adapters were trained on the model they were made for: another model starts with none.
-      store.updateState((d) => {
-        if (!restoring) checkpointBeforeSwitch = d.training.activeCheckpoint;
-        d.training.activeCheckpoint = restoring ? checkpointBeforeSwitch : null;
-      });
-      const parts = await bringUp(modelPath, restoring ? startupAdapter(store, checkpoints, modelPath) : undefined, onProgress);
+      // Adapters fit the model they were trained on: each model serves its own line, the one it
+      // served last (startupAdapter → enterModelLine); the old model returning after a failed
+      // switch gets its own back the same way.
+      void restoring;
+      const parts = await bringUp(modelPath, startupAdapter(store, checkpoints, modelPath), onProgress);
       // The model's own judge takes over from the one a core without a model ran.
       const before = modelless;
       modelless = null;

@@ -71,8 +71,18 @@ describe("checkpoints belong to their model; the base model is one click away", 
     assert.equal((await api(core, "GET", "/api/status")).json.adapter, "base", "nothing changed");
   });
 
-  it("serves it again once its model is back", async () => {
+  it("serves it again once its model is back: first the checkpoint that model served last, with no hand restore (issue 32)", async () => {
+    const lastOnFirst = Math.max(...(await checkpoints(core)).map((c) => c.n as number));
     assert.equal((await use(first)).status, 200);
+    const st = (await api(core, "GET", "/api/status")).json;
+    assert.equal(st.adapter, `ckpt-${lastOnFirst}`, "the model's own line came back with it");
+    assert.equal(st.training.activeCheckpoint, lastOnFirst);
+    assert.equal((await chat(core, "back on the first model")).adapter, `ckpt-${lastOnFirst}`);
+    // And away and back once more: the other model served the base model, and does so again.
+    assert.equal((await use(other)).status, 200);
+    assert.equal((await api(core, "GET", "/api/status")).json.adapter, "base");
+    assert.equal((await use(first)).status, 200);
+    assert.equal((await api(core, "GET", "/api/status")).json.adapter, `ckpt-${lastOnFirst}`);
     const r = await api(core, "POST", "/api/checkpoints/1/activate");
     assert.equal(r.status, 200, JSON.stringify(r.json));
     assert.equal(r.json.checkpoint.forServedModel, true);
@@ -84,5 +94,9 @@ describe("checkpoints belong to their model; the base model is one click away", 
     assert.equal(core.store.state.training.activeCheckpoint, 1);
     assert.equal(startupAdapter(core.store, ck, other), undefined);
     assert.equal(core.store.state.training.activeCheckpoint, null);
+    // A restart on the first model again: its line is remembered in the index, not lost.
+    assert.equal(core.store.state.training.activeByModel?.[path.basename(first)], 1);
+    assert.equal(startupAdapter(core.store, ck, first)?.version, "ckpt-1");
+    assert.equal(core.store.state.training.activeCheckpoint, 1);
   });
 });

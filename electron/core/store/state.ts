@@ -27,6 +27,10 @@ export interface TrainingStatus {
   samplesReady: number;
   lastError: string | null;
   updatedAt: string | null;
+  /** the file of the model the active checkpoint belongs to (training/checkpoints.ts enterModelLine) */
+  servedModel?: string;
+  /** the checkpoint each other model served last, by model file: its learning line when it is served again */
+  activeByModel?: Record<string, number | null>;
   [extra: string]: unknown;
 }
 

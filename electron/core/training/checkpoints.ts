@@ -276,11 +276,12 @@ export class Checkpoints {
     return c;
   }
 
-  /** Keeps the newest KEEP_NEWEST, every pinned one and the active one; deletes the rest. */
+  /** Keeps the newest KEEP_NEWEST, every pinned one, the active one and each other model's line; deletes the rest. */
   applyRetention(): void {
     const active = this.store.state.training.activeCheckpoint;
     const all = this.list();
     const keep = new Set(all.slice(-KEEP_NEWEST).map((c) => c.id));
+    for (const n of Object.values(this.store.state.training.activeByModel ?? {})) if (n !== null) keep.add(n);
     const drop = all.filter((c) => !keep.has(c.id) && !c.pinned && c.id !== active);
     if (drop.length === 0) return;
     const ids = new Set(drop.map((c) => c.id));
@@ -292,11 +293,40 @@ export class Checkpoints {
 }
 
 /**
+ * Each model keeps its own learning line (issue 32): the index's active checkpoint always belongs
+ * to `training.servedModel`. Making another model the served one remembers the line of the one
+ * before (`training.activeByModel`) and makes this model's line active: the checkpoint it served
+ * last, else its newest pinned published one, else none (the base model). Called at start and on
+ * every switch (and on the switch back after a failed one), so a model switched away from and
+ * back to serves what it served, after a restart too. Models are named by file (modelFileOf).
+ */
+export function enterModelLine(store: Store, checkpoints: Checkpoints, modelPath: string): void {
+  const file = modelFileOf(modelPath);
+  const t = store.state.training;
+  // An index from before servedModel was kept: the active checkpoint's own model (an entry that
+  // never recorded one is assumed to be this model's, as trainedOn does).
+  const prev = t.servedModel ?? (t.activeCheckpoint !== null ? (checkpoints.get(t.activeCheckpoint)?.model ?? file) : null);
+  if (prev === file && t.servedModel === file) return;
+  const pinned = checkpoints
+    .list()
+    .filter((c) => c.pinned && c.verdict === "published" && c.model === file)
+    .at(-1)?.id ?? null;
+  store.updateState((d) => {
+    const lines = { ...(d.training.activeByModel ?? {}) };
+    if (prev !== null && prev !== file) lines[prev] = d.training.activeCheckpoint;
+    if (prev !== file) d.training.activeCheckpoint = file in lines ? lines[file] : pinned;
+    d.training.activeByModel = lines;
+    d.training.servedModel = file;
+  });
+}
+
+/**
  * The adapter to serve at start: the active checkpoint if it is whole and was trained on the
  * model being loaded, else none (with a warning, and the index says base model), so a damaged
  * file or another model's adapter never stops the app starting.
  */
 export function startupAdapter(store: Store, checkpoints: Checkpoints, modelPath: string): { path: string; version: string } | undefined {
+  enterModelLine(store, checkpoints, modelPath);
   const n = store.state.training.activeCheckpoint;
   if (n === null) return undefined;
   try {
