@@ -112,7 +112,7 @@ describe("POST /v1/completions: streaming, array prompts, strict fields, with th
   it("refuses unknown and unsupported fields as chat does", async () => {
     for (const [body, param, code] of [
       [{ prompt: "x", bogus: true }, "bogus", "unsupported_parameter"],
-      [{ prompt: "x", response_format: { type: "json_object" } }, "response_format", "unsupported_parameter"],
+      [{ prompt: "x", response_format: { type: "xml" } }, "response_format.type", "invalid_value"],
       [{ prompt: "x", n: 2 }, "n", "invalid_value"],
       [{ prompt: "x", best_of: 3 }, "best_of", "invalid_value"],
       [{ prompt: "x", suffix: "end" }, "suffix", "invalid_value"],

@@ -129,6 +129,23 @@ describe("structured outputs (response_format) on /v1/chat/completions", () => {
     validate(personSchema, JSON.parse(text));
   });
 
+  it("/v1/completions takes response_format too: each prompt's text is JSON valid against the schema", async () => {
+    const r = await client.completions.create({
+      model: modelId,
+      prompt: ["Once upon a time", "A person:"],
+      max_tokens: 300,
+      temperature: 1.4,
+      seed: 3,
+      response_format: { type: "json_schema", json_schema: { name: "person", schema: personSchema } },
+    } as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming);
+    assert.equal(r.choices.length, 2);
+    for (const c of r.choices) validate(personSchema, JSON.parse(c.text));
+    await assert.rejects(
+      client.completions.create({ model: modelId, prompt: "x", response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "number", multipleOf: 2 } } } } as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming),
+      (err: APIError) => err.status === 400 && /'multipleOf'/.test(err.message),
+    );
+  });
+
   it("a schema the grammar cannot express is a 400 naming the keyword", async () => {
     const bad = { type: "object", properties: { code: { type: "string", pattern: "^[A-Z]{3}$" } }, required: ["code"] };
     await assert.rejects(ask({ response_format: { type: "json_schema", json_schema: { name: "x", schema: bad } } }), (err: APIError) => {

@@ -9,6 +9,7 @@ import { SseWriter } from "../sseWriter.js";
 import { ApiError, badRequest } from "../errors.js";
 import type { TurnRecorder } from "./openai.js";
 import { generationParams } from "./generationParams.js";
+import { responseFormatField, responseFormatGrammar } from "./responseFormat.js";
 import { timingsOf, usageOf } from "./replyFigures.js";
 import { parseStrict } from "./strictBody.js";
 import type { FinishReason, LegacyLogprobs, TextCompletionReply, Usage } from "../../api/openai.js";
@@ -52,6 +53,7 @@ const completionSchema = z.strictObject({
   frequency_penalty: opt(z.literal(0, { error: "frequency_penalty is not supported (only 0)" })),
   presence_penalty: opt(z.literal(0, { error: "presence_penalty is not supported (only 0)" })),
   user: opt(z.string()),
+  response_format: opt(responseFormatField),
   // rl-training-headers body fallbacks (method.md): read by the rollout
   session_id: z.unknown().optional(),
   turn_type: z.unknown().optional(),
@@ -108,6 +110,8 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
     const turnIds: string[] = [];
     const results: GenerateResult[] = [];
     const choices: TextCompletionReply["choices"] = [];
+    // The grammar response_format holds each answer to (a 400 before anything starts when the schema cannot be held).
+    const format = await responseFormatGrammar(engine, body.response_format);
     if (stream) reply.hijack();
 
     for (const [index, p] of prompts.entries()) {
@@ -128,7 +132,7 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
       try {
         const result = await engine.generate(
           // No default answer length here (unlike chat): a completion without max_tokens runs to the context's end or a stop.
-          { messages, ...generationParams(body), topLogprobs: body.logprobs ?? undefined, continuesPrompt: true },
+          { messages, ...generationParams(body), topLogprobs: body.logprobs ?? undefined, continuesPrompt: true, ...(format ? { grammar: format.grammar, grammarReserve: format.reserve } : {}) },
           {
             signal,
             onStart: ({ adapter }) => {
