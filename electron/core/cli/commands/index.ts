@@ -12,5 +12,6 @@ export const commands: Record<string, { summary: string; load: () => Promise<Com
   adapters: { summary: "list checkpoints; export one as llama.cpp GGUF, Ollama or PEFT; import a PEFT or GGUF LoRA through the publish gate", load: async () => (await import("./adapters.js")).adapters },
   export: { summary: "write all recorded trajectories (turns, feedback, votes, rewards, hints) as JSONL", load: async () => (await import("./export.js")).exportCommand },
   train: { summary: "train a LoRA adapter offline from JSONL samples (binary, opd, combined, topk)", load: async () => (await import("./train.js")).train },
+  doctor: { summary: "measure what this machine can do: GPUs, inference and trainer backends (each in a child process), what serves and learns here", load: async () => (await import("./doctor.js")).doctor },
   eval: { summary: "score a personalization scenario: baseline vs learning methods, before/after with CI, report.json + chart.svg", load: async () => (await import("./eval.js")).evalCommand },
 };

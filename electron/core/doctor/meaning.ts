@@ -1,0 +1,131 @@
+/**
+ * "What it means" for doctor: from the measured figures, the largest catalog model that serves
+ * here at a usable speed, the largest that learns here, and one learning cycle's time with the
+ * app's defaults. Estimates, each saying how it is made: the figures are measured on a few
+ * real-shaped models and scaled to the others.
+ */
+import { loadCatalog, trainerRamBeside, localMachineFacts, type CatalogEntry } from "../../../models/catalog.js";
+import { findShape } from "../../../models/tiny/shapes.js";
+import { catalogShape, configOfShape, trainabilityOf, APP_TRAIN_CONTEXT } from "../../../models/trainability.js";
+import type { BackendMemory } from "../../../trainer/plan/memoryPlan.js";
+import { flopsPerStep } from "./flops.js";
+import type { DoctorReport, InferenceRun, TrainRun } from "./schema.js";
+
+/** Decode speed an answer reads comfortably at (people read ~5 words, ~7 tokens, a second). */
+export const USABLE_DECODE_TPS = 8;
+/** The live loop's batch as the catalog's recommendation counts it: 16 samples of ~256 tokens. */
+const BATCH_SAMPLES = 16;
+const SAMPLE_TOKENS = 256;
+const PROMPT_TOKENS = 16;
+const RANK = 16;
+/** The supervisor's default optimizer steps per run (electron/core/training/supervisor.ts stepsPerRun). */
+const STEPS_PER_RUN = 4;
+/** Longest batch a CPU machine is said to learn at (models/catalog.ts MAX_CPU_BATCH_SECONDS). */
+const MAX_BATCH_SECONDS = 600;
+/** The gate's fluency probe: up to 8 prompts × 4 answers; ~48 tokens each assumed. */
+const FLUENCY_TOKENS = 8 * 4 * 48;
+
+const fmtS = (s: number) => (s >= 120 ? `${(s / 60).toFixed(0)} min` : `${s.toFixed(0)} s`);
+
+export interface MeaningInput {
+  ramTotalBytes: number;
+  /** Decode run on the backend the app would pick (largest measured model), and that backend's GPU memory. */
+  decode: InferenceRun | null;
+  pickedBackend: string | null;
+  vramBytes: number;
+  train: TrainRun | null;
+  trainBackend: BackendMemory | null;
+  trainerOnGpu: boolean;
+  /** The served/selected catalog entry (or null: the "learns" model is used for the cycle). */
+  selected: CatalogEntry | null;
+  selectedLabel: string | null;
+}
+
+/** Seconds of one step of the live loop's batch on `entry`'s shape at the measured GFLOP/s. */
+export function batchSeconds(entry: CatalogEntry, train: TrainRun): number | null {
+  const s = findShape(entry.id);
+  if (!s) return null;
+  return flopsPerStep(configOfShape(s), BATCH_SAMPLES, SAMPLE_TOKENS, SAMPLE_TOKENS - PROMPT_TOKENS, RANK) / (train.gflops * 1e9);
+}
+
+/** Decode tokens/s on `entry`, from a measured run scaled by weight bytes (decode reads every weight once a token). */
+export function decodeEstimate(entry: CatalogEntry, run: InferenceRun): number {
+  return run.decodeTokensPerSecond * (run.modelBytes / entry.sizeBytes);
+}
+
+export function whatItMeans(m: MeaningInput): DoctorReport["meaning"] {
+  const catalog = [...loadCatalog()].sort((a, b) => b.parameters - a.parameters);
+  const budget = m.ramTotalBytes * 0.6 + m.vramBytes;
+
+  let serves: DoctorReport["meaning"]["serves"];
+  if (!m.decode) serves = { model: null, decodeTokensPerSecond: null, how: "not measured: no inference backend decoded here" };
+  else {
+    const d = m.decode;
+    const ok = catalog.find((e) => e.serveMemoryBytes <= budget && decodeEstimate(e, d) >= USABLE_DECODE_TPS);
+    serves = {
+      model: ok?.id ?? null,
+      decodeTokensPerSecond: ok ? decodeEstimate(ok, d) : null,
+      how:
+        `decode ${d.decodeTokensPerSecond.toFixed(1)} tokens/s measured on the ${d.model} shape (${(d.modelBytes / 2 ** 20).toFixed(0)} MiB) on ${m.pickedBackend}, ` +
+        `scaled by file size (decode reads every weight once a token); usable: ≥ ${USABLE_DECODE_TPS} tokens/s; fits: serve memory ≤ 60% of RAM${m.vramBytes ? " + GPU memory" : ""}`,
+    };
+  }
+
+  let learns: DoctorReport["meaning"]["learns"];
+  const facts = localMachineFacts();
+  if (!m.train || !m.trainBackend) learns = { model: null, batchSeconds: null, how: "not measured: no trainer backend trained here" };
+  else {
+    const t = m.train;
+    const backend = m.trainBackend;
+    const fits = (e: CatalogEntry) => {
+      const shape = catalogShape(e);
+      return shape !== null && trainabilityOf(shape, { backend, hostBytes: trainerRamBeside(e, { ...facts, vramBytes: m.vramBytes }) }).fits;
+    };
+    const ok = catalog.find((e) => fits(e) && (m.trainerOnGpu || (batchSeconds(e, t) ?? Infinity) <= MAX_BATCH_SECONDS));
+    learns = {
+      model: ok?.id ?? null,
+      batchSeconds: ok ? batchSeconds(ok, t) : null,
+      how:
+        `the trainer's memory plan on ${t.backend} with the RAM left beside serving, and a step of ${BATCH_SAMPLES} samples × ${SAMPLE_TOKENS} tokens ` +
+        `at the ${t.gflops.toFixed(1)} GFLOP/s the measured step reached (its FLOPs counted per shape)${m.trainerOnGpu ? "" : `, at most ${MAX_BATCH_SECONDS / 60} min`}`,
+    };
+  }
+
+  let cycle: DoctorReport["meaning"]["learningCycle"];
+  // The served model; else the one that learns here; else the smallest with a known shape (the cycle is then long: that is the news).
+  const cycleEntry = m.selected ?? catalog.find((e) => e.id === learns.model) ?? [...catalog].reverse().find((e) => findShape(e.id)) ?? null;
+  if (!m.train || !cycleEntry) cycle = { model: m.selectedLabel, seconds: null, how: m.train ? "no catalog shape known for this model" : "not measured: no trainer backend trained here" };
+  else {
+    const step = batchSeconds(cycleEntry, m.train);
+    const decode = m.decode ? decodeEstimate(cycleEntry, m.decode) : null;
+    if (step === null) cycle = { model: cycleEntry.id, seconds: null, how: "no catalog shape known for this model" };
+    else {
+      // Gate: KL and log-probs over the batch's and held-back turns (forward only, ~1/3 of a step
+      // each, twice), and the fluency probe's answers sampled and scored (decode speed, twice).
+      const gate = (2 * step) / 3 + (decode ? (2 * FLUENCY_TOKENS) / decode : 0);
+      const seconds = STEPS_PER_RUN * step + gate;
+      cycle = {
+        model: cycleEntry.id,
+        seconds,
+        how:
+          `${STEPS_PER_RUN} steps (the app's default) of ${BATCH_SAMPLES} samples × ${SAMPLE_TOKENS} tokens at the measured ${m.train.gflops.toFixed(1)} GFLOP/s (${fmtS(step)} a step), ` +
+          `plus the gate: ~⅔ of a step for its KL passes and ${FLUENCY_TOKENS} fluency-probe tokens sampled and scored at ~${decode?.toFixed(1) ?? "?"} tokens/s; ` +
+          `trainer start and model load not counted; context ${APP_TRAIN_CONTEXT} allowed, ${SAMPLE_TOKENS} assumed per turn`,
+      };
+    }
+  }
+
+  const name = (id: string | null) => (id ? (loadCatalog().find((e) => e.id === id)?.name ?? id) : null);
+  const lines = [
+    serves.model
+      ? `Serves: up to ${name(serves.model)} at ~${serves.decodeTokensPerSecond!.toFixed(0)} tokens/s on ${m.pickedBackend} (estimated).`
+      : `Serves: ${m.decode ? `no catalog model reaches ${USABLE_DECODE_TPS} tokens/s here` : "not measured (no inference backend ran)"}.`,
+    learns.model
+      ? `Learns: up to ${name(learns.model)} on ${m.train!.backend} (~${fmtS(learns.batchSeconds!)} a step of ${BATCH_SAMPLES} turns, estimated).`
+      : `Learns: ${m.train ? "no catalog model trains here in reasonable time" : "not measured (no trainer backend trained)"}.`,
+    cycle.seconds !== null
+      ? `One learning cycle with the app's defaults on ${name(cycle.model)}: ~${fmtS(cycle.seconds)} (estimated from the measured step; see how).`
+      : `One learning cycle: unknown (${cycle.how}).`,
+  ];
+  return { serves, learns, learningCycle: cycle, lines };
+}

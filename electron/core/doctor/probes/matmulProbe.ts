@@ -1,0 +1,67 @@
+/**
+ * Doctor's trainer-backend probe, a child process (tfjs keeps one engine per process): starts
+ * one backend by name and measures f32 matMul GFLOP/s at the requested sizes, products queued
+ * and read back once at the end (what a training step does), as bench/webgpu-matmul.ts does.
+ */
+import * as tf from "@tensorflow/tfjs-core";
+import { probeMain } from "../childProtocol.js";
+import type { z } from "zod";
+import { matmulRequestSchema, type MatmulResult } from "./contracts.js";
+import type { matmulSchema } from "../schema.js";
+import { isStarted, startTrainerBackend } from "./trainerBackend.js";
+
+probeMain(matmulRequestSchema, async (req, progress) => {
+  const choice = await startTrainerBackend(req.backend, req.explicit);
+  if (!isStarted(choice)) return choice;
+  await progress(`${req.backend}: started on ${choice.device}`);
+  const rows: Array<z.infer<typeof matmulSchema>> = [];
+  let lastMs = 0;
+  let lastN = 0;
+  for (const n of req.sizes) {
+    const predicted = lastN ? (lastMs * (n / lastN) ** 3) / 1000 : 0;
+    if (predicted > req.maxProductSeconds) {
+      rows.push({ n, gflops: null, note: `left out: one product would take ~${predicted.toFixed(0)} s` });
+      continue;
+    }
+    const a = tf.randomUniform([n, n], -1, 1, "float32", 1) as tf.Tensor2D;
+    const b = tf.randomUniform([n, n], -1, 1, "float32", 2) as tf.Tensor2D;
+    await a.data();
+    await b.data();
+    // Warm-up: compiles the kernel, and sizes the timed run.
+    let t0 = performance.now();
+    const w = tf.matMul(a, b);
+    await w.data();
+    w.dispose();
+    lastMs = performance.now() - t0;
+    lastN = n;
+    if (lastMs >= req.seconds * 1000) {
+      // A slow backend (js cpu): the warm-up product is the measurement (kernels there need no compiling).
+      const gflops = (2 * n ** 3) / (lastMs / 1000) / 1e9;
+      rows.push({ n, gflops, note: "one product" });
+      tf.dispose([a, b]);
+      await progress(`${req.backend}: matMul ${n}² ${gflops.toFixed(2)} GFLOP/s (one product)`);
+      continue;
+    }
+    const reps = Math.max(1, Math.min(200, Math.round((req.seconds * 1000) / Math.max(lastMs, 0.01))));
+    t0 = performance.now();
+    let last: tf.Tensor | null = null;
+    for (let i = 0; i < reps; i++) {
+      last?.dispose();
+      last = tf.matMul(a, b);
+    }
+    await last!.data();
+    last!.dispose();
+    const gflops = (2 * n ** 3 * reps) / ((performance.now() - t0) / 1000) / 1e9;
+    rows.push({ n, gflops, note: null });
+    tf.dispose([a, b]);
+    await progress(`${req.backend}: matMul ${n}² ${gflops.toFixed(1)} GFLOP/s`);
+  }
+  const facts = {
+    name: choice.name,
+    device: choice.device,
+    ...(choice.memoryBytes !== undefined ? { memoryBytes: choice.memoryBytes } : {}),
+    ...(choice.wasmHeapLimitBytes !== undefined ? { wasmHeapLimitBytes: choice.wasmHeapLimitBytes } : {}),
+    ...(choice.webgpu ? { webgpu: { ...choice.webgpu, description: choice.webgpu.description || choice.webgpu.device } } : {}),
+  };
+  return { type: "result", data: { device: choice.device, facts, matmul: rows } satisfies MatmulResult };
+});

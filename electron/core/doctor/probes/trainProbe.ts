@@ -1,0 +1,64 @@
+/**
+ * Doctor's training probe, a child process: on one trainer backend, loads a real-shaped model
+ * for training (the memory plan decides the placement), creates a LoRA and runs a warm-up step
+ * and `steps` measured steps of the live loop's binary method, as bench/trainer-real-size.ts
+ * does; reports seconds per step, trained tokens and the FLOPs of a step.
+ */
+import { createLora, disposeLora } from "../../../../trainer/lora/params.js";
+import { AdamW } from "../../../../trainer/optim/adamw.js";
+import { loadForTraining } from "../../../../trainer/plan/loadForTraining.js";
+import { loraParamRecord, trainSteps } from "../../../../trainer/train/trainSteps.js";
+import { probeMain } from "../childProtocol.js";
+import { flopsPerStep } from "../flops.js";
+import { trainRequestSchema, type TrainResult } from "./contracts.js";
+import { isStarted, startTrainerBackend } from "./trainerBackend.js";
+
+probeMain(trainRequestSchema, async (req, progress) => {
+  // Named: doctor trains only on a backend whose matMul probe started (webgpu on software only when asked).
+  const backend = await startTrainerBackend(req.backend, true);
+  if (!isStarted(backend)) return backend;
+  const { batch: B, context: T, rank } = req;
+  const t0 = performance.now();
+  const { model, plan } = await loadForTraining(req.modelPath, backend, { rank, maxContext: T, batchSize: B });
+  const loadSeconds = (performance.now() - t0) / 1000;
+  await progress(`${req.backend}: ${req.shape} loaded for training in ${loadSeconds.toFixed(1)} s (${plan.placement.layers}/${plan.placement.head})`);
+  const c = model.config;
+  const prompt = Math.max(1, Math.min(16, Math.floor(T / 4)));
+  const samples = Array.from({ length: B }, (_, b) => ({
+    tokens: Array.from({ length: T }, (_, i) => (i * 7919 + b * 104729 + 13) % c.nVocab),
+    promptLength: prompt,
+    reward: b % 2 === 0 ? 1 : -1,
+    servedLogprobs: new Array<number>(T - prompt).fill(-5),
+    teachers: [],
+    truncated: false,
+  }));
+  const lora = createLora(model, { rank, alpha: 2 * rank });
+  const optimizer = new AdamW(loraParamRecord(lora), { lr: 1e-4 });
+  const state = { model, lora, optimizer };
+  const opts = { method: "binary" as const, steps: 1, batchSize: B, microBatchTokens: plan.microBatchTokens };
+  const seconds: number[] = [];
+  // The first step pays for kernels and heap growth; it is the figure only when no other step runs.
+  const [warm] = await trainSteps(state, samples, opts);
+  await progress(`${req.backend}: step 1 ${warm.seconds.toFixed(1)} s`);
+  for (let i = 0; i < req.steps; i++) {
+    const [m] = await trainSteps(state, samples, opts);
+    seconds.push(m.seconds);
+    await progress(`${req.backend}: step ${i + 2} ${m.seconds.toFixed(1)} s`);
+  }
+  const stepSeconds = seconds.length > 0 ? Math.min(...seconds) : warm.seconds;
+  const result: TrainResult = {
+    backend: req.backend,
+    device: backend.device,
+    loadSeconds,
+    stepSeconds,
+    steps: Math.max(1, seconds.length),
+    trainedTokensPerStep: B * (T - prompt),
+    flopsPerStep: flopsPerStep(c, B, T, T - prompt, rank),
+    placement: `${plan.placement.layers}/${plan.placement.head}`,
+    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+  };
+  optimizer.dispose();
+  disposeLora(lora);
+  model.dispose();
+  return { type: "result", data: result };
+});
