@@ -37,6 +37,9 @@ import { APP_TRAIN_CONTEXT } from "../../models/trainVerdict.js";
 import { describeGguf } from "../../models/registry.js";
 import { ApiError } from "./server/errors.js";
 import { ServedModel, forwarder, type ServedParts } from "./servedModel.js";
+import { ToolHost } from "./tools/host.js";
+import { resultCharsFor } from "./tools/result.js";
+import { registerToolRoutes } from "./server/routes/tools.js";
 
 export interface CoreOptions {
   dataDir?: string;
@@ -80,6 +83,8 @@ export interface RunningCore {
   samples: TurnSamplePool;
   /** standing preferences: hints applied from the next turn on, distilled, retired when learned */
   preferences: PreferenceService;
+  /** the MCP servers of <data dir>/mcp.json (started when first needed, stopped by close) */
+  tools: ToolHost;
   close(): Promise<void>;
 }
 
@@ -256,6 +261,13 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     switchTo: (m) => served.switchTo(m),
   });
   registerModelRoutes(server, models);
+  // MCP tools (issue 29): a broken mcp.json is reported in GET /api/tools; the app runs without tools.
+  const tools = new ToolHost({
+    dataDir: paths.root,
+    emit: (payload) => bus.emit("tools", payload),
+    maxResultChars: () => resultCharsFor(served.now?.engine.info().contextSize ?? null),
+  });
+  registerToolRoutes(server, tools);
   const host = opts.host ?? "127.0.0.1";
   await server.listen({ host, port: opts.port ?? 0 });
   const addr = server.server.address();
@@ -282,7 +294,10 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     served,
     samples,
     preferences: preferences.service,
+    tools,
     close: async () => {
+      // First: a call in flight ends (as an error result) instead of holding the server's close, and no server process outlives the core.
+      await tools.close();
       await preferenceChecks.close();
       await modelless?.close();
       await served.close();

@@ -49,6 +49,12 @@ export interface PreferencesEvent {
   preference: Preference | null;
 }
 
+/** `tools`: which server changed (null: the whole config) and what. */
+export interface ToolsEvent {
+  server: string | null;
+  change: "status" | "tools" | "config";
+}
+
 /** Each event's payload, by name. The learning loop subscribes to `turnReady` (judge it) and `feedback`. */
 export interface CoreEvents {
   turn: { turn: TurnSummary };
@@ -71,6 +77,8 @@ export interface CoreEvents {
   swap: SwapEvent;
   revert: RevertEvent;
   preferences: PreferencesEvent;
+  /** an MCP server's status or tool list changed, or mcp.json was changed: a cue to read GET /api/tools again */
+  tools: ToolsEvent;
 }
 
 export type CoreEventName = keyof CoreEvents;

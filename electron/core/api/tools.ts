@@ -37,6 +37,8 @@ export interface ToolServerView {
   stderrTail: string[];
   restarts: number;
   tools: ToolView[];
+  /** the process id of a running stdio server (null: not running, or an HTTP server) */
+  pid?: number | null;
 }
 
 /** GET /api/tools */
@@ -51,6 +53,17 @@ export interface ToolsReply {
 /** GET /api/tools/openai: the enabled tools as OpenAI chat `tools`. */
 export interface OpenAiToolsReply {
   tools: Array<{ type: "function"; function: { name: string; description: string; parameters: Record<string, unknown> } }>;
+}
+
+/**
+ * The changes, each answered with the whole ToolsReply after mcp.json was rewritten (atomically):
+ * POST /api/tools/servers {name, config} (201; config as in mcp.json: {command, args, env, cwd}
+ * or {url, headers}); DELETE /api/tools/servers/:name; PATCH /api/tools/servers/:name {enabled};
+ * PATCH /api/tools/servers/:name/tools/:tool {enabled?, permission?} ("ask" revokes "always").
+ */
+export interface AddToolServerRequest {
+  name: string;
+  config: Record<string, unknown>;
 }
 
 /** POST /api/tools/call */
