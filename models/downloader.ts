@@ -43,7 +43,7 @@ export interface DownloadResult {
 export class DownloadError extends Error {
   constructor(
     message: string,
-    readonly kind: "http" | "html" | "checksum" | "invalid" | "disk" | "network" | "truncated" | "cancelled",
+    readonly kind: "http" | "html" | "checksum" | "invalid" | "disk" | "network" | "unreachable" | "truncated" | "cancelled",
     readonly retryable = false,
   ) {
     super(message);
@@ -131,8 +131,11 @@ async function request(opts: DownloadOptions, rangeStart: number) {
       res = await fetch(url, { headers, redirect: "manual", signal: opts.signal, dispatcher: opts.dispatcher ?? proxyAwareDispatcher() });
     } catch (err) {
       if (opts.signal?.aborted) throw cancelled();
-      const cause = (err as Error & { cause?: Error }).cause;
-      throw new DownloadError(`cannot reach ${new URL(url).host}: ${cause?.message ?? (err as Error).message}`, "network", true);
+      const cause = (err as Error & { cause?: Error & { code?: string } }).cause;
+      // No response at all: the connection never opened (a drop mid-transfer fails in receiveBody).
+      const host = new URL(url).host;
+      const why = unreachableMessage(host, cause?.code) ?? `Could not reach ${host}: ${cause?.message ?? (err as Error).message}.`;
+      throw new DownloadError(why, "unreachable", true);
     }
     published ??= publishedSha256(res.headers);
     if (res.status >= 300 && res.status < 400 && res.headers.get("location")) {
@@ -143,6 +146,34 @@ async function request(opts: DownloadOptions, rangeStart: number) {
     return { res, published };
   }
   throw new DownloadError(`too many redirects for ${opts.url}`, "http");
+}
+
+/**
+ * A host that cannot be reached at all (no name lookup, refused, no route, no answer to the
+ * connect) is retried only for UNREACHABLE_BUDGET_MS, so an offline machine hears so in seconds,
+ * not after the minute of back-off a dropped transfer gets.
+ */
+export const UNREACHABLE_BUDGET_MS = 10_000;
+
+/** The plain sentence for a connection that never opened, by its error code; null for other failures. */
+export function unreachableMessage(host: string, code: string | undefined): string | null {
+  const retry = "Check the connection (or HTTPS_PROXY, HF_ENDPOINT) and retry.";
+  switch (code) {
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return `You seem to be offline: could not reach ${host} (its name could not be looked up). ${retry}`;
+    case "ECONNREFUSED":
+      return `Could not reach ${host}: the connection was refused. ${retry}`;
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+    case "ENETDOWN":
+      return `You seem to be offline: could not reach ${host} (no route to it). ${retry}`;
+    case "ETIMEDOUT":
+    case "UND_ERR_CONNECT_TIMEOUT":
+      return `Could not reach ${host}: it did not answer. ${retry}`;
+    default:
+      return null;
+  }
 }
 
 /**
@@ -165,6 +196,7 @@ export async function downloadFile(opts: DownloadOptions): Promise<DownloadResul
     fs.rmSync(part, { force: true });
   }
 
+  const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     try {
       const have = fs.existsSync(part) ? fs.statSync(part).size : 0;
@@ -238,7 +270,9 @@ export async function downloadFile(opts: DownloadOptions): Promise<DownloadResul
     } catch (err) {
       const e = err instanceof DownloadError ? err : diskOrNetwork(err, opts);
       if (!e.retryable || attempt >= retries || opts.signal?.aborted) throw opts.signal?.aborted ? cancelled() : e;
-      await sleep(backoff * 2 ** attempt, opts.signal);
+      const delay = backoff * 2 ** attempt;
+      if (e.kind === "unreachable" && Date.now() - started + delay > UNREACHABLE_BUDGET_MS) throw e;
+      await sleep(delay, opts.signal);
     }
   }
 }

@@ -23,6 +23,27 @@ async function expectDownloadError(p: Promise<unknown>, kind: DownloadError["kin
   });
 }
 
+describe("an unreachable host fails within seconds, in plain words (issue 32)", () => {
+  it("a refused connection and a name that does not resolve: the app's default retries, under 15 s", async () => {
+    const net = await import("node:net");
+    // A port that refuses: bind one, note it, close it.
+    const port = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, "127.0.0.1", () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    for (const [url, re] of [
+      [`http://127.0.0.1:${port}/acme/x/resolve/main/m.gguf`, /^Could not reach 127\.0\.0\.1:\d+: the connection was refused\. .*retry\.$/],
+      ["http://hf.invalid/acme/x/resolve/main/m.gguf", /^You seem to be offline: could not reach hf\.invalid/],
+    ] as const) {
+      const t0 = Date.now();
+      await expectDownloadError(downloadFile({ url, dest: path.join(tempDir(), "m.gguf") }), "unreachable", re);
+      assert.ok(Date.now() - t0 < 15_000, `${url}: ${Date.now() - t0} ms`);
+    }
+  });
+});
+
 describe("model downloader against a Hugging Face-layout server", () => {
   it("downloads a whole file, verifies the hub's published sha256 and reports progress", async () => {
     const hub = await startFakeHub({ files: { [KEY]: { body: gguf } } });

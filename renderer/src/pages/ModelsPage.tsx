@@ -166,7 +166,8 @@ function CatalogRow({ m, serving, busy, onAct }: { m: CatalogEntry; serving: boo
           <span className="tag tag-ok">installed</span>
         ) : d ? (
           <>
-            <progress aria-label={`Download of ${m.name}`} max={d.total ?? undefined} value={d.bytes} />
+            {/* A download that failed before a byte arrived has no bar to show: its error says why. */}
+            {!(d.state === "failed" && d.bytes === 0) && <progress aria-label={`Download of ${m.name}`} max={d.total ?? undefined} value={d.bytes} />}
             <div className="small muted">
               {/* Speed and time left only while bytes are arriving (a paused download has neither). */}
               {[
@@ -208,7 +209,7 @@ function CatalogRow({ m, serving, busy, onAct }: { m: CatalogEntry; serving: boo
           </>
         ) : (
           <button type="button" disabled={busy} onClick={() => void onAct(`Download ${m.name}`, "/api/models/pull", { id: m.id })}>
-            Download
+            {d?.state === "failed" ? "Retry" : "Download"}
           </button>
         )}
       </td>
