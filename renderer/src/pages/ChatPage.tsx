@@ -15,6 +15,7 @@ import { ModelPicker } from "../components/ModelPicker.js";
 import { ToolCallCard } from "../components/ToolCallCard.js";
 import { answerToWire, runAgentLoop, type Decision, type ToolCallView, type ToolStep } from "../chat/agentLoop.js";
 import { useChatTools, useDecisions } from "../chat/useChatTools.js";
+import { toolStepsOf, turnMessages } from "../chat/history.js";
 
 interface DisplayMessage {
   key: string;
@@ -143,9 +144,17 @@ export function ChatPage() {
         if (legacy !== undefined && mine) unsaved.current = { id, g: mine, timer: window.setTimeout(() => void flushGen(), 0) };
         setOwn(mine);
         const models = turnModels(raw);
+        const prompts = turnMessages(raw);
         const shown: DisplayMessage[] = [];
         const mainTurns = detail.turns.filter((t) => t.type !== "side");
         for (const t of mainTurns) {
+          // A turn after tool results continues the answer before it (the agent loop's next request).
+          const steps = toolStepsOf(prompts.get(t.id));
+          const prev = shown[shown.length - 1];
+          if (steps && prev?.role === "assistant") {
+            shown[shown.length - 1] = { ...prev, content: t.response, steps, turnId: t.id, adapter: t.adapter, model: models.get(t.id) ?? null, thumbs: t.thumbs, hint: t.hint, preferences: t.preferences, speed: t.speed };
+            continue;
+          }
           if (t.userText) shown.push({ key: nextKey(), role: "user", content: t.userText });
           shown.push({ key: nextKey(), role: "assistant", content: t.response, turnId: t.id, adapter: t.adapter, model: models.get(t.id) ?? null, thumbs: t.thumbs, hint: t.hint, preferences: t.preferences, speed: t.speed });
         }

@@ -105,7 +105,11 @@ function ToolRow({ server, tool, disabled, onAct }: { server: string; tool: Tool
     <li className={tool.enabled ? "tool-row" : "tool-row tool-row-off"}>
       <div className="tool-row-text">
         <code className="tool-name">{tool.name}</code>
-        {tool.description && <div className="small muted tool-desc">{tool.description}</div>}
+        {tool.description && (
+          <div className="small muted tool-desc" title={tool.description}>
+            {tool.description}
+          </div>
+        )}
       </div>
       <div className="tool-row-controls">
         <span className={tool.permission === "always" ? "tag tag-active" : "tag"} title={tool.permission === "always" ? "Runs without asking" : "Each call waits for your Allow or Deny in the chat"}>

@@ -1,0 +1,54 @@
+/**
+ * A recorded chat, read back: an answer that used tools is several turns in the core (each
+ * request of the agent loop is one), and the turns after the first end with `tool` messages.
+ * Those turns continue the answer before them: their prompt holds the calls and the results.
+ */
+import type { ChatMessage } from "../../../electron/core/api/chatTypes.js";
+import { DECLINED, splitToolName } from "../api/tools.js";
+import type { ToolCallView, ToolStep } from "./agentLoop.js";
+
+/** A message's text: a string, or its text parts joined. */
+function messageText(m: ChatMessage): string {
+  if (typeof m.content === "string") return m.content;
+  if (!Array.isArray(m.content)) return "";
+  return m.content.map((p) => (p.type === "text" && typeof p.text === "string" ? p.text : "")).join("");
+}
+
+/** Each turn's prompt messages as recorded (GET /api/sessions/:id turns[].messages), by turn id. */
+export function turnMessages(body: unknown): Map<string, ChatMessage[]> {
+  const out = new Map<string, ChatMessage[]>();
+  const turns = typeof body === "object" && body !== null ? (body as { turns?: unknown }).turns : undefined;
+  if (!Array.isArray(turns)) return out;
+  for (const t of turns) {
+    if (typeof t !== "object" || t === null) continue;
+    const { turnId, messages } = t as { turnId?: unknown; messages?: unknown };
+    // The core's own record (api/sessions.ts TurnView); only its shape as an array is checked.
+    if (typeof turnId === "string" && Array.isArray(messages)) out.set(turnId, messages as ChatMessage[]);
+  }
+  return out;
+}
+
+/**
+ * The tool steps a turn's prompt carries after the user's last message, when the prompt ends
+ * with a tool result (the turn continues an answer); null for a turn that answers the user.
+ */
+export function toolStepsOf(messages: ChatMessage[] | undefined): ToolStep[] | null {
+  if (!messages?.length || messages[messages.length - 1].role !== "tool") return null;
+  const lastUser = messages.map((m) => m.role).lastIndexOf("user");
+  const steps: ToolStep[] = [];
+  for (const m of messages.slice(lastUser + 1)) {
+    if (m.role === "assistant" && m.tool_calls?.length) {
+      steps.push({
+        text: messageText(m),
+        calls: m.tool_calls.map((c): ToolCallView => ({ id: c.id, name: c.function.name, ...splitToolName(c.function.name), arguments: c.function.arguments, status: "done", approval: null, result: null, truncated: false, ms: null })),
+      });
+    } else if (m.role === "tool") {
+      const call = steps.flatMap((s) => s.calls).find((c) => c.id === m.tool_call_id);
+      if (!call) continue;
+      const text = messageText(m);
+      call.result = text;
+      if (text === DECLINED) call.status = "declined";
+    }
+  }
+  return steps.length ? steps : null;
+}
