@@ -282,7 +282,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
       const [scrollW, clientW] = (await page.evaluate('(s => [s.scrollWidth, s.clientWidth])(document.querySelector(".table-scroll"))')) as [number, number];
       assert.ok(scrollW <= clientW, `the table fits its card at 1280 px (${scrollW} > ${clientW})`);
       assert.match((await page.locator("tbody tr").filter({ hasText: "ckpt-2" }).textContent()) ?? "", /qwen2\.5-0\.5b-instruct-q4_k_m/);
-      const rollBack = row.getByRole("button", { name: "Roll back" });
+      const rollBack = row.getByRole("button", { name: "Roll forward" });
       assert.ok(await rollBack.isDisabled(), "another model's adapter cannot be served on this one");
       assert.equal(await rollBack.getAttribute("title"), "Trained on qwen3-1.7b-q4_k_m.gguf: serve that model to use it");
       await screenshot(page, "checkpoints-other-model");

@@ -394,7 +394,7 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     await olderRow.getByText("active").waitFor();
     await newestRow.getByText("active").waitFor({ state: "detached" });
     await olderRow.getByRole("button", { name: "Roll back", disabled: true }).waitFor();
-    await newestRow.getByRole("button", { name: "Roll back", disabled: false }).waitFor();
+    await newestRow.getByRole("button", { name: "Roll forward", disabled: false }).waitFor();
     await screenshot(page, "checkpoints-real-rolled-back");
 
     // The core agrees: served adapter and the active checkpoint.

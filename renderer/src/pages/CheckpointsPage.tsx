@@ -139,7 +139,7 @@ export function CheckpointsPage() {
                     setConfirm(c);
                   }}
                 >
-                  Roll back
+                  {isForward(c, activeN) ? "Roll forward" : "Roll back"}
                 </button>
               </td>
             </tr>
@@ -167,7 +167,7 @@ export function CheckpointsPage() {
           </tr>
         </DataTable>
       )}
-      {confirm && <ConfirmRollback target={confirm} forward={confirm !== "base" && activeN !== null && confirm.n > activeN} onCancel={cancel} onConfirm={() => void activate(confirm)} />}
+      {confirm && <ConfirmRollback target={confirm} forward={isForward(confirm, activeN)} onCancel={cancel} onConfirm={() => void activate(confirm)} />}
     </div>
   );
 }
@@ -195,6 +195,14 @@ function trapTab(e: KeyboardEvent<HTMLElement>) {
     e.preventDefault();
     first.focus();
   }
+}
+
+/**
+ * Whether serving `target` moves forward from what serves now: any checkpoint is ahead of the
+ * base model, and a checkpoint is ahead of an older one; the base model is always behind.
+ */
+function isForward(target: Checkpoint | "base", activeN: number | null): boolean {
+  return target !== "base" && (activeN === null || target.n > activeN);
 }
 
 /** `forward`: the checkpoint is newer than the one served (after a roll back). */
@@ -230,7 +238,7 @@ function ConfirmRollback({ target, forward, onCancel, onConfirm }: { target: Che
           Cancel
         </button>
         <button type="button" className="primary" ref={confirmButton} onClick={onConfirm}>
-          Confirm roll back
+          {forward ? "Confirm roll forward" : "Confirm roll back"}
         </button>
       </div>
     </dialog>
