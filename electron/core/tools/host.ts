@@ -32,6 +32,8 @@ export interface ToolHostOptions {
   timings?: Partial<ServerTimings>;
   /** how many characters of a result the served model's context can hold */
   maxResultChars?: () => number;
+  /** where servers' failures are logged (default: console.warn); `clawrl mcp list` prints them in its table instead */
+  log?: (line: string) => void;
 }
 
 export const QUALIFIER = "__";
@@ -58,7 +60,7 @@ export class ToolHost {
     this.callLog = path.join(opts.dataDir, "logs", "tools.jsonl");
     this.timings = { ...DEFAULT_TIMINGS, ...opts.timings };
     this.config = loadConfig(this.file);
-    if (this.config.error) console.warn(`tools: ${this.config.error}`);
+    if (this.config.error) (opts.log ?? console.warn)(`tools: ${this.config.error}`);
     this.sync();
   }
 
@@ -81,7 +83,7 @@ export class ToolHost {
     }
     if (this.closed) return;
     for (const [name, s] of wanted) {
-      if (!this.runtimes.has(name)) this.runtimes.set(name, new McpServerRuntime(s, this.timings, (change) => this.emit(name, change)));
+      if (!this.runtimes.has(name)) this.runtimes.set(name, new McpServerRuntime(s, this.timings, (change) => this.emit(name, change), this.opts.log));
     }
   }
 

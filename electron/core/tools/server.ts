@@ -56,6 +56,7 @@ export class McpServerRuntime {
     readonly config: ServerConfig,
     private readonly timings: ServerTimings,
     private readonly onChange: (change: ServerChange) => void,
+    private readonly logLine: (line: string) => void = (l) => console.warn(l),
   ) {
     this.mask = maskerFor(config);
   }
@@ -225,7 +226,7 @@ export class McpServerRuntime {
   }
 
   private log(message: string): void {
-    console.warn(`mcp server '${this.config.name}': ${this.mask(message)}`);
+    this.logLine(`mcp server '${this.config.name}': ${this.mask(message)}`);
   }
 }
 
