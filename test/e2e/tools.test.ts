@@ -12,6 +12,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import type { Browser, BrowserContext, Page, Request } from "playwright-core";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
@@ -263,5 +264,125 @@ describe("Tools page and the agent loop in headless Chromium", { skip: browserMi
     const reply = (await (await api("/api/tools")).json()) as { servers: { tools: { name: string; permission: string }[] }[] };
     assert.equal(reply.servers[0].tools.find((t) => t.name === "list_directory")?.permission, "ask");
     assert.deepEqual(pageProblems, []);
+  });
+});
+
+// The loop's logic as plain functions (renderer/src/chat/agentLoop.ts with the app's CoreClient),
+// in Node against a real core and the real filesystem server: no browser needed. The renderer's
+// modules are loaded at run time by path: they compile under the renderer's DOM settings
+// (renderer/tsconfig.json), not this project's, so only what this test uses is typed here.
+const fromRenderer = <T>(rel: string): Promise<T> => import(pathToFileURL(path.join(repoRoot, "renderer", "src", rel)).href) as Promise<T>;
+interface LoopClient {
+  raw(p: string, init?: RequestInit): Promise<Response>;
+}
+interface CallView {
+  name: string;
+  status: string;
+  result: string | null;
+}
+interface StepView {
+  calls: CallView[];
+}
+interface LoopModule {
+  runAgentLoop(o: {
+    client: LoopClient;
+    messages: WireMessage[];
+    sessionId: string | null;
+    tools: NonNullable<ChatBody["tools"]>;
+    alwaysAllowed: ReadonlySet<string>;
+    maxSteps: number;
+    signal: AbortSignal;
+    handlers: { onDelta(d: string): void; decide(c: CallView): Promise<"once" | "always" | "deny"> };
+  }): Promise<{ steps: StepView[]; stepLimitReached: boolean; messages: WireMessage[]; sessionId: string | null }>;
+}
+describe("the agent loop against a real core, in Node", { timeout: 600_000 }, () => {
+  let core: RunningCore;
+  const dataDir = tempDir("clawrl-tools-loop-");
+  const folder = tempDir("clawrl-tools-loop-folder-");
+  const token = "tools-loop-token-0123456789";
+  const sent: ChatBody[] = [];
+
+  before(async () => {
+    fs.writeFileSync(path.join(folder, "only-file.txt"), "x\n");
+    fs.writeFileSync(path.join(dataDir, "mcp.json"), JSON.stringify({ mcpServers: { files: { command: process.execPath, args: [fsServer, folder] } } }));
+    core = await startCore({ model: await tinyModel({ arch: "qwen2" }), port: 0, dataDir, token });
+  });
+  after(async () => {
+    await core?.close();
+  });
+
+  /** The app's client, whose requests to /v1 get what a deciding model would add (as the browser test does). */
+  async function forcingClient() {
+    const { CoreClient } = await fromRenderer<{ CoreClient: new (c: { apiBase: string; token: string }) => LoopClient }>("api/client.ts");
+    const client = new CoreClient({ apiBase: core.url, token });
+    const raw = client.raw.bind(client);
+    client.raw = (p: string, init: RequestInit = {}) => {
+      if (p !== "/v1/chat/completions" || typeof init.body !== "string") return raw(p, init);
+      const body = JSON.parse(init.body) as ChatBody;
+      sent.push(structuredClone(body));
+      const out: ChatBody = { ...body, max_tokens: 24, seed: 3 };
+      if (body.tool_choice !== "none" && body.tools?.some((t) => t.function.name === TOOL)) {
+        out.tool_choice = { type: "function", function: { name: TOOL } };
+        out.tools = body.tools.map((t) => (t.function.name === TOOL ? { ...t, function: { ...t.function, parameters: { type: "object", properties: { path: { type: "string", enum: [folder] } }, required: ["path"] } } } : t));
+      }
+      return raw(p, { ...init, body: JSON.stringify(out) });
+    };
+    return client;
+  }
+
+  test("calls, results and the step limit: after 2 rounds the model is asked to answer without tools", async () => {
+    const { runAgentLoop } = await fromRenderer<LoopModule>("chat/agentLoop.ts");
+    const { loadOpenAiTools } = await fromRenderer<{ loadOpenAiTools(c: LoopClient): Promise<NonNullable<ChatBody["tools"]>> }>("api/tools.ts");
+    const client = await forcingClient();
+    const tools = await loadOpenAiTools(client);
+    assert.ok(tools.some((t) => t.function.name === TOOL), "the enabled tools, as OpenAI tools");
+    const asked: string[] = [];
+    const r = await runAgentLoop({
+      client,
+      messages: [{ role: "user", content: "What is in the folder?" }],
+      sessionId: null,
+      tools,
+      alwaysAllowed: new Set(),
+      maxSteps: 2,
+      signal: new AbortController().signal,
+      handlers: { onDelta: () => undefined, decide: async (c) => (asked.push(c.name), asked.length === 1 ? "once" : "deny") },
+    });
+    assert.deepEqual(asked, [TOOL, TOOL]);
+    assert.equal(r.steps.length, 2);
+    assert.equal(r.steps[0].calls[0].status, "done");
+    assert.match(r.steps[0].calls[0].result ?? "", /only-file\.txt/);
+    assert.equal(r.steps[1].calls[0].status, "declined");
+    assert.equal(r.stepLimitReached, true);
+    assert.equal(sent.length, 3);
+    assert.equal(sent[2].tool_choice, "none", "the last request lets the model answer in words only");
+    const toolMsgs = r.messages.filter((m) => m.role === "tool").map((m) => m.content);
+    assert.match(String(toolMsgs[0]), /only-file\.txt/);
+    assert.equal(toolMsgs[1], DECLINED);
+    assert.ok(r.sessionId, "one session for the whole answer");
+    const session = (await (await fetch(`${core.url}/api/sessions/${r.sessionId}`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { turns: { turnId: string; messages: WireMessage[] }[] };
+    assert.equal(session.turns.length, 3, "each request of the loop is a turn of the same session");
+
+    // Read back as the chat does: the later turns continue the first answer, with its calls.
+    const { toolStepsOf } = await fromRenderer<{ toolStepsOf(m: WireMessage[]): StepView[] | null }>("chat/history.ts");
+    const steps = toolStepsOf(session.turns[2].messages);
+    assert.equal(steps?.length, 2);
+    assert.equal(steps?.[1].calls[0].status, "declined");
+    assert.equal(toolStepsOf(session.turns[0].messages), null);
+  });
+
+  test("pasted server entries: Claude Desktop's file, one named entry, a bare entry with a typed name; bad ones say why", async () => {
+    const { parsePastedServers } = await fromRenderer<{ parsePastedServers(text: string, name: string): { ok: true; servers: { name: string }[] } | { ok: false; error: string } }>("pages/tools/serverEntry.ts");
+    const whole = parsePastedServers(JSON.stringify({ mcpServers: { a: { command: "npx", args: ["-y", "x"] }, b: { url: "https://e.com/mcp" } } }), "");
+    assert.ok(whole.ok && whole.servers.map((s) => s.name).join() === "a,b");
+    const line = parsePastedServers('"memory": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"] },', "");
+    assert.ok(line.ok && line.servers[0].name === "memory");
+    const bare = parsePastedServers('{"command": "uvx", "args": ["mcp-server-time"]}', "time");
+    assert.ok(bare.ok && bare.servers[0].name === "time");
+    const unnamed = parsePastedServers('{"command": "uvx"}', "");
+    assert.ok(!unnamed.ok && /no name/.test(unnamed.error));
+    const badName = parsePastedServers('{"my server": {"command": "x"}}', "");
+    assert.ok(!badName.ok && /cannot be a server's name/.test(badName.error));
+    const notJson = parsePastedServers("{nope", "");
+    assert.ok(!notJson.ok && /not valid JSON/.test(notJson.error));
   });
 });
