@@ -43,7 +43,7 @@ test("a probe child that aborts or hangs is a failed row, and doctor finishes", 
   assert.match(hung.reason ?? "", /hung: no answer within 4 s/);
   // The sections not asked for are rows that say so; the verdicts are still there.
   assert.ok(report.inference.rows.filter((r) => ["cuda", "vulkan", "cpu"].includes(r.backend)).every((r) => r.status === "skipped"));
-  assert.equal(report.meaning.lines.length, 3);
+  assert.ok(report.meaning.lines.length >= 3);
   assert.ok(lines.some((l) => l.startsWith("training.simulated: failed")), lines.join("\n"));
 });
 
@@ -87,7 +87,7 @@ test("clawrl doctor --quick --json: the report validates, every backend has a ro
   assert.equal(t.shape, "qwen2.5-0.5b");
   assert.ok(t.trainedTokensPerSecond > 0 && t.gflops > 0 && (t.fractionOfPeak ?? 0) > 0);
 
-  assert.equal(report.meaning.lines.length, 3);
+  assert.ok(report.meaning.lines.length >= 3);
   assert.match(report.meaning.lines[0], /^Serves: /);
   assert.match(report.meaning.lines[1], /^Learns: /);
   assert.match(report.meaning.lines[2], /^One learning cycle/);

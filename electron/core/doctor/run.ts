@@ -54,13 +54,13 @@ export interface DoctorOptions {
 export const MODE_PLAN = {
   quick: {
     inferenceShapes: ["qwen3-0.6b"],
-    promptTokens: 64,
-    decodeTokens: 12,
+    promptTokens: 32,
+    decodeTokens: 8,
     matmulSeconds: 0.6,
     maxProductSeconds: 4,
     trainShape: "qwen2.5-0.5b",
     trainBatch: 1,
-    trainContext: 48,
+    trainContext: 32,
     trainSteps: 0,
   },
   deep: {
@@ -272,6 +272,7 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
           batch: plan.trainBatch,
           context: plan.trainContext,
           steps: d.steps,
+          firstStepOnly: plan.trainSteps === 0,
           loadSeconds: d.loadSeconds,
           stepSeconds: d.stepSeconds,
           trainedTokensPerStep: d.trainedTokensPerStep,
@@ -306,6 +307,9 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
   const decode: InferenceRun | null = pickedRow?.runs.filter((r) => findShape(r.model)).sort((a, b) => b.modelBytes - a.modelBytes)[0] ?? null;
   const meaning = whatItMeans({
     ramTotalBytes: basics.ramTotalBytes,
+    cores: basics.cores,
+    loadAverage: basics.loadAverage,
+    peakGflops: trainingRows.find((r) => r.backend === best)?.peakGflops ?? null,
     decode,
     pickedBackend: pick.backend,
     vramBytes: pick.backend === "cuda" || pick.backend === "vulkan" ? (routes[pick.backend].vramTotalBytes ?? 0) : 0,

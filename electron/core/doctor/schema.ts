@@ -117,6 +117,8 @@ export const trainRunSchema = z.object({
   batch: z.number().int().positive(),
   context: z.number().int().positive(),
   steps: z.number().int().positive(),
+  /** The figure is the first step's (--quick): it includes kernel set-up and heap growth, so it reads low. */
+  firstStepOnly: z.boolean(),
   loadSeconds: z.number().nonnegative(),
   stepSeconds: z.number().positive(),
   trainedTokensPerStep: z.number().int().positive(),
