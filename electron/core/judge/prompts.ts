@@ -82,7 +82,7 @@ const PRM_SYSTEM =
 
 const PRM_TASK = `Decide what the message(s) after the answer show about it:
 - progress: the user moves on to something new, thanks the assistant, or a tool the assistant called returned a normal result (a result exists because the assistant called the tool; a result without an error counts as progress);
-- correction: the user wants it redone or changed, says what they actually meant, repeats the request in other words, complains, or a tool returned an error caused by the assistant's call (asking for a change counts as a correction);
+- correction: the user wants it redone or changed, says what they actually meant, repeats the request in other words, complains, a tool returned an error caused by the assistant's call, or the user declined a tool call the assistant made (the call was unwanted; asking for a change counts as a correction);
 - ambiguous: neither is clear.
 Explain your reading in one or two sentences. Then finish with exactly one verdict: \\boxed{1} for progress, \\boxed{-1} for correction, \\boxed{0} for ambiguous.`;
 
