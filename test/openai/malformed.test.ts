@@ -101,7 +101,7 @@ describe("malformed requests", () => {
     // Wrong content type, no token, unknown routes and methods.
     await expectError(await post("messages=x", { "content-type": "application/x-www-form-urlencoded" }), (s) => s === 415 || s === 400, "form body");
     await expectError(await fetch(`${core.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify(ok), headers: { "content-type": "application/json" } }), 401, "no token");
-    for (const p of ["/v1/nope", "/v1/chat/completion", "/v1/embeddings", "/v1/chat/completions/x", "/v2/chat/completions"]) {
+    for (const p of ["/v1/nope", "/v1/chat/completion", "/v1/images/generations", "/v1/chat/completions/x", "/v2/chat/completions"]) {
       await expectError(await post(JSON.stringify(ok), {}, p), 404, p);
       count++;
     }

@@ -392,9 +392,9 @@ export class Engine {
   /** `prepared`: the result of renderPrompt(req) when the caller already has it. */
   async generate(req: GenerateRequest, hooks: GenerateHooks = {}, prepared?: { tokens: Token[]; stopTriggers: string[] }): Promise<GenerateResult> {
     const rendered = prepared ?? this.renderPrompt(req);
-    // Only a forced call waits for grammars: anything else queues for its sequence at once (FIFO order is the call order).
-    const forced = req.toolChoice === "required" || typeof req.toolChoice === "object";
-    const toolGrammars = forced && req.tools?.length ? await this.toolGrammars(req) : new Map<string, { grammar: LlamaGrammar; reserve: number }>();
+    // Only a request with tools waits for grammars: anything else queues for its sequence at once (FIFO order is the call order).
+    const withTools = !!req.tools?.length && req.toolChoice !== "none";
+    const toolGrammars = withTools ? await this.toolGrammars(req) : new Map<string, { grammar: LlamaGrammar; reserve: number }>();
     const queued = performance.now();
     const lease = await this.gate.acquire(rendered.tokens, hooks.signal);
     try {
@@ -405,11 +405,10 @@ export class Engine {
     }
   }
 
-  /** Grammars for the forced tools' parameters (a keyword no grammar expresses is left unenforced: the tool worked before). */
+  /** Grammars for the tools' parameters (a keyword no grammar expresses is left unenforced: the tool worked before). */
   private async toolGrammars(req: GenerateRequest): Promise<Map<string, { grammar: LlamaGrammar; reserve: number }>> {
     const out = new Map<string, { grammar: LlamaGrammar; reserve: number }>();
-    const forced = req.toolChoice === "required" || typeof req.toolChoice === "object";
-    if (!forced || !req.tools) return out;
+    if (!req.tools) return out;
     for (const t of req.tools) {
       if (typeof req.toolChoice === "object" && req.toolChoice.name !== t.name) continue;
       if (!t.parameters) continue;
@@ -471,7 +470,7 @@ export class Engine {
     while (common < held.length && common < prompt.length && held[common] === prompt[common]) common++;
     const start = Math.min(common, prompt.length - 1);
     if (seq.nextTokenIndex > start) await seq.eraseContextTokenRanges([{ start, end: seq.nextTokenIndex }]);
-    const forcedCall = forced
+    let forcedCall = forced
       ? new ForcedToolCall(this, req.tools!, req.toolChoice as "required" | { name: string }, {
           grammars: toolGrammars,
           budget: maxTokens,
@@ -480,6 +479,8 @@ export class Engine {
       : null;
     // An answer held to a grammar (response_format); not with a forced call, whose arguments have their own.
     const grammar = req.grammar && !forcedCall ? req.grammar : null;
+    // A call the model opened itself (tool_choice auto): from its name on it is held as a forced one is; the content before it stays.
+    let openedAfter: string | null = null;
 
     const responseTokens: number[] = [];
     const tokenLogprobs: number[] = [];
@@ -494,16 +495,19 @@ export class Engine {
     const history = () => responseTokens.slice(-PENALTY_LAST_N);
     const bias = new Map<number, number>();
     for (const [k, v] of Object.entries(req.logitBias ?? {})) bias.set(Number(k), v <= BAN_AT ? -Infinity : v);
-    if (grammar || forcedCall) for (const t of this.brokenUtf8Tokens()) bias.set(t, -Infinity);
+    // What is held to a grammar (the answer, or a call now or once the model opens one) also bans broken UTF-8, and near its budget favours closers.
+    const holds = !!grammar || toolMode;
+    const heldBias = new Map(bias);
+    if (holds) for (const t of this.brokenUtf8Tokens()) heldBias.set(t, -Infinity);
     const closerBias = (tokens: number[]) => {
-      const m = new Map(bias);
+      const m = new Map(heldBias);
       for (const t of tokens) if ((m.get(t) ?? 0) > -Infinity) m.set(t, (m.get(t) ?? 0) + 30);
       return m;
     };
-    const closers = grammar || forcedCall ? this.closingTokens() : { quote: [], bracket: [] };
+    const closers = holds ? this.closingTokens() : { quote: [], bracket: [] };
     const quoteBias = closerBias(closers.quote);
     const bracketBias = closerBias(closers.bracket);
-    const biasNow = () => (!closing() ? bias : inString() ? quoteBias : bracketBias);
+    const biasNow = () => (!closing() ? (grammar || forcedCall ? heldBias : bias) : inString() ? quoteBias : bracketBias);
     const penalties =
       (req.repeatPenalty ?? 1) !== 1 || (req.frequencyPenalty ?? 0) !== 0 || (req.presencePenalty ?? 0) !== 0
         ? { repeat: req.repeatPenalty ?? 1, frequency: req.frequencyPenalty ?? 0, presence: req.presencePenalty ?? 0 }
@@ -532,7 +536,7 @@ export class Engine {
       if (grammar) extra.grammar = new LlamaGrammarEvaluationState({ model: this.model, grammar });
       if (penalties) extra.repeatPenalty = { punishTokens: () => history() as Token[], maxPunishTokens: PENALTY_LAST_N, penalty: penalties.repeat, frequencyPenalty: penalties.frequency, presencePenalty: penalties.presence };
       if (bias.size > 0 || grammar) {
-        const plain = this.tokenBias(bias);
+        const plain = this.tokenBias(grammar ? heldBias : bias);
         const quote = grammar ? this.tokenBias(quoteBias) : plain;
         const bracket = grammar ? this.tokenBias(bracketBias) : plain;
         extra.tokenBias = () => (!closing() ? plain : inString() ? quote : bracket);
@@ -547,13 +551,14 @@ export class Engine {
         penalties: penalties ? { ...penalties, history } : undefined,
       };
       const m = matcher;
+      const fc = forcedCall;
       stepper = new LogitsStepper(seq, input, {
         temperature,
         topP,
         rng: createRng(seed),
         topLogprobs: topN,
-        allowed: forcedCall ? (t) => forcedCall.allows(t) : m ? (t) => m.allows(t) : undefined,
-        forced: forcedCall ? () => forcedCall.nextForced() : undefined,
+        allowed: fc ? (t) => fc.allows(t) : m ? (t) => m.allows(t) : undefined,
+        forced: fc ? () => fc.nextForced() : undefined,
         adjust,
       });
     }
@@ -573,7 +578,7 @@ export class Engine {
       let content: string;
       let calls: Array<{ name: string | null; arguments: string }> = [];
       if (forcedCall) {
-        content = "";
+        content = openedAfter ?? "";
         calls = forcedCall.partialCalls();
       } else if (toolMode) {
         const parsed = parseAnswer(text, this.syntax, final);
@@ -660,6 +665,35 @@ export class Engine {
         break;
       }
       if ((forcedCall ? forcedCall.overBudget : charged >= maxTokens) || seq.nextTokenIndex + 1 >= contextSize) break;
+      if (toolMode && !forcedCall && !grammar) {
+        const opened = this.openedCall(text, req.tools);
+        if (opened) {
+          // The call's name and arguments are sampled in JS under the call's constraints: the
+          // last token is fed again (erased first when it was evaluated ahead) to get its logits.
+          await stepper.close();
+          const last = responseTokens[responseTokens.length - 1] as Token;
+          const end = prompt.length + responseTokens.length;
+          if (seq.nextTokenIndex >= end) await seq.eraseContextTokenRanges([{ start: end - 1, end: seq.nextTokenIndex }]);
+          openedAfter = opened.content;
+          const call = new ForcedToolCall(
+            this,
+            req.tools!,
+            "required",
+            { grammars: toolGrammars, budget: Math.max(1, maxTokens - charged), parallel: req.parallelToolCalls !== false },
+            opened.nameText,
+          );
+          forcedCall = call;
+          stepper = new LogitsStepper(seq, [last], {
+            temperature,
+            topP,
+            rng: createRng(seed + responseTokens.length),
+            topLogprobs: topN,
+            allowed: (t) => call.allows(t),
+            forced: () => call.nextForced(),
+            adjust: { topK: req.topK, minP: req.minP, bias: biasNow, penalties: penalties ? { ...penalties, history } : undefined },
+          });
+        }
+      }
       // Hold back an incomplete UTF-8 character and a possible start of a stop string.
       let hold = text.endsWith("\uFFFD") ? 1 : 0;
       for (const s of stops) hold = Math.max(hold, partialTail(text, s));
@@ -674,7 +708,7 @@ export class Engine {
     let content = text;
     let toolCalls: GeneratedToolCall[] = [];
     if (forcedCall) {
-      content = "";
+      content = openedAfter ?? "";
       toolCalls = forcedCall.partialCalls().map((c, i) => ({ id: sentCalls[i]?.id ?? callId(), name: c.name ?? "", arguments: c.arguments }));
       if (forcedCall.complete) finishReason = "tool_calls";
     } else if (toolMode) {
@@ -718,6 +752,28 @@ export class Engine {
         decodeMs: lastAt - firstAt,
       },
     };
+  }
+
+  /**
+   * Whether `text` (an answer with tools offered) has opened a call whose name so far fits a
+   * tool's: the content before it and the name's start. Not when the name already went astray
+   * (the answer is then parsed as it is, as before).
+   */
+  private openedCall(text: string, tools: FunctionTool[] | undefined): { content: string; nameText: string } | null {
+    for (const p of this.syntax.prefixes) {
+      const at = p ? text.indexOf(p) : -1;
+      if (at < 0) continue;
+      const nameText = text.slice(at + p.length);
+      const pp = this.syntax.paramsPrefix.split("{{functionName}}")[0];
+      const fits = (tools ?? []).some((t) => {
+        const target = t.name + pp;
+        return target.startsWith(nameText) || (nameText.startsWith(target) && ["", "{"].includes(nameText.slice(target.length)));
+      });
+      if (!fits) return null;
+      const content = parseAnswer(text, this.syntax, true).content;
+      return { content, nameText };
+    }
+    return null;
   }
 
   private tokenBias(map: ReadonlyMap<number, number>): TokenBias {
@@ -813,12 +869,30 @@ class ForcedToolCall {
     private readonly tools: FunctionTool[],
     private readonly choice: "required" | { name: string },
     private readonly opts: { grammars: Map<string, { grammar: LlamaGrammar; reserve: number }>; budget: number; parallel: boolean },
+    /** The model opened the call itself and wrote this much of the name. */
+    openedName?: string,
   ) {
     const { prefixes, paramsPrefix } = engine.syntax;
     this.pp = paramsPrefix.split("{{functionName}}")[0];
     this.targets = tools.map((t) => t.name + this.pp);
     this.openers = opts.parallel ? [prefixes[0], "\n" + prefixes[0]].map((p) => this.tokenize(p)).filter((t) => t.length > 0) : [];
-    this.startCall(false);
+    if (openedName === undefined) this.startCall(false);
+    else {
+      this.startCall(true);
+      this.nameText = openedName;
+      this.takeName();
+    }
+  }
+
+  /** A whole name written: on to its arguments. */
+  private takeName(): void {
+    const hit = this.targets.findIndex((target) => this.nameText.startsWith(target));
+    if (hit < 0) return;
+    this.current.name = this.tools[hit].name;
+    const rest = this.nameText.slice(this.targets[hit].length);
+    this.current.args = "{";
+    if (rest !== "{") this.forced.push(...this.tokenize("{"));
+    this.enterArgs(this.tools[hit].name);
   }
 
   private tokenize(s: string): number[] {
@@ -923,14 +997,7 @@ class ForcedToolCall {
     const t = this.engine.tokenText(token);
     if (this.phase === "name") {
       this.nameText += t;
-      const hit = this.targets.findIndex((target) => this.nameText.startsWith(target));
-      if (hit >= 0) {
-        this.current.name = this.tools[hit].name;
-        const rest = this.nameText.slice(this.targets[hit].length);
-        this.current.args = "{";
-        if (rest !== "{") this.forced.push(...this.tokenize("{"));
-        this.enterArgs(this.tools[hit].name);
-      }
+      this.takeName();
       return;
     }
     if (this.phase === "args") {
