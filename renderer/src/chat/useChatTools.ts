@@ -1,12 +1,9 @@
 import { useCallback, useRef } from "react";
 import { ApiError } from "../api/client.js";
 import type { ChatTool } from "../api/chat.js";
-import { useCore, useCoreEvents, useLive } from "../api/core.js";
+import { useCore, useLive } from "../api/core.js";
 import { loadOpenAiTools, loadTools, standingPermissions } from "../api/tools.js";
 import type { Decision, ToolCallView } from "./agentLoop.js";
-
-/** Events after which the tools are read again: `tools` (the core's, when it sends it) and a reconnect. */
-const toolEvents = ["tools"];
 
 /**
  * What the chat offers the model: the enabled tools (GET /api/tools/openai) and the ones the
@@ -24,8 +21,7 @@ export function useChatTools(): { tools: ChatTool[]; always: ReadonlySet<string>
       throw e;
     }
   }, [client]);
-  const live = useLive(load, []);
-  useCoreEvents(toolEvents, live.reload);
+  const live = useLive(load, ["tools"]);
   return {
     tools: live.data?.tools ?? [],
     always: live.data?.always ?? new Set<string>(),

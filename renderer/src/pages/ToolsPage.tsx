@@ -1,4 +1,4 @@
-import { useCoreEvents, useLive } from "../api/core.js";
+import { useLive } from "../api/core.js";
 import { loadTools } from "../api/tools.js";
 import { LoadProblem } from "../components/Notices.js";
 import { AddServerForm } from "./tools/AddServerForm.js";
@@ -17,8 +17,8 @@ export const ToolsIcon = () => (
  * removing a server.
  */
 export function ToolsPage() {
-  const tools = useLive(loadTools, [], [], 3000);
-  useCoreEvents(["tools"], tools.reload);
+  // Servers start, fail and restart by themselves: the `tools` event says when; polled too while the event stream is down.
+  const tools = useLive(loadTools, ["tools"], [], 3000);
   const data = tools.data;
   return (
     <div className="page tools-page">
