@@ -52,6 +52,18 @@ describe("the MCP host's server life", () => {
     assert.equal(r.content, "Echo: again");
   });
 
+  it("a call whose request is aborted (the answer was stopped) is cancelled at once", async () => {
+    const { host } = hostFor({ mcpServers: { ev: everythingServer() } });
+    await host.startAll();
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 300);
+    const t0 = Date.now();
+    const r = await host.call({ name: "ev__trigger-long-running-operation", arguments: { duration: 5, steps: 5 }, approval: "once" }, abort.signal);
+    assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+    assert.deepEqual([r.isError, r.content], [true, "The call was cancelled: the answer was stopped."]);
+    assert.equal((await host.call({ name: "ev__echo", arguments: { message: "next" }, approval: "once" })).content, "Echo: next");
+  });
+
   it("a server that exits at every start is retried with back-off, then left until needed", async () => {
     const { host, logs } = hostFor({ mcpServers: { dies: { command: process.execPath, args: ["-e", "console.error('no config'); process.exit(1)"] } } }, { backoffMs: 50, maxAutoRestarts: 2 });
     await host.startAll();

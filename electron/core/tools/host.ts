@@ -211,7 +211,7 @@ export class ToolHost {
    * sees anything: an unknown tool (404), a disabled server or tool, or no approval (403).
    * A server's error, a crash during the call and a timeout are results (isError), not failures.
    */
-  async call(req: ToolCallRequest): Promise<ToolCallReply> {
+  async call(req: ToolCallRequest, signal?: AbortSignal): Promise<ToolCallReply> {
     const started = Date.now();
     const cut = req.name.indexOf(QUALIFIER);
     const serverName = cut > 0 ? req.name.slice(0, cut) : "";
@@ -238,10 +238,12 @@ export class ToolHost {
     if (typeof args === "string") return reply(args, true);
     if (!known) return reply(`The tool could not run: the MCP server '${s.name}' is not running (${rt.error ?? rt.status}).`, true);
     try {
-      const r = await rt.call(tool, args, s.timeoutMs);
+      const r = await rt.call(tool, args, s.timeoutMs, signal);
       return reply(resultText(r), r.isError === true);
     } catch (err) {
       const e = err as { code?: unknown; message?: string };
+      // Checked first: the SDK reports an aborted request with its timeout's code.
+      if (signal?.aborted) return reply("The call was cancelled: the answer was stopped.", true);
       // -32001 is the SDK's RequestTimeout: it has sent notifications/cancelled to the server.
       if (e?.code === -32001) return reply(`The call timed out after ${formatSeconds(s.timeoutMs)} and was cancelled.`, true);
       if (e?.code === -32000) return reply(`The MCP server '${s.name}' stopped during the call (${rt.error ?? "connection closed"}).`, true);

@@ -191,12 +191,12 @@ export class McpServerRuntime {
   }
 
   /** Runs one call (the caller has checked permission). Throws on transport failure or timeout. */
-  async call(tool: string, args: Record<string, unknown>, timeoutMs: number): Promise<McpResultLike> {
+  async call(tool: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<McpResultLike> {
     await this.ensureStarted(true);
     const client = this.client;
     if (!client || this.status !== "running") throw new Error(this.error ?? "the server is not running");
     const restartsBefore = this.restarts;
-    const r = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutMs, maxTotalTimeout: timeoutMs })) as McpResultLike;
+    const r = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutMs, maxTotalTimeout: timeoutMs, ...(signal ? { signal } : {}) })) as McpResultLike;
     if (this.restarts === restartsBefore) this.failuresInRow = 0;
     return r;
   }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { ApiError } from "../errors.js";
 import { parseStrict } from "./strictBody.js";
+import { abortWhenClientLeaves } from "../clientAbort.js";
 import type { OpenAiToolsReply, ToolCallReply, ToolsReply } from "../../api/tools.js";
 import { ToolRequestError, type ToolHost } from "../../tools/host.js";
 
@@ -71,8 +72,9 @@ export function registerToolRoutes(app: FastifyInstance, host: ToolHost): void {
     return mapped(() => host.setTool(req.params.name, req.params.tool, body));
   });
 
-  app.post("/api/tools/call", async (req): Promise<ToolCallReply> => {
+  app.post("/api/tools/call", async (req, reply): Promise<ToolCallReply> => {
     const body = parseStrict(CallBody, req.body);
-    return mapped(() => host.call(body));
+    // A stopped answer stops its call: the chat aborts the request, the server is told to cancel.
+    return mapped(() => host.call(body, abortWhenClientLeaves(reply)));
   });
 }
