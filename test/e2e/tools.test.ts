@@ -265,6 +265,28 @@ describe("Tools page and the agent loop in headless Chromium", { skip: browserMi
     assert.equal(reply.servers[0].tools.find((t) => t.name === "list_directory")?.permission, "ask");
     assert.deepEqual(pageProblems, []);
   });
+
+  for (const [width, height] of [[1280, 800], [800, 700]] as const) {
+    for (const theme of ["light", "dark"] as const) {
+      test(`the Tools page and a chat with a tool card at ${width}×${height}, ${theme}: nothing scrolls sideways`, async () => {
+        await page.setViewportSize({ width, height });
+        const toggle = page.getByRole("button", { name: theme === "dark" ? "Switch to dark theme" : "Switch to light theme" });
+        if (await toggle.count()) await toggle.click();
+        const sideways = async () => (await page.evaluate("(() => { const m = document.querySelector('.main'); return m ? m.scrollWidth - m.clientWidth : 0; })()")) as number;
+        await page.goto(`${core.url}/#/tools`);
+        await page.locator("section.tool-server").first().waitFor();
+        assert.ok((await sideways()) <= 1, "the Tools page scrolls sideways");
+        await screenshot(page, `tools-page-${width}-${theme}`);
+        await page.goto(`${core.url}/#/chat`);
+        if (width < 1000) await page.getByRole("button", { name: "Chats", exact: true }).click();
+        await page.locator(".session-open", { hasText: "What is in my folder?" }).click();
+        await page.locator(".msg.assistant .tool-call").first().waitFor();
+        await page.locator(".tool-call-result summary").first().click();
+        assert.ok((await sideways()) <= 1, "the chat scrolls sideways");
+        await screenshot(page, `chat-tool-card-${width}-${theme}`);
+      });
+    }
+  }
 });
 
 // The loop's logic as plain functions (renderer/src/chat/agentLoop.ts with the app's CoreClient),
