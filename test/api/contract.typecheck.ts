@@ -25,6 +25,8 @@ import type { PreferenceEvent, PreferenceService } from "../../electron/core/pre
 import type { CheckResult } from "../../electron/core/preferences/retire.js";
 import type { Preference } from "../../electron/core/preferences/schema.js";
 import type { PreferenceReply, PreferenceCheckResultView } from "../../electron/core/api/preferences.js";
+import type { OpenAiToolsReply, ToolCallReply, ToolsReply } from "../../electron/core/api/tools.js";
+import type { ToolHost } from "../../electron/core/tools/host.js";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Expect<T extends true> = T;
@@ -54,6 +56,10 @@ export type ContractChecks = [
   Expect<Assignable<Preference, PreferenceReply["preference"]>>,
   Expect<Assignable<ReturnType<PreferenceService["restore"]>, PreferenceReply["preference"]>>,
   Expect<Assignable<CheckResult, PreferenceCheckResultView>>,
+  // /api/tools: the MCP host's views are the replies.
+  Expect<Equal<ReturnType<ToolHost["view"]>, ToolsReply>>,
+  Expect<Equal<ReturnType<ToolHost["openAiTools"]>, OpenAiToolsReply>>,
+  Expect<Equal<Awaited<ReturnType<ToolHost["call"]>>, ToolCallReply>>,
   // One settings schema.
   Expect<Equal<Settings, StoredSettings>>,
 ];
