@@ -39,7 +39,7 @@ export function useChatTools(): { tools: ChatTool[]; always: ReadonlySet<string>
  * The user's pending answers to tool calls: the loop asks (`decide`), the call's card answers
  * (`answer`). A stopped loop leaves nothing waiting.
  */
-export function useDecisions(): { decide(call: ToolCallView, signal: AbortSignal): Promise<Decision>; answer(callId: string, d: Decision): void; isWaiting(callId: string): boolean } {
+export function useDecisions(): { decide(call: ToolCallView, signal: AbortSignal): Promise<Decision>; answer(callId: string, d: Decision): void } {
   const waiting = useRef(new Map<string, (d: Decision) => void>());
   const decide = useCallback(
     (call: ToolCallView, signal: AbortSignal) =>
@@ -54,6 +54,5 @@ export function useDecisions(): { decide(call: ToolCallView, signal: AbortSignal
     waiting.current.delete(callId);
     r?.(d);
   }, []);
-  const isWaiting = useCallback((callId: string) => waiting.current.has(callId), []);
-  return { decide, answer, isWaiting };
+  return { decide, answer };
 }
