@@ -37,13 +37,13 @@ export function renderMarkdown(r: DoctorReport): string {
   }
   out.push("", `The app would serve on: **${r.inference.pick.backend ?? "none"}**: ${r.inference.pick.why}`, "");
   out.push("## Training (tfjs)", "");
-  out.push("| backend | status | device | matMul 1024² GFLOP/s | matMul 2048² GFLOP/s | notes |", "|---|---|---|---|---|---|");
+  out.push("| backend | status | device | matMul 512² GFLOP/s | 1024² | 2048² | notes |", "|---|---|---|---|---|---|---|");
   for (const row of r.training.rows) {
     const at = (n: number) => {
       const x = row.matmul.find((q) => q.n === n);
       return x ? (x.gflops !== null ? num(x.gflops) : `— (${x.note})`) : "";
     };
-    out.push(`| ${row.backend} | ${row.status} | ${cell(row.device)} | ${at(1024)} | ${at(2048)} | ${cell(row.reason)} |`);
+    out.push(`| ${row.backend} | ${row.status} | ${cell(row.device)} | ${at(512)} | ${at(1024)} | ${at(2048)} | ${cell(row.reason)} |`);
   }
   const t = r.training.train;
   out.push("");

@@ -54,8 +54,8 @@ export interface DoctorOptions {
 export const MODE_PLAN = {
   quick: {
     inferenceShapes: ["qwen3-0.6b"],
-    promptTokens: 32,
-    decodeTokens: 8,
+    promptTokens: 24,
+    decodeTokens: 6,
     matmulSeconds: 0.6,
     maxProductSeconds: 4,
     trainShape: "qwen2.5-0.5b",
@@ -227,7 +227,7 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
     ? { backend: picked.backend, why: picked.backend === "cpu" ? `the last resort in the app's order (${order.join(" → ")})${whyNot ? `; ${whyNot}` : ""}` : `the first in the app's order (${order.join(" → ")}) that loads and decodes${whyNot ? `; ${whyNot}` : ""}` }
     : { backend: null, why: sections.has("inference") ? `no backend decoded here: ${inferenceRows.map((r) => `${r.backend}: ${r.reason}`).join("; ")}` : "not measured (--only)" };
 
-  // Training: each trainer backend, started by name in a child; matMul at 1024² and 2048².
+  // Training: each trainer backend, started by name in a child; matMul at 512² (sizes the others), 1024² and 2048².
   const trainingRows: DoctorReport["training"]["rows"] = [];
   const facts = new Map<string, MatmulResult["facts"]>();
   let train: DoctorReport["training"]["train"] = null;
@@ -247,7 +247,7 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
         decided(`training.${backend}`, "training", backend, status, absent);
         continue;
       }
-      const request: MatmulRequest = { backend, explicit, sizes: [1024, 2048], seconds: plan.matmulSeconds, maxProductSeconds: plan.maxProductSeconds };
+      const request: MatmulRequest = { backend, explicit, sizes: [512, 1024, 2048], seconds: plan.matmulSeconds, maxProductSeconds: plan.maxProductSeconds };
       const out = await probe({ id: `training.${backend}`, section: "training", name: backend, script: PROBE_SCRIPTS.matmul, request, timeoutMs: 120_000 }, matmulResultSchema);
       const figures = out.data?.matmul.map((m) => m.gflops).filter((g): g is number => g !== null) ?? [];
       trainingRows.push({ backend, status: out.status, reason: out.reason, device: out.data?.device ?? null, matmul: out.data?.matmul ?? [], peakGflops: figures.length ? Math.max(...figures) : null });

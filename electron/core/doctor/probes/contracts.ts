@@ -41,7 +41,7 @@ export const matmulRequestSchema = z.object({
   sizes: z.array(z.number().int().positive()),
   /** Seconds of products per size (after one warm-up product). */
   seconds: z.number().positive(),
-  /** A size is left out when one product of it is predicted to take longer than this. */
+  /** A size is left out when one product of it is predicted (from the size before, by n³) to take longer than this. */
   maxProductSeconds: z.number().positive(),
 });
 export type MatmulRequest = z.infer<typeof matmulRequestSchema>;
