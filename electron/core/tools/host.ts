@@ -219,7 +219,8 @@ export class ToolHost {
     const s = this.config.servers.find((x) => x.name === serverName);
     if (!s || !tool) throw new ToolRequestError(404, "not_found", `Unknown tool '${req.name}' (tools are named server__tool; see GET /api/tools).`);
     if (!s.enabled) throw new ToolRequestError(403, "tool_disabled", `The MCP server '${s.name}' is disabled.`);
-    const rt = this.runtimes.get(s.name)!;
+    const rt = this.runtimes.get(s.name);
+    if (!rt) throw new ToolRequestError(409, "tools_closed", "The tools are shut down (the app is quitting).");
     await rt.ensureStarted(true);
     const known = rt.tools.some((t) => t.name === tool);
     if (!known && rt.status === "running") throw new ToolRequestError(404, "not_found", `The MCP server '${s.name}' has no tool '${tool}'.`);
