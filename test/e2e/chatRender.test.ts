@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, test } from "node:test";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl } from "../helpers/browser.js";
 import { tempDir } from "../helpers/cli.js";
@@ -16,6 +16,9 @@ const answer = [
   'Raw markup stays text: <script>window.__pwned = 1</script> <img src="x" onerror="window.__pwned = 2">\n\n',
   "| a | b |\n|---|---|\n| 1 | 2 |\n",
 ];
+
+/** What the next scripted answer says (tests change it). */
+let scripted = answer;
 
 function sseBody(chunks: string[]): string {
   const lines = chunks.map((c, i) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "tiny-test", choices: [{ index: 0, delta: i === 0 ? { role: "assistant", content: c } : { content: c }, finish_reason: null }] })}\n\n`);
@@ -29,6 +32,16 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
   let page: Page;
   const token = "render-token-0123456789";
   const requests: { headers: Record<string, string>; body: { messages: { role: string; content: string }[]; stream: boolean } }[] = [];
+
+  /** Answers the UI's chat request with the scripted answer, as it streams. */
+  const scriptedAnswer = async (r: Route) => {
+    requests.push({ headers: r.request().headers(), body: r.request().postDataJSON() });
+    await r.fulfill({
+      status: 200,
+      headers: { "content-type": "text/event-stream", "x-clawrl-session-id": "s-render", "x-clawrl-turn-id": `t-render-${requests.length}`, "x-clawrl-adapter": "3", "access-control-expose-headers": "*" },
+      body: sseBody(scripted),
+    });
+  };
 
   before(async () => {
     ensureRendererBuilt();
@@ -55,14 +68,7 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
     );
     await page.route("**/api/sessions/s-render", (r) => (r.request().method() === "PATCH" ? r.fulfill({ json: { session: { id: "s-render", title: "Show me some code" } } }) : r.continue()));
     await page.route("**/v1/models", (r) => r.fulfill({ json: { object: "list", data: [{ id: "tiny-test", object: "model" }] } }));
-    await page.route("**/v1/chat/completions", async (r) => {
-      requests.push({ headers: r.request().headers(), body: r.request().postDataJSON() });
-      await r.fulfill({
-        status: 200,
-        headers: { "content-type": "text/event-stream", "x-clawrl-session-id": "s-render", "x-clawrl-turn-id": `t-render-${requests.length}`, "x-clawrl-adapter": "3", "access-control-expose-headers": "*" },
-        body: sseBody(answer),
-      });
-    });
+    await page.route("**/v1/chat/completions", scriptedAnswer);
   });
 
   after(async () => {
@@ -166,5 +172,36 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
     await page.getByRole("button", { name: "Switch to dark theme" }).click();
     await screenshot(page, "chat-markdown-dark");
     await page.getByRole("button", { name: "Switch to light theme" }).click();
+  });
+
+  test("a thinking model's thought is collapsed, math is typeset, long words wrap, an empty answer says so (issue 32)", async () => {
+    const fits = (sel: string) => page.locator(sel).last().evaluate((el) => el.scrollWidth <= el.clientWidth + 1);
+    // The Esc test above pointed the route elsewhere: script the answers again.
+    await page.unroute("**/v1/chat/completions");
+    await page.route("**/v1/chat/completions", scriptedAnswer);
+    scripted = ["<think>The user wants the area.\nUse pi r squared.</think>\n\nThe area is $\\pi r^2$, and\n\n", "$$\n\\int_0^1 x\\,dx = \\tfrac12\n$$\n\n", `See ${"x".repeat(400)}`];
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill("Area of a circle?");
+    await box.press("Enter");
+    const md = page.locator(".msg.assistant .markdown").last();
+    await md.locator(".katex-display").waitFor();
+    const thought = md.locator("details.thinking");
+    assert.equal(await thought.count(), 1);
+    assert.equal(await thought.getAttribute("open"), null, "collapsed");
+    assert.equal(await thought.locator("summary").textContent(), "Thought process");
+    assert.ok(!((await md.textContent()) ?? "").includes("<think>"), "no tag shown");
+    assert.ok((await md.locator(".katex").count()) >= 2, "inline and display math typeset");
+    assert.ok(await fits(".msg.assistant .bubble"), "the long word wraps in the answer");
+    await thought.locator("summary").click();
+    assert.match((await thought.textContent()) ?? "", /Use pi r squared/);
+    await screenshot(page, "chat-thinking-math");
+
+    scripted = [""];
+    await box.fill(`A long word: ${"y".repeat(300)}`);
+    await box.press("Enter");
+    await page.getByText("The model ended its answer without writing anything.").waitFor();
+    assert.ok(await fits(".msg.user .bubble"), "the long word wraps in the question");
+    await screenshot(page, "chat-empty-answer");
+    scripted = answer;
   });
 });

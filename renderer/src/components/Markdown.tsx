@@ -1,7 +1,10 @@
 import { memo, useState, type ReactNode } from "react";
 import ReactMarkdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
+import remarkMath from "remark-math";
 import rehypeHighlight from "rehype-highlight";
+import rehypeKatex from "rehype-katex";
+import "katex/dist/katex.min.css";
 
 // react-markdown renders to React elements and ignores raw HTML in the text (no rehype-raw),
 // so a model's answer can never inject markup or scripts: no separate sanitizer is needed.
@@ -71,15 +74,45 @@ const components: Components = {
   },
 };
 
-const remarkPlugins = [remarkGfm];
-const rehypePlugins = [[rehypeHighlight, { detect: false, ignoreMissing: true }]] as NonNullable<Parameters<typeof ReactMarkdown>[0]["rehypePlugins"]>;
+// Math ($…$, $$…$$) through KaTeX: it renders to hast as well (no innerHTML), with its CSS and
+// fonts bundled, so the strict CSP (font-src 'self') holds. A formula KaTeX cannot parse is shown
+// as its source in red rather than failing the whole answer.
+const remarkPlugins = [remarkGfm, remarkMath];
+const rehypePlugins = [
+  [rehypeHighlight, { detect: false, ignoreMissing: true }],
+  [rehypeKatex, { throwOnError: false, strict: "ignore" }],
+] as NonNullable<Parameters<typeof ReactMarkdown>[0]["rehypePlugins"]>;
+
+/**
+ * A thinking model's answer begins with `<think>…</think>` (Qwen3, DeepSeek-R1). The thought is
+ * not the answer: it is split off and shown collapsed; while the closing tag has not arrived the
+ * model is still thinking.
+ */
+export function splitThinking(text: string): { thought: string | null; thinking: boolean; answer: string } {
+  const m = /^\s*<think>([\s\S]*?)(<\/think>|$)/.exec(text);
+  if (!m) return { thought: null, thinking: false, answer: text };
+  return { thought: m[1].trim(), thinking: m[2] === "", answer: text.slice(m[0].length).replace(/^\s+/, "") };
+}
+
+function MarkdownBody({ text }: { text: string }) {
+  return (
+    <ReactMarkdown remarkPlugins={remarkPlugins} rehypePlugins={rehypePlugins} components={components}>
+      {text}
+    </ReactMarkdown>
+  );
+}
 
 export const Markdown = memo(function Markdown({ text }: { text: string }) {
+  const { thought, thinking, answer } = splitThinking(text);
   return (
     <div className="markdown">
-      <ReactMarkdown remarkPlugins={remarkPlugins} rehypePlugins={rehypePlugins} components={components}>
-        {text}
-      </ReactMarkdown>
+      {thought !== null && (
+        <details className="thinking">
+          <summary>{thinking ? "Thinking…" : "Thought process"}</summary>
+          <div className="thinking-body">{thought ? <MarkdownBody text={thought} /> : <p className="muted small">(nothing yet)</p>}</div>
+        </details>
+      )}
+      {answer && <MarkdownBody text={answer} />}
     </div>
   );
 });

@@ -563,7 +563,14 @@ function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback, onDecid
             ))}
           </div>
         ))}
-        {msg.content ? <Markdown text={msg.content} /> : msg.streaming && !waitingForUser ? <span className="typing" aria-label="Answer is being written" /> : null}
+        {msg.content ? (
+          <Markdown text={msg.content} />
+        ) : msg.streaming ? (
+          !waitingForUser && <span className="typing" aria-label="Answer is being written" />
+        ) : (
+          // An empty answer says so rather than leaving a blank bubble.
+          !msg.error && !msg.stopped && !msg.steps?.length && <p className="small muted">The model ended its answer without writing anything.</p>
+        )}
         {msg.stepLimit && <div className="small muted">The assistant reached its limit of tool steps for one answer, so it answered without more tools.</div>}
         {msg.stopped && <div className="small muted">Stopped.</div>}
         {msg.error && <ErrorNote error={msg.error} />}
