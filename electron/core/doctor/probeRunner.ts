@@ -62,16 +62,28 @@ export function runProbeChild<S extends z.ZodType>(spec: ProbeSpec, schema: S, o
     };
     child.stdout?.on("data", keep);
     child.stderr?.on("data", keep);
+    const exited = () => child.exitCode !== null || child.signalCode !== null;
     const finish = (o: Omit<ProbeOutcome<z.infer<S>>, "seconds">) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      resolve({ ...o, seconds: seconds() });
+      const result = { ...o, seconds: seconds() };
+      if (exited() || o.status === "failed") {
+        if (!exited()) child.kill("SIGKILL");
+        resolve(result);
+        return;
+      }
+      // An answer came: the child frees its device and exits by itself; the next probe measures
+      // that device, so its memory must be back first (a grace period, then SIGKILL).
+      const grace = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      child.once("exit", () => {
+        clearTimeout(grace);
+        resolve(result);
+      });
     };
     const failed = (reason: string, code: number | null = null, signal: string | null = null) =>
       finish({ status: "failed", data: null, reason, exit: { code, signal, outputTail: tailOf(output) } });
-    const timer = setTimeout(() => failed(`hung: no answer within ${Math.round(spec.timeoutMs / 1000)} s (killed)`), spec.timeoutMs);
+    const timer = setTimeout(() => failed(`hung or too slow here: no answer within ${Math.round(spec.timeoutMs / 1000)} s (killed)`), spec.timeoutMs);
     child.on("message", (raw) => {
       const m = childMessageSchema.safeParse(raw);
       if (!m.success) return failed(`the probe answered something else than its protocol: ${m.error.issues[0]?.message ?? "?"}`);

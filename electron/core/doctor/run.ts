@@ -170,6 +170,19 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
     log(`${spec.id}: ${out.status}${out.reason ? ` (${out.reason})` : ""} in ${out.seconds.toFixed(1)} s`);
     return out;
   }
+  /** A shape model, generated on first use with a line per 20% (~1 min for 0.5B on 2 cores). */
+  const shapeModel = (shape: string): string => {
+    let last = -1;
+    return ensureShapeModel(shape, "q8_0", {
+      onProgress: (p) => {
+        const fifth = Math.floor((5 * p.bytesWritten) / Math.max(1, p.totalBytes));
+        if (fifth !== last) {
+          last = fifth;
+          log(`  generating ${shape}: ${(20 * fifth).toFixed(0)}% of ${(p.totalBytes / 2 ** 20).toFixed(0)} MiB`);
+        }
+      },
+    });
+  };
   const extras = (section: DoctorSection) => (o.extraProbes ?? []).filter((p) => p.section === section);
 
   // The machine.
@@ -193,8 +206,8 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
   const order = backendOrder("auto");
   const llamaBackends = [...new Set<LlamaProbeRequest["backend"]>(["cuda", "vulkan", ...order])];
   if (sections.has("inference")) {
-    log(`preparing the model shapes ${plan.inferenceShapes.join(", ")} (random weights, generated once into .cache/models)…`);
-    const models: LlamaProbeRequest["models"] = plan.inferenceShapes.map((s) => ({ label: s, path: ensureShapeModel(s, "q8_0") }));
+    log(`preparing the model shapes ${plan.inferenceShapes.join(", ")} (random weights, generated once into .cache/models)`);
+    const models: LlamaProbeRequest["models"] = plan.inferenceShapes.map((s) => ({ label: s, path: shapeModel(s) }));
     if (selected?.file) models.push({ label: selected.label, path: selected.file });
     for (const backend of llamaBackends) {
       const absent = await precheckLlama(backend);
@@ -258,8 +271,8 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
     if (!best) trainReason = "no trainer backend started";
     else {
       const row = ranked[0];
-      log(`preparing the model shape ${plan.trainShape} (random weights, generated once into .cache/models)…`);
-      const modelPath = ensureShapeModel(plan.trainShape, "q8_0");
+      log(`preparing the model shape ${plan.trainShape} (random weights, generated once into .cache/models)`);
+      const modelPath = shapeModel(plan.trainShape);
       const request: TrainRequest = { backend: best as TrainRequest["backend"], modelPath, shape: plan.trainShape, batch: plan.trainBatch, context: plan.trainContext, steps: plan.trainSteps, rank: 16 };
       const out = await probe({ id: `training.${best}.train`, section: "training", name: best, script: PROBE_SCRIPTS.train, request, timeoutMs: o.mode === "deep" ? 420_000 : 150_000 }, trainResultSchema);
       if (out.data) {
