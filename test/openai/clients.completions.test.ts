@@ -128,6 +128,28 @@ describe("POST /v1/completions: streaming, array prompts, strict fields, with th
     }
   });
 
+  it("takes chat's sampling fields: logit_bias +100 forces a token, top_k 1 is greedy, penalties are accepted and recorded", async () => {
+    /** One completion: its text and its recorded turn (the tokens the model wrote, the sampling used). */
+    const complete = async (extra: Record<string, unknown>) => {
+      const { data, response } = await client.completions
+        .create({ model, prompt: "The cat", max_tokens: 6, ...extra } as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming)
+        .withResponse();
+      const rec = core.store.readTurn(response.headers.get("x-clawrl-turn-id")!.split(",")[0]);
+      return { text: data.choices[0].text, tokens: rec.responseTokens.filter((t) => !core.engine!.model.isEogToken(t as never)), sampling: rec.sampling as { frequencyPenalty?: number; presencePenalty?: number } };
+    };
+    const greedy = await complete({ temperature: 0 });
+    const favourite = greedy.tokens.find((t) => t !== greedy.tokens[0]) ?? greedy.tokens[0];
+    const forced = await complete({ max_tokens: 5, temperature: 1, seed: 3, logit_bias: { [String(favourite)]: 100 } });
+    assert.deepEqual(forced.tokens, Array(5).fill(favourite));
+    const topK = await complete({ temperature: 1.8, seed: 9, top_k: 1 });
+    assert.equal(topK.text, greedy.text);
+    const penalised = await complete({ frequency_penalty: 1.2, presence_penalty: 0.5 });
+    assert.deepEqual([penalised.sampling.frequencyPenalty, penalised.sampling.presencePenalty], [1.2, 0.5]);
+    const bad = await callApi(core, "POST", "/v1/completions", { prompt: "x", logit_bias: { [String(10_000_000)]: 1 } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.param, "logit_bias");
+  });
+
   it("LangChain's OpenAI class: its array prompts get one generation each", async () => {
     const llm = new LangChainOpenAI({ model, apiKey: core.token, configuration: { baseURL: `${core.url}/v1` }, maxTokens: 6, temperature: 0, maxRetries: 0 });
     const r = await llm.generate(["The cat", "A dog"]);

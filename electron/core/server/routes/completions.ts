@@ -8,7 +8,7 @@ import { abortWhenClientLeaves } from "../clientAbort.js";
 import { SseWriter } from "../sseWriter.js";
 import { ApiError, badRequest } from "../errors.js";
 import type { TurnRecorder } from "./openai.js";
-import { generationParams } from "./generationParams.js";
+import { generationParams, samplingFieldsSchema } from "./generationParams.js";
 import { responseFormatField, responseFormatGrammar } from "./responseFormat.js";
 import { timingsOf, usageOf } from "./replyFigures.js";
 import { parseStrict } from "./strictBody.js";
@@ -50,8 +50,8 @@ const completionSchema = z.strictObject({
   n: opt(z.literal(1, { error: "only n=1 is supported (send the prompt several times in an array instead)" })),
   best_of: opt(z.literal(1, { error: "only best_of=1 is supported" })),
   suffix: opt(z.literal("", { error: "suffix (fill-in-the-middle) is not supported" })),
-  frequency_penalty: opt(z.literal(0, { error: "frequency_penalty is not supported (only 0)" })),
-  presence_penalty: opt(z.literal(0, { error: "presence_penalty is not supported (only 0)" })),
+  // The penalties, top-k, min-p and logit_bias, as on chat (generationParams.ts).
+  ...samplingFieldsSchema,
   user: opt(z.string()),
   response_format: opt(responseFormatField),
   // rl-training-headers body fallbacks (method.md): read by the rollout
@@ -132,7 +132,7 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
       try {
         const result = await engine.generate(
           // No default answer length here (unlike chat): a completion without max_tokens runs to the context's end or a stop.
-          { messages, ...generationParams(body), topLogprobs: body.logprobs ?? undefined, continuesPrompt: true, ...(format ? { grammar: format.grammar, grammarReserve: format.reserve } : {}) },
+          { messages, ...generationParams(body, undefined, engine.vocabSize), topLogprobs: body.logprobs ?? undefined, continuesPrompt: true, ...(format ? { grammar: format.grammar, grammarReserve: format.reserve } : {}) },
           {
             signal,
             onStart: ({ adapter }) => {
