@@ -31,7 +31,7 @@ export function renderMarkdown(r: DoctorReport): string {
     if (row.runs.length === 0) out.push(`| ${row.backend} | ${row.status} | | | | | | | ${cell(row.reason)} |`);
     for (const x of row.runs) {
       out.push(
-        `| ${row.backend} | ${row.status} | ${x.model} | ${num(x.promptTokensPerSecond)} (${x.promptTokens}) | ${num(x.decodeTokensPerSecond)} (${x.decodeTokens}) | ${x.gpuLayers}/${x.totalLayers ?? "?"} | ${x.vramUsedBytes === null ? "—" : gib(x.vramUsedBytes)} | ${gib(x.rssBytes)} | ${cell(row.devices.join(", "))}${x.threads ? ` ${x.threads} threads` : ""} |`,
+        `| ${row.backend} | ${row.status} | ${x.model} | ${num(x.promptTokensPerSecond)} (${x.promptTokens}) | ${num(x.decodeTokensPerSecond)} (${x.decodeTokens}) | ${x.gpuLayers}/${x.totalLayers ?? "?"} | ${x.vramUsedBytes === null ? "—" : gib(x.vramUsedBytes)} | ${gib(x.rssBytes)} | ${cell(row.devices.join(", "))}${x.threads ? ` ${x.threads} thread${x.threads === 1 ? "" : "s"}` : ""} |`,
       );
     }
   }

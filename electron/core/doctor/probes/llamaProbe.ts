@@ -6,7 +6,7 @@
  * aborts the process at the first kernel (see inference/backendProbe.ts) ends this child only.
  */
 import { getLlama, LlamaLogLevel, type Token } from "node-llama-cpp";
-import { capCpuThreads } from "../../inference/threads.js";
+import { capCpuThreads, defaultThreads } from "../../inference/threads.js";
 import { probeMain } from "../childProtocol.js";
 import type { InferenceRun } from "../schema.js";
 import { llamaProbeRequestSchema, type LlamaProbeResult } from "./contracts.js";
@@ -33,7 +33,7 @@ probeMain(llamaProbeRequestSchema, async (req, progress) => {
     const model = await llama.loadModel({ modelPath: m.path, gpuLayers: req.backend === "cpu" ? 0 : "max" });
     const loadSeconds = (performance.now() - t0) / 1000;
     const vram1 = vram0 ? await llama.getVramState().catch(() => null) : null;
-    const context = await model.createContext({ contextSize: Math.min(model.trainContextSize, 2 ** Math.ceil(Math.log2(req.promptTokens + req.decodeTokens + 8))), sequences: 1 });
+    const context = await model.createContext({ contextSize: Math.min(model.trainContextSize, 2 ** Math.ceil(Math.log2(req.promptTokens + req.decodeTokens + 8))), sequences: 1, threads: defaultThreads(model.size) }); // as the engine does: one thread for a small model
     const seq = context.getSequence();
     let prompt: Token[] = [];
     while (prompt.length < req.promptTokens) prompt = [...prompt, ...model.tokenize(TEXT)];
