@@ -157,12 +157,26 @@ describe("POST /v1/responses with openai-node", () => {
     }
   });
 
+  it("text.format json_schema: the output is JSON valid against the schema at any temperature, and the response says the format", async () => {
+    const schema = { type: "object", properties: { city: { type: "string", maxLength: 12 }, days: { type: "integer" } }, required: ["city", "days"], additionalProperties: false };
+    for (const temperature of [0, 1.5]) {
+      const r = await client.responses.create({ model, input: "Plan a trip", max_output_tokens: 48, temperature, text: { format: { type: "json_schema", name: "trip", schema, strict: true } } });
+      assert.equal(r.text?.format?.type, "json_schema");
+      const v = JSON.parse(r.output_text) as { city: unknown; days: unknown };
+      assert.deepEqual(Object.keys(v).sort(), ["city", "days"]);
+      assert.ok(typeof v.city === "string" && v.city.length <= 12 && Number.isInteger(v.days), r.output_text);
+    }
+    const obj = await client.responses.create({ model, input: "Anything", max_output_tokens: 24, temperature: 1, text: { format: { type: "json_object" } } });
+    if (obj.status === "completed") assert.equal(typeof JSON.parse(obj.output_text), "object");
+  });
+
   it("refusals: unknown fields, unknown previous_response_id, non-function tools, store: false is not kept", async () => {
     for (const [body, param, code] of [
       [{ input: "x", bogus: 1 }, "bogus", "unsupported_parameter"],
       [{ input: "x", previous_response_id: "resp_nope" }, "previous_response_id", "previous_response_not_found"],
       [{ input: "x", tools: [{ type: "web_search" }] }, "tools[0].type", "invalid_value"],
-      [{ input: "x", text: { format: { type: "json_object" } } }, "text.format.type", "invalid_value"],
+      [{ input: "x", text: { format: { type: "xml" } } }, "text.format.type", "invalid_value"],
+      [{ input: "x", text: { format: { type: "json_schema", name: "n", schema: { type: "string", pattern: "^a+$" } } } }, "text.format.json_schema.schema", "unsupported_schema"],
       [{ input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }, "input[0]", "invalid_value"],
     ] as const) {
       const r = await callApi(core, "POST", "/v1/responses", body);

@@ -58,7 +58,8 @@ export interface ResponseObject {
   reasoning: { effort: null; summary: null };
   store: boolean;
   temperature: number;
-  text: { format: { type: "text" } };
+  /** the output format asked for: plain text, any JSON object, or JSON held to a schema */
+  text: { format: { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
   tool_choice: "auto" | "none" | "required" | { type: "function"; name: string };
   tools: ResponseFunctionTool[];
   top_p: number;

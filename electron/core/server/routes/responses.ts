@@ -12,6 +12,7 @@ import { ApiError, badRequest, notFound } from "../errors.js";
 import { SseWriter } from "../sseWriter.js";
 import { ephemeralRecorder, toGenerateRequest, type TurnRecorder } from "./openai.js";
 import { parseChatRequest } from "./openaiSchema.js";
+import { responseFormatGrammar } from "./responseFormat.js";
 import { parseAt, parseStrict } from "./strictBody.js";
 
 /**
@@ -72,7 +73,24 @@ const responsesRequest = z.strictObject({
   store: opt(z.boolean()),
   metadata: opt(z.record(z.string(), z.string())),
   user: opt(z.string()),
-  text: opt(z.strictObject({ format: z.strictObject({ type: z.literal("text", { error: "only the text format is supported" }) }).optional() })),
+  // The Responses API names structured output text.format, with json_schema's fields flat.
+  text: opt(
+    z.strictObject({
+      format: z
+        .discriminatedUnion("type", [
+          z.strictObject({ type: z.literal("text") }),
+          z.strictObject({ type: z.literal("json_object") }),
+          z.strictObject({
+            type: z.literal("json_schema"),
+            name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 letters, digits, underscores or dashes"),
+            description: z.string().optional(),
+            schema: z.record(z.string(), z.unknown()).optional(),
+            strict: z.boolean().nullable().optional(),
+          }),
+        ])
+        .optional(),
+    }),
+  ),
   truncation: opt(z.literal("disabled", { error: "only 'disabled' is supported" })),
   // rl-training-headers body fallbacks (method.md), as on chat
   session_id: z.unknown().optional(),
@@ -148,7 +166,20 @@ export function registerResponseRoutes(app: FastifyInstance, opts: ResponseRoute
       ...(body.top_p != null ? { top_p: body.top_p } : {}),
       ...(body.max_output_tokens != null ? { max_completion_tokens: body.max_output_tokens } : {}),
     });
-    const genReq = toGenerateRequest(chatBody, opts.defaultMaxTokens?.());
+    const genReq = toGenerateRequest(chatBody, opts.defaultMaxTokens?.(), engine.vocabSize);
+    // text.format is chat's response_format under another name: the same grammar holds the answer.
+    const textFormat = body.text?.format;
+    const format = await responseFormatGrammar(
+      engine,
+      textFormat?.type === "json_schema"
+        ? { type: "json_schema", json_schema: { name: textFormat.name, description: textFormat.description, schema: textFormat.schema, strict: textFormat.strict } }
+        : textFormat,
+      "text.format",
+    );
+    if (format) {
+      genReq.grammar = format.grammar;
+      genReq.grammarReserve = format.reserve;
+    }
     const bodyFields = { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done };
     const fromUi = headerValue(req.headers["x-clawrl-client"]) === "ui";
     let prompt: ReturnType<typeof prepareChatPrompt>;
@@ -185,7 +216,7 @@ export function registerResponseRoutes(app: FastifyInstance, opts: ResponseRoute
       reasoning: { effort: null, summary: null },
       store: stored,
       temperature: genReq.temperature ?? 1,
-      text: { format: { type: "text" } },
+      text: { format: textFormat ?? { type: "text" } },
       tool_choice: typeof toolChoice === "string" ? toolChoice : { type: "function", name: toolChoice.name },
       tools: tools.map((t) => ({ type: "function", name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null })),
       top_p: genReq.topP ?? 1,
