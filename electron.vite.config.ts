@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { defineConfig, externalizeDepsPlugin } from "electron-vite";
 import react from "@vitejs/plugin-react";
-import { manualChunks } from "./renderer/chunks";
+import { assetsInlineLimit, manualChunks } from "./renderer/chunks";
 
 export default defineConfig({
   main: {
@@ -34,6 +34,6 @@ export default defineConfig({
     root: resolve(import.meta.dirname, "renderer"),
     plugins: [react()],
     // The same bundle as the headless build (renderer/vite.config.ts): minified, vendor chunks.
-    build: { minify: "esbuild", rollupOptions: { input: { index: resolve(import.meta.dirname, "renderer/index.html") }, output: { manualChunks } } },
+    build: { minify: "esbuild", assetsInlineLimit, rollupOptions: { input: { index: resolve(import.meta.dirname, "renderer/index.html") }, output: { manualChunks } } },
   },
 });

@@ -8,3 +8,11 @@ export function manualChunks(id: string): string | undefined {
   if (/node_modules\/(react|react-dom|scheduler)\//.test(id)) return "react";
   return "markdown";
 }
+
+/**
+ * Vite inlines small assets as data: URLs; fonts must stay files, as the CSP allows fonts from
+ * 'self' only (KaTeX's fonts). Other assets keep Vite's default (undefined: its size rule).
+ */
+export function assetsInlineLimit(file: string): boolean | undefined {
+  return /\.(woff2?|ttf|otf|eot)$/i.test(file) ? false : undefined;
+}

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
-import { manualChunks } from "./chunks";
+import { assetsInlineLimit, manualChunks } from "./chunks";
 
 // The renderer alone, for headless mode (no Electron): same output folder as electron-vite's.
 export default defineConfig({
@@ -11,6 +11,7 @@ export default defineConfig({
   build: {
     outDir: resolve(import.meta.dirname, "../out/renderer"),
     emptyOutDir: true,
+    assetsInlineLimit,
     rollupOptions: {
       output: { manualChunks },
     },
