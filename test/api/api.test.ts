@@ -117,7 +117,7 @@ describe("app API", () => {
 
   it("keeps a chat's own generation settings with its session: through later turns and a restart, cleared with null", async () => {
     const dataDir = tempDir();
-    const own = { systemPrompt: "Answer in French.", temperature: 0.2, topP: 0.9, maxTokens: 300 };
+    const own = { systemPrompt: "Answer in French.", temperature: 0.2, topP: 0.9, maxTokens: 300, toolSteps: 3 };
     let c = await startCore({ dataDir, port: 0 });
     const call = (path: string, body?: unknown) =>
       fetch(`${c.url}${path}`, { method: body === undefined ? "GET" : "PATCH", headers: { authorization: `Bearer ${c.token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });

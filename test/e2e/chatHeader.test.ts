@@ -85,7 +85,7 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
   });
 
   test("a chat's own settings are kept with it by the core: another browser opens the chat with them", async () => {
-    const own = { systemPrompt: "You are a terse storyteller.", temperature: 0.7, topP: 0.95, maxTokens: 7 };
+    const own = { systemPrompt: "You are a terse storyteller.", temperature: 0.7, topP: 0.95, maxTokens: 7, toolSteps: 8 };
     // Saved once the core has recorded the new chat's first turn.
     for (let i = 0; i < 100 && (await callApi(core, "GET", `/api/sessions/${ownChat}`)).body.session.generation === undefined; i++) await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual((await callApi(core, "GET", `/api/sessions/${ownChat}`)).body.session.generation, own);
@@ -140,7 +140,7 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
     await screenshot(page, "settings-chat-defaults");
     await section.getByRole("status").filter({ hasText: "Saved." }).waitFor();
     const settings = await callApi(core, "GET", "/api/settings");
-    assert.deepEqual(settings.body.chatDefaults, { systemPrompt: "Answer like a pirate.", temperature: 0.7, topP: 0.95, maxTokens: 24 });
+    assert.deepEqual(settings.body.chatDefaults, { systemPrompt: "Answer like a pirate.", temperature: 0.7, topP: 0.95, maxTokens: 24, toolSteps: 8 });
     await page.getByRole("link", { name: "Chat" }).click();
     await page.getByRole("button", { name: "New chat" }).click();
     const box = page.getByRole("textbox", { name: "Message" });

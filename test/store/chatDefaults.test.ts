@@ -6,13 +6,13 @@ import { applySettingsPatch, defaultSettings, SettingsError } from "../../electr
 
 describe("chatDefaults setting", () => {
   it("defaults to no system prompt, temperature 0.7, top-p 0.95, max tokens sized to the model", () => {
-    assert.deepEqual(defaultSettings().chatDefaults, { systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null });
+    assert.deepEqual(defaultSettings().chatDefaults, { systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null, toolSteps: 8 });
     assert.notEqual(defaultSettings().chatDefaults, defaultSettings().chatDefaults, "each settings object has its own");
   });
 
   it("takes a whole new value and refuses a bad field by name", () => {
     const next = applySettingsPatch(defaultSettings(), { chatDefaults: { systemPrompt: "Be brief.", temperature: 0.2, topP: 1, maxTokens: 512 } });
-    assert.deepEqual(next.chatDefaults, { systemPrompt: "Be brief.", temperature: 0.2, topP: 1, maxTokens: 512 });
+    assert.deepEqual(next.chatDefaults, { systemPrompt: "Be brief.", temperature: 0.2, topP: 1, maxTokens: 512, toolSteps: 8 }, "saved before tool steps existed: the default");
     assert.throws(() => applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, temperature: 3 } }), (e: Error) => e instanceof SettingsError && /chatDefaults\.temperature/.test(e.message));
     assert.throws(() => applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, maxTokens: 0 } }), SettingsError);
     assert.equal(applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, maxTokens: 1 } }).chatDefaults.maxTokens, 1, "one token is a real use");

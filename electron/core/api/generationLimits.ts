@@ -9,4 +9,6 @@ export const GENERATION_LIMITS = {
   /** 1 token is a real use (a one-word label); more than 32,768 is past any model we serve */
   maxTokens: { min: 1, max: 32768 },
   systemPromptChars: 8000,
+  /** tool calls the chat's agent loop may make for one answer before it must answer in words */
+  toolSteps: { min: 1, max: 32, default: 8 },
 } as const;

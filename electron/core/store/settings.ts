@@ -43,9 +43,11 @@ export const ChatDefaultsSchema = z
     temperature: z.number().min(L.temperature.min).max(L.temperature.max),
     topP: z.number().min(L.topP.min).max(L.topP.max),
     maxTokens: z.int().min(L.maxTokens.min).max(L.maxTokens.max).nullable(),
+    /** the chat's tool steps per answer (issue 29); absent in settings saved before it: the default */
+    toolSteps: z.int().min(L.toolSteps.min).max(L.toolSteps.max).default(L.toolSteps.default),
   })
   .strict();
-const CHAT_DEFAULTS: z.infer<typeof ChatDefaultsSchema> = { systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null };
+const CHAT_DEFAULTS: z.infer<typeof ChatDefaultsSchema> = { systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null, toolSteps: L.toolSteps.default };
 
 export const SettingsSchema = z
   .object({

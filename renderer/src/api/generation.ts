@@ -11,7 +11,7 @@ import type { CoreClient } from "./client.js";
 /** System prompt, temperature, top-p and max tokens (null: sized to the served model, defaultMaxTokens). */
 export type GenerationSettings = GenerationView;
 
-export const builtInGeneration: GenerationSettings = { systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null };
+export const builtInGeneration: GenerationSettings = { systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null, toolSteps: GENERATION_LIMITS.toolSteps.default };
 
 /**
  * Answer length when none is set: a chat answer rarely needs more than ~1,000 tokens, and it
@@ -40,6 +40,7 @@ export function readGeneration(v: unknown, base: GenerationSettings = builtInGen
     temperature: clamp(o.temperature, limits.temperature.min, limits.temperature.max, base.temperature),
     topP: clamp(o.topP, limits.topP.min, limits.topP.max, base.topP),
     maxTokens: max === null ? null : typeof max === "number" ? Math.round(clamp(max, limits.maxTokens.min, limits.maxTokens.max, 0)) || null : base.maxTokens,
+    toolSteps: Math.round(clamp(o.toolSteps, limits.toolSteps.min, limits.toolSteps.max, base.toolSteps)),
   };
 }
 

@@ -6,6 +6,7 @@
  * (the app's CoreClient, or any object with its `raw`, `get` and `json`), so the loop runs the
  * same in the page and in a test against a real core.
  */
+import { GENERATION_LIMITS } from "../../../electron/core/api/generationLimits.js";
 import type { ChatToolCall } from "../../../electron/core/api/chatTypes.js";
 import { ApiError, messageOf } from "../api/client.js";
 import { streamChat, type ChatMessage, type ChatParams, type ChatResult, type ChatTool, type ChatTransport, type StreamHandlers, type TurnInfo } from "../api/chat.js";
@@ -15,7 +16,7 @@ import { callTool, DECLINED, splitToolName, type ToolsTransport } from "../api/t
  * How many rounds of tool calls one answer may make before the model must answer in words. The
  * issue's default; the chat settings the core stores (GenerationView) have no field for it yet.
  */
-export const DEFAULT_MAX_TOOL_STEPS = 8;
+export const DEFAULT_MAX_TOOL_STEPS = GENERATION_LIMITS.toolSteps.default;
 
 export type LoopClient = ChatTransport & ToolsTransport;
 

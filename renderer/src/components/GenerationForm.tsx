@@ -2,7 +2,7 @@ import { useId } from "react";
 import { defaultMaxTokens, limits, type GenerationSettings } from "../api/generation.js";
 
 /**
- * System prompt, temperature, top-p and max tokens: the chat's own settings (chat header) or
+ * System prompt, temperature, top-p, max tokens and tool steps: the chat's own settings (chat header) or
  * the defaults (Settings). Max tokens left empty means "sized to the model".
  */
 export function GenerationForm({ value, onChange, contextSize }: { value: GenerationSettings; onChange(g: GenerationSettings): void; contextSize: number | null }) {
@@ -38,6 +38,21 @@ export function GenerationForm({ value, onChange, contextSize }: { value: Genera
           }}
         />
         <span className="small muted">{value.maxTokens === null ? `Sized to the model: ${auto} tokens${contextSize ? ` of its ${contextSize.toLocaleString()}-token context` : ""}.` : "Longer answers stop here."}</span>
+      </label>
+      <label htmlFor={`${id}-steps`}>
+        Tool steps per answer
+        <input
+          id={`${id}-steps`}
+          type="number"
+          min={limits.toolSteps.min}
+          max={limits.toolSteps.max}
+          value={value.toolSteps}
+          onChange={(e) => {
+            const n = Math.round(Number(e.target.value));
+            if (Number.isFinite(n) && n >= limits.toolSteps.min) set({ toolSteps: Math.min(n, limits.toolSteps.max) });
+          }}
+        />
+        <span className="small muted">How many times the assistant may use a tool before it must answer in words.</span>
       </label>
     </div>
   );

@@ -244,6 +244,7 @@ export function ChatPage() {
           sessionId,
           tools,
           alwaysAllowed: always,
+          maxSteps: gen.toolSteps,
           params: requestParams(gen, status?.model?.contextSize ?? null),
           signal: ctrl.signal,
           handlers: {
