@@ -339,7 +339,8 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     await page.getByText("Q4_K_M").first().waitFor();
     assert.match((await page.locator(".cards").textContent()) ?? "", /32,768 tokens/);
     // Whether each model trains on this machine: the served one, installed ones, the catalog.
-    assert.match((await page.locator(".cards").textContent()) ?? "", /Training hereYes · wasm · context 1,024/);
+    // The served model's card fills in from /api/status first, its training verdict from /api/models after: wait for it.
+    await page.locator(".cards", { hasText: /Training hereYes · wasm · context 1,024/ }).waitFor();
     const verdict = async (name: string) => (await page.locator("tbody tr").filter({ hasText: name }).locator(".train-verdict").textContent()) ?? "";
     assert.equal(await verdict("Phi 3 mini"), "Serve only");
     assert.equal(await verdict("Qwen3 1.7B"), "Trains here · wasm · context 700");

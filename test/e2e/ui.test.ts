@@ -501,16 +501,17 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "Checkpoints" }).waitFor();
     const newestRow = page.locator("tbody tr").filter({ has: page.locator("strong", { hasText: new RegExp(`^${newest.version}$`) }) });
-    const rollBack = newestRow.getByRole("button", { name: "Roll back" });
+    // Newer than the one served: the button says Roll forward (issue 32).
+    const rollBack = newestRow.getByRole("button", { name: "Roll forward" });
     await rollBack.and(page.locator(":enabled")).waitFor();
-    await tabTo(rollBack, `Roll back on ${newest.version}`);
-    await assertFocusRing("Roll back");
+    await tabTo(rollBack, `Roll forward on ${newest.version}`);
+    await assertFocusRing("Roll forward");
     await page.keyboard.press("Enter");
     // The newest is newer than the one served: the dialog says so.
     const dialog = page.getByRole("dialog", { name: `Roll forward to ${newest.version}?` });
     await dialog.waitFor();
     // The focus moves into the dialog and stays there however often Tab or Shift+Tab is pressed.
-    assert.equal(await focusedName(), "Confirm roll back");
+    assert.equal(await focusedName(), "Confirm roll forward");
     for (const key of ["Tab", "Tab", "Tab", "Shift+Tab", "Shift+Tab", "Shift+Tab"]) {
       await page.keyboard.press(key);
       assert.equal(await dialog.locator(":focus").count(), 1, `${key} took the focus out of the dialog (to ${await focusedName()})`);
@@ -524,7 +525,7 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     // Space opens it again; Enter on Confirm rolls forward, and the outcome gets the focus.
     await page.keyboard.press("Space");
     await dialog.waitFor();
-    await tabTo(dialog.getByRole("button", { name: "Confirm roll back" }), "Confirm roll back");
+    await tabTo(dialog.getByRole("button", { name: "Confirm roll forward" }), "Confirm roll forward");
     await page.keyboard.press("Enter");
     const done = page.getByRole("status").filter({ hasText: `Now serving ${newest.version}` });
     await done.waitFor({ timeout: 120_000 });
