@@ -16,6 +16,7 @@ import { ToolCallCard } from "../components/ToolCallCard.js";
 import { answerToWire, runAgentLoop, type Decision, type ToolCallView, type ToolStep } from "../chat/agentLoop.js";
 import { useChatTools, useDecisions } from "../chat/useChatTools.js";
 import { toolStepsOf, turnMessages } from "../chat/history.js";
+import { FirstRun } from "../chat/FirstRun.js";
 
 interface DisplayMessage {
   key: string;
@@ -77,7 +78,9 @@ function systemPromptOf(messages: { role: string; content: string }[]): string {
 }
 
 export function ChatPage() {
-  const { client, status } = useCore();
+  const { client, status, reloadStatus } = useCore();
+  // No model served: the chat shows the first-run guide and the composer waits for a model.
+  const noModel = status !== null && status.model === null;
   const sessions = useLive((c) => c.get<unknown>("/api/sessions").then(readSessions), ["session", "sessionDeleted", "turn"]);
   const [sessionId, setSessionId] = useState<string | null>(null);
   const [messages, setMessages] = useState<DisplayMessage[]>([]);
@@ -300,10 +303,10 @@ export function ChatPage() {
 
   const send = useCallback(() => {
     const text = input.trim();
-    if (!text || busy) return;
+    if (!text || busy || noModel) return;
     setInput("");
     void answer([...messages, { key: nextKey(), role: "user", content: text }]);
-  }, [answer, busy, input, messages]);
+  }, [answer, busy, input, messages, noModel]);
 
   const regenerate = useCallback(() => {
     if (busy) return;
@@ -381,7 +384,8 @@ export function ChatPage() {
         )}
         <div className="messages" ref={listRef} aria-live="polite">
           {loadError && <ErrorNote error={loadError} onRetry={() => sessionId && void openSession(sessionId)} />}
-          {messages.length === 0 && !loadError && (
+          {messages.length === 0 && !loadError && noModel && <FirstRun onReady={reloadStatus} />}
+          {messages.length === 0 && !loadError && !noModel && (
             <div className="empty">
               <h2>What can I help with?</h2>
               <p className="muted">Answers learn from your feedback: use the thumbs and hints under each answer.</p>
@@ -404,17 +408,33 @@ export function ChatPage() {
             send();
           }}
         >
-          <textarea ref={inputRef} aria-label="Message" placeholder="Message ClawRL (Enter sends, Shift+Enter new line)" rows={1} value={input} onChange={(e) => setInput(e.target.value)} onKeyDown={onComposerKey} autoFocus />
+          <textarea
+            ref={inputRef}
+            aria-label="Message"
+            aria-describedby={noModel ? "composer-no-model" : undefined}
+            placeholder={noModel ? "Choose a model first" : "Message ClawRL (Enter sends, Shift+Enter new line)"}
+            rows={1}
+            value={input}
+            disabled={noModel}
+            onChange={(e) => setInput(e.target.value)}
+            onKeyDown={onComposerKey}
+            autoFocus
+          />
           {busy ? (
             <button type="button" className="danger" onClick={stop} title="Stop (Esc)">
               Stop
             </button>
           ) : (
-            <button type="submit" className="primary" disabled={!input.trim()}>
+            <button type="submit" className="primary" disabled={!input.trim() || noModel}>
               Send
             </button>
           )}
         </form>
+        {noModel && (
+          <p className="small muted composer-hint" id="composer-no-model">
+            No model is loaded yet: download or import one {messages.length === 0 ? "above" : <>on the <a href="#/models">Models</a> page</>} to start chatting.
+          </p>
+        )}
       </section>
     </div>
   );

@@ -16,13 +16,20 @@ export function ModelsPage() {
   const [importError, setImportError] = useState<string | null>(null);
   const [importPath, setImportPath] = useState("");
   const [busy, setBusy] = useState<string | null>(null);
+  // The model the last import added, offered for use at once.
+  const [imported, setImported] = useState<{ id: string; name: string } | null>(null);
 
   const act = async (label: string, path: string, body?: unknown, method: "POST" | "DELETE" = "POST") => {
     setBusy(label);
     setError(null);
     setImportError(null);
+    setImported(null);
     try {
-      await client.json(method, path, body ?? (method === "POST" ? {} : undefined));
+      const reply = await client.json<{ model?: { id?: string; name?: string } } | undefined>(method, path, body ?? (method === "POST" ? {} : undefined));
+      if (label === "Import" && reply?.model?.id) {
+        setImported({ id: reply.model.id, name: reply.model.name ?? reply.model.id });
+        setImportPath("");
+      }
       models.reload();
     } catch (e) {
       const message = e instanceof ApiError && e.notAvailable ? `${label}: not offered by this core.` : `${label}: ${messageOf(e)}`;
@@ -142,6 +149,16 @@ export function ModelsPage() {
         </button>
       </form>
       {importError && <ErrorNote error={importError} />}
+      {imported && (
+        <div className="note note-ok" role="status">
+          <span>Imported {imported.name}</span>
+          {imported.id !== activeId && (
+            <button type="button" className="primary" disabled={busy !== null} onClick={() => void act(`Use ${imported.name}`, "/api/models/use", { id: imported.id })}>
+              Use now
+            </button>
+          )}
+        </div>
+      )}
     </div>
   );
 }
