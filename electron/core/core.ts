@@ -40,6 +40,7 @@ import { ServedModel, forwarder, type ServedParts } from "./servedModel.js";
 import { ToolHost } from "./tools/host.js";
 import { resultCharsFor } from "./tools/result.js";
 import { registerToolRoutes } from "./server/routes/tools.js";
+import { registerDoctorRoutes } from "./server/routes/doctor.js";
 
 export interface CoreOptions {
   dataDir?: string;
@@ -268,6 +269,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     maxResultChars: () => resultCharsFor(served.now?.engine.info().contextSize ?? null),
   });
   registerToolRoutes(server, tools);
+  registerDoctorRoutes(server, { modelsDir: paths.models, emit: (e) => bus.emit("doctor", e) });
   const host = opts.host ?? "127.0.0.1";
   await server.listen({ host, port: opts.port ?? 0 });
   const addr = server.server.address();

@@ -9,6 +9,7 @@ import type { FeedbackView, SessionView } from "./sessions.js";
 import type { CheckpointEvent, TrainingStatusView } from "./training.js";
 import type { DownloadEvent, ModelsEvent } from "./models.js";
 import type { StatusEvent } from "./status.js";
+import type { DoctorEvent } from "./doctor.js";
 
 /** A completed turn, small enough to send to every SSE client. */
 export interface TurnSummary {
@@ -79,6 +80,8 @@ export interface CoreEvents {
   preferences: PreferencesEvent;
   /** an MCP server's status or tool list changed, or mcp.json was changed: a cue to read GET /api/tools again */
   tools: ToolsEvent;
+  /** "Check this machine" (POST /api/doctor/run): its start, one line per probe, its end (a cue to read GET /api/doctor) */
+  doctor: DoctorEvent;
 }
 
 export type CoreEventName = keyof CoreEvents;
