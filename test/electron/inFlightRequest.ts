@@ -27,7 +27,8 @@ export async function inFlightRequest(url: string): Promise<InFlight> {
     });
     sock.on("close", () => reject(new Error(`connection closed before the first answer: ${JSON.stringify(data)}`)));
   });
-  sock.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ");
+  // The Host must name the core (its Host check refuses any other).
+  sock.write(`GET /healthz HTTP/1.1\r\nHost: ${u.host}\r\n\r\nGET /healthz HTTP/1.1\r\nHost: ${u.host}\r\nX-Slow: `);
   await firstAnswer;
   return { sock, closed, received: () => data };
 }
