@@ -1,8 +1,10 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { CoreClient } from "./api/client.js";
 import { forgetToken, rememberToken, resolveConfig } from "./api/config.js";
 import { CoreProvider, useCore } from "./api/core.js";
 import { ErrorBoundary } from "./components/Notices.js";
+import { ConfirmDialog } from "./components/ConfirmDialog.js";
+import { discardUnsavedChanges, hasUnsavedChanges } from "./components/unsavedChanges.js";
 import { ChatIcon, CheckpointsIcon, ModelsIcon, MoonIcon, SettingsIcon, SunIcon, TrainingIcon } from "./components/Icons.js";
 import { ChatPage } from "./pages/ChatPage.js";
 import { CheckpointsPage } from "./pages/CheckpointsPage.js";
@@ -71,11 +73,31 @@ function Shell() {
   const { connected, status } = useCore();
   const [page, setPage] = useState<PageId>(pageFromHash);
   const [theme, toggleTheme] = useTheme();
+  // A page left with unsaved changes (Settings): where the user meant to go, while the dialog asks.
+  const [leaving, setLeaving] = useState<PageId | null>(null);
+  const pageRef = useRef(page);
+  pageRef.current = page;
   useEffect(() => {
-    const on = () => setPage(pageFromHash());
+    const on = () => {
+      const next = pageFromHash();
+      if (next !== pageRef.current && hasUnsavedChanges()) {
+        // A link inside the page, or Back: stay (the address too) and ask first.
+        history.replaceState(null, "", `#/${pageRef.current}`);
+        setLeaving(next);
+        return;
+      }
+      setPage(next);
+    };
     window.addEventListener("hashchange", on);
     return () => window.removeEventListener("hashchange", on);
   }, []);
+  const stay = () => setLeaving(null);
+  const discard = () => {
+    const to = leaving;
+    setLeaving(null);
+    discardUnsavedChanges();
+    if (to) window.location.hash = `#/${to}`;
+  };
   const Current = pages.find((p) => p.id === page)!.Page;
   return (
     <div className="app">
@@ -87,7 +109,14 @@ function Shell() {
         <ul>
           {pages.map((p) => (
             <li key={p.id}>
-              <a href={`#/${p.id}`} aria-current={p.id === page ? "page" : undefined} className={p.id === page ? "active" : undefined} title={p.label}>
+              <a
+                href={`#/${p.id}`}
+                onClick={(e) => {
+                  if (p.id === page || !hasUnsavedChanges()) return;
+                  e.preventDefault();
+                  setLeaving(p.id);
+                }}
+                aria-current={p.id === page ? "page" : undefined} className={p.id === page ? "active" : undefined} title={p.label}>
                 <span className="nav-icon">
                   <p.Icon />
                 </span>
@@ -112,13 +141,18 @@ function Shell() {
       <main className="main">
         {!connected && (
           <div className="banner" role="alert">
-            <span className="spinner" aria-hidden="true" /> Reconnecting… The ClawRL core is not answering; this page recovers by itself when it is back.
+            <span className="spinner" aria-hidden="true" /> Reconnecting… The assistant's engine is not answering; this page recovers by itself when it is back.
           </div>
         )}
         <ErrorBoundary key={page}>
           <Current />
         </ErrorBoundary>
       </main>
+      {leaving && (
+        <ConfirmDialog title="Discard changes?" cancelLabel="Keep editing" confirmLabel="Discard" focus="cancel" onCancel={stay} onConfirm={discard}>
+          <p>Your changes on this page are not saved yet. Leaving now loses them; Keep editing to stay and save them.</p>
+        </ConfirmDialog>
+      )}
     </div>
   );
 }
@@ -141,7 +175,10 @@ function SignIn({ onToken, problem }: { onToken(t: string): void; problem: strin
           </p>
         ) : (
           <p>
-            Open the link that <code>clawrl serve</code> printed, or paste the token it showed.
+            Open the sign-in link that ClawRL showed when it started, or paste the token shown with it.
+            <span className="small muted" style={{ display: "block" }} title="The command that starts the assistant's engine">
+              From a terminal: the link that “clawrl serve” printed.
+            </span>
           </p>
         )}
         <input aria-label="Token" value={t} onChange={(e) => setT(e.target.value)} autoFocus />

@@ -133,12 +133,13 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
 
   test("chat defaults set in Settings are kept by the core and start the next new chat", async () => {
     await page.getByRole("link", { name: "Settings" }).click();
-    const section = page.getByRole("form", { name: "Chat defaults" });
+    // Part of the Settings form: the page's one Save keeps them.
+    const section = page.getByRole("region", { name: "Chat defaults" });
     await section.getByRole("textbox", { name: "System prompt" }).fill("Answer like a pirate.");
     await section.getByRole("spinbutton", { name: "Max tokens" }).fill("24");
-    await section.getByRole("button", { name: "Save chat defaults" }).click();
+    await page.getByRole("button", { name: "Save settings" }).click();
     await screenshot(page, "settings-chat-defaults");
-    await section.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
     const settings = await callApi(core, "GET", "/api/settings");
     assert.deepEqual(settings.body.chatDefaults, { systemPrompt: "Answer like a pirate.", temperature: 0.7, topP: 0.95, maxTokens: 24, toolSteps: 8 });
     await page.getByRole("link", { name: "Chat" }).click();

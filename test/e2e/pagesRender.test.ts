@@ -11,6 +11,7 @@ import { startCore, type RunningCore } from "../../electron/core/core.js";
 import type { CheckpointsReply, CheckpointView, TrainingStatusView } from "../../electron/core/api/training.js";
 import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl } from "../helpers/browser.js";
 import { tempDir } from "../helpers/cli.js";
+import { callApi } from "../helpers/api.js";
 
 const hour = 3600_000;
 const t0 = Date.now() - 5 * hour;
@@ -357,6 +358,54 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     await screenshot(page, "models-data");
   });
 
+  test("Settings: one Save for the whole page; leaving with unsaved changes asks first", async () => {
+    await page.getByRole("link", { name: "Settings" }).click();
+    const save = page.getByRole("button", { name: "Save settings" });
+    await save.waitFor();
+    assert.equal(await page.getByRole("button", { name: /^Save/ }).count(), 1, "one Save button, the chat defaults included");
+    assert.equal(await save.getAttribute("aria-disabled"), "true", "nothing to save yet");
+    const batch = page.getByRole("spinbutton", { name: /Answers per lesson/ });
+    const before = await batch.inputValue();
+    // The exact term stays in reach: a details line under the plain label.
+    await page.getByText("batch size " + before, { exact: true }).waitFor();
+    await batch.fill(String(Number(before) + 5));
+    assert.equal(await save.getAttribute("aria-disabled"), "false");
+
+    // Another page in the nav: the dialog; Keep editing stays with the change.
+    await page.getByRole("link", { name: "Training" }).click();
+    const dialog = page.getByRole("dialog", { name: "Discard changes?" });
+    await dialog.waitFor();
+    await screenshot(page, "settings-discard-dialog");
+    await dialog.getByRole("button", { name: "Keep editing" }).click();
+    await dialog.waitFor({ state: "detached" });
+    assert.equal(await page.getByRole("heading", { level: 1 }).textContent(), "Settings");
+    assert.equal(await batch.inputValue(), String(Number(before) + 5));
+    assert.match(page.url(), /#\/settings$/);
+    // A link inside the page (a hash change) asks too.
+    await page.evaluate("window.location.hash = '#/checkpoints'");
+    await dialog.waitFor();
+    assert.match(page.url(), /#\/settings$/, "the address stays while the dialog asks");
+    // Discard: the other page opens, and the change is gone.
+    await dialog.getByRole("button", { name: "Discard" }).click();
+    await page.getByRole("heading", { name: "Checkpoints" }).waitFor();
+    assert.equal((await callApi(core, "GET", "/api/settings")).body.batchSize, Number(before), "nothing saved");
+    await page.getByRole("link", { name: "Settings" }).click();
+    assert.equal(await batch.inputValue(), before);
+
+    // A chat default and a learning setting, saved together by the one Save; then leaving asks nothing.
+    await batch.fill(String(Number(before) + 1));
+    await page.getByRole("textbox", { name: "System prompt" }).fill("Be brief.");
+    await save.click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    assert.equal(await save.getAttribute("aria-disabled"), "true");
+    const settings = (await callApi(core, "GET", "/api/settings")).body;
+    assert.equal(settings.batchSize, Number(before) + 1);
+    assert.equal(settings.chatDefaults.systemPrompt, "Be brief.");
+    await page.getByRole("link", { name: "Training" }).click();
+    await page.getByRole("heading", { name: "Training" }).waitFor();
+    assert.equal(await dialog.count(), 0);
+  });
+
   for (const width of [1280, 800]) {
     for (const theme of ["light", "dark"] as const) {
       test(`Training, Checkpoints and Models fit ${width} px (${theme}): tables scroll inside their card, the page never does`, async () => {
@@ -367,6 +416,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
           ["Training", "Latest judged turns"],
           ["Checkpoints", "ckpt-4"],
           ["Models", "Q4_K_M"],
+          ["Settings", "API access"],
         ] as const) {
           await page.getByRole("link", { name: link }).click();
           await page.getByText(ready).first().waitFor();

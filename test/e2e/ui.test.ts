@@ -202,9 +202,9 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
 
   test("settings save through PATCH /api/settings; the OpenClaw snippet is filled in", async () => {
     await page.goto(`${core.url}/#/settings`);
-    const batch = page.getByRole("spinbutton", { name: "Batch size" });
+    const batch = page.getByRole("spinbutton", { name: /Answers per lesson.*batch size/ });
     await batch.fill("8");
-    const teacher = page.getByRole("combobox", { name: "Hint teacher (OPD)" });
+    const teacher = page.getByRole("combobox", { name: /hint teacher \(OPD\)/ });
     assert.equal(await teacher.inputValue(), "policy");
     await teacher.selectOption("base");
     await page.getByRole("button", { name: "Save settings" }).click();
@@ -614,9 +614,9 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     // Settings: a field and Save settings, both by keyboard; the focus stays on Save.
     await tabTo(nav.getByRole("link", { name: "Settings" }), "the Settings link", "Shift+Tab");
     await page.keyboard.press("Enter");
-    const batch = page.getByRole("spinbutton", { name: "Batch size" });
+    const batch = page.getByRole("spinbutton", { name: /Answers per lesson.*batch size/ });
     await batch.waitFor();
-    await tabTo(batch, "Batch size");
+    await tabTo(batch, "Answers per lesson");
     await page.keyboard.press("ArrowUp"); // 2 → 3
     await tabTo(page.getByRole("button", { name: "Save settings" }), "Save settings");
     await assertFocusRing("Save settings");

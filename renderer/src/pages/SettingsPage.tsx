@@ -1,11 +1,17 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { servedModelId } from "../api/chat.js";
 import { useCore, useLive } from "../api/core.js";
 import { readSettings, type JudgeSource, type Settings } from "../api/shapes.js";
 import { CopyButton } from "../components/Markdown.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
+import { readChatDefaults, type GenerationSettings } from "../api/generation.js";
+import { TermText } from "../components/TermLabel.js";
+import { engineName, terms } from "../components/terms.js";
+import { useUnsavedChanges } from "../components/unsavedChanges.js";
 import { ChatDefaultsSection } from "./ChatDefaultsSection.js";
+
+const isSettingsBody = (b: unknown): b is { settings: unknown } => typeof b === "object" && b !== null && "settings" in b;
 
 /** The provider config OpenClaw needs, exactly in the shape docs/openclaw-client.md shows. */
 export function openClawSnippet(apiBase: string, token: string, modelId: string, contextWindow: number): string {
@@ -41,44 +47,62 @@ function emptyJudge(kind: JudgeSource["kind"]): JudgeSource {
   return { kind: "base" };
 }
 
+type Draft = Settings & { chatDefaults: GenerationSettings };
+
+/** The fields of `draft` that differ from `base`: what one PATCH /api/settings sends. */
+function changes(draft: Draft | null, base: Draft | null): Partial<Draft> {
+  if (!draft || !base) return {};
+  return Object.fromEntries(Object.entries(draft).filter(([k, v]) => JSON.stringify(base[k as keyof Draft]) !== JSON.stringify(v))) as Partial<Draft>;
+}
+
 export function SettingsPage() {
   const { client, status } = useCore();
-  const loaded = useLive((c) => c.get<unknown>("/api/settings").then(readSettings), ["settings"]);
+  // One GET for the learning settings and the chat defaults: the page saves them together.
+  const loaded = useLive((c) => c.get<unknown>("/api/settings").then((b): Draft => ({ ...readSettings(b), chatDefaults: readChatDefaults(isSettingsBody(b) ? b.settings : b) })), ["settings"]);
   // null until GET /api/settings answers: the defaults are the core's (its settings schema), not the page's.
-  const [form, setForm] = useState<Settings | null>(null);
-  const [dirty, setDirty] = useState(false);
+  const [form, setForm] = useState<Draft | null>(null);
+  // What the core holds as far as this page knows: the last load, or what the last save sent.
+  const [base, setBase] = useState<Draft | null>(null);
   const [saving, setSaving] = useState(false);
   const [saved, setSaved] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [showToken, setShowToken] = useState(false);
   const [modelId, setModelId] = useState<string>("model");
 
+  const changed = changes(form, base);
+  const dirty = Object.keys(changed).length > 0;
+  const dirtyRef = useRef(dirty);
+  dirtyRef.current = dirty;
+  useUnsavedChanges(dirty);
+
+  // A fresh load replaces the form unless the user is editing it (then it waits for Save or Discard).
+  const loadedJson = loaded.data ? JSON.stringify(loaded.data) : null;
   useEffect(() => {
-    if (loaded.data && !dirty) setForm(loaded.data);
-  }, [loaded.data, dirty]);
+    if (!loaded.data || dirtyRef.current) return;
+    setForm(loaded.data);
+    setBase(loaded.data);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- by value
+  }, [loadedJson]);
   useEffect(() => {
     servedModelId(client).then(setModelId, () => undefined);
   }, [client]);
 
-  const set = <K extends keyof Settings>(k: K, v: Settings[K]) => {
+  const set = <K extends keyof Draft>(k: K, v: Draft[K]) => {
     setForm((f) => (f ? { ...f, [k]: v } : f));
-    setDirty(true);
     setSaved(false);
   };
 
   const save = async () => {
-    const base = loaded.data;
-    if (!form || !base) return;
+    if (!form || !dirty || saving) return;
     setSaving(true);
     setError(null);
-    const changed = Object.fromEntries(Object.entries(form).filter(([k, v]) => JSON.stringify(base[k as keyof Settings]) !== JSON.stringify(v)));
     try {
       await client.patch("/api/settings", changed);
-      setDirty(false);
+      setBase(form);
       setSaved(true);
       loaded.reload();
     } catch (e) {
-      setError(e instanceof ApiError && e.notAvailable ? "Saving settings is not offered by this core." : messageOf(e));
+      setError(e instanceof ApiError && e.notAvailable ? `Saving settings is not offered by ${engineName}.` : `Could not save the settings: ${messageOf(e)}`);
     } finally {
       setSaving(false);
     }
@@ -100,43 +124,45 @@ export function SettingsPage() {
           Loading settings…
         </p>
       )}
+      {/* The machine check (settings/MachineCheck.tsx) goes here. */}
       {form && (
         <form
           className="settings"
+          aria-label="Settings"
           onSubmit={(e) => {
             e.preventDefault();
-            if (dirty && !saving) void save();
+            void save();
           }}
         >
           <fieldset disabled={unavailable}>
             <legend>Learning</legend>
             <label>
-              Learning method
+              <TermText t={terms.learningMethod} />
               <select value={form.learningMethod} onChange={(e) => set("learningMethod", e.target.value as Settings["learningMethod"])}>
-                <option value="combined">Combined (rewards + hints)</option>
-                <option value="binary">Binary RL (rewards only)</option>
-                <option value="opd">OPD (hints only)</option>
-                <option value="topk">OPD top-k select (advanced)</option>
+                <option value="combined">From your ratings and your hints (combined)</option>
+                <option value="binary">From your ratings only (binary RL)</option>
+                <option value="opd">From your hints only (OPD)</option>
+                <option value="topk">From your hints, top choices only (OPD top-k, advanced)</option>
               </select>
             </label>
             <label>
-              Batch size
+              <TermText t={terms.batchSize} value={form.batchSize} />
               <input type="number" min={1} max={1024} value={form.batchSize} onChange={(e) => set("batchSize", Number(e.target.value))} />
             </label>
             <label>
-              Learning rate
+              <TermText t={terms.learningRate} value={form.learningRate} />
               <input type="number" step="any" min={0} value={form.learningRate} onChange={(e) => set("learningRate", Number(e.target.value))} />
             </label>
-            <label>
-              LoRA rank
+            <label title="Higher lets each lesson change more of the assistant, and uses more memory while learning.">
+              <TermText t={terms.loraRank} value={form.loraRank} />
               <input type="number" min={1} max={256} value={form.loraRank} onChange={(e) => set("loraRank", Number(e.target.value))} />
             </label>
             <label title="How strongly training is pulled back toward the model it started from (the KL to the base model in the loss). 0 turns the anchor off.">
-              Anchor to the base model (β)
+              <TermText t={terms.klBeta} value={form.klBeta} />
               <input type="number" step="any" min={0} max={10} value={form.klBeta} onChange={(e) => set("klBeta", Number(e.target.value))} />
             </label>
-            <label title="Turns never trained on: the publish gate and the watch on the served adapter check new adapters on them.">
-              Held back from training (%)
+            <label title="Conversations never trained on: each new version is checked on them before it is used, and after.">
+              <TermText t={terms.heldBackShare} />
               <input
                 type="number"
                 step="any"
@@ -147,41 +173,41 @@ export function SettingsPage() {
               />
             </label>
             <label className="span-2">
-              Hint teacher (OPD)
+              <TermText t={terms.teacherSource} />
               <select value={form.teacherSource} onChange={(e) => set("teacherSource", e.target.value as Settings["teacherSource"])}>
-                <option value="policy">The learning model, with the hint</option>
-                <option value="base">The base model, with the hint (steadier)</option>
+                <option value="policy">The learning model, given your hint</option>
+                <option value="base">The original model, given your hint (steadier)</option>
               </select>
             </label>
             <label className="check">
               <input type="checkbox" checked={form.autoLearn} onChange={(e) => set("autoLearn", e.target.checked)} />
-              Learn automatically when a batch of samples is ready
+              {terms.autoLearn.label}
             </label>
           </fieldset>
           <fieldset disabled={unavailable}>
             <legend>Judge</legend>
             <label>
-              Judge votes
+              <TermText t={terms.judgeVotes} value={form.judgeVotes} />
               <input type="number" min={1} max={15} value={form.judgeVotes} onChange={(e) => set("judgeVotes", Number(e.target.value))} />
             </label>
             <label className="span-2">
-              Judge source
+              <TermText t={terms.judgeSource} />
               <select value={form.judgeSource.kind} onChange={(e) => set("judgeSource", emptyJudge(e.target.value as JudgeSource["kind"]))}>
-                <option value="base">The served model, without adapter</option>
-                <option value="gguf">Another local GGUF</option>
-                <option value="endpoint">An OpenAI-compatible endpoint</option>
+                <option value="base">The model you chat with, as originally downloaded</option>
+                <option value="gguf">Another model file on this computer (GGUF)</option>
+                <option value="endpoint">A server with an OpenAI-compatible API</option>
               </select>
             </label>
             {form.judgeSource.kind === "gguf" && (
               <label>
-                Judge GGUF file
+                Judge model file
                 <input value={form.judgeSource.path} placeholder="/path/to/judge.gguf" onChange={(e) => set("judgeSource", { kind: "gguf", path: e.target.value })} />
               </label>
             )}
             {form.judgeSource.kind === "endpoint" && (
               <>
                 <label>
-                  Judge base URL
+                  Judge server address
                   <input value={form.judgeSource.baseUrl} placeholder="http://127.0.0.1:8000/v1" onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), baseUrl: e.target.value })} />
                 </label>
                 <label>
@@ -196,31 +222,38 @@ export function SettingsPage() {
             )}
           </fieldset>
           <fieldset disabled={unavailable}>
-            <legend>Outside clients</legend>
-            <label>
-              Turn type when a client sends a session but no turn type
+            <legend>Other apps</legend>
+            <label className="span-2">
+              <TermText t={terms.outsideTurnType} />
               <select value={form.outsideDefaultTurnType} onChange={(e) => set("outsideDefaultTurnType", e.target.value as Settings["outsideDefaultTurnType"])}>
-                <option value="side">side (not trained)</option>
-                <option value="main">main (trained)</option>
+                <option value="side">Don't learn from them (side)</option>
+                <option value="main">Learn from them (main)</option>
               </select>
             </label>
-            <label className="check">
+            <label className="check" title={terms.headerless.term}>
               <input type="checkbox" checked={form.headerlessTurnsMain} onChange={(e) => set("headerlessTurnsMain", e.target.checked)} />
-              Learn from clients that send no session headers (OpenClaw without its plugin, any OpenAI SDK)
+              {terms.headerless.label} (OpenClaw without its plugin, any OpenAI SDK)
             </label>
           </fieldset>
+
+          <ChatDefaultsSection value={form.chatDefaults} onChange={(g) => set("chatDefaults", g)} contextSize={status?.model?.contextSize ?? null} />
+
           {error && <ErrorNote error={error} />}
-          <div className="actions">
+          <div className="actions settings-save">
             {/* aria-disabled, not disabled, while there is nothing to save: the button keeps keyboard focus after a save. */}
             <button type="submit" className="primary" disabled={unavailable} aria-disabled={!dirty || saving}>
               {saving ? "Saving…" : "Save settings"}
             </button>
-            {saved && <span className="muted" role="status">Saved.</span>}
+            {dirty ? (
+              <span className="muted small">Unsaved changes</span>
+            ) : saved ? (
+              <span className="muted" role="status">
+                Saved.
+              </span>
+            ) : null}
           </div>
         </form>
       )}
-
-      <ChatDefaultsSection />
 
       <h2>API access</h2>
       <div className="kv">
