@@ -115,6 +115,7 @@ describe("first run: the chat guides from no model to an answer", { skip: browse
     await guide.getByRole("button", { name: "Download and use" }).click();
     const alert = guide.getByRole("alert").filter({ hasText: "Could not reach" });
     await alert.waitFor({ timeout: 30_000 });
+    assert.equal(await guide.getByRole("progressbar").count(), 0, "no empty bar for a download that never started");
     assert.match((await alert.textContent()) ?? "", /Could not reach 127\.0\.0\.1:\d+: the connection was refused\. Check the connection/);
     assert.equal(await guide.getByRole("button", { name: "Download and use" }).count(), 0, "Retry replaces the button");
     await shots("offline");
@@ -158,10 +159,14 @@ describe("first run: the chat guides from no model to an answer", { skip: browse
     const imported = (await callApi(core, "GET", "/api/models")).body as { installed: { id: string; name: string; path: string }[] };
     const entry = imported.installed.find((m) => m.path === copy);
     assert.ok(entry, "the core lists the imported file");
-    assert.equal(((await notice.locator("span").first().textContent()) ?? "").trim(), `Imported ${entry.name}`);
+    // The notice names it as the list does (this file's GGUF name is only its architecture: its file name).
+    const row = page.locator("tbody tr").filter({ hasText: "imported" });
+    const listed = ((await row.locator("strong").first().textContent()) ?? "").trim();
+    assert.equal(listed, "imported-stories");
+    assert.equal(((await notice.locator("span").first().textContent()) ?? "").trim(), `Imported ${listed}`);
     await screenshot(page, "first-run-import-use-now-1280-light");
     await notice.getByRole("button", { name: "Use now" }).click();
-    await page.locator("tbody tr").filter({ hasText: "imported" }).locator(".tag-active").first().waitFor({ timeout: 120_000 });
+    await row.locator(".tag-active").first().waitFor({ timeout: 120_000 });
     const after = (await callApi(core, "GET", "/api/models")).body as { active: { path: string } | null };
     assert.equal(after.active?.path, copy, "the imported model serves");
     assert.deepEqual(problems, [], "no console errors");

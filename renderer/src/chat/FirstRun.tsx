@@ -3,7 +3,7 @@ import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
 import { readModels, type CatalogEntry, type DownloadState } from "../api/shapes.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
-import { fmtBytes, fmtDuration } from "../components/format.js";
+import { fmtBytes, fmtDuration, modelName } from "../components/format.js";
 import { TrainVerdict } from "../components/Trainability.js";
 import "./firstRun.css";
 
@@ -116,7 +116,8 @@ function RecommendedModel({ m, reason, busy, onDownloaded, onUse }: { m: Catalog
       </div>
       <TrainVerdict t={m.training} />
       {reason && <div className="small muted">{reason}</div>}
-      {d && d.state !== "done" && <DownloadProgress name={m.name} d={d} />}
+      {/* A download that failed before a byte arrived has nothing to show but its error. */}
+      {d && d.state !== "done" && !(d.state === "failed" && d.bytes === 0) && <DownloadProgress name={m.name} d={d} />}
       {error && <ErrorNote error={error} onRetry={() => void pull()} />}
       {d?.state === "failed" && <ErrorNote error={d.error ?? "The download failed."} onRetry={() => void pull()} />}
       <div className="first-run-actions">
@@ -151,7 +152,7 @@ function DownloadProgress({ name, d }: { name: string; d: DownloadState }) {
     .join(" · ");
   return (
     <div className="first-run-progress">
-      {!(d.state === "failed" && d.bytes === 0) && <progress aria-label={`Download of ${name}`} max={d.total ?? undefined} value={d.bytes} />}
+      <progress aria-label={`Download of ${name}`} max={d.total ?? undefined} value={d.bytes} />
       <div className="small muted" role="status" aria-live="polite">
         {text}
       </div>
@@ -169,10 +170,10 @@ function ImportModel({ busy, onImported }: { busy: boolean; onImported(id: strin
     setImporting(true);
     setError(null);
     try {
-      const r = await client.post<{ model?: { id?: string; name?: string } }>("/api/models/import", { path: file });
-      const id = r.model?.id;
-      if (!id) throw new Error("the core did not say which model it added");
-      onImported(id, r.model?.name ?? id);
+      const r = await client.post<{ model?: { id?: string; name?: string; architecture?: string; path?: string } }>("/api/models/import", { path: file });
+      const m = r.model;
+      if (!m?.id) throw new Error("the core did not say which model it added");
+      onImported(m.id, modelName({ name: m.name ?? m.id, arch: m.architecture ?? null, path: m.path ?? null }));
     } catch (e) {
       setError(`Could not import that file: ${messageOf(e)}`);
     } finally {

@@ -25,9 +25,11 @@ export function ModelsPage() {
     setImportError(null);
     setImported(null);
     try {
-      const reply = await client.json<{ model?: { id?: string; name?: string } } | undefined>(method, path, body ?? (method === "POST" ? {} : undefined));
-      if (label === "Import" && reply?.model?.id) {
-        setImported({ id: reply.model.id, name: reply.model.name ?? reply.model.id });
+      const reply = await client.json<{ model?: { id?: string; name?: string; architecture?: string; path?: string } } | undefined>(method, path, body ?? (method === "POST" ? {} : undefined));
+      const added = reply?.model;
+      if (label === "Import" && added?.id) {
+        // The name the list below shows for it (a file named only by its architecture goes by its file name).
+        setImported({ id: added.id, name: modelName({ name: added.name ?? added.id, arch: added.architecture ?? null, path: added.path ?? null }) });
         setImportPath("");
       }
       models.reload();
