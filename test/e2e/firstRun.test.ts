@@ -65,7 +65,9 @@ describe("first run: the chat guides from no model to an answer", { skip: browse
     ensureRendererBuilt();
     // Every catalog file, as the hub would have it: the recommended one depends on this machine.
     const files = Object.fromEntries(loadCatalog().map((e) => [`${e.repo}/${e.file}`, { body }]));
-    hub = await startFakeHub({ files });
+    // The first two transfers of a file drop after 256 KB (the downloader retries after 1 s, then 2 s):
+    // long enough for the guide to show what arrived.
+    hub = await startFakeHub({ files, cutAfterBytes: 256 * 1024, cutTimes: 2 });
     // The core's model service reads HF_ENDPOINT when a download starts: first a host that refuses.
     process.env.HF_ENDPOINT = `http://127.0.0.1:${await closedPort()}`;
     dataDir = tempDir("clawrl-e2e-first-run-");
@@ -125,6 +127,13 @@ describe("first run: the chat guides from no model to an answer", { skip: browse
     process.env.HF_ENDPOINT = hub.endpoint;
     const guide = page.getByRole("region", { name: "Welcome to ClawRL" });
     await guide.getByRole("alert").getByRole("button", { name: "Retry" }).click();
+    // While it downloads: a labelled bar and a live line with the bytes received of the total.
+    const bar = guide.getByRole("progressbar", { name: `Download of ${recommended.name}` });
+    await bar.waitFor({ timeout: 30_000 });
+    const line = guide.locator(".first-run-progress [role=status]");
+    assert.equal(await line.getAttribute("aria-live"), "polite");
+    assert.match((await line.textContent()) ?? "", /^[\d.]+ (B|KB|MB) of 1\.1 MB( · [\d.]+ [KM]?B\/s)?( · .+ left)? · downloading$/);
+    await screenshot(page, "first-run-downloading-1280-light");
     // The download ends, the model is used ("and use") and the guide gives way to the chat.
     await guide.waitFor({ state: "detached", timeout: 180_000 });
     const composer = page.getByRole("textbox", { name: "Message" });
