@@ -124,14 +124,14 @@ describe("drift from the base model and rollbacks on the Training and Checkpoint
 
   test("Training: drift over time against the budget, the rollback notice, the watch on the new checkpoint", async () => {
     await page.getByRole("link", { name: "Training" }).click();
-    const chart = page.getByRole("figure").filter({ has: page.getByRole("img", { name: "Drift from the base model (KL) over time" }) });
+    const chart = page.getByRole("figure").filter({ has: page.getByRole("img", { name: "Distance from the original model (drift: KL to the base model) over time" }) });
     await chart.waitFor();
     // Recent prompts (solid, a point per candidate) and held-back turns (dashed), the budget as a limit line.
     assert.equal(await chart.locator("svg path").count(), 2);
     assert.equal(await chart.locator("svg circle").count(), 10);
-    assert.equal(await chart.locator(".chart-limit text").textContent(), "budget 0.5");
-    assert.match((await chart.locator("figcaption").textContent()) ?? "", /Drift from the base model \(KL\)0\.36/);
-    assert.match((await chart.locator(".chart-legend").textContent()) ?? "", /recent prompts.*held-back turns/);
+    assert.equal(await chart.locator(".chart-limit text").textContent(), "most allowed 0.5");
+    assert.match((await chart.locator("figcaption").textContent()) ?? "", /Distance from the original model \(drift: KL to the base model\)0\.36/);
+    assert.match((await chart.locator(".chart-legend").textContent()) ?? "", /recent prompts.*conversations kept aside/);
     const notice = page.getByRole("status", { name: "Rolled back" });
     assert.match((await notice.textContent()) ?? "", /^Rolled back ckpt-9 to ckpt-7 by itself \(.*\): its answers were rated worse than checkpoint 7's: mean reward −0\.60/);
     assert.match((await page.getByLabel("Watch on the served adapter").textContent()) ?? "", /Watching ckpt-10 against ckpt-7: 5 rated turns so far \(mean reward \+0\.60 vs \+0\.45\)/);

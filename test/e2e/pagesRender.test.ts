@@ -277,7 +277,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
       await page.getByRole("link", { name: "Checkpoints" }).click();
       const row = page.locator("tbody tr").filter({ hasText: "ckpt-9" });
       await row.waitFor();
-      assert.deepEqual(await page.locator("thead th").allTextContents(), ["Version", "Time", "Samples", "Mean reward", "KL", "Gate", "Model", "Actions"]);
+      assert.deepEqual(await page.locator("thead th").allTextContents(), ["Version", "Time", "Answers", "Rating", "Change", "Safety check", "Model", "Actions"]);
       assert.equal(await row.locator(".model-cell").getAttribute("title"), "qwen3-1.7b-q4_k_m.gguf");
       assert.match((await row.textContent()) ?? "", /qwen3-1\.7b-q4_k_m/);
       const [scrollW, clientW] = (await page.evaluate('(s => [s.scrollWidth, s.clientWidth])(document.querySelector(".table-scroll"))')) as [number, number];
@@ -298,18 +298,23 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     // The step under way, the time left at the run's rate so far (470 s), the run's share done.
     await learner.getByText("Training step 4 of 8 · about 8 min left").waitFor();
     assert.equal(await page.getByRole("progressbar", { name: "Training progress" }).getAttribute("value"), "0.45");
-    assert.match((await learner.textContent()) ?? "", /wasm, CPU/);
-    assert.match((await learner.textContent()) ?? "", /Samples waiting5/);
-    assert.match((await learner.textContent()) ?? "", /Judge queue2/);
-    assert.match((await page.getByLabel("Trainer").textContent()) ?? "", /Current loss 0\.61\. The trainer holds 1\.6 GB of memory \(the model and adapter 1\.2 GB\)\./);
+    // The backend in words, the exact backend and device in its details line.
+    assert.match((await learner.textContent()) ?? "", /Learning onthe CPU \(WebAssembly\)wasm, CPU/);
+    assert.match((await learner.textContent()) ?? "", /Answers ready to learn from5/);
+    assert.match((await learner.textContent()) ?? "", /Answers waiting for the judge2/);
+    assert.equal(await learner.getByText("Answers ready to learn from").getAttribute("title"), "samples waiting");
+    assert.match((await page.getByLabel("Trainer").textContent()) ?? "", /Training error \(loss\) 0\.61\. The trainer holds 1\.6 GB of memory \(the model and adapter 1\.2 GB\)\./);
     // One line per metric, one point per checkpoint; the verdict strip shows 3 of 4 published.
     assert.equal(await page.locator(".chart svg path").count(), 3);
     assert.equal(await page.locator(".chart svg circle").count(), 12);
     await page.getByRole("img", { name: "Gate verdicts: 3 published of 4" }).waitFor();
     const judged = page.locator("table tbody tr");
     assert.equal(await judged.count(), 3);
-    assert.match((await judged.nth(0).textContent()) ?? "", /What is the capital of France\?.*Paris is the capital of France\..*\+1 \+1 0/);
-    assert.match((await judged.nth(1).textContent()) ?? "", /What is 2\+2\?.*The answer is 5\..*−1 −1 ✗.*thumbs down.*Show the working\./);
+    assert.match((await judged.nth(0).textContent()) ?? "", /What is the capital of France\?.*Paris is the capital of France\..*2 good, 1 neutral/);
+    assert.match((await judged.nth(1).textContent()) ?? "", /What is 2\+2\?.*The answer is 5\..*2 bad, 1 no verdict · you: thumbs down.*Show the working\./);
+    // The votes in words, with an accessible summary and the exact votes as a tooltip.
+    const votes = judged.nth(1).getByLabel("2 of 3 judges: bad (2 bad, 1 no verdict)");
+    assert.equal(await votes.getAttribute("title"), "Judge votes: −1 −1 no verdict");
     // A judge's hint can be kept as a preference from its row; the user's own hint already is one.
     assert.equal(await judged.nth(1).getByRole("button", { name: /as a preference/ }).count(), 0);
     await judged.nth(2).getByRole("button", { name: "Keep “Answer in two sentences.” as a preference" }).click();

@@ -461,7 +461,7 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
       assert.equal(cells[5], t.feedback?.hint ?? "—");
     }
     const learner = page.getByRole("group", { name: "Learner" });
-    assert.match((await learner.textContent()) ?? "", new RegExp(`Judge queue${detail.training.judgeQueue}`));
+    assert.match((await learner.textContent()) ?? "", new RegExp(`Answers waiting for the judge${detail.training.judgeQueue}`));
   });
 
   /**

@@ -32,7 +32,7 @@ export async function errorFromResponse(res: Response, what: string): Promise<Ap
   } catch {
     // not JSON: keep the status line
   }
-  if (res.status === 401) message = "The core refused the sign-in token. Open the link that `clawrl serve` printed.";
+  if (res.status === 401) message = "The assistant's engine refused the sign-in token. Open the sign-in link that ClawRL showed when it started (“clawrl serve” prints it).";
   return new ApiError(res.status, message, code);
 }
 
@@ -83,10 +83,10 @@ export class CoreClient {
     } catch (e) {
       if (e instanceof DOMException && e.name === "AbortError") throw e;
       this.reportReachable(false);
-      throw new ApiError(0, "The core is not answering. Reconnecting…");
+      throw new ApiError(0, "The assistant's engine is not answering. Reconnecting…");
     }
     this.reportReachable(true);
-    if (res.status === 401) for (const fn of this.authListeners) fn("The core refused the sign-in token. Open the link that `clawrl serve` printed, or paste its token.");
+    if (res.status === 401) for (const fn of this.authListeners) fn("The assistant's engine refused the sign-in token. Open the sign-in link that ClawRL showed when it started (“clawrl serve” prints it), or paste its token.");
     return res;
   }
 

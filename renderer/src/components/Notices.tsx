@@ -17,7 +17,7 @@ export function ErrorNote({ error, onRetry }: { error: Error | string; onRetry?:
 export function NotAvailable({ what }: { what: string }) {
   return (
     <div className="note note-muted" role="status">
-      <strong>{what}: not offered by this core.</strong> It runs without the learning loop.
+      <strong>{what}: not offered by the assistant's engine.</strong> It runs without learning.
     </div>
   );
 }

@@ -35,14 +35,17 @@ export const terms = {
   lastSwap: { label: "Pause at the last update", term: "last swap pause" },
   meanReward: { label: "How well answers were rated", term: "mean reward" },
   loss: { label: "Training error", term: "loss" },
-  klServing: { label: "How much each lesson changed the answers", term: "KL to the serving policy" },
-  drift: { label: "How far it moved from the original model", term: "drift, KL to the base model" },
-  driftBudget: { label: "the most it may move", term: "drift (KL) budget" },
+  klServing: { label: "Change per lesson", term: "KL to the serving policy" },
+  drift: { label: "Distance from the original model", term: "drift: KL to the base model" },
+  driftBudget: { label: "most allowed", term: "drift (KL) budget" },
   gate: { label: "Safety check", term: "publish gate" },
   heldBackTurns: { label: "conversations kept aside", term: "held-back turns" },
-  // Checkpoints
-  version: { label: "Version", term: "checkpoint" },
-  noAdapter: { label: "Original model", term: "no adapter (the base model)" },
+  // Table columns (short: the exact term is the heading's tooltip)
+  colVersion: { label: "Version", term: "checkpoint: a saved adapter" },
+  colSamples: { label: "Answers", term: "samples trained on" },
+  colReward: { label: "Rating", term: "mean reward" },
+  colKl: { label: "Change", term: "KL to the serving policy" },
+  colGate: { label: "Safety check", term: "publish gate verdict" },
 } satisfies Record<string, Term>;
 
 /** "How much the assistant can change per lesson" with its details line "LoRA rank 16". */
@@ -55,6 +58,11 @@ export function termTitle(t: Term): string {
   return `${t.label} (${t.term})`;
 }
 
+/** A table heading with the exact term as its tooltip. */
+export function column(t: Term): { label: string; title: string } {
+  return { label: t.label, title: t.term };
+}
+
 /** The assistant's engine, as messages name the local core process. */
 export const engineName = "the assistant's engine";
 
@@ -63,7 +71,8 @@ export const engineName = "the assistant's engine";
  * "Learning on the GPU: RTX 4090 (tfjs-node-gpu)"; the exact figures stay in the brackets.
  */
 export function backendWords(backend: string | null, device: string | null): { text: string; detail: string } {
-  const exact = [backend, device && device.toLowerCase() !== backend?.toLowerCase() ? device : null].filter(Boolean).join(", ");
+  // "wasm (simd, 2 threads)" already names its backend; "wasm, CPU" does not.
+  const exact = !backend ? device ?? "" : !device ? backend : device.toLowerCase().startsWith(backend.toLowerCase()) ? device : `${backend}, ${device}`;
   if (!backend && !device) return { text: "Not started yet (starts with the first lesson)", detail: "trainer backend" };
   const b = (backend ?? device ?? "").toLowerCase();
   const threads = /(\d+) threads?/.exec(device ?? "")?.[1];
@@ -88,4 +97,18 @@ export function votesWords(scores: (number | null)[]): { text: string; label: st
   const n = scores.length;
   const top = good >= bad && good >= neutral && good > 0 ? ["good", good] : bad >= neutral && bad > 0 ? ["bad", bad] : neutral > 0 ? ["neutral", neutral] : ["no verdict", none];
   return { text: parts.join(", "), label: `${top[1]} of ${n} judge${n === 1 ? "" : "s"}: ${top[0]}${parts.length > 1 ? ` (${parts.join(", ")})` : ""}` };
+}
+
+/**
+ * A preference check in a sentence: "Learned: on 12 conversations kept aside, it answers as if the
+ * preference were said." The figures (gap, threshold, held-back turns) go in `detail`.
+ */
+export function preferenceCheckWords(c: { gap: number; turns: number; threshold: number; verdict: string }): { text: string; detail: string } {
+  const n = `${c.turns} conversation${c.turns === 1 ? "" : "s"} kept aside`;
+  const detail = `gap ${c.gap.toFixed(3)}, learned below ${c.threshold}, on ${c.turns} held-back turn${c.turns === 1 ? "" : "s"}`;
+  if (c.turns === 0 || c.verdict === "too few turns")
+    return { text: `Not checked yet: ${c.turns === 0 ? "no conversations were" : `only ${n} were`} kept aside to check it on.`, detail };
+  if (c.verdict === "learned") return { text: `Learned: on ${n}, it answers as if the preference were said.`, detail };
+  if (c.verdict === "forgotten") return { text: `Forgotten: it had learned this, but on ${n} it no longer answers that way.`, detail };
+  return { text: `Not learned yet: on ${n}, it still needs the preference said.`, detail };
 }

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState } from "react";
 import { messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
 import type { ActivateReply } from "../../../electron/core/api/training.js";
@@ -7,6 +7,8 @@ import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fileName, fmtNum, fmtTime } from "../components/format.js";
 import { ImportAdapter } from "./ImportAdapter.js";
 import { DataTable } from "../components/DataTable.js";
+import { trapTab } from "../components/ConfirmDialog.js";
+import { column, terms } from "../components/terms.js";
 
 export function CheckpointsPage() {
   const { client, status, reloadStatus } = useCore();
@@ -98,9 +100,9 @@ export function CheckpointsPage() {
         </div>
       )}
       {list.error && <LoadProblem error={list.error} what="Checkpoints" onRetry={list.reload} />}
-      {list.data && items.length === 0 && <p className="muted">No checkpoints yet. Each adapter the learner publishes appears here.</p>}
+      {list.data && items.length === 0 && <p className="muted">No versions yet. Each version the assistant learns (a checkpoint of its adapter) appears here once it passes the safety check.</p>}
       {items.length > 0 && (
-        <DataTable columns={["Version", "Time", "Samples", "Mean reward", "KL", "Gate", showModel && "Model"]} actions>
+        <DataTable columns={[column(terms.colVersion), "Time", column(terms.colSamples), column(terms.colReward), column(terms.colKl), column(terms.colGate), showModel && "Model"]} actions>
           {items.map((c) => (
             <tr key={c.n} className={c.active ? "active-row" : undefined}>
               <td className="version-cell" id={`cp-${c.n}`}>
@@ -132,7 +134,7 @@ export function CheckpointsPage() {
                 <button
                   type="button"
                   disabled={c.active || swapping !== null || !usable(c) || !c.forServedModel}
-                  title={!usable(c) ? "The publish gate rejected this checkpoint; it is kept for inspection only" : !c.forServedModel ? `Trained on ${c.model ?? "another model"}: serve that model to use it` : undefined}
+                  title={!usable(c) ? "The safety check (publish gate) rejected this version; it is kept for inspection only" : !c.forServedModel ? `Trained on ${c.model ?? "another model"}: serve that model to use it` : undefined}
                   aria-describedby={`cp-${c.n}`}
                   onClick={(e) => {
                     opener.current = e.currentTarget;
@@ -178,23 +180,6 @@ export function CheckpointsPage() {
  */
 function usable(c: Checkpoint): boolean {
   return c.verdict === null || /pass|publish|accept|revert/i.test(c.verdict);
-}
-
-/** Tab and Shift+Tab wrap around inside the dialog, so keyboard focus never leaves it while it is open. */
-function trapTab(e: KeyboardEvent<HTMLElement>) {
-  if (e.key !== "Tab") return;
-  const items = [...e.currentTarget.querySelectorAll<HTMLElement>("button:not(:disabled), [href], input:not(:disabled), select, textarea, [tabindex]:not([tabindex='-1'])")];
-  if (items.length === 0) return;
-  const first = items[0];
-  const last = items[items.length - 1];
-  const active = document.activeElement;
-  if (e.shiftKey && (active === first || !e.currentTarget.contains(active))) {
-    e.preventDefault();
-    last.focus();
-  } else if (!e.shiftKey && (active === last || !e.currentTarget.contains(active))) {
-    e.preventDefault();
-    first.focus();
-  }
 }
 
 /**

@@ -2,6 +2,7 @@ import { useState } from "react";
 import type { PreferencesReply, PreferenceView } from "../../../electron/core/api/preferences.js";
 import { messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
+import { preferenceCheckWords } from "../components/terms.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtTime } from "../components/format.js";
 
@@ -59,7 +60,7 @@ export function PreferencesPage() {
         <button
           type="button"
           disabled={checking}
-          title="Measure on held-back turns whether the adapter has learned each preference"
+          title="Check, on conversations kept aside from training (held-back turns), whether the assistant has learned each preference"
           onClick={() => {
             setChecking(true);
             void act("Check", () => client.post("/api/preferences/check"), "Checked against the served adapter.").finally(() => setChecking(false));
@@ -125,9 +126,9 @@ export function PreferencesPage() {
                 <span className="muted"> · {p.contextTokens !== null ? `${p.contextTokens} tokens of context${p.status === "active" ? "" : " when active"}` : "context cost unknown (no model)"}</span>
                 <span className="muted"> · added {at(p.createdAt)}</span>
                 {p.lastCheck && (
-                  <span className="muted" title={`Measured with ${p.lastCheck.adapter} at ${at(p.lastCheck.at)}`}>
+                  <span className="muted" title={`${preferenceCheckWords(p.lastCheck).detail}; measured with ${p.lastCheck.adapter} at ${at(p.lastCheck.at)}`}>
                     {" "}
-                    · gap {p.lastCheck.gap.toFixed(3)} (learned below {p.lastCheck.threshold}) on {p.lastCheck.turns} held-back turns
+                    · {preferenceCheckWords(p.lastCheck).text}
                   </span>
                 )}
               </div>

@@ -136,7 +136,7 @@ export function SettingsPage() {
         >
           <fieldset disabled={unavailable}>
             <legend>Learning</legend>
-            <label>
+            <label className="span-2">
               <TermText t={terms.learningMethod} />
               <select value={form.learningMethod} onChange={(e) => set("learningMethod", e.target.value as Settings["learningMethod"])}>
                 <option value="combined">From your ratings and your hints (combined)</option>

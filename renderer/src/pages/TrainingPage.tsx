@@ -10,6 +10,8 @@ import { adapterLabel, fmtBytes, fmtTime } from "../components/format.js";
 import { memoryNeed } from "../components/Trainability.js";
 import { EvalReportSection } from "./EvalReportSection.js";
 import { DataTable } from "../components/DataTable.js";
+import { backendWords, engineName, termTitle, terms, votesWords, type Term } from "../components/terms.js";
+import "../components/terms.css";
 
 /** "Training step 3 of 8 · about 4 min left", "Checking the new adapter · about 2 min left", "Idle" … */
 export function describeTraining(t: TrainingStatus): string {
@@ -101,7 +103,7 @@ export function TrainingPage() {
       reloadStatus();
       detail.reload();
     } catch (e) {
-      setActionError(e instanceof ApiError && e.notAvailable ? `${what}: not offered by this core (it runs without the learning loop).` : messageOf(e));
+      setActionError(e instanceof ApiError && e.notAvailable ? `${what}: not offered by ${engineName} (it runs without learning).` : messageOf(e));
     } finally {
       setPending(null);
     }
@@ -129,16 +131,16 @@ export function TrainingPage() {
       {actionError && <ErrorNote error={actionError} />}
       {detail.error && <LoadProblem error={detail.error} what="Training detail" onRetry={detail.reload} />}
       <div className="cards" role="group" aria-label="Learner">
-        <Card label="Now" value={training ? describeTraining(training) : "—"} live />
-        <Card label="Backend" value={training ? backendText(training) : "—"} />
-        <Card label="Samples waiting" value={training?.samplesWaiting ?? "—"} />
-        <Card label="Judge queue" value={training?.judgeQueue ?? "—"} />
-        <Card label="Serving" value={status ? adapterLabel(status.adapter) : "—"} />
-        <Card label="Last swap pause" value={training?.lastSwapMs != null ? `${Math.round(training.lastSwapMs)} ms` : "—"} />
+        <Card label={terms.now} value={training ? describeTraining(training) : "—"} live />
+        <Card label={terms.backend} value={training ? backendWords(training.backend, training.device).text : "—"} detail={training ? backendWords(training.backend, training.device).detail : undefined} />
+        <Card label={terms.samplesWaiting} value={training?.samplesWaiting ?? "—"} />
+        <Card label={terms.judgeQueue} value={training?.judgeQueue ?? "—"} />
+        <Card label={terms.serving} value={status ? adapterLabel(status.adapter) : "—"} />
+        <Card label={terms.lastSwap} value={training?.lastSwapMs != null ? `${Math.round(training.lastSwapMs)} ms` : "—"} />
       </div>
       {training && (training.loss !== null || training.restarts || training.trainerMemory) ? (
         <p className="small muted" aria-label="Trainer">
-          {training.loss !== null ? `Current loss ${Number(training.loss.toPrecision(3))}. ` : ""}
+          {training.loss !== null ? `${terms.loss.label} (${terms.loss.term}) ${Number(training.loss.toPrecision(3))}. ` : ""}
           {training.trainerMemory
             ? `The trainer holds ${fmtBytes(training.trainerMemory.rssBytes)} of memory (the model and adapter ${fmtBytes(training.trainerMemory.tensorBytes)}). `
             : ""}
@@ -174,19 +176,20 @@ export function TrainingPage() {
       {checkpoints.error && <LoadProblem error={checkpoints.error} what="Training history (checkpoints)" onRetry={checkpoints.reload} />}
       {series.length === 0 ? (
         <p className="muted">
-          No training runs yet. Charts of mean reward, loss, KL to the serving policy, drift from the base model and the gate's verdicts appear after the first run, one point per candidate checkpoint.
+          No lessons yet. After the first one, charts show how well answers were rated, the training error, how much each lesson changed the answers, how far the assistant
+          moved from the original model, and each safety check's verdict: one point per new version.
         </p>
       ) : (
         <div className="charts">
-          <LineChart title="Mean reward" values={series.map((p) => p.meanReward)} color="var(--c-green)" />
-          <LineChart title="Loss" values={series.map((p) => p.loss)} color="var(--c-blue)" />
-          <LineChart title="KL to serving policy" values={series.map((p) => p.kl)} color="var(--c-orange)" />
+          <LineChart title={termTitle(terms.meanReward)} values={series.map((p) => p.meanReward)} color="var(--c-green)" />
+          <LineChart title={termTitle(terms.loss)} values={series.map((p) => p.loss)} color="var(--c-blue)" />
+          <LineChart title={termTitle(terms.klServing)} values={series.map((p) => p.kl)} color="var(--c-orange)" />
           <LineChart
-            title="Drift from the base model (KL)"
+            title={termTitle(terms.drift)}
             label="recent prompts"
             values={series.map((p) => p.klToBase)}
             color="var(--c-blue)"
-            extra={series.some((p) => p.klToBaseHeldBack !== null) ? { label: "held-back turns", values: series.map((p) => p.klToBaseHeldBack), color: "var(--c-orange)" } : undefined}
+            extra={series.some((p) => p.klToBaseHeldBack !== null) ? { label: terms.heldBackTurns.label, values: series.map((p) => p.klToBaseHeldBack), color: "var(--c-orange)" } : undefined}
             limit={driftLimit(series)}
           />
           <VerdictStrip verdicts={series.map((p) => p.verdict)} />
@@ -199,7 +202,7 @@ export function TrainingPage() {
       {judged.length === 0 ? (
         <p className="muted">No judged turns yet. Turns are judged from your next message, or rated by your thumbs and hints.</p>
       ) : (
-        <DataTable columns={["When", "Question", "Answer", "Votes", "Reward", "Hint"]}>
+        <DataTable columns={["When", "Question", "Answer", "Judges", "Rating", "Hint"]}>
           {judged.map((t) => (
             <tr key={t.id}>
               <td className="nowrap">{fmtTime(t.at)}</td>
@@ -209,8 +212,10 @@ export function TrainingPage() {
               <td className="clip" title={t.response}>
                 {t.response || "—"}
               </td>
-              <td className="nowrap">{votesText(t) || "—"}</td>
-              <td>{t.reward === null ? "—" : t.reward > 0 ? `+${t.reward}` : t.reward < 0 ? `−${-t.reward}` : "0"}</td>
+              <td className="nowrap">
+                <Votes turn={t} />
+              </td>
+              <td title="reward">{t.reward === null ? "—" : t.reward > 0 ? `+${t.reward}` : t.reward < 0 ? `−${-t.reward}` : "0"}</td>
               <td className="wrap-cell">
                 {t.hint ?? t.judgeHints[0] ?? "—"}
                 {t.hint === null && t.judgeHints.length > 0 && (
@@ -238,7 +243,7 @@ export function TrainingPage() {
 /** The gate's drift budget (the newest candidate's), drawn as the chart's limit. */
 function driftLimit(series: MetricPoint[]): { value: number; label: string } | null {
   const b = [...series].reverse().find((p) => p.driftBudget !== null)?.driftBudget ?? null;
-  return b === null ? null : { value: b, label: "budget" };
+  return b === null ? null : { value: b, label: terms.driftBudget.label };
 }
 
 const signed = (x: number) => `${x > 0 ? "+" : x < 0 ? "−" : ""}${Math.abs(x).toFixed(2)}`;
@@ -256,27 +261,41 @@ function RevertNotice({ revert }: { revert: RevertNote }) {
   );
 }
 
-/** "wasm (simd, 1 thread)", "tfjs-node-gpu, RTX 4090": the device alone when it already names the backend. */
-export function backendText(t: TrainingStatus): string {
-  if (!t.backend) return t.device ?? "not started yet"; // the trainer process starts with the first run
-  if (!t.device) return t.backend;
-  return t.device.toLowerCase().startsWith(t.backend.toLowerCase()) ? t.device : `${t.backend}, ${t.device}`;
+/** The judges' votes in words ("2 bad, 1 no verdict") with the exact votes in a tooltip, and the user's thumbs, which override them. */
+function Votes({ turn }: { turn: Turn }) {
+  const scores = turn.votes.map((v) => v.score);
+  const words = votesWords(scores);
+  const exact = scores.map((v) => (v === null ? "no verdict" : v > 0 ? "+1" : v < 0 ? "−1" : "0")).join(" ");
+  const thumbs = turn.thumbs ? `you: thumbs ${turn.thumbs}` : "";
+  if (!words.text && !thumbs) return <>—</>;
+  return (
+    <>
+      {words.text && (
+        <span aria-label={words.label} title={`Judge votes: ${exact}`}>
+          {words.text}
+        </span>
+      )}
+      {words.text && thumbs ? " · " : ""}
+      {thumbs}
+    </>
+  );
 }
 
-/** The judge's votes (+1 / 0 / −1, ✗ for no verdict) and the user's thumbs, which override them. */
-function votesText(t: Turn): string {
-  const votes = t.votes.map((v) => (v.score === null ? "✗" : v.score > 0 ? "+1" : v.score < 0 ? "−1" : "0")).join(" ");
-  return [votes, t.thumbs ? `thumbs ${t.thumbs}` : ""].filter(Boolean).join(" · ");
-}
-
-/** A labelled figure; `wide` for long values such as a model's file name (two grid columns). */
-export function Card({ label, value, live, wide }: { label: string; value: string | number; live?: boolean; wide?: boolean }) {
+/**
+ * A labelled figure; `wide` for long values such as a model's file name (two grid columns). A
+ * `Term` label shows its exact term as the label's tooltip; `detail` is a small line under the value.
+ */
+export function Card({ label, value, live, wide, detail }: { label: string | Term; value: string | number; live?: boolean; wide?: boolean; detail?: string }) {
+  const text = typeof label === "string" ? label : label.label;
   return (
     <div className={wide ? "card card-wide" : "card"}>
-      <div className="card-label">{label}</div>
+      <div className="card-label" title={typeof label === "string" ? undefined : label.term}>
+        {text}
+      </div>
       <div className="card-value" aria-live={live ? "polite" : undefined}>
         {value}
       </div>
+      {detail && <div className="term-detail">{detail}</div>}
     </div>
   );
 }
