@@ -212,7 +212,7 @@ export function TrainingPage() {
               <td className="clip" title={t.response}>
                 {t.response || "—"}
               </td>
-              <td className="nowrap">
+              <td>
                 <Votes turn={t} />
               </td>
               <td title="reward">{t.reward === null ? "—" : t.reward > 0 ? `+${t.reward}` : t.reward < 0 ? `−${-t.reward}` : "0"}</td>
