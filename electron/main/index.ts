@@ -135,6 +135,20 @@ function createWindow(ep: CoreEndpoint): void {
   win = new BrowserWindow(windowOptions({ preload: preloadScript, bounds: placed, icon }));
   if (placed.maximized) win.maximize();
   win.once("ready-to-show", () => win?.show());
+  // The renderer's beforeunload holds the window while Settings has unsaved changes; Electron
+  // would cancel the close silently, so ask as the app's own dialog does.
+  win.webContents.on("will-prevent-unload", (event) => {
+    const choice = dialog.showMessageBoxSync(win!, {
+      type: "question",
+      buttons: ["Keep editing", "Discard"],
+      defaultId: 0,
+      cancelId: 0,
+      title: "Discard changes?",
+      message: "Discard changes?",
+      detail: "Your settings are not saved yet. Closing now loses them.",
+    });
+    if (choice === 1) event.preventDefault(); // let the window close or reload
+  });
   win.webContents.on("did-fail-load", (_e, code, desc, url, isMainFrame) => {
     // -3 (ERR_ABORTED) is a load replaced by another one, not a failure.
     if (!isMainFrame || code === -3) return;
