@@ -369,6 +369,9 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     await save.waitFor();
     assert.equal(await page.getByRole("button", { name: /^Save/ }).count(), 1, "one Save button, the chat defaults included");
     assert.equal(await save.getAttribute("aria-disabled"), "true", "nothing to save yet");
+    // The machine check (issue 33) is on the page, ready to run.
+    await page.getByRole("heading", { name: "This machine" }).waitFor();
+    assert.equal(await page.getByRole("button", { name: "Check this machine" }).isDisabled(), false);
     const batch = page.getByRole("spinbutton", { name: /Answers per lesson/ });
     const before = await batch.inputValue();
     // The exact term stays in reach: a details line under the plain label.

@@ -10,6 +10,7 @@ import { TermText } from "../components/TermLabel.js";
 import { engineName, terms } from "../components/terms.js";
 import { useUnsavedChanges } from "../components/unsavedChanges.js";
 import { ChatDefaultsSection } from "./ChatDefaultsSection.js";
+import { MachineCheck } from "./settings/MachineCheck.js";
 
 const isSettingsBody = (b: unknown): b is { settings: unknown } => typeof b === "object" && b !== null && "settings" in b;
 
@@ -124,7 +125,6 @@ export function SettingsPage() {
           Loading settings…
         </p>
       )}
-      {/* The machine check (settings/MachineCheck.tsx) goes here. */}
       {form && (
         <form
           className="settings"
@@ -254,6 +254,8 @@ export function SettingsPage() {
           </div>
         </form>
       )}
+
+      <MachineCheck />
 
       <h2>API access</h2>
       <div className="kv">
