@@ -24,7 +24,7 @@ type SnippetFn = (apiBase: string, token: string, modelId: string, contextWindow
 
 /** The exact snippet the Settings page shows (renderer code, loaded at run time: it is outside this tsconfig). */
 async function settingsSnippet(): Promise<SnippetFn> {
-  const mod = path.join(repoRoot, "renderer", "src", "pages", "SettingsPage.tsx");
+  const mod = path.join(repoRoot, "renderer", "src", "api", "openclawSnippet.ts");
   return ((await import(mod)) as { openClawSnippet: SnippetFn }).openClawSnippet;
 }
 

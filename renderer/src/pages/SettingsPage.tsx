@@ -11,36 +11,9 @@ import { engineName, terms } from "../components/terms.js";
 import { useUnsavedChanges } from "../components/unsavedChanges.js";
 import { ChatDefaultsSection } from "./ChatDefaultsSection.js";
 import { MachineCheck } from "./settings/MachineCheck.js";
+import { openClawSnippet } from "../api/openclawSnippet.js";
 
 const isSettingsBody = (b: unknown): b is { settings: unknown } => typeof b === "object" && b !== null && "settings" in b;
-
-/** The provider config OpenClaw needs, exactly in the shape docs/openclaw-client.md shows. */
-export function openClawSnippet(apiBase: string, token: string, modelId: string, contextWindow: number): string {
-  const config = {
-    models: {
-      providers: {
-        clawrl: {
-          baseUrl: `${apiBase}/v1`,
-          apiKey: token,
-          api: "openai-completions",
-          models: [
-            {
-              id: modelId,
-              name: modelId,
-              reasoning: false,
-              input: ["text"],
-              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-              contextWindow,
-              maxTokens: 1024,
-            },
-          ],
-        },
-      },
-    },
-    agents: { defaults: { model: { primary: `clawrl/${modelId}` } } },
-  };
-  return JSON.stringify(config, null, 2);
-}
 
 function emptyJudge(kind: JudgeSource["kind"]): JudgeSource {
   if (kind === "gguf") return { kind, path: "" };
