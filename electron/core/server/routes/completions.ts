@@ -5,6 +5,7 @@ import crypto from "node:crypto";
 import { IncrementalDetokenizer } from "../../inference/detokenizer.js";
 import { AbortedError, type Engine, type GenerateResult, type TokenLogprob } from "../../inference/engine.js";
 import { abortWhenClientLeaves } from "../clientAbort.js";
+import { failGeneration } from "./generationFailure.js";
 import { SseWriter } from "../sseWriter.js";
 import { ApiError, badRequest } from "../errors.js";
 import type { TurnRecorder } from "./openai.js";
@@ -160,23 +161,17 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
           sse.flush();
         } else choices.push({ index, text: result.text, logprobs: lp ? lp.push(infos.filter((i) => !engine.model.isEogToken(i.token as Token))) : null, finish_reason: result.finishReason });
       } catch (err) {
-        const aborted = err instanceof AbortedError || signal.aborted;
-        rollout.abortTurn(ctx, aborted ? "client disconnected" : `error: ${(err as Error).message}`);
-        if (!stream) {
-          if (aborted) return reply;
-          if (err instanceof ApiError) throw err;
-          throw new ApiError(500, `Generation failed: ${(err as Error).message}`);
-        }
-        if (!reply.raw.headersSent) {
-          const apiErr = err instanceof ApiError ? err : new ApiError(500, `Generation failed: ${(err as Error).message}`);
-          reply.raw.writeHead(apiErr.status, { "Content-Type": "application/json; charset=utf-8" });
-          reply.raw.end(JSON.stringify(apiErr.toJSON()));
-        } else if (!aborted) {
-          sse.write(`data: ${JSON.stringify(new ApiError(500, `Generation failed: ${(err as Error).message}`).toJSON())}\n\n`);
-          sse.flush();
-          reply.raw.end();
-        } else reply.raw.destroy();
-        return reply;
+        return failGeneration({
+          err,
+          signal,
+          stream,
+          reply,
+          abortTurn: (reason) => rollout.abortTurn(ctx, reason),
+          streamError: (message) => {
+            sse.write(`data: ${JSON.stringify(new ApiError(500, message).toJSON())}\n\n`);
+            sse.flush();
+          },
+        });
       }
     }
 

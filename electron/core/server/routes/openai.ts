@@ -2,7 +2,6 @@ import crypto from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ChatMessage } from "../../api/chatTypes.js";
 import {
-  AbortedError,
   ContextLengthError,
   type Engine,
   type GenerateEvent,
@@ -13,10 +12,11 @@ import {
 import type { TurnContext, TurnOrigin } from "../../rollout/rollout.js";
 import { SseWriter } from "../sseWriter.js";
 import { abortWhenClientLeaves } from "../clientAbort.js";
+import { failGeneration } from "./generationFailure.js";
 import { ApiError, badRequest } from "../errors.js";
 import { parseChatRequest, type ChatCompletionRequest } from "./openaiSchema.js";
 import { generationParams } from "./generationParams.js";
-import { responseFormatGrammar } from "./responseFormat.js";
+import { applyResponseFormat } from "./responseFormat.js";
 import { timingsOf, usageOf } from "./replyFigures.js";
 import type { ChatCompletionChunk, ChatCompletionReply, ChatLogprob, ModelListReply, ModelObject } from "../../api/openai.js";
 
@@ -104,11 +104,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
   app.post("/v1/chat/completions", async (req: FastifyRequest, reply: FastifyReply) => {
     const body = parseChatRequest(req.body);
     const genReq = toGenerateRequest(body, opts.defaultMaxTokens?.(), engine.vocabSize);
-    const format = await responseFormatGrammar(engine, body.response_format);
-    if (format) {
-      genReq.grammar = format.grammar;
-      genReq.grammarReserve = format.reserve;
-    }
+    await applyResponseFormat(engine, genReq, body.response_format);
     const bodyFields = { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done };
     const fromUi = headerValue(req.headers["x-clawrl-client"]) === "ui";
     let prompt: ReturnType<typeof prepareChatPrompt>;
@@ -144,7 +140,6 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
 
     const stream = body.stream === true;
     const includeUsage = stream && body.stream_options?.include_usage === true;
-    let started = false;
     const chunk = (delta: ChunkChoice["delta"], extra: Partial<Pick<ChunkChoice, "logprobs" | "finish_reason">> = {}, top: Pick<ChatCompletionChunk, "timings"> = {}) =>
       `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }], ...top } satisfies ChatCompletionChunk)}\n\n`;
     const sse = new SseWriter(reply.raw);
@@ -160,7 +155,6 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
         {
           signal,
           onStart: ({ adapter }) => {
-            started = true;
             if (stream) {
               reply.raw.writeHead(200, {
                 "Content-Type": "text/event-stream; charset=utf-8",
@@ -191,22 +185,17 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
         prepared,
       );
     } catch (err) {
-      const aborted = err instanceof AbortedError || signal.aborted;
-      rollout.abortTurn(ctx, aborted ? "client disconnected" : `error: ${(err as Error).message}`);
-      if (!stream) {
-        if (aborted) return reply; // nobody is listening
-        throw err;
-      }
-      if (!started && !reply.raw.headersSent) {
-        const apiErr = err instanceof ApiError ? err : new ApiError(500, `Internal error: ${(err as Error).message}`);
-        reply.raw.writeHead(apiErr.status, { "Content-Type": "application/json; charset=utf-8" });
-        reply.raw.end(JSON.stringify(apiErr.toJSON()));
-      } else if (!aborted) {
-        write(`data: ${JSON.stringify(new ApiError(500, `Generation failed: ${(err as Error).message}`).toJSON())}\n\n`);
-        sse.flush();
-        reply.raw.end();
-      } else reply.raw.destroy();
-      return reply;
+      return failGeneration({
+        err,
+        signal,
+        stream,
+        reply,
+        abortTurn: (reason) => rollout.abortTurn(ctx, reason),
+        streamError: (message) => {
+          write(`data: ${JSON.stringify(new ApiError(500, message).toJSON())}\n\n`);
+          sse.flush();
+        },
+      });
     }
 
     const { logprobs: infos, cachedPromptTokens, ...turn } = result;

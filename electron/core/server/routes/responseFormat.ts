@@ -4,7 +4,7 @@
  */
 import type { LlamaGrammar } from "node-llama-cpp";
 import { z } from "zod";
-import type { Engine } from "../../inference/engine.js";
+import type { Engine, GenerateRequest } from "../../inference/engine.js";
 import { closingReserve, grammarForResponseFormat, UnsupportedSchemaError, type ResponseFormat } from "../../inference/jsonSchemaGrammar.js";
 import { badRequest } from "../errors.js";
 
@@ -38,4 +38,17 @@ export async function responseFormatGrammar(
     // llama.cpp refused the grammar the schema became (a shape node-llama-cpp cannot compile).
     throw badRequest(`The JSON schema cannot be turned into a decoding grammar: ${(err as Error).message}`, `${param}.json_schema.schema`, "unsupported_schema");
   }
+}
+
+/** Holds `genReq`'s answer to `format` (nothing for plain text): the grammar and the tokens it needs to close. */
+export async function applyResponseFormat(
+  engine: Pick<Engine, "llama">,
+  genReq: Pick<GenerateRequest, "grammar" | "grammarReserve">,
+  format: ResponseFormat | null | undefined,
+  param?: string,
+): Promise<void> {
+  const held = await responseFormatGrammar(engine, format, param);
+  if (!held) return;
+  genReq.grammar = held.grammar;
+  genReq.grammarReserve = held.reserve;
 }

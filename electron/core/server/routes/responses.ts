@@ -3,16 +3,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { ChatMessage } from "../../api/chatTypes.js";
 import type { ResponseFunctionCall, ResponseObject, ResponseOutputItem, ResponseOutputMessage, ResponseStreamEvent } from "../../api/responses.js";
-import { AbortedError, ContextLengthError, type Engine, type GenerateEvent, type GenerateResult } from "../../inference/engine.js";
+import { ContextLengthError, type Engine, type GenerateEvent, type GenerateResult } from "../../inference/engine.js";
 import { prepareChatPrompt, tokenCounter } from "../../preferences/inject.js";
 import { answerMessage } from "../../rollout/messages.js";
 import { ResponseStore } from "../../store/responses.js";
 import { abortWhenClientLeaves } from "../clientAbort.js";
+import { failGeneration } from "./generationFailure.js";
 import { ApiError, badRequest, notFound } from "../errors.js";
 import { SseWriter } from "../sseWriter.js";
 import { ephemeralRecorder, toGenerateRequest, type TurnRecorder } from "./openai.js";
 import { parseChatRequest } from "./openaiSchema.js";
-import { responseFormatGrammar } from "./responseFormat.js";
+import { applyResponseFormat } from "./responseFormat.js";
 import { parseAt, parseStrict } from "./strictBody.js";
 
 /**
@@ -169,17 +170,14 @@ export function registerResponseRoutes(app: FastifyInstance, opts: ResponseRoute
     const genReq = toGenerateRequest(chatBody, opts.defaultMaxTokens?.(), engine.vocabSize);
     // text.format is chat's response_format under another name: the same grammar holds the answer.
     const textFormat = body.text?.format;
-    const format = await responseFormatGrammar(
+    await applyResponseFormat(
       engine,
+      genReq,
       textFormat?.type === "json_schema"
         ? { type: "json_schema", json_schema: { name: textFormat.name, description: textFormat.description, schema: textFormat.schema, strict: textFormat.strict } }
         : textFormat,
       "text.format",
     );
-    if (format) {
-      genReq.grammar = format.grammar;
-      genReq.grammarReserve = format.reserve;
-    }
     const bodyFields = { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done };
     const fromUi = headerValue(req.headers["x-clawrl-client"]) === "ui";
     let prompt: ReturnType<typeof prepareChatPrompt>;
@@ -261,23 +259,17 @@ export function registerResponseRoutes(app: FastifyInstance, opts: ResponseRoute
         prompt.prepared,
       );
     } catch (err) {
-      const aborted = err instanceof AbortedError || signal.aborted;
-      rollout.abortTurn(ctx, aborted ? "client disconnected" : `error: ${(err as Error).message}`);
-      if (!stream) {
-        if (aborted) return reply;
-        if (err instanceof ApiError) throw err;
-        throw new ApiError(500, `Generation failed: ${(err as Error).message}`);
-      }
-      if (!reply.raw.headersSent) {
-        const apiErr = err instanceof ApiError ? err : new ApiError(500, `Generation failed: ${(err as Error).message}`);
-        reply.raw.writeHead(apiErr.status, { "Content-Type": "application/json; charset=utf-8" });
-        reply.raw.end(JSON.stringify(apiErr.toJSON()));
-      } else if (!aborted) {
-        emit("response.failed", { response: { ...base, status: "failed", error: { code: "server_error", message: `Generation failed: ${(err as Error).message}` } } });
-        sse.flush();
-        reply.raw.end();
-      } else reply.raw.destroy();
-      return reply;
+      return failGeneration({
+        err,
+        signal,
+        stream,
+        reply,
+        abortTurn: (reason) => rollout.abortTurn(ctx, reason),
+        streamError: (message) => {
+          emit("response.failed", { response: { ...base, status: "failed", error: { code: "server_error", message } } });
+          sse.flush();
+        },
+      });
     }
 
     const { logprobs: _infos, cachedPromptTokens, ...turn } = result;
