@@ -24,7 +24,40 @@ const entrySchema = z.object({
 });
 export type CatalogEntry = z.infer<typeof entrySchema>;
 
-const catalogSchema = z.object({ models: z.array(entrySchema).min(1) });
+/** An embedding model for /v1/embeddings (BERT-style: not served for chat, never trained). */
+const embeddingEntrySchema = z.object({
+  id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/),
+  name: z.string(),
+  repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/),
+  file: z.string().endsWith(".gguf"),
+  revision: z.string().default("main"),
+  /** as the GGUF names it (bert, nomic-bert, ...) */
+  architecture: z.string(),
+  parameters: z.number().int().positive(),
+  quantization: z.string(),
+  sizeBytes: z.number().int().positive(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  contextLength: z.number().int().positive(),
+  /** width of its vectors */
+  dimensions: z.number().int().positive(),
+  license: z.string(),
+  notes: z.string().default(""),
+});
+export type EmbeddingCatalogEntry = z.infer<typeof embeddingEntrySchema>;
+
+const catalogSchema = z.object({ models: z.array(entrySchema).min(1), embeddingModels: z.array(embeddingEntrySchema).default([]) });
+
+/** The embedding models shipped in the catalog (models/catalog.json `embeddingModels`), validated; ids distinct from the chat models'. */
+export function loadEmbeddingCatalog(): EmbeddingCatalogEntry[] {
+  const parsed = catalogSchema.parse(shippedCatalog);
+  const chat = new Set(parsed.models.map((m) => m.id));
+  for (const e of parsed.embeddingModels) if (chat.has(e.id)) throw new Error(`catalog: embedding model id ${e.id} is also a chat model's`);
+  return parsed.embeddingModels;
+}
+
+export function findEmbeddingCatalogEntry(id: string): EmbeddingCatalogEntry | undefined {
+  return loadEmbeddingCatalog().find((m) => m.id === id);
+}
 
 let cached: CatalogEntry[] | undefined;
 

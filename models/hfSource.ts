@@ -1,4 +1,4 @@
-import { findCatalogEntry, type CatalogEntry } from "./catalog.js";
+import { findCatalogEntry, findEmbeddingCatalogEntry, type CatalogEntry, type EmbeddingCatalogEntry } from "./catalog.js";
 
 /** Where a model file comes from, resolved to a URL on a Hugging Face-compatible endpoint. */
 export interface ModelSource {
@@ -9,7 +9,7 @@ export interface ModelSource {
   revision: string;
   url: string;
   sha256: string | null;
-  catalog?: CatalogEntry;
+  catalog?: CatalogEntry | EmbeddingCatalogEntry;
 }
 
 /** `HF_ENDPOINT` as Hugging Face's own tools read it (a mirror, or a test server). */
@@ -41,7 +41,7 @@ export function resolveModelSource(spec: string, env: NodeJS.ProcessEnv = proces
     const revision = rev ?? "main";
     return { id: spec, repo, file, revision, url: resolveUrl(repo, file, revision, env), sha256: null };
   }
-  const entry = findCatalogEntry(spec);
+  const entry = findCatalogEntry(spec) ?? findEmbeddingCatalogEntry(spec);
   if (!entry) throw new Error(`unknown model '${spec}': not in the catalog (see 'clawrl models list'), and not hf:<owner>/<repo>/<file>.gguf`);
   return {
     id: entry.id,

@@ -13,7 +13,7 @@ import { registerOpenAiRoutes } from "./server/routes/openai.js";
 import { registerCompletionRoutes } from "./server/routes/completions.js";
 import { bodyLimitFor, promptLengthGuard } from "./inference/promptBound.js";
 import { registerEmbeddingRoutes } from "./server/routes/embeddings.js";
-import { servedModelEmbeddings } from "./inference/embeddings.js";
+import { settingsEmbeddings } from "./inference/embeddings.js";
 import { registerResponseRoutes } from "./server/routes/responses.js";
 import { ResponseStore } from "./store/responses.js";
 import { registerEvalRoutes } from "./eval/latest.js";
@@ -229,7 +229,9 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const engine = forwarder(() => served.current().engine);
   registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => store.settings.defaultMaxTokens });
   registerCompletionRoutes(server, { engine, rollout });
-  registerEmbeddingRoutes(server, { source: servedModelEmbeddings(() => served.current().engine, { threads }) });
+  // /v1/embeddings: the settings' embedding GGUF (its own model and context), else the served model.
+  const embeddings = settingsEmbeddings({ served: () => served.current().engine, modelPath: () => store.settings.embeddingModelPath, idOf: (p) => models.registry.snapshot().models.find((m) => m.path === p)?.id ?? null, threads });
+  registerEmbeddingRoutes(server, { source: embeddings.source });
   registerResponseRoutes(server, { engine, rollout, store: new ResponseStore(path.join(paths.root, "responses")), defaultMaxTokens: () => store.settings.defaultMaxTokens });
   registerEvalRoutes(server, paths.root);
   const preferenceEngine = (): Engine | null => latest()?.engine ?? null;
@@ -302,6 +304,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
       await tools.close();
       await preferenceChecks.close();
       await modelless?.close();
+      await embeddings.close();
       await served.close();
       samples.close();
       models.close();

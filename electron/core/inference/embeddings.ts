@@ -1,4 +1,8 @@
-import type { LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
+import path from "node:path";
+import type { Llama, LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
+import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
+import { ApiError } from "../server/errors.js";
+import { loadBoundMs, loadWithin } from "./loadBound.js";
 
 /** One input to embed: text, or token ids the client tokenized itself. */
 export type EmbeddingInput = string | readonly number[];
@@ -53,7 +57,7 @@ export class ModelEmbedder implements EmbeddingSource {
   private closed = false;
 
   constructor(
-    private readonly model: LlamaModel,
+    readonly model: LlamaModel,
     readonly modelId: string,
     private readonly opts: ModelEmbedderOptions = {},
   ) {}
@@ -145,5 +149,97 @@ export function servedModelEmbeddings(current: () => { model: LlamaModel; modelI
       model.onDispose.createListener(() => void made.close());
     }
     return e;
+  };
+}
+
+/**
+ * An embedding GGUF of its own (the settings' `embeddingModelPath`), loaded on the served
+ * model's runtime when first asked for and kept until the setting changes or the core closes.
+ * Its model and context are its own: chat's model, context and sequences are never touched, so
+ * an embedding request neither waits for a generation nor slows its KV cache (they share the
+ * CPU's cores, as the judge does).
+ */
+export class FileEmbedder implements EmbeddingSource {
+  private inner: Promise<ModelEmbedder> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly llama: Llama,
+    readonly modelPath: string,
+    readonly modelId: string,
+    private readonly opts: ModelEmbedderOptions = {},
+  ) {}
+
+  private load(): Promise<ModelEmbedder> {
+    this.inner ??= (async () => {
+      let model: LlamaModel;
+      try {
+        // The app's own GGUF reader first (issue 26 F3), then a load bounded in time.
+        assertLoadableGguf(this.modelPath);
+        model = await loadWithin(`the embedding model ${this.modelPath}`, loadBoundMs(this.modelPath), (loadSignal) => this.llama.loadModel({ modelPath: this.modelPath, loadSignal }), (late) => late.dispose());
+      } catch (err) {
+        this.inner = null; // the next request tries again (the file may have been fixed)
+        throw new ApiError(503, `The embedding model in the settings (${this.modelPath}) cannot be loaded: ${(err as Error).message.split("\n")[0]}`, "server_error", null, "embedding_model_unavailable");
+      }
+      if (this.closed) {
+        await model.dispose();
+        throw new Error("the embedding model is closed");
+      }
+      return new ModelEmbedder(model, this.modelId, this.opts);
+    })();
+    return this.inner;
+  }
+
+  async embed(inputs: readonly EmbeddingInput[], signal?: AbortSignal): Promise<EmbeddingBatch> {
+    if (this.closed) throw new Error("the embedding model is closed");
+    return (await this.load()).embed(inputs, signal);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const inner = await this.inner?.catch(() => null);
+    this.inner = null;
+    if (!inner) return;
+    await inner.close();
+    await inner.model.dispose();
+  }
+}
+
+export interface SettingsEmbeddingsOptions extends ModelEmbedderOptions {
+  /** the served model now (throws the route's 503 when none) */
+  served: () => { model: LlamaModel; modelId: string; llama: Llama };
+  /** the settings' embedding GGUF, or null for the served model */
+  modelPath: () => string | null;
+  /** the id replies give a file (an installed model's id; default its file name without .gguf) */
+  idOf?: (modelPath: string) => string | null;
+}
+
+/**
+ * /v1/embeddings' source as the settings say: the embedding GGUF chosen there, else the served
+ * model. A changed setting closes the previous file's model (after its requests finish) and
+ * loads the new one on the next request.
+ */
+export function settingsEmbeddings(opts: SettingsEmbeddingsOptions): { source: () => EmbeddingSource; close: () => Promise<void> } {
+  const { served, modelPath, idOf, ...embedderOpts } = opts;
+  const ofServed = servedModelEmbeddings(served, embedderOpts);
+  let file: FileEmbedder | null = null;
+  return {
+    source: () => {
+      const p = modelPath();
+      if (!p) {
+        if (file) void file.close();
+        file = null;
+        return ofServed();
+      }
+      if (file?.modelPath !== p) {
+        if (file) void file.close();
+        file = new FileEmbedder(served().llama, p, idOf?.(p) ?? path.basename(p).replace(/\.gguf$/i, ""), embedderOpts);
+      }
+      return file;
+    },
+    close: async () => {
+      await file?.close();
+      file = null;
+    },
   };
 }

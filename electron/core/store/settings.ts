@@ -121,6 +121,12 @@ export const SettingsSchema = z
      * hosts file, a LAN name after binding another address). Any other Host header is refused:
      * a web page on a rebound DNS name cannot reach the core (docs/security.md).
      */
+    /**
+     * The GGUF /v1/embeddings answers from (an embedding model such as nomic-embed-text, loaded
+     * beside the served model with a context of its own); null: the served model's own vectors.
+     * An absolute path (an installed model's path, or any GGUF file).
+     */
+    embeddingModelPath: z.string().trim().regex(/^(\/|[A-Za-z]:[\\/]|\\\\)/, "an absolute path to a GGUF file").nullable().default(null),
     allowedHosts: z.array(z.string().trim().toLowerCase().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9\-._]+)$/, "a host name without port or scheme")).max(32).default([]),
   })
   .strict();

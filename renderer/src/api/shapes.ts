@@ -476,7 +476,7 @@ export type JudgeSource = CoreSettings["judgeSource"];
 /** The settings the UI edits (the core's schema: electron/core/store/settings.ts); others are left alone. */
 export type Settings = Pick<
   CoreSettings,
-  "learningMethod" | "batchSize" | "learningRate" | "loraRank" | "teacherSource" | "judgeVotes" | "judgeSource" | "autoLearn" | "outsideDefaultTurnType" | "headerlessTurnsMain" | "klBeta" | "heldBackShare"
+  "learningMethod" | "batchSize" | "learningRate" | "loraRank" | "teacherSource" | "judgeVotes" | "judgeSource" | "autoLearn" | "outsideDefaultTurnType" | "headerlessTurnsMain" | "klBeta" | "heldBackShare" | "embeddingModelPath"
 >;
 
 /**
@@ -499,6 +499,7 @@ export function readSettings(body: unknown): Settings {
     headerlessTurnsMain: s.headerlessTurnsMain,
     klBeta: s.klBeta,
     heldBackShare: s.heldBackShare,
+    embeddingModelPath: s.embeddingModelPath,
   };
 }
 
