@@ -35,7 +35,7 @@ import { registerTrainingRoutes } from "./server/routes/training.js";
 import { registerAdapterImportRoute } from "./server/routes/adapterImport.js";
 import { APP_TRAIN_CONTEXT } from "../../models/trainVerdict.js";
 import { describeGguf } from "../../models/registry.js";
-import { ApiError } from "./server/errors.js";
+import { UnavailableError } from "./domainErrors.js";
 import { ServedModel, forwarder, type ServedParts } from "./servedModel.js";
 import { ToolHost } from "./tools/host.js";
 import { resultCharsFor } from "./tools/result.js";
@@ -209,7 +209,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   if (opts.training !== false) {
     const training = forwarder(() => {
       const t = served.current().training;
-      if (!t) throw new ApiError(503, "Learning is off for this model.", "server_error", null, "no_training");
+      if (!t) throw new UnavailableError("Learning is off for this model.", { code: "no_training" });
       return t;
     });
     const serving = () => ({ active: store.state.training.activeCheckpoint, modelPath: served.latest?.engine.info().modelPath ?? null });
@@ -245,7 +245,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
       return e ? tokenCounter(e) : null;
     },
     check: () => {
-      if (!latest()) throw new ApiError(503, "No model is served: nothing to check preferences against.", "server_error", null, "no_model");
+      if (!latest()) throw new UnavailableError("No model is served: nothing to check preferences against.", { code: "no_model" });
       return preferenceChecks.check();
     },
   });

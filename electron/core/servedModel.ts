@@ -1,4 +1,4 @@
-import { ApiError } from "./server/errors.js";
+import { ConflictError, UnavailableError } from "./domainErrors.js";
 import type { EventBus } from "./rollout/events.js";
 import type { ModelSwitchEvent } from "./api/models.js";
 
@@ -78,8 +78,8 @@ export class ServedModel<E, P extends ServedParts<E>> {
 
   /** The parts serving now; a 503 with a readable reason while a switch is under way. */
   current(): P {
-    if (this.switching) throw new ApiError(503, `The model is being switched to ${this.switching.name}; try again in a moment.`, "server_error", null, "model_switching");
-    if (!this.parts) throw new ApiError(503, "No model is loaded.", "server_error", null, "no_model");
+    if (this.switching) throw new UnavailableError(`The model is being switched to ${this.switching.name}; try again in a moment.`, { code: "model_switching" });
+    if (!this.parts) throw new UnavailableError("No model is loaded.", { code: "no_model" });
     return this.parts;
   }
 
@@ -88,7 +88,7 @@ export class ServedModel<E, P extends ServedParts<E>> {
    * model) when it cannot be loaded. One switch at a time: a second one gets 409.
    */
   switchTo(target: { id: string; name: string; path: string }): Promise<void> {
-    if (this.switching) return Promise.reject(new ApiError(409, `A switch to ${this.switching.name} is under way.`, "invalid_request_error", null, "model_switching"));
+    if (this.switching) return Promise.reject(new ConflictError(`A switch to ${this.switching.name} is under way.`, { code: "model_switching" }));
     const run = this.runSwitch(target);
     this.pending = run.catch(() => undefined);
     return run;

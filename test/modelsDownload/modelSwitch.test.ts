@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
+import { apiErrorOf } from "../../electron/core/server/errors.js";
 import { callApi } from "../helpers/api.js";
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
@@ -66,9 +67,9 @@ describe("switching the served model", { timeout: 180_000 }, () => {
     const stories = { id: "local:stories260K", name: "stories260K", path: storiesModelPath() };
     const first = core.served!.switchTo(stories);
     // Inside the core the engine is unavailable meanwhile, with the reason (what a request would get after its wait).
-    assert.throws(() => core.served!.current(), (e: Error & { status?: number }) => e.status === 503 && /being switched to stories260K/.test(e.message));
+    assert.throws(() => core.served!.current(), (e: Error) => apiErrorOf(e).status === 503 && /being switched to stories260K/.test(e.message));
     const answer = call("POST", "/v1/chat/completions", { model: "x", messages: [{ role: "user", content: "hi" }], max_tokens: 3 });
-    await assert.rejects(core.served!.switchTo({ ...stories, path: tiny }), (e: Error & { status?: number }) => e.status === 409);
+    await assert.rejects(core.served!.switchTo({ ...stories, path: tiny }), (e: Error) => apiErrorOf(e).status === 409);
     const r = await answer;
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.model, "stories260K", "answered by the model switched to");

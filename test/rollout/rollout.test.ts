@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 import type { ChatMessage } from "../../electron/core/api/chatTypes.js";
 import { EventBus, type CoreEventName } from "../../electron/core/rollout/events.js";
 import { Rollout, type TurnOrigin } from "../../electron/core/rollout/rollout.js";
-import { ApiError } from "../../electron/core/server/errors.js";
+import { apiErrorOf } from "../../electron/core/server/errors.js";
 import { Store } from "../../electron/core/store/store.js";
 import { tempDir } from "../helpers/cli.js";
 import { OPENCLAW_SYSTEM, internalContext, result } from "./fixtures.js";
@@ -58,7 +58,7 @@ describe("session resolution", () => {
     for (const [o, msg, param] of cases) {
       assert.throws(
         () => rollout.beginTurn(origin([user("hi")], o)),
-        (err: unknown) => err instanceof ApiError && err.status === 400 && msg.test(err.message) && err.param === param,
+        (err: unknown) => [apiErrorOf(err)].every((api) => api.status === 400 && msg.test(api.message) && api.param === param),
       );
     }
     assert.equal(rollout.inFlight, 0);

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
+import { apiErrorOf } from "../../electron/core/server/errors.js";
 import { bodyLimitFor, checkPromptLength } from "../../electron/core/inference/promptBound.js";
 import { maxTokenBytes } from "../../models/gguf/loadable.js";
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
@@ -216,7 +217,7 @@ describe("huge prompts", { timeout: 180_000 }, () => {
     assert.ok(whole.gapMs > 100);
     const tight = { info: () => ({ contextSize: 4096, modelPath: "/nonexistent.gguf" }), model };
     const t0 = performance.now();
-    await assert.rejects(checkPromptLength(tight, [text(MiB)], "messages"), (e: Error & { code?: string; status?: number }) => e.status === 400 && e.code === "context_length_exceeded");
+    await assert.rejects(checkPromptLength(tight, [text(MiB)], "messages"), (e: Error) => apiErrorOf(e).status === 400 && apiErrorOf(e).code === "context_length_exceeded");
     assert.ok(performance.now() - t0 < 200, "refused after the first chunks, not after the whole text");
   });
 });

@@ -18,7 +18,7 @@ import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { FastifyRequest } from "fastify";
 import { messageText, type ChatMessage } from "../api/chatTypes.js";
 import { maxTokenBytes } from "../../../models/gguf/loadable.js";
-import { badRequest } from "../server/errors.js";
+import { InvalidInputError } from "../domainErrors.js";
 
 /** What the check needs of the engine. */
 export interface PromptBoundEngine {
@@ -36,7 +36,7 @@ const MAX_CHUNK = 16 * 1024;
 const PER_CUT = 2;
 
 function tooLong(contextSize: number, atLeast: number, param: string) {
-  return badRequest(`This model's context is ${contextSize} tokens; the prompt has at least ${atLeast} tokens (no room for an answer).`, param, "context_length_exceeded");
+  return new InvalidInputError(`This model's context is ${contextSize} tokens; the prompt has at least ${atLeast} tokens (no room for an answer).`, { param, code: "context_length_exceeded" });
 }
 
 /** An end for a chunk near `end`: after whitespace if there is some close before it, never inside a surrogate pair. */
@@ -51,7 +51,7 @@ function cutAt(text: string, start: number, end: number): number {
 }
 
 /**
- * Throws a 400 context_length_exceeded ApiError when `texts` (the prompt's parts, as the
+ * Throws an InvalidInputError (code context_length_exceeded) when `texts` (the prompt's parts, as the
  * template will include them verbatim) cannot fit the engine's context; resolves otherwise.
  */
 export async function checkPromptLength(engine: PromptBoundEngine, texts: readonly string[], param: string, contextSize = engine.info().contextSize): Promise<void> {

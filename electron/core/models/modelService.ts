@@ -8,6 +8,7 @@ import { describeGguf, ModelRegistry, type InstalledModel } from "../../../model
 import { APP_TRAIN_CONTEXT, backendOfStatus, serveOnly, trainabilityOfPlan, trainerOnGpu, type Trainability } from "../../../models/trainVerdict.js";
 import { readGguf } from "../../../models/gguf/reader.js";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
+import { NotFoundError } from "../domainErrors.js";
 import { LORA_DEFAULTS } from "../../../trainer/lora/defaults.js";
 import { summarizeGguf } from "../../../models/gguf/summary.js";
 import { hostAvailableBytes, parseByteSize } from "../../../trainer/plan/available.js";
@@ -334,7 +335,7 @@ export class ModelService {
 
   private mustGet(id: string): ActiveDownload {
     const d = this.downloads.get(id);
-    if (!d) throw Object.assign(new Error(`no download of '${id}'`), { statusCode: 404 });
+    if (!d) throw new NotFoundError(`no download of '${id}'`);
     return d;
   }
 

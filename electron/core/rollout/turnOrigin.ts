@@ -1,4 +1,4 @@
-import { badRequest } from "../server/errors.js";
+import { InvalidInputError } from "../domainErrors.js";
 import type { TurnType } from "../store/records.js";
 import { SESSION_ID_PATTERN, SESSION_ID_RULE } from "../api/sessions.js";
 
@@ -28,7 +28,7 @@ function header(headers: Headers, name: string): string | undefined {
 function sessionIdFrom(v: unknown, where: string): string | null {
   if (v === undefined || v === null || v === "") return null;
   const s = typeof v === "number" && Number.isFinite(v) ? String(v) : v;
-  if (typeof s !== "string" || !SESSION_ID_PATTERN.test(s)) throw badRequest(`${where} must be ${SESSION_ID_RULE}`, "session_id");
+  if (typeof s !== "string" || !SESSION_ID_PATTERN.test(s)) throw new InvalidInputError(`${where} must be ${SESSION_ID_RULE}`, { param: "session_id" });
   return s;
 }
 
@@ -36,7 +36,7 @@ function turnTypeFrom(v: unknown, where: string): TurnType | null {
   if (v === undefined || v === null || v === "") return null;
   const s = typeof v === "string" ? v.trim().toLowerCase() : v;
   if (s === "main" || s === "side") return s;
-  throw badRequest(`${where} must be 'main' or 'side', got ${JSON.stringify(v)}`, "turn_type");
+  throw new InvalidInputError(`${where} must be 'main' or 'side', got ${JSON.stringify(v)}`, { param: "turn_type" });
 }
 
 function doneFrom(v: unknown, where: string): boolean | null {
@@ -45,10 +45,10 @@ function doneFrom(v: unknown, where: string): boolean | null {
   const s = String(v).trim().toLowerCase();
   if (["1", "true", "yes", "on"].includes(s)) return true;
   if (["0", "false", "no", "off"].includes(s)) return false;
-  throw badRequest(`${where} must be one of 1, true, yes, on (or 0, false, no, off), got ${JSON.stringify(v)}`, "session_done");
+  throw new InvalidInputError(`${where} must be one of 1, true, yes, on (or 0, false, no, off), got ${JSON.stringify(v)}`, { param: "session_done" });
 }
 
-/** Headers win over body fields; bad values are 400s that name the field. */
+/** Headers win over body fields; a bad value is an InvalidInputError that names the field. */
 export function readRlFields(headers: Headers, body: { session_id?: unknown; turn_type?: unknown; session_done?: unknown }): RlFields {
   const hSid = sessionIdFrom(header(headers, "x-session-id"), "X-Session-Id");
   const hType = turnTypeFrom(header(headers, "x-turn-type"), "X-Turn-Type");

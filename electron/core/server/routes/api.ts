@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { badRequest, notFound } from "../errors.js";
-import { ChatDefaultsSchema, SettingsError, formatIssue } from "../../store/settings.js";
+import { notFound, parseBody } from "../errors.js";
+import { ChatDefaultsSchema } from "../../store/settings.js";
 import { rewardOf } from "../../store/store.js";
 import { publicSettings, restoreMaskedSecrets } from "../../store/secrets.js";
 import { registerEventRoute } from "./apiEvents.js";
@@ -31,16 +31,6 @@ const SessionPatch = z
   })
   .strict();
 
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) throw badRequest("the request body must be a JSON object");
-  const r = schema.safeParse(body);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    throw badRequest(formatIssue(issue), issue.path.length ? issue.path.join(".") : null);
-  }
-  return r.data;
-}
-
 const noEngine: EngineStatus = { model: null, backend: null, gpu: null, adapter: "base" };
 
 /** The app API the UI uses: status, sessions, feedback, settings, and the SSE event stream. */
@@ -68,7 +58,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
   });
 
   app.patch<{ Params: { id: string } }>("/api/sessions/:id", async (req) => {
-    const patch = parse(SessionPatch, req.body);
+    const patch = parseBody(SessionPatch, req.body);
     const session = store.session(req.params.id);
     if (!session) throw notFound(`unknown session '${req.params.id}'`);
     if (patch.title !== undefined || patch.generation !== undefined) {
@@ -90,7 +80,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
   });
 
   app.post("/api/feedback", async (req): Promise<FeedbackReply> => {
-    const body = parse(FeedbackBody, req.body);
+    const body = parseBody(FeedbackBody, req.body);
     const entry = store.turnEntry(body.turnId);
     if (!entry) throw notFound(`unknown turn '${body.turnId}'`);
     store.appendFeedback(body.turnId, { thumbs: body.thumbs, hint: body.hint });
@@ -102,15 +92,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
 
   app.get("/api/settings", async (): Promise<Settings> => publicSettings(store.settings));
 
+  // The settings' own schema checks the patch (a SettingsError: 400 by the server's mapping).
   app.patch("/api/settings", async (req): Promise<Settings> => {
-    try {
-      const settings = publicSettings(store.updateSettings(restoreMaskedSecrets(store.settings, req.body)));
-      bus.emit("settings", { settings });
-      return settings;
-    } catch (err) {
-      if (err instanceof SettingsError) throw badRequest(err.message);
-      throw err;
-    }
+    const settings = publicSettings(store.updateSettings(restoreMaskedSecrets(store.settings, req.body)));
+    bus.emit("settings", { settings });
+    return settings;
   });
 
   registerEventRoute(app, bus, deps.sseKeepAliveMs ?? 15_000);

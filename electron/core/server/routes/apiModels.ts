@@ -1,27 +1,22 @@
 import type { FastifyInstance } from "fastify";
 import { isAbsolute } from "node:path";
 import { z } from "zod";
-import { ApiError, badRequest } from "../errors.js";
+import { badRequest, knownApiError, parseBody } from "../errors.js";
 import type { ModelService } from "../../models/modelService.js";
 import type { CancelDownloadReply, DownloadReply, ImportModelReply, ModelsReply, UseModelReply } from "../../api/models.js";
 
 const idBody = z.object({ id: z.string().min(1).max(500) });
 const importBody = z.object({ path: z.string().min(1).max(4096) });
 
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  const r = schema.safeParse(body ?? {});
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    throw badRequest(`${issue.path.join(".") || "body"}: ${issue.message}`, issue.path.join(".") || null);
-  }
-  return r.data;
-}
+const parse = <T>(schema: z.ZodType<T>, body: unknown): T => parseBody(schema, body, { optional: true });
 
-/** Turns the model layer's plain errors into 4xx answers with their (user-facing) messages. */
+/**
+ * The model layer's errors as answers: its named errors (an unknown download, a file refused
+ * before loading) by the server's one mapping; its plain errors are the user's (an unknown id, a
+ * file that is no model: user-facing messages), 400 `model_error`.
+ */
 function userError(err: unknown): never {
-  if (err instanceof ApiError) throw err;
-  const e = err as Error & { statusCode?: number };
-  throw new ApiError(e.statusCode ?? 400, e.message, "invalid_request_error", null, e.statusCode === 404 ? "not_found" : "model_error");
+  throw knownApiError(err) ?? badRequest((err as Error).message, null, "model_error");
 }
 
 /** /api/models: catalog, installed models, downloads (pull, pause, resume, cancel), import, use. */

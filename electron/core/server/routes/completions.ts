@@ -3,16 +3,15 @@ import type { Token } from "node-llama-cpp";
 import { z } from "zod";
 import crypto from "node:crypto";
 import { IncrementalDetokenizer } from "../../inference/detokenizer.js";
-import { AbortedError, type Engine, type GenerateResult, type TokenLogprob } from "../../inference/engine.js";
+import { AbortedError, type Engine, type GenerateRequest, type GenerateResult, type TokenLogprob } from "../../inference/engine.js";
 import { abortWhenClientLeaves } from "../clientAbort.js";
 import { failGeneration } from "./generationFailure.js";
 import { SseWriter } from "../sseWriter.js";
-import { ApiError, badRequest } from "../errors.js";
+import { ApiError, badRequest, parseBody } from "../errors.js";
 import type { TurnRecorder } from "./openai.js";
 import { generationParams, samplingFieldsSchema } from "./generationParams.js";
-import { responseFormatField, responseFormatGrammar } from "./responseFormat.js";
+import { applyResponseFormat, responseFormatField } from "./responseFormat.js";
 import { timingsOf, usageOf } from "./replyFigures.js";
-import { parseStrict } from "./strictBody.js";
 import type { FinishReason, LegacyLogprobs, TextCompletionReply, Usage } from "../../api/openai.js";
 import type { TextCompletionChunk } from "../../api/completions.js";
 import { preparePlainPrompt, tokenCounter } from "../../preferences/inject.js";
@@ -85,7 +84,7 @@ function promptsOf(engine: Engine, prompt: CompletionRequest["prompt"]): PlainPr
 export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: Engine; rollout: TurnRecorder }): void {
   const { engine, rollout } = opts;
   app.post("/v1/completions", async (req: FastifyRequest, reply: FastifyReply) => {
-    const body = parseStrict(completionSchema, req.body);
+    const body = parseBody(completionSchema, req.body);
     if (body.echo && body.max_tokens !== 0) throw badRequest("'echo' is supported with 'max_tokens': 0 (score the prompt, generate nothing)", "echo");
     if (body.max_tokens === 0 && !body.echo) throw badRequest("'max_tokens' must be at least 1 (or 0 with 'echo': true)", "max_tokens");
     if (body.echo && body.stream) throw badRequest("'echo' (scoring the prompt) is not streamed; leave out 'stream'", "stream");
@@ -111,8 +110,10 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
     const turnIds: string[] = [];
     const results: GenerateResult[] = [];
     const choices: TextCompletionReply["choices"] = [];
+    // No default answer length here (unlike chat): a completion without max_tokens runs to the context's end or a stop.
+    const params: Omit<GenerateRequest, "messages"> = { ...generationParams(body, undefined, engine.vocabSize), topLogprobs: body.logprobs ?? undefined, continuesPrompt: true };
     // The grammar response_format holds each answer to (a 400 before anything starts when the schema cannot be held).
-    const format = await responseFormatGrammar(engine, body.response_format);
+    await applyResponseFormat(engine, params, body.response_format);
     if (stream) reply.hijack();
 
     for (const [index, p] of prompts.entries()) {
@@ -132,8 +133,7 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
       const lp = body.logprobs == null ? null : new LegacyLogprobWriter(engine, body.logprobs, served.tokens);
       try {
         const result = await engine.generate(
-          // No default answer length here (unlike chat): a completion without max_tokens runs to the context's end or a stop.
-          { messages, ...generationParams(body, undefined, engine.vocabSize), topLogprobs: body.logprobs ?? undefined, continuesPrompt: true, ...(format ? { grammar: format.grammar, grammarReserve: format.reserve } : {}) },
+          { messages, ...params },
           {
             signal,
             onStart: ({ adapter }) => {

@@ -15,8 +15,7 @@ import { appRoot } from "../../config/paths.js";
 import type { DoctorChildMessage, DoctorChildRequest } from "../../doctor/child.js";
 import { tailOf } from "../../doctor/probeRunner.js";
 import type { DoctorSection } from "../../doctor/run.js";
-import { ApiError } from "../errors.js";
-import { parseStrict } from "./strictBody.js";
+import { ApiError, parseBody } from "../errors.js";
 
 const RunBody = z.strictObject({
   only: z.array(z.enum(["machine", "inference", "training"])).min(1).max(3).optional(),
@@ -115,7 +114,7 @@ export function registerDoctorRoutes(app: FastifyInstance, opts: DoctorRouteOpti
   app.get("/api/doctor", async (): Promise<DoctorStatus> => state);
 
   app.post("/api/doctor/run", async (req, reply) => {
-    const body = req.body === undefined || req.body === null ? {} : parseStrict(RunBody, req.body);
+    const body = parseBody(RunBody, req.body, { optional: true });
     if (state.running) {
       const busy = new ApiError(409, "A machine check is already running; GET /api/doctor tells how it goes.", "invalid_request_error", null, "doctor_running");
       return reply.status(409).send({ ...busy.toJSON(), doctor: state } satisfies DoctorBusyReply);

@@ -3,8 +3,7 @@ import { z } from "zod";
 import type { EmbeddingsReply } from "../../api/embeddings.js";
 import { EmbeddingInputError, truncated, type EmbeddingSource } from "../../inference/embeddings.js";
 import { abortWhenClientLeaves } from "../clientAbort.js";
-import { ApiError, badRequest } from "../errors.js";
-import { parseStrict } from "./strictBody.js";
+import { ApiError, badRequest, knownApiError, parseBody } from "../errors.js";
 
 /** OpenAI caps a request at 2048 inputs; so do we (each is a pass through the model). */
 const MAX_INPUTS = 2048;
@@ -28,14 +27,14 @@ const embeddingsRequest = z.strictObject({
 });
 
 export interface EmbeddingRoutesOptions {
-  /** The source serving now (the served model's embedder by default; a 503 ApiError when none). */
+  /** The source serving now (the served model's embedder by default; a 503 (UnavailableError) when none). */
   source: () => EmbeddingSource;
 }
 
 /** Registers POST /v1/embeddings. */
 export function registerEmbeddingRoutes(app: FastifyInstance, opts: EmbeddingRoutesOptions): void {
   app.post("/v1/embeddings", async (req: FastifyRequest, reply: FastifyReply) => {
-    const body = parseStrict(embeddingsRequest, req.body);
+    const body = parseBody(embeddingsRequest, req.body);
     const inputs = typeof body.input === "string" ? [body.input] : body.input.length > 0 && typeof body.input[0] === "number" ? [body.input as number[]] : (body.input as Array<string | number[]>);
     const source = opts.source();
     const signal = abortWhenClientLeaves(reply);
@@ -45,7 +44,8 @@ export function registerEmbeddingRoutes(app: FastifyInstance, opts: EmbeddingRou
     } catch (err) {
       if (err instanceof EmbeddingInputError) throw badRequest(err.message, "input", /tokens; at most/.test(err.message) ? "context_length_exceeded" : "invalid_value");
       if (signal.aborted) return reply;
-      if (err instanceof ApiError) throw err;
+      const known = knownApiError(err);
+      if (known) throw known;
       throw new ApiError(500, `Embedding failed: ${(err as Error).message}`);
     }
     const width = batch.vectors[0]?.length ?? 0;

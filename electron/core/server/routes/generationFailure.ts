@@ -1,6 +1,6 @@
 import type { FastifyReply } from "fastify";
 import { AbortedError } from "../../inference/engine.js";
-import { ApiError } from "../errors.js";
+import { ApiError, knownApiError } from "../errors.js";
 
 export interface GenerationFailure {
   err: unknown;
@@ -23,7 +23,7 @@ export function failGeneration(f: GenerationFailure): FastifyReply {
   const aborted = f.err instanceof AbortedError || f.signal.aborted;
   const message = (f.err as Error).message;
   f.abortTurn(aborted ? "client disconnected" : `error: ${message}`);
-  const apiErr = f.err instanceof ApiError ? f.err : new ApiError(500, `Generation failed: ${message}`);
+  const apiErr = knownApiError(f.err) ?? new ApiError(500, `Generation failed: ${message}`);
   if (!f.stream) {
     if (aborted) return f.reply; // nobody is listening
     throw apiErr;

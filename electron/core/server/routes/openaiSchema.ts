@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { badRequest, type ApiError } from "../errors.js";
+import { parseBody } from "../errors.js";
 import { samplingFieldsSchema } from "./generationParams.js";
 import { responseFormatField } from "./responseFormat.js";
 
@@ -80,24 +80,7 @@ export const chatCompletionRequest = z.strictObject({
 
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
 
-function paramOf(path: PropertyKey[]): string {
-  let s = "";
-  for (const p of path) s += typeof p === "number" ? `[${p}]` : s ? `.${String(p)}` : String(p);
-  return s;
-}
-
-/** Validates a request body; the first problem becomes an OpenAI-style 400 naming its field. */
+/** Validates a request body; the first problem becomes an OpenAI-style 400 naming its field (server/errors.ts parseBody). */
 export function parseChatRequest(body: unknown): ChatCompletionRequest {
-  if (body === null || typeof body !== "object" || Array.isArray(body)) throw badRequest("The request body must be a JSON object.", null, "invalid_request");
-  const r = chatCompletionRequest.safeParse(body);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  let param = paramOf(issue.path);
-  let msg = issue.message;
-  if (issue.code === "unrecognized_keys") {
-    param = paramOf([...issue.path, issue.keys[0]]);
-    msg = `Unsupported or unknown field '${param}'.`;
-  } else msg = `Invalid '${param}': ${msg}`;
-  const err: ApiError = badRequest(msg, param || null, issue.code === "unrecognized_keys" ? "unsupported_parameter" : "invalid_value");
-  throw err;
+  return parseBody(chatCompletionRequest, body);
 }

@@ -1,12 +1,10 @@
 import type { FastifyInstance } from "fastify";
-import type { z } from "zod";
-import { ApiError, badRequest, notFound } from "../errors.js";
-import { formatIssue, type Settings } from "../../store/settings.js";
+import { ApiError, parseBody } from "../errors.js";
+import type { Settings } from "../../store/settings.js";
 import { blockLine } from "../../preferences/block.js";
 import type { PreferenceCheckReply, PreferenceCheckResultView, PreferenceReply, PreferencesReply, PreferenceView } from "../../api/preferences.js";
 import { CreatePreferenceBody, PatchPreferenceBody, type Preference } from "../../preferences/schema.js";
-import { NothingToUndoError, UnknownPreferenceError, type PreferenceService } from "../../preferences/service.js";
-import { UnknownTurnError } from "../../store/store.js";
+import type { PreferenceService } from "../../preferences/service.js";
 
 export interface PreferenceRouteDeps {
   prefs: PreferenceService;
@@ -17,28 +15,12 @@ export interface PreferenceRouteDeps {
   check?: () => Promise<PreferenceCheckResultView[]>;
 }
 
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) throw badRequest("the request body must be a JSON object");
-  const r = schema.safeParse(body);
-  if (!r.success) throw badRequest(formatIssue(r.error.issues[0]), r.error.issues[0].path.join(".") || null);
-  return r.data;
-}
-
-function mapErrors<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof UnknownPreferenceError || err instanceof UnknownTurnError) throw notFound(err.message);
-    if (err instanceof NothingToUndoError) throw badRequest(err.message);
-    throw err;
-  }
-}
-
 /**
  * GET/POST /api/preferences (`{text}`, optionally `turnId`: a judge's hint for that turn accepted), PATCH/DELETE /api/preferences/:id, and undo: POST
  * /api/preferences/:id/undo (the latest text or status change), POST /api/preferences/:id/restore
  * (a deleted one), POST /api/preferences/check (retirement check now). Changes go out as SSE
- * `preferences` events (the service emits them).
+ * `preferences` events (the service emits them). The service's errors (an unknown preference or
+ * turn: 404, nothing to undo: 400) are answered by the server's one mapping (server/errors.ts).
  */
 export function registerPreferenceRoutes(app: FastifyInstance, deps: PreferenceRouteDeps): void {
   const { prefs } = deps;
@@ -73,23 +55,23 @@ export function registerPreferenceRoutes(app: FastifyInstance, deps: PreferenceR
   app.get("/api/preferences", async (): Promise<PreferencesReply> => view());
 
   app.post("/api/preferences", async (req, reply) => {
-    const body = parse(CreatePreferenceBody, req.body);
-    const preference = body.turnId ? mapErrors(() => prefs.createFromTurn(body.text, body.turnId!)) : prefs.create(body.text, "manual");
+    const body = parseBody(CreatePreferenceBody, req.body);
+    const preference = body.turnId ? prefs.createFromTurn(body.text, body.turnId) : prefs.create(body.text, "manual");
     return reply.status(201).send({ preference } satisfies PreferenceReply);
   });
 
   app.patch<{ Params: { id: string } }>("/api/preferences/:id", async (req): Promise<PreferenceReply> => {
-    const body = parse(PatchPreferenceBody, req.body);
-    return { preference: mapErrors(() => prefs.patch(req.params.id, body)) };
+    const body = parseBody(PatchPreferenceBody, req.body);
+    return { preference: prefs.patch(req.params.id, body) };
   });
 
   app.delete<{ Params: { id: string } }>("/api/preferences/:id", async (req, reply) => {
-    mapErrors(() => prefs.remove(req.params.id));
+    prefs.remove(req.params.id);
     return reply.status(204).send();
   });
 
-  app.post<{ Params: { id: string } }>("/api/preferences/:id/undo", async (req): Promise<PreferenceReply> => ({ preference: mapErrors(() => prefs.undo(req.params.id)) }));
-  app.post<{ Params: { id: string } }>("/api/preferences/:id/restore", async (req): Promise<PreferenceReply> => ({ preference: mapErrors(() => prefs.restore(req.params.id)) }));
+  app.post<{ Params: { id: string } }>("/api/preferences/:id/undo", async (req): Promise<PreferenceReply> => ({ preference: prefs.undo(req.params.id) }));
+  app.post<{ Params: { id: string } }>("/api/preferences/:id/restore", async (req): Promise<PreferenceReply> => ({ preference: prefs.restore(req.params.id) }));
 
   app.post("/api/preferences/check", async (): Promise<PreferenceCheckReply> => {
     if (!deps.check) throw new ApiError(503, "No model is served: nothing to check preferences against.", "server_error", null, "no_model");

@@ -9,12 +9,11 @@ import { answerMessage } from "../../rollout/messages.js";
 import { ResponseStore } from "../../store/responses.js";
 import { abortWhenClientLeaves } from "../clientAbort.js";
 import { failGeneration } from "./generationFailure.js";
-import { ApiError, badRequest, notFound } from "../errors.js";
+import { ApiError, badRequest, notFound, parseBody } from "../errors.js";
 import { SseWriter } from "../sseWriter.js";
 import { ephemeralRecorder, toGenerateRequest, type TurnRecorder } from "./openai.js";
 import { parseChatRequest } from "./openaiSchema.js";
 import { applyResponseFormat } from "./responseFormat.js";
-import { parseAt, parseStrict } from "./strictBody.js";
 
 /**
  * POST /v1/responses: OpenAI's Responses API, the part a local chat model can serve: text or
@@ -72,6 +71,8 @@ const responsesRequest = z.strictObject({
   top_p: opt(z.number().min(0).max(1)),
   max_output_tokens: opt(z.number().int().min(1)),
   store: opt(z.boolean()),
+  // The OpenAI Agents SDK always sends one (empty unless a tool asks for extra output); no extra output is produced here.
+  include: opt(z.array(z.string()).max(0, "no 'include' values are supported (the extra outputs they name are not produced here)")),
   metadata: opt(z.record(z.string(), z.string())),
   user: opt(z.string()),
   // The Responses API names structured output text.format, with json_schema's fields flat.
@@ -107,7 +108,7 @@ function chatMessagesOf(input: ResponsesRequest["input"]): ChatMessage[] {
   if (typeof input === "string") return [{ role: "user", content: input }];
   const out: ChatMessage[] = [];
   for (const [i, raw] of input.entries()) {
-    const item = parseAt(inputItem, raw, ["input", i]);
+    const item = parseBody(inputItem, raw, { at: ["input", i] });
     if (item.type === "function_call") {
       const call = { id: item.call_id, type: "function" as const, function: { name: item.name, arguments: item.arguments } };
       const last = out.at(-1);
@@ -148,7 +149,7 @@ export function registerResponseRoutes(app: FastifyInstance, opts: ResponseRoute
   });
 
   app.post("/v1/responses", async (req: FastifyRequest, reply: FastifyReply) => {
-    const body = parseStrict(responsesRequest, req.body);
+    const body = parseBody(responsesRequest, req.body);
     const previous = body.previous_response_id ? store.get(body.previous_response_id) : null;
     if (body.previous_response_id && !previous)
       throw badRequest(`Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id", "previous_response_not_found");

@@ -1,10 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { ApiError } from "../errors.js";
-import { parseStrict } from "./strictBody.js";
+import { parseBody } from "../errors.js";
 import { abortWhenClientLeaves } from "../clientAbort.js";
 import type { OpenAiToolsReply, ToolCallReply, ToolsReply } from "../../api/tools.js";
-import { ToolRequestError, type ToolHost } from "../../tools/host.js";
+import type { ToolHost } from "../../tools/host.js";
 
 /** How long a tool list request waits for servers that are starting (they go on; SSE `tools` tells the rest). */
 const LIST_WAIT_MS = 10_000;
@@ -26,22 +25,10 @@ const CallBody = z.strictObject({
   turnId: z.string().max(256).optional(),
 });
 
-function apiOf(err: unknown): unknown {
-  if (err instanceof ToolRequestError) return new ApiError(err.status, err.message, "invalid_request_error", null, err.code);
-  return err;
-}
-
-async function mapped<T>(fn: () => T | Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw apiOf(err);
-  }
-}
-
 /**
  * /api/tools (issue 29): the MCP servers the core hosts, their tools and the user's permissions,
  * changes to mcp.json, and one call the user allowed (electron/core/api/tools.ts is the contract).
+ * The host's refusals (ToolRequestError) are answered by the server's one mapping (server/errors.ts).
  */
 export function registerToolRoutes(app: FastifyInstance, host: ToolHost): void {
   app.get("/api/tools", async (): Promise<ToolsReply> => {
@@ -55,26 +42,26 @@ export function registerToolRoutes(app: FastifyInstance, host: ToolHost): void {
   });
 
   app.post("/api/tools/servers", async (req, reply) => {
-    const body = parseStrict(AddServerBody, req.body);
-    const view = await mapped(() => host.addServer(body.name, body.config));
+    const body = parseBody(AddServerBody, req.body);
+    const view = await host.addServer(body.name, body.config);
     return reply.status(201).send(view satisfies ToolsReply);
   });
 
-  app.delete<{ Params: { name: string } }>("/api/tools/servers/:name", async (req): Promise<ToolsReply> => mapped(() => host.removeServer(req.params.name)));
+  app.delete<{ Params: { name: string } }>("/api/tools/servers/:name", async (req): Promise<ToolsReply> => host.removeServer(req.params.name));
 
   app.patch<{ Params: { name: string } }>("/api/tools/servers/:name", async (req): Promise<ToolsReply> => {
-    const body = parseStrict(PatchServerBody, req.body);
-    return mapped(() => host.setServerEnabled(req.params.name, body.enabled));
+    const body = parseBody(PatchServerBody, req.body);
+    return host.setServerEnabled(req.params.name, body.enabled);
   });
 
   app.patch<{ Params: { name: string; tool: string } }>("/api/tools/servers/:name/tools/:tool", async (req): Promise<ToolsReply> => {
-    const body = parseStrict(PatchToolBody, req.body);
-    return mapped(() => host.setTool(req.params.name, req.params.tool, body));
+    const body = parseBody(PatchToolBody, req.body);
+    return host.setTool(req.params.name, req.params.tool, body);
   });
 
   app.post("/api/tools/call", async (req, reply): Promise<ToolCallReply> => {
-    const body = parseStrict(CallBody, req.body);
+    const body = parseBody(CallBody, req.body);
     // A stopped answer stops its call: the chat aborts the request, the server is told to cancel.
-    return mapped(() => host.call(body, abortWhenClientLeaves(reply)));
+    return host.call(body, abortWhenClientLeaves(reply));
   });
 }

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { ApiError, badRequest } from "../errors.js";
 import type { Store, TurnView } from "../../store/store.js";
-import { ActivationError, type TrainingSupervisor } from "../../training/supervisor.js";
-import { CheckpointError, trainedOn, type CheckpointEntry } from "../../training/checkpoints.js";
+import type { TrainingSupervisor } from "../../training/supervisor.js";
+import { trainedOn, type CheckpointEntry } from "../../training/checkpoints.js";
 import type { SwapResult } from "../../inference/adapterGate.js";
 import type { ActivateReply, CheckpointsReply, CheckpointView, RunNowReply, SwapView, TrainingHistoryPoint, TrainingReply, TrainingStatusView } from "../../api/training.js";
 
@@ -52,12 +52,6 @@ function checkpointNumber(raw: string): number {
   return Number(raw);
 }
 
-function asApiError(e: unknown): unknown {
-  if (e instanceof ActivationError || e instanceof CheckpointError) {
-    return new ApiError(e.status, e.message, e.status >= 500 ? "server_error" : "invalid_request_error", null, e.status === 404 ? "not_found" : "checkpoint_unusable");
-  }
-  return e;
-}
 
 /** How many judged turns GET /api/training lists (the Training page's table). */
 export const RECENT_JUDGED = 20;
@@ -119,16 +113,13 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
   app.post<{ Params: { n: string } }>("/api/checkpoints/:n/activate", async (req): Promise<ActivateReply> => {
     // "base": the model with no adapter, the last step of any rollback.
     const n = req.params.n === "base" ? null : checkpointNumber(req.params.n);
-    try {
-      if (n === null) {
-        const r = await sup.activateBase();
-        return { checkpoint: null, swap: swapView(r.swap) };
-      }
-      const r = await sup.activate(n);
-      return { checkpoint: checkpointView(r.checkpoint, serving()), swap: swapView(r.swap) };
-    } catch (e) {
-      throw asApiError(e);
+    // A CheckpointError (an unknown or unusable checkpoint) is answered by the server's one mapping.
+    if (n === null) {
+      const r = await sup.activateBase();
+      return { checkpoint: null, swap: swapView(r.swap) };
     }
+    const r = await sup.activate(n);
+    return { checkpoint: checkpointView(r.checkpoint, serving()), swap: swapView(r.swap) };
   });
 
   app.post<{ Params: { n: string } }>("/api/checkpoints/:n/pin", async (req): Promise<{ checkpoint: CheckpointView }> => {
@@ -136,11 +127,7 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
     const body = req.body as { pinned?: unknown } | undefined | null;
     const pinned = body && typeof body === "object" && "pinned" in body ? body.pinned : true;
     if (typeof pinned !== "boolean") throw badRequest("'pinned' must be true or false", "pinned");
-    try {
-      return { checkpoint: checkpointView(sup.pin(n, pinned), serving()) };
-    } catch (e) {
-      throw asApiError(e);
-    }
+    return { checkpoint: checkpointView(sup.pin(n, pinned), serving()) };
   });
 
   app.post("/api/training/run", async (_req, reply) => {
