@@ -23,10 +23,10 @@ import * as tf from "@tensorflow/tfjs-core";
 import { ensureShapeModel } from "../models/tiny/shapeCache.js";
 import { initBackend } from "../trainer/backend.js";
 import { createLora, disposeLora } from "../trainer/lora/params.js";
-import type { ModelConfig } from "../trainer/model/config.js";
+import type { ModelConfig } from "../models/arch/config.js";
 import { LINEAR_NAMES, linearShape } from "../trainer/model/weights.js";
 import { AdamW } from "../trainer/optim/adamw.js";
-import { formatBytes } from "../trainer/plan/memoryPlan.js";
+import { formatBytes } from "../models/plan/memoryPlan.js";
 import { loadForTraining } from "../trainer/plan/loadForTraining.js";
 import { loraParamRecord, trainSteps } from "../trainer/train/trainSteps.js";
 

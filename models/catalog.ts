@@ -2,8 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import { z } from "zod";
 import shippedCatalog from "./catalog.json" with { type: "json" };
-import { SUPPORTED_ARCHS } from "../trainer/model/config.js";
-import { parseByteSize } from "../trainer/plan/available.js";
+import { SUPPORTED_ARCHS } from "./arch/config.js";
+import { parseByteSize } from "./plan/available.js";
 import { APP_TRAIN_CONTEXT, shortfall, type Trainability } from "./trainVerdict.js";
 
 const entrySchema = z.object({

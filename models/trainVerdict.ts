@@ -5,9 +5,9 @@
  * weight shapes live beside the tfjs weight code), so the core and the CLI can import this at
  * start and load the planning itself only when they plan.
  */
-import { backendMemory, usableWasmHeap, WASM_HEAP_MAX_BYTES } from "../trainer/plan/available.js";
-import type { BackendMemory, MemoryPlan } from "../trainer/plan/memoryPlan.js";
-import type { MemoryPlanSummary } from "../trainer/protocol.js";
+import { backendMemory, usableWasmHeap, WASM_HEAP_MAX_BYTES } from "./plan/available.js";
+import type { BackendMemory, MemoryPlan } from "./plan/memoryPlan.js";
+import type { MemoryPlanSummary } from "./plan/planSummary.js";
 
 /** The backend every machine has: tfjs-backend-wasm, whose heap stops at 4 GiB (the plan fills 85% of it). */
 export const WASM_BACKEND: BackendMemory = { name: "wasm", deviceBytes: usableWasmHeap(WASM_HEAP_MAX_BYTES), sharesHostMemory: true };

@@ -1,14 +1,14 @@
 /**
  * Can this model be trained on this machine, and how? The trainer's memory plan
- * (trainer/plan/memoryPlan.ts) applied before anything is downloaded or loaded: from a
+ * (models/plan/memoryPlan.ts) applied before anything is downloaded or loaded: from a
  * catalog entry's real shape (models/tiny/shapes.ts) or an installed file's GGUF header, for
  * the trainer backend this machine has (what the trainer last reported; wasm, which is always
  * there, until it has run). This module loads tfjs-core (through the plan's weight shapes):
  * the core and the CLI import it when they plan, not at start (models/trainVerdict.ts is light).
  */
-import type { ModelConfig } from "../trainer/model/config.js";
-import { hostAvailableBytes } from "../trainer/plan/available.js";
-import { describePlacement, modelShapeFromConfig, planMemory, readModelShape, type BackendMemory, type ModelShape } from "../trainer/plan/memoryPlan.js";
+import type { ModelConfig } from "./arch/config.js";
+import { hostAvailableBytes } from "./plan/available.js";
+import { describePlacement, modelShapeFromConfig, planMemory, readModelShape, type BackendMemory, type ModelShape } from "./plan/memoryPlan.js";
 import type { CatalogEntry } from "./catalog.js";
 import { MODEL_SHAPES, type ModelShape as RealShape } from "./tiny/shapes.js";
 import { APP_TRAIN_CONTEXT, verdictOfPlan, WASM_BACKEND, type Trainability } from "./trainVerdict.js";
@@ -16,7 +16,7 @@ import { APP_TRAIN_CONTEXT, verdictOfPlan, WASM_BACKEND, type Trainability } fro
 // The verdicts' types and readers, for callers that import the planning itself.
 export * from "./trainVerdict.js";
 /** An installed file's shape from its already-read GGUF header. */
-export { modelShapeOf } from "../trainer/plan/memoryPlan.js";
+export { modelShapeOf } from "./plan/memoryPlan.js";
 
 const DEFAULT_CONTEXT = APP_TRAIN_CONTEXT;
 const DEFAULT_RANK = 16;

@@ -10,7 +10,8 @@
  * before it. Commands run one at a time, in order.
  */
 import { z } from "zod";
-import { sampleSchema } from "./train/samples.js";
+import { memoryPlanSchema } from "../models/plan/planSummary.js";
+import { sampleSchema } from "../models/samples/sample.js";
 
 const id = z.number().int().nonnegative();
 const tokenIds = z.array(z.number().int().nonnegative());
@@ -21,8 +22,11 @@ export const scoredSequenceSchema = z.object({ tokens: tokenIds.min(2), start: z
 });
 export type ScoredSequence = z.infer<typeof scoredSequenceSchema>;
 
+/** The training methods (trainer/loss/advantages.ts says what each trains on). */
+export const METHODS = ["binary", "opd", "combined", "topk"] as const;
+
 export const trainSettingsSchema = z.object({
-  method: z.enum(["binary", "opd", "combined", "topk"]),
+  method: z.enum(METHODS),
   rank: z.number().int().min(1),
   alpha: z.number().positive(),
   lr: z.number().positive(),
@@ -95,23 +99,7 @@ const stepMetricsSchema = z.looseObject({
   seconds: z.number(),
 });
 
-/** What the trainer's memory plan decided (trainer/plan/memoryPlan.ts), as the core shows it. */
-export const memoryPlanSchema = z.object({
-  fits: z.boolean(),
-  /** tfjs backend the plan is for ("wasm", "webgpu", ...). */
-  backend: z.string(),
-  summary: z.string(),
-  placement: z.object({ layers: z.enum(["device", "host-f32", "host-packed"]), head: z.enum(["device", "host-f32", "host-packed"]) }),
-  maxContext: z.number().int().nonnegative(),
-  requestedMaxContext: z.number().int().nonnegative(),
-  maxContextThatFits: z.number().int().nonnegative(),
-  microBatchTokens: z.number().int().nonnegative(),
-  needDeviceBytes: z.number().nonnegative(),
-  availableDeviceBytes: z.number().nonnegative().optional(),
-  needHostBytes: z.number().nonnegative(),
-  availableHostBytes: z.number().nonnegative(),
-});
-export type MemoryPlanSummary = z.infer<typeof memoryPlanSchema>;
+export { memoryPlanSchema, type MemoryPlanSummary } from "../models/plan/planSummary.js";
 
 const lpCompare = z.object({ candidate: z.number().nullable(), serving: z.number().nullable(), count: z.number().int().nonnegative() });
 

@@ -11,7 +11,7 @@ import { initBackend, releaseFreeGpuBuffers, type BackendChoice } from "./backen
 import { readLoraAdapter } from "./lora/adapter-file.js";
 import { createLora, disposeLora, type LoraParams } from "./lora/params.js";
 import type { BaseModel } from "./model/base-model.js";
-import type { MemoryPlan } from "./plan/memoryPlan.js";
+import type { MemoryPlan } from "../models/plan/memoryPlan.js";
 import { loadForTraining, TrainerMemoryError } from "./plan/loadForTraining.js";
 import { AdamW } from "./optim/adamw.js";
 import { heapBytesOf, type BackendWasmLike } from "./wasm/internals.js";

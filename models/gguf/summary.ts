@@ -2,7 +2,7 @@
  * A plain description of a GGUF file (model or LoRA adapter) from its header alone:
  * what `clawrl inspect` prints and what the app can show about a model.
  */
-import { SUPPORTED_ARCHS } from "../../trainer/model/config.js";
+import { SUPPORTED_ARCHS } from "../arch/config.js";
 import { typeName } from "./dequant.js";
 import { archNumber, metaArch, metaArray, metaNumber, metaString, type GgufFile } from "./reader.js";
 

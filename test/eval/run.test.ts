@@ -4,7 +4,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import type { EvalReport } from "../../electron/core/eval/report.js";
-import { parseSamplesJsonl } from "../../trainer/train/samples.js";
+import { parseSamplesJsonl } from "../../models/samples/sample.js";
 import { repoRoot, runCliAsync, storiesModelPath, tempDir } from "../helpers/cli.js";
 
 const stories = storiesModelPath();

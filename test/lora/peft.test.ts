@@ -1,5 +1,5 @@
 /**
- * The PEFT side of adapter interchange (trainer/lora/peft.ts, interchange.ts), without llama.cpp:
+ * The PEFT side of adapter interchange (models/adapters/peft.ts, interchange.ts), without llama.cpp:
  * - the exported directory has PEFT's layout for llama / qwen2 / qwen3, written here from PEFT's
  *   documented state dict (names `base_model.model.model.layers.{i}.{self_attn,mlp}.{x}_proj.lora_{A,B}.weight`,
  *   lora_A [r, in_features], lora_B [out_features, r] with the HF config's widths) and LoraConfig;
@@ -14,9 +14,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 import { readGguf, readTensorBytes } from "../../models/gguf/reader.js";
-import { AdapterMismatchError, readAdapterForBase, readBaseConfig, readGgufAdapter, readPeftAdapter, writeGgufAdapter, writePeftAdapter } from "../../trainer/lora/interchange.js";
-import { hfRepoFromMetadata, parsePeftTensorName, peftTensorName, permuteRowsGgufToHf, permuteRowsHfToGguf } from "../../trainer/lora/peft.js";
-import { readSafetensors, tensorF32, writeSafetensors } from "../../trainer/lora/safetensors.js";
+import { AdapterMismatchError, readAdapterForBase, readBaseConfig, readGgufAdapter, readPeftAdapter, writeGgufAdapter, writePeftAdapter } from "../../models/adapters/interchange.js";
+import { hfRepoFromMetadata, parsePeftTensorName, peftTensorName, permuteRowsGgufToHf, permuteRowsHfToGguf } from "../../models/adapters/peft.js";
+import { readSafetensors, tensorF32, writeSafetensors } from "../../models/adapters/safetensors.js";
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
 import { tinyModel, type TinyArch } from "../helpers/models.js";
 import { writeLoraAdapter as writeRandomAdapter } from "../inference/loraFixture.js";

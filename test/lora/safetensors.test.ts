@@ -1,5 +1,5 @@
 /**
- * safetensors writer/reader (trainer/lora/safetensors.ts): the byte layout of the format's spec
+ * safetensors writer/reader (models/adapters/safetensors.ts): the byte layout of the format's spec
  * (u64 LE header length, JSON header with dtype / shape / data_offsets, data), round trips in
  * F32 / F16 / BF16, an independent reader in Python (struct + json + numpy, when numpy is
  * there), and a damaged file refused with the reason.
@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { decodeSafetensors, encodeSafetensors, readSafetensors, SafetensorsError, tensorF32, writeSafetensors } from "../../trainer/lora/safetensors.js";
+import { decodeSafetensors, encodeSafetensors, readSafetensors, SafetensorsError, tensorF32, writeSafetensors } from "../../models/adapters/safetensors.js";
 import { tempDir } from "../helpers/cli.js";
 
 const a = Float32Array.from({ length: 6 }, (_, i) => i * 0.5 - 1.25);

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { AdapterMismatchError, stageImport } from "../../electron/core/adapters/importAdapter.js";
-import { readOptimizerState } from "../../trainer/optim/stateFile.js";
+import { readOptimizerState } from "../../models/adapters/optimizerState.js";
 import { GgufValueType } from "../../models/gguf/types.js";
 import { writeGguf } from "../../models/gguf/writer.js";
 import { tempDir } from "../helpers/cli.js";

@@ -7,7 +7,7 @@ import type { EventBus } from "../../electron/core/rollout/events.js";
 import type { JudgeVote } from "../../electron/core/store/records.js";
 import type { SessionMeta } from "../../electron/core/store/state.js";
 import { Store } from "../../electron/core/store/store.js";
-import { parseSample } from "../../trainer/train/samples.js";
+import { parseSample } from "../../models/samples/sample.js";
 import { isEligible } from "../../trainer/train/trainSteps.js";
 import { advantagesFor } from "../../trainer/loss/advantages.js";
 import { addTurn, tempStore } from "../judge/fixtures.js";

@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { TurnSamplePool } from "../../electron/core/rollout/samples.js";
 import type { EventBus } from "../../electron/core/rollout/events.js";
 import { Store } from "../../electron/core/store/store.js";
-import { parseSample } from "../../trainer/train/samples.js";
+import { parseSample } from "../../models/samples/sample.js";
 import { addTurn, tempStore as judgeStore } from "../judge/fixtures.js";
 
 /** These tests are about which turns make samples: none held back (heldBack.test.ts is about that). */

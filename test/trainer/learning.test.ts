@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { before, describe, test } from "node:test";
-import { runTraining } from "../../trainer/train/run.js";
+import { runTraining } from "../../trainer/entries/offlineTrain.js";
 import { SampleTokenizer } from "../../trainer/train/tokenize.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";

@@ -5,7 +5,7 @@ import { before, describe, test } from "node:test";
 import * as tf from "@tensorflow/tfjs-core";
 import "@tensorflow/tfjs-backend-cpu";
 import { AdamW, clipByGlobalNorm } from "../../trainer/optim/adamw.js";
-import { readOptimizerState, writeOptimizerState } from "../../trainer/optim/stateFile.js";
+import { readOptimizerState, writeOptimizerState } from "../../models/adapters/optimizerState.js";
 import { tempDir } from "../helpers/cli.js";
 
 before(async () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Token } from "node-llama-cpp";
-import { parseSamplesJsonl } from "../../trainer/train/samples.js";
+import { parseSamplesJsonl } from "../../models/samples/sample.js";
 import { fitContext, SampleTokenizer, toChatHistory } from "../../trainer/train/tokenize.js";
 import { tinyModel } from "../helpers/models.js";
 import { storiesModelPath } from "../helpers/cli.js";

@@ -13,7 +13,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { RunningCore } from "../../electron/core/core.js";
 import { readGguf, readTensorBytes } from "../../models/gguf/reader.js";
-import { readSafetensors, writeSafetensors, tensorF32 } from "../../trainer/lora/safetensors.js";
+import { readSafetensors, writeSafetensors, tensorF32 } from "../../models/adapters/safetensors.js";
 import { runCliAsync, tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
 import { writeLoraAdapter as writeRandomAdapter } from "../inference/loraFixture.js";

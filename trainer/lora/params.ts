@@ -6,7 +6,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { BaseModel } from "../model/base-model.js";
 import { LINEAR_NAMES, linearShape, type LinearName } from "../model/weights.js";
-import { LORA_DEFAULTS } from "./defaults.js";
+import { LORA_DEFAULTS } from "../../models/adapters/loraDefaults.js";
 import { variableFrom } from "../model/variable.js";
 
 export type LoraTarget = LinearName;

@@ -3,8 +3,9 @@
  * computed from log-probs that carry no gradient (lp_old, lp_teacher), before the update.
  * Every array is aligned with the sample's response tokens. `null` = the sample does not train.
  */
+import { METHODS } from "../protocol.js";
 
-export const METHODS = ["binary", "opd", "combined", "topk"] as const;
+export { METHODS };
 export type Method = (typeof METHODS)[number];
 
 /** The hint suffix the teacher sees, appended to the last user message. */

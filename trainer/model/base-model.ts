@@ -4,7 +4,7 @@
  */
 import { readGguf } from "../../models/gguf/reader.js";
 import type { ActivationRounding } from "./activation-rounding.js";
-import { readModelConfig, type Arch, type ModelConfig } from "./config.js";
+import { readModelConfig, type Arch, type ModelConfig } from "../../models/arch/config.js";
 import { FrozenBase, type WeightPlacement } from "./weights.js";
 
 export interface BaseModel {

@@ -6,7 +6,7 @@
  * (forward) and again under tf.grads (backward, one block at a time).
  */
 import * as tf from "@tensorflow/tfjs-core";
-import type { ModelConfig } from "./config.js";
+import type { ModelConfig } from "../../models/arch/config.js";
 import { roundActivations } from "./activation-rounding.js";
 import { batchedProducts, frozenLinear, mm, mmT } from "./fast-matmul.js";
 import { applyRope } from "./rope.js";

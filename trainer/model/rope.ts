@@ -4,7 +4,7 @@
  * (xᵢ, xᵢ₊ₙᵣₒₜ/₂) (qwen2, qwen3). Dimensions past nRot pass through unchanged.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import type { ModelConfig } from "./config.js";
+import type { ModelConfig } from "../../models/arch/config.js";
 
 /**
  * cos and sin tables [T, nRot/2] for positions 0..T-1, computed like ggml (f32 theta steps);

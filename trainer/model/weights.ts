@@ -19,10 +19,10 @@ import * as tf from "@tensorflow/tfjs-core";
 import { dequantize, typeName, canDequantize } from "../../models/gguf/dequant.js";
 import { findTensor, readTensorBytes, type GgufFile } from "../../models/gguf/reader.js";
 import { GGML_TYPE_TRAITS, GgmlType, GgufError, type GgufTensorInfo } from "../../models/gguf/types.js";
-import type { ModelConfig } from "./config.js";
-import { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type WeightPlacement } from "./layout.js";
+import type { ModelConfig } from "../../models/arch/config.js";
+import { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type WeightPlacement } from "../../models/arch/layout.js";
 
-export { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type Placement, type WeightPlacement } from "./layout.js";
+export { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type Placement, type WeightPlacement } from "../../models/arch/layout.js";
 
 export interface LayerWeights {
   attnNorm: tf.Tensor1D;

@@ -1,4 +1,5 @@
 import * as tf from "@tensorflow/tfjs-core";
+import type { AdamWState, MomentData } from "../../models/adapters/optimizerState.js";
 import { variableFrom } from "../model/variable.js";
 
 /**
@@ -31,18 +32,7 @@ export const ADAMW_DEFAULTS: Required<AdamWOptions> = {
   maxGradNorm: 1.0,
 };
 
-/** One named moment tensor, as plain data (for checkpoints). */
-export interface MomentData {
-  shape: number[];
-  data: Float32Array;
-}
-
-/** Everything needed to continue exactly where a run stopped. */
-export interface AdamWState {
-  step: number;
-  m: Record<string, MomentData>;
-  v: Record<string, MomentData>;
-}
+export type { AdamWState, MomentData } from "../../models/adapters/optimizerState.js";
 
 export interface StepInfo {
   /** Global gradient norm before clipping (a scalar the caller reads and disposes). */

@@ -1,2 +1,2 @@
 export * from "./adamw.js";
-export * from "./stateFile.js";
+export * from "../../models/adapters/optimizerState.js";

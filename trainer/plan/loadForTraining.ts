@@ -5,8 +5,8 @@
  */
 import type { BackendChoice } from "../backend.js";
 import { loadBaseModel, type BaseModel } from "../model/base-model.js";
-import { backendMemory, hostAvailableBytes } from "./available.js";
-import { planMemory, readModelShape, type MemoryPlan } from "./memoryPlan.js";
+import { backendMemory, hostAvailableBytes } from "../../models/plan/available.js";
+import { planMemory, readModelShape, type MemoryPlan } from "../../models/plan/memoryPlan.js";
 
 export class TrainerMemoryError extends Error {
   constructor(readonly plan: MemoryPlan) {

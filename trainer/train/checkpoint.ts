@@ -4,7 +4,7 @@ import { readLoraAdapter, writeLoraAdapter } from "../lora/adapter-file.js";
 import { disposeLora, type LoraParams } from "../lora/params.js";
 import type { BaseModel } from "../model/base-model.js";
 import { AdamW, type AdamWOptions } from "../optim/adamw.js";
-import { readOptimizerState, writeFileAtomic, writeOptimizerState } from "../optim/stateFile.js";
+import { readOptimizerState, writeFileAtomic, writeOptimizerState } from "../../models/adapters/optimizerState.js";
 import type { Method } from "../loss/advantages.js";
 import type { StepMetrics, TrainState } from "./trainSteps.js";
 import { loraParamRecord } from "./trainSteps.js";

@@ -9,7 +9,7 @@ import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "../model/base-model.js";
 import { runBody, seqContext } from "../model/forward.js";
 import { headForward } from "../model/head.js";
-import { headRowBlocks } from "../model/layout.js";
+import { headRowBlocks } from "../../models/arch/layout.js";
 import { finalNorm, planBatch, scorePlan, scoredRows, type BatchPlan } from "../model/logprobs.js";
 import { readBack } from "./readBack.js";
 import { WorkMeter } from "./workMeter.js";

@@ -1,5 +1,4 @@
-export * from "./samples.js";
+export * from "../../models/samples/sample.js";
 export * from "./tokenize.js";
 export * from "./trainSteps.js";
 export * from "./checkpoint.js";
-export * from "./run.js";

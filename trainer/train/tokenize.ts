@@ -1,6 +1,6 @@
 import { getLlama, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper, type Llama, type LlamaModel } from "node-llama-cpp";
 import { completionHintPrefix, hintSuffix } from "../loss/advantages.js";
-import { sampleHints, type ChatMessage, type Sample } from "./samples.js";
+import { sampleHints, type ChatMessage, type Sample } from "../../models/samples/sample.js";
 
 /** The label of the context-distillation teacher among a sample's teachers (it has no hint text). */
 export const PREFERENCE_TEACHER = "[preferences in the system prompt]";

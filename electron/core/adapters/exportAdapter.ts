@@ -3,14 +3,14 @@
  * - gguf: the llama.cpp LoRA file and a README with the llama.cpp / llama-server command lines;
  * - ollama: the same file beside a Modelfile (`FROM` the base GGUF, `ADAPTER ./adapter.gguf`);
  * - peft: Hugging Face PEFT's adapter_model.safetensors + adapter_config.json (llama's Q/K
- *   lora_B rows un-permuted back to HF's layout; see trainer/lora/peft.ts), and a README.
+ *   lora_B rows un-permuted back to HF's layout; see models/adapters/peft.ts), and a README.
  * Every file is written atomically (temp name, fsync, rename); the adapter is checked against
  * the base first, so a damaged checkpoint exports nothing.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
-import { baseIdentity, readBaseConfig, readGgufAdapter, writePeftAdapter } from "../../../trainer/lora/interchange.js";
+import { baseIdentity, readBaseConfig, readGgufAdapter, writePeftAdapter } from "../../../models/adapters/interchange.js";
 
 export const EXPORT_FORMATS = ["gguf", "peft", "ollama"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];

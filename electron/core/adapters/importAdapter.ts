@@ -1,7 +1,7 @@
 /**
  * An adapter trained elsewhere, made into a candidate checkpoint: a PEFT LoRA directory (or its
  * adapter_model.safetensors) or a llama.cpp LoRA GGUF is read, checked against the served base
- * (architecture, layer count, shapes, rank, finite values; trainer/lora/interchange.ts) and only
+ * (architecture, layer count, shapes, rank, finite values; models/adapters/interchange.ts) and only
  * then written, in llama.cpp's format, into a staging directory laid out as the trainer writes
  * candidates: adapter.gguf, optimizer.bin (AdamW at step 0: the trainer trains on from the
  * imported weights with fresh moments) and metrics.json. The supervisor runs it through the
@@ -10,10 +10,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fsyncDir, writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
-import { AdapterMismatchError, baseIdentity, looksLikePeft, readBaseConfig, readGgufAdapter, readPeftAdapter, writeGgufAdapter, type PortableAdapter } from "../../../trainer/lora/interchange.js";
-import { linearShape } from "../../../trainer/model/layout.js";
-import { writeOptimizerState } from "../../../trainer/optim/stateFile.js";
-import type { MomentData } from "../../../trainer/optim/adamw.js";
+import { AdapterMismatchError, baseIdentity, looksLikePeft, readBaseConfig, readGgufAdapter, readPeftAdapter, writeGgufAdapter, type PortableAdapter } from "../../../models/adapters/interchange.js";
+import { linearShape } from "../../../models/arch/layout.js";
+import { writeOptimizerState } from "../../../models/adapters/optimizerState.js";
+import type { MomentData } from "../../../models/adapters/optimizerState.js";
 import type { ImportedAdapterView } from "../api/training.js";
 
 export { AdapterMismatchError };

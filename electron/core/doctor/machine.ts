@@ -1,7 +1,7 @@
 /** The machine's plain facts for doctor: read in-process (nothing here can crash). */
 import fs from "node:fs";
 import os from "node:os";
-import { hostAvailableBytes } from "../../../trainer/plan/available.js";
+import { hostAvailableBytes } from "../../../models/plan/available.js";
 
 export interface MachineBasics {
   cpuModel: string;

@@ -7,8 +7,8 @@
 import { loadCatalog, trainerRamBeside, localMachineFacts, type CatalogEntry } from "../../../models/catalog.js";
 import { findShape } from "../../../models/tiny/shapes.js";
 import { catalogShape, configOfShape, trainabilityOf, APP_TRAIN_CONTEXT } from "../../../models/trainability.js";
-import type { BackendMemory } from "../../../trainer/plan/memoryPlan.js";
-import { flopsPerStep } from "./flops.js";
+import type { BackendMemory } from "../../../models/plan/memoryPlan.js";
+import { flopsPerStep } from "../../../models/arch/flops.js";
 import type { DoctorReport, InferenceRun, TrainRun } from "./schema.js";
 
 /** Decode speed an answer reads comfortably at (people read ~5 words, ~7 tokens, a second). */

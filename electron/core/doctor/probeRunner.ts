@@ -7,7 +7,7 @@
  */
 import { fork } from "node:child_process";
 import type { z } from "zod";
-import { childMessageSchema } from "./childProtocol.js";
+import { childMessageSchema } from "../../../common/probeChild.js";
 import type { ProbeStatus } from "./schema.js";
 
 export interface ProbeSpec {

@@ -15,7 +15,7 @@ import { ModelRegistry } from "../../../models/registry.js";
 import { ensureShapeModel } from "../../../models/tiny/shapeCache.js";
 import { findShape } from "../../../models/tiny/shapes.js";
 import { catalogShape, installedTrainability, trainabilityOf } from "../../../models/trainability.js";
-import { backendMemory } from "../../../trainer/plan/available.js";
+import { backendMemory } from "../../../models/plan/available.js";
 import { machineBasics, nvidiaDriver } from "./machine.js";
 import { whatItMeans } from "./meaning.js";
 import { runProbeChild, type ProbeOutcome, type ProbeSpec } from "./probeRunner.js";
@@ -77,11 +77,13 @@ export const MODE_PLAN = {
 } as const;
 
 const PROBES = path.join(appRoot, "electron", "core", "doctor", "probes");
+/** The trainer's probes are entries of the trainer (trainer/entries/doctor/), started by path. */
+const TRAINER_PROBES = path.join(appRoot, "trainer", "entries", "doctor");
 export const PROBE_SCRIPTS = {
   llama: path.join(PROBES, "llamaProbe.ts"),
-  webgpu: path.join(PROBES, "webgpuProbe.ts"),
-  matmul: path.join(PROBES, "matmulProbe.ts"),
-  train: path.join(PROBES, "trainProbe.ts"),
+  webgpu: path.join(TRAINER_PROBES, "webgpuProbe.ts"),
+  matmul: path.join(TRAINER_PROBES, "matmulProbe.ts"),
+  train: path.join(TRAINER_PROBES, "trainProbe.ts"),
 };
 
 const require = createRequire(import.meta.url);

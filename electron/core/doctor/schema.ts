@@ -4,6 +4,7 @@
  * Versioned so that bug reports from older builds can still be read.
  */
 import { z } from "zod";
+import { matmulRowSchema } from "../../../trainer/entries/doctor/protocol.js";
 
 /**
  * How a probe ended: "ok" (measured), "unavailable" (nothing to run here: no binary, no
@@ -93,12 +94,7 @@ export const inferenceRowSchema = z.object({
   runs: z.array(inferenceRunSchema),
 });
 
-export const matmulSchema = z.object({
-  n: z.number().int().positive(),
-  /** null: left out (one product would take too long on this backend). */
-  gflops: z.number().positive().nullable(),
-  note: z.string().nullable(),
-});
+export const matmulSchema = matmulRowSchema;
 
 export const trainingRowSchema = z.object({
   backend: z.string(),

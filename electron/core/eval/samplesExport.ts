@@ -3,7 +3,7 @@ import path from "node:path";
 import type { RunningCore } from "../core.js";
 import { samplesFor } from "../rollout/samples.js";
 import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
-import type { Sample } from "../../../trainer/train/samples.js";
+import type { Sample } from "../../../models/samples/sample.js";
 import type { CheckpointView } from "./client.js";
 import { lrScalesOf, runBatchSize, runLearningRate, trainSettingsOf } from "../training/trainOptions.js";
 

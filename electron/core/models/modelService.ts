@@ -9,10 +9,10 @@ import { APP_TRAIN_CONTEXT, backendOfStatus, serveOnly, trainabilityOfPlan, trai
 import { readGguf } from "../../../models/gguf/reader.js";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
 import { NotFoundError } from "../domainErrors.js";
-import { LORA_DEFAULTS } from "../../../trainer/lora/defaults.js";
+import { LORA_DEFAULTS } from "../../../models/adapters/loraDefaults.js";
 import { summarizeGguf } from "../../../models/gguf/summary.js";
-import { hostAvailableBytes, parseByteSize } from "../../../trainer/plan/available.js";
-import type { BackendMemory, ModelShape } from "../../../trainer/plan/memoryPlan.js";
+import { hostAvailableBytes, parseByteSize } from "../../../models/plan/available.js";
+import type { BackendMemory, ModelShape } from "../../../models/plan/memoryPlan.js";
 import type { MemoryPlanSummary } from "../../../trainer/protocol.js";
 import type { CoreEvents } from "../api/events.js";
 

@@ -4,7 +4,7 @@ import type { ChatMessage } from "../api/chatTypes.js";
 import type { EventBus } from "./events.js";
 import { rewardOf, type Store, type TurnEntry } from "../store/store.js";
 import type { TurnRecord } from "../store/records.js";
-import type { Sample } from "../../../trainer/train/samples.js";
+import type { Sample } from "../../../models/samples/sample.js";
 import { isHeldBack } from "./heldBack.js";
 import { promotedTurn, type Promotion } from "./atLeastOne.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LORA_DEFAULTS } from "../../../trainer/lora/defaults.js";
+import { LORA_DEFAULTS } from "../../../models/adapters/loraDefaults.js";
 import { GENERATION_LIMITS as L } from "../api/generationLimits.js";
 
 /**

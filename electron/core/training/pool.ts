@@ -1,4 +1,4 @@
-import type { Sample } from "../../../trainer/train/samples.js";
+import type { Sample } from "../../../models/samples/sample.js";
 
 /** A trainable sample, named by the turn it came from. */
 export interface PoolItem {

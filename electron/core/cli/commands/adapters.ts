@@ -95,9 +95,9 @@ async function exportCheckpoint(dataDir: string, nArg: string, args: Parameters<
   const base = stringOpt(args, "base") ?? recorded.file;
   if (!base) throw new CliError(`checkpoint ${n} does not record its base model: pass --base FILE (the GGUF it was trained on)`);
   if (!fs.existsSync(base)) throw new CliError(`the base model of checkpoint ${n} is not at ${base}: pass --base FILE (the GGUF it was trained on)`);
-  const { readBaseConfig } = await import("../../../../trainer/lora/interchange.js");
+  const { readBaseConfig } = await import("../../../../models/adapters/interchange.js");
   const { exportAdapter } = await import("../../adapters/exportAdapter.js");
-  const { AdapterMismatchError } = await import("../../../../trainer/lora/interchange.js");
+  const { AdapterMismatchError } = await import("../../../../models/adapters/interchange.js");
   let cfg;
   try {
     cfg = readBaseConfig(base).config;

@@ -11,7 +11,7 @@ import { ModelRegistry } from "../../../../models/registry.js";
 import { assertLoadableGguf } from "../../../../models/gguf/loadable.js";
 import { APP_TRAIN_CONTEXT, serveOnly, trainabilityPhrase } from "../../../../models/trainVerdict.js";
 import { SettingsSchema } from "../../store/settings.js";
-import { hostAvailableBytes } from "../../../../trainer/plan/available.js";
+import { hostAvailableBytes } from "../../../../models/plan/available.js";
 
 const ACTIONS = ["list", "pull", "import", "use", "remove"] as const;
 

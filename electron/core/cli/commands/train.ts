@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { METHODS } from "../../../../trainer/loss/advantages.js";
+import { METHODS } from "../../../../trainer/protocol.js";
 import { CliError, choiceOpt, floatOpt, intOpt, requiredString, stringOpt, type CommandSpec } from "../command.js";
 
 export const train: CommandSpec = {
@@ -46,7 +46,7 @@ export const train: CommandSpec = {
     }
     if (resumeDir !== undefined && !fs.existsSync(resumeDir)) throw new CliError(`--resume ${resumeDir}: no such directory`);
     // Loaded here, not at the top: `clawrl train --help` should not pay for tfjs.
-    const { runTraining } = await import("../../../../trainer/train/run.js");
+    const { runTraining } = await import("../../../../trainer/entries/offlineTrain.js");
     const t0 = performance.now();
     const metrics = await runTraining({
       modelPath, dataPath, outDir, resumeDir, method, steps, lr, rank, alpha, maxContext, batchSize, seed, backend, teacher,

@@ -1,9 +1,13 @@
 /**
- * Requests and results of doctor's probe children (./*Probe.ts), checked on both sides of the
- * process boundary. Kept apart from the probes: importing a probe module starts its child main.
+ * Requests and results of doctor's probe children, checked on both sides of the process
+ * boundary: the llama.cpp probe's here (./llamaProbe.ts), the trainer's probes' in the trainer's
+ * doctor protocol (trainer/entries/doctor/protocol.ts; its entries are started by path). Kept
+ * apart from the probes: importing a probe module starts its child main.
  */
 import { z } from "zod";
-import { inferenceRunSchema, matmulSchema } from "../schema.js";
+import { inferenceRunSchema } from "../schema.js";
+
+export * from "../../../../trainer/entries/doctor/protocol.js";
 
 export const llamaProbeRequestSchema = z.object({
   backend: z.enum(["cuda", "vulkan", "metal", "cpu"]),
@@ -19,66 +23,3 @@ export const llamaProbeResultSchema = z.object({
   runs: z.array(inferenceRunSchema),
 });
 export type LlamaProbeResult = z.infer<typeof llamaProbeResultSchema>;
-
-export const webgpuAdaptersRequestSchema = z.object({ allowSoftware: z.boolean() });
-export const webgpuAdaptersResultSchema = z.object({
-  name: z.string(),
-  description: z.string(),
-  vendor: z.string(),
-  backend: z.string(),
-  software: z.string().nullable(),
-  maxBufferSize: z.number(),
-  maxStorageBufferBindingSize: z.number(),
-});
-
-export const TRAINER_BACKENDS = ["tfjs-node-gpu", "webgpu", "tfjs-node", "wasm", "cpu"] as const;
-export type TrainerBackend = (typeof TRAINER_BACKENDS)[number];
-
-export const matmulRequestSchema = z.object({
-  backend: z.enum(TRAINER_BACKENDS),
-  /** webgpu asked for by name: a software adapter is taken. */
-  explicit: z.boolean(),
-  sizes: z.array(z.number().int().positive()),
-  /** Seconds of products per size (after one warm-up product). */
-  seconds: z.number().positive(),
-  /** A size is left out when one product of it is predicted (from the size before, by n³) to take longer than this. */
-  maxProductSeconds: z.number().positive(),
-});
-export type MatmulRequest = z.infer<typeof matmulRequestSchema>;
-
-/** What the plan needs to know of a started backend (trainer/plan/available.ts backendMemory). */
-export const backendFactsSchema = z.object({
-  name: z.string(),
-  device: z.string(),
-  memoryBytes: z.number().optional(),
-  wasmHeapLimitBytes: z.number().optional(),
-  webgpu: webgpuAdaptersResultSchema.extend({ architecture: z.string(), device: z.string() }).optional(),
-});
-
-export const matmulResultSchema = z.object({ device: z.string(), facts: backendFactsSchema, matmul: z.array(matmulSchema) });
-export type MatmulResult = z.infer<typeof matmulResultSchema>;
-
-export const trainRequestSchema = z.object({
-  backend: z.enum(TRAINER_BACKENDS),
-  modelPath: z.string(),
-  shape: z.string(),
-  batch: z.number().int().positive(),
-  context: z.number().int().min(8),
-  /** Measured steps, after one warm-up step (0: the warm-up step is the measurement). */
-  steps: z.number().int().nonnegative(),
-  rank: z.number().int().positive(),
-});
-export type TrainRequest = z.infer<typeof trainRequestSchema>;
-
-export const trainResultSchema = z.object({
-  backend: z.string(),
-  device: z.string(),
-  loadSeconds: z.number(),
-  stepSeconds: z.number().positive(),
-  steps: z.number().int().positive(),
-  trainedTokensPerStep: z.number().int().positive(),
-  flopsPerStep: z.number().positive(),
-  placement: z.string(),
-  peakRssBytes: z.number(),
-});
-export type TrainResult = z.infer<typeof trainResultSchema>;

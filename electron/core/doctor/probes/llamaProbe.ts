@@ -7,7 +7,7 @@
  */
 import { getLlama, LlamaLogLevel, type Token } from "node-llama-cpp";
 import { capCpuThreads, defaultThreads } from "../../inference/threads.js";
-import { probeMain } from "../childProtocol.js";
+import { probeMain } from "../../../../common/probeChild.js";
 import type { InferenceRun } from "../schema.js";
 import { llamaProbeRequestSchema, type LlamaProbeResult } from "./contracts.js";
 

@@ -2,8 +2,8 @@
  * Model hyper-parameters read from GGUF metadata, for the architectures the trainer can run.
  * Keys follow llama.cpp (`<arch>.block_count`, `<arch>.attention.head_count`, ...).
  */
-import { findTensor, metaArch, metaNumber, metaString, type GgufFile } from "../../models/gguf/reader.js";
-import { GgufError, GgufValueType } from "../../models/gguf/types.js";
+import { findTensor, metaArch, metaNumber, metaString, type GgufFile } from "../gguf/reader.js";
+import { GgufError, GgufValueType } from "../gguf/types.js";
 
 export const SUPPORTED_ARCHS = ["llama", "qwen2", "qwen3"] as const;
 export type Arch = (typeof SUPPORTED_ARCHS)[number];

@@ -1,3 +1,8 @@
+/**
+ * The trainer run in this process, offline, from a JSONL file of samples: `clawrl train`'s entry
+ * (electron/core/cli/commands/train.ts imports it when the command runs). The live loop runs the
+ * same steps in the trainer process (trainer/worker.ts).
+ */
 import fs from "node:fs";
 import { initBackend } from "../backend.js";
 import type { Method } from "../loss/advantages.js";
@@ -6,11 +11,11 @@ import { createLora, disposeLora, type LoraParams } from "../lora/params.js";
 import type { BaseModel } from "../model/base-model.js";
 import { loadForTraining } from "../plan/loadForTraining.js";
 import { ADAMW_DEFAULTS, AdamW } from "../optim/adamw.js";
-import { loadCheckpoint, modelIdentity, saveCheckpoint, type RunMetrics } from "./checkpoint.js";
-import { parseSamplesJsonl } from "./samples.js";
-import { SampleTokenizer, type PreparedSample } from "./tokenize.js";
-import { loraParamRecord, trainSteps, type StepMetrics } from "./trainSteps.js";
-import { LORA_DEFAULTS } from "../lora/defaults.js";
+import { loadCheckpoint, modelIdentity, saveCheckpoint, type RunMetrics } from "../train/checkpoint.js";
+import { parseSamplesJsonl } from "../../models/samples/sample.js";
+import { SampleTokenizer, type PreparedSample } from "../train/tokenize.js";
+import { loraParamRecord, trainSteps, type StepMetrics } from "../train/trainSteps.js";
+import { LORA_DEFAULTS } from "../../models/adapters/loraDefaults.js";
 
 export const TRAIN_DEFAULTS = {
   method: "combined" as Method,

@@ -11,11 +11,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { writeFileAtomicSync } from "../../common/fs/atomicFile.js";
-import { metaNumber, metaString, readGguf, readTensorF32, type GgufFile } from "../../models/gguf/reader.js";
-import { GgmlType, GgufError, GgufValueType, type GgufMetaValue } from "../../models/gguf/types.js";
-import { f32Bytes, writeGguf } from "../../models/gguf/writer.js";
-import { readModelConfig, type ModelConfig } from "../model/config.js";
-import { LINEAR_NAMES, linearShape, type LinearName } from "../model/layout.js";
+import { metaNumber, metaString, readGguf, readTensorF32, type GgufFile } from "../gguf/reader.js";
+import { GgmlType, GgufError, GgufValueType, type GgufMetaValue } from "../gguf/types.js";
+import { f32Bytes, writeGguf } from "../gguf/writer.js";
+import { readModelConfig, type ModelConfig } from "../arch/config.js";
+import { LINEAR_NAMES, linearShape, type LinearName } from "../arch/layout.js";
 import { hfRepoFromMetadata, isRopePermuted, parsePeftTensorName, peftConfig, peftTensorName, permuteRowsGgufToHf, permuteRowsHfToGguf, readPeftConfig, PEFT_MODULES } from "./peft.js";
 import { readSafetensors, SafetensorsError, tensorF32, writeSafetensors, type SafetensorsFile } from "./safetensors.js";
 

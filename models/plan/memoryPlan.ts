@@ -7,9 +7,9 @@
  * gradients add up), or refuses, before anything is loaded, with needed vs available and what
  * would fit. Pure arithmetic: tests compare it with measured peaks (it must not under-estimate).
  */
-import { readGguf, findTensor, type GgufFile } from "../../models/gguf/reader.js";
-import { readModelConfig, type ModelConfig } from "../model/config.js";
-import { LINEAR_NAMES, blockLinearElements, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type WeightPlacement } from "../model/layout.js";
+import { readGguf, findTensor, type GgufFile } from "../gguf/reader.js";
+import { readModelConfig, type ModelConfig } from "../arch/config.js";
+import { LINEAR_NAMES, blockLinearElements, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type WeightPlacement } from "../arch/layout.js";
 
 /** Sizes of a model's parts, from its GGUF header. */
 export interface ModelShape {

@@ -3,14 +3,14 @@
  * to the next candidate (initBackend moves on when one cannot start: doctor wants that one's row).
  * WebGPU not asked for by name refuses a software adapter, as the trainer does.
  */
-import { initBackend, type BackendChoice } from "../../../../trainer/backend.js";
-import type { ChildMessage } from "../childProtocol.js";
-import type { TrainerBackend } from "./contracts.js";
+import { initBackend, type BackendChoice } from "../../backend.js";
+import type { ChildMessage } from "../../../common/probeChild.js";
+import type { TrainerBackend } from "./protocol.js";
 
 export async function startTrainerBackend(name: TrainerBackend, explicit: boolean): Promise<BackendChoice | Extract<ChildMessage, { type: "unavailable" | "skipped" }>> {
   if (name === "webgpu" && !explicit) {
     // The trainer's own order (unnamed) would start webgpu only on a hardware adapter: try that.
-    const { startWebGpu } = await import("../../../../trainer/webgpu/start.js");
+    const { startWebGpu } = await import("../../webgpu/start.js");
     try {
       const { device, summary } = await startWebGpu({ allowSoftware: false, log: () => undefined });
       return { name: "webgpu", device, webgpu: summary, skipped: [] };

@@ -4,9 +4,9 @@
  * with the buffer limits the trainer plans with. Dawn is native code that can crash or hang in a
  * driver: it does so in here.
  */
-import { openDawn } from "../../../../trainer/webgpu/dawn.js";
-import { probeMain } from "../childProtocol.js";
-import { webgpuAdaptersRequestSchema } from "./contracts.js";
+import { openDawn } from "../../webgpu/dawn.js";
+import { probeMain } from "../../../common/probeChild.js";
+import { webgpuAdaptersRequestSchema } from "./protocol.js";
 
 probeMain(webgpuAdaptersRequestSchema, async (req) => {
   let dawn;

@@ -4,17 +4,16 @@
  * and read back once at the end (what a training step does), as bench/webgpu-matmul.ts does.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { probeMain } from "../childProtocol.js";
+import { probeMain } from "../../../common/probeChild.js";
 import type { z } from "zod";
-import { matmulRequestSchema, type MatmulResult } from "./contracts.js";
-import type { matmulSchema } from "../schema.js";
-import { isStarted, startTrainerBackend } from "./trainerBackend.js";
+import { matmulRequestSchema, type matmulRowSchema, type MatmulResult } from "./protocol.js";
+import { isStarted, startTrainerBackend } from "./startBackend.js";
 
 probeMain(matmulRequestSchema, async (req, progress) => {
   const choice = await startTrainerBackend(req.backend, req.explicit);
   if (!isStarted(choice)) return choice;
   await progress(`${req.backend}: started on ${choice.device}`);
-  const rows: Array<z.infer<typeof matmulSchema>> = [];
+  const rows: Array<z.infer<typeof matmulRowSchema>> = [];
   let lastMs = 0;
   let lastN = 0;
   for (const n of req.sizes) {

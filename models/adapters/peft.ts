@@ -18,7 +18,7 @@
  * going into GGUF and un-permuted coming out. qwen2 and qwen3 use the "neox" RoPE in llama.cpp,
  * HF's own layout: nothing is permuted.
  */
-import type { LinearName } from "../model/layout.js";
+import type { LinearName } from "../arch/layout.js";
 
 /** GGUF linear name → PEFT module path under `model.layers.{i}`. */
 export const PEFT_MODULES: Record<LinearName, { group: "self_attn" | "mlp"; module: string }> = {

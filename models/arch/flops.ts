@@ -1,5 +1,5 @@
-import type { ModelConfig } from "../../../trainer/model/config.js";
-import { LINEAR_NAMES, linearShape } from "../../../trainer/model/layout.js";
+import type { ModelConfig } from "./config.js";
+import { LINEAR_NAMES, linearShape } from "./layout.js";
 
 /**
  * FLOPs of one training step of B sequences of T tokens with `scored` response tokens each, as

@@ -16,7 +16,7 @@
  */
 import fs from "node:fs";
 import { writeFileAtomicSync } from "../../common/fs/atomicFile.js";
-import { f16BitsToF32, f32ToF16Bits } from "../../models/gguf/writer.js";
+import { f16BitsToF32, f32ToF16Bits } from "../gguf/writer.js";
 
 /** The float dtypes we read (to f32) and write. */
 export type SafetensorsDtype = "F32" | "F16" | "BF16" | "F64";

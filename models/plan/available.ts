@@ -5,7 +5,6 @@
  */
 import fs from "node:fs";
 import os from "node:os";
-import type { BackendChoice } from "../backend.js";
 import type { BackendMemory } from "./memoryPlan.js";
 
 /**
@@ -45,8 +44,20 @@ export function usableWasmHeap(limit: number | undefined): number | undefined {
   return limit === undefined ? undefined : Math.floor(limit * 0.85);
 }
 
+/**
+ * What a started trainer backend says of its memory (the fields of the trainer's BackendChoice,
+ * trainer/backend.ts, that the plan reads).
+ */
+export interface StartedBackend {
+  name: string;
+  device: string;
+  memoryBytes?: number;
+  wasmHeapLimitBytes?: number;
+  webgpu?: { software: string | null; maxStorageBufferBindingSize: number };
+}
+
 /** The memory facts of a started backend, as the plan needs them. */
-export function backendMemory(choice: Pick<BackendChoice, "name" | "device" | "memoryBytes" | "wasmHeapLimitBytes" | "webgpu">): BackendMemory {
+export function backendMemory(choice: StartedBackend): BackendMemory {
   switch (choice.name) {
     case "wasm":
       return { name: "wasm", deviceBytes: usableWasmHeap(choice.wasmHeapLimitBytes ?? choice.memoryBytes), sharesHostMemory: true };

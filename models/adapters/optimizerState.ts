@@ -1,6 +1,5 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { AdamWState, MomentData } from "./adamw.js";
 
 /**
  * Optimizer state file: "CLAWOPT1", u32 LE header length, JSON header, zero padding to a
@@ -8,6 +7,19 @@ import type { AdamWState, MomentData } from "./adamw.js";
  * moments bit for bit (JSON numbers would round-trip too, but 10× larger and slower).
  */
 const MAGIC = "CLAWOPT1";
+
+/** One named moment tensor, as plain data (for checkpoints). */
+export interface MomentData {
+  shape: number[];
+  data: Float32Array;
+}
+
+/** Everything AdamW (trainer/optim/adamw.ts) needs to continue exactly where a run stopped. */
+export interface AdamWState {
+  step: number;
+  m: Record<string, MomentData>;
+  v: Record<string, MomentData>;
+}
 
 interface Header {
   version: 1;

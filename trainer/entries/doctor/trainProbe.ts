@@ -4,14 +4,14 @@
  * and `steps` measured steps of the live loop's binary method, as bench/trainer-real-size.ts
  * does; reports seconds per step, trained tokens and the FLOPs of a step.
  */
-import { createLora, disposeLora } from "../../../../trainer/lora/params.js";
-import { AdamW } from "../../../../trainer/optim/adamw.js";
-import { loadForTraining } from "../../../../trainer/plan/loadForTraining.js";
-import { loraParamRecord, trainSteps } from "../../../../trainer/train/trainSteps.js";
-import { probeMain } from "../childProtocol.js";
-import { flopsPerStep } from "../flops.js";
-import { trainRequestSchema, type TrainResult } from "./contracts.js";
-import { isStarted, startTrainerBackend } from "./trainerBackend.js";
+import { createLora, disposeLora } from "../../lora/params.js";
+import { AdamW } from "../../optim/adamw.js";
+import { loadForTraining } from "../../plan/loadForTraining.js";
+import { loraParamRecord, trainSteps } from "../../train/trainSteps.js";
+import { probeMain } from "../../../common/probeChild.js";
+import { flopsPerStep } from "../../../models/arch/flops.js";
+import { trainRequestSchema, type TrainResult } from "./protocol.js";
+import { isStarted, startTrainerBackend } from "./startBackend.js";
 
 probeMain(trainRequestSchema, async (req, progress) => {
   // Named: doctor trains only on a backend whose matMul probe started (webgpu on software only when asked).
