@@ -1,6 +1,5 @@
 import path from "node:path";
 import {
-  LlamaGrammarEvaluationState,
   resolveChatWrapper,
   TokenBias,
   type ChatWrapper,
@@ -12,21 +11,17 @@ import {
 } from "node-llama-cpp";
 import type { ChatMessage } from "../api/chatTypes.js";
 import type { AnswerTimingsView } from "../api/sessions.js";
-import { AdapterGate, AbortedError, type SwapResult } from "./adapterGate.js";
+import { AdapterGate, type SwapResult } from "./adapterGate.js";
 import type { BackendName, BackendPreference } from "./backend.js";
 import { chooseBackend, type BackendSkip, type ProbeOptions } from "./backendProbe.js";
 import { renderPrompt, type FunctionTool } from "./chatPrompt.js";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
 import { loadBoundMs, loadWithin } from "./loadBound.js";
-import { IncrementalDetokenizer } from "./detokenizer.js";
-import { JsonObjectPrefix } from "./jsonPrefix.js";
-import { GrammarMatcher } from "./grammarMatcher.js";
 import { closingReserve, jsonSchemaGrammar } from "./jsonSchemaGrammar.js";
-import { createRng, type SamplingAdjustments } from "./sampling.js";
-import { GreedyStepper, LogitsStepper, NativeStepper, type NativeSamplerExtras, type Stepper } from "./steppers.js";
 import { defaultThreads } from "./threads.js";
-import { hasExactTokenProbability, installExactTokenProbability, targetLogprobs } from "./tokenProbability.js";
-import { jsonValueEnd, parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
+import { installExactTokenProbability, targetLogprobs } from "./tokenProbability.js";
+import { parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
+import { Generation, type ToolGrammars } from "./generation.js";
 
 export { AbortedError } from "./adapterGate.js";
 export type { SwapResult } from "./adapterGate.js";
@@ -127,11 +122,6 @@ export interface SamplingUsed {
   grammar?: boolean;
 }
 
-/** The answer's tokens penalties look back over (llama.cpp's default penalty_last_n). */
-const PENALTY_LAST_N = 64;
-/** A logit bias at or below this bans the token (OpenAI: "-100 should result in a ban"). */
-const BAN_AT = -100;
-
 export interface TokenLogprob {
   token: number;
   text: string;
@@ -182,15 +172,6 @@ export class ContextLengthError extends Error {
     super(`This model's context is ${contextSize} tokens; the prompt has ${promptTokens} tokens (no room for an answer).`);
     this.name = "ContextLengthError";
   }
-}
-
-function callId(): string {
-  return `call_${Math.random().toString(36).slice(2, 12)}${Math.random().toString(36).slice(2, 8)}`;
-}
-
-function partialTail(text: string, marker: string): number {
-  for (let n = Math.min(marker.length - 1, text.length); n > 0; n--) if (text.endsWith(marker.slice(0, n))) return n;
-  return 0;
 }
 
 /** Frees a LoRA adapter that node-llama-cpp caches per model forever (see adapterGate.ts). */
@@ -394,7 +375,7 @@ export class Engine {
     const rendered = prepared ?? this.renderPrompt(req);
     // Only a request with tools waits for grammars: anything else queues for its sequence at once (FIFO order is the call order).
     const withTools = !!req.tools?.length && req.toolChoice !== "none";
-    const toolGrammars = withTools ? await this.toolGrammars(req) : new Map<string, { grammar: LlamaGrammar; reserve: number }>();
+    const toolGrammars: ToolGrammars = withTools ? await this.toolGrammars(req) : new Map();
     const queued = performance.now();
     const lease = await this.gate.acquire(rendered.tokens, hooks.signal);
     try {
@@ -406,8 +387,8 @@ export class Engine {
   }
 
   /** Grammars for the tools' parameters (a keyword no grammar expresses is left unenforced: the tool worked before). */
-  private async toolGrammars(req: GenerateRequest): Promise<Map<string, { grammar: LlamaGrammar; reserve: number }>> {
-    const out = new Map<string, { grammar: LlamaGrammar; reserve: number }>();
+  private async toolGrammars(req: GenerateRequest): Promise<ToolGrammars> {
+    const out: ToolGrammars = new Map();
     if (!req.tools) return out;
     for (const t of req.tools) {
       if (typeof req.toolChoice === "object" && req.toolChoice.name !== t.name) continue;
@@ -440,7 +421,8 @@ export class Engine {
     }
   }
 
-  private async run(
+  /** Decodes the answer on the sequence it holds (generation.ts: its phases). */
+  private run(
     seq: LlamaContextSequence,
     adapter: string,
     rendered: { tokens: Token[]; stopTriggers: string[] },
@@ -448,310 +430,9 @@ export class Engine {
     hooks: GenerateHooks,
     /** when the request began waiting for its sequence (performance.now()) */
     queuedAt: number,
-    toolGrammars: Map<string, { grammar: LlamaGrammar; reserve: number }> = new Map(),
+    toolGrammars: ToolGrammars = new Map(),
   ): Promise<GenerateResult> {
-    const started = performance.now();
-    const prompt = rendered.tokens;
-    const contextSize = seq.contextSize;
-    const temperature = req.temperature ?? 1;
-    const topP = req.topP ?? 1;
-    const seed = req.seed ?? Math.floor(Math.random() * 2 ** 31);
-    const rng = createRng(seed);
-    const room = contextSize - prompt.length;
-    const maxTokens = Math.max(1, Math.min(req.maxTokens ?? room, room));
-    const stops = [...(req.stop ?? []), ...rendered.stopTriggers].filter((s) => s.length > 0);
-    const toolMode = !!req.tools?.length && req.toolChoice !== "none";
-    const forced = toolMode && (req.toolChoice === "required" || typeof req.toolChoice === "object");
-    const topN = req.topLogprobs ?? 0;
-
-    // Reuse the KV cache of the prefix this sequence already holds (the same conversation's last turn).
-    const held = seq.contextTokens;
-    let common = 0;
-    while (common < held.length && common < prompt.length && held[common] === prompt[common]) common++;
-    const start = Math.min(common, prompt.length - 1);
-    if (seq.nextTokenIndex > start) await seq.eraseContextTokenRanges([{ start, end: seq.nextTokenIndex }]);
-    let forcedCall = forced
-      ? new ForcedToolCall(this, req.tools!, req.toolChoice as "required" | { name: string }, {
-          grammars: toolGrammars,
-          budget: maxTokens,
-          parallel: req.parallelToolCalls !== false && req.toolChoice === "required",
-        })
-      : null;
-    // An answer held to a grammar (response_format); not with a forced call, whose arguments have their own.
-    const grammar = req.grammar && !forcedCall ? req.grammar : null;
-    // A call the model opened itself (tool_choice auto): from its name on it is held as a forced one is; the content before it stays.
-    let openedAfter: string | null = null;
-
-    const responseTokens: number[] = [];
-    const tokenLogprobs: number[] = [];
-    const infos: TokenLogprob[] = [];
-    // Tokens charged against max_tokens: all of them, except a forced call's syntax and name.
-    let charged = 0;
-    const closeFrom = grammar ? maxTokens - Math.min(req.grammarReserve ?? 16, Math.floor(maxTokens / 2)) : Infinity;
-    const closing = () => (forcedCall ? forcedCall.closing : grammar !== null && charged >= closeFrom);
-    // Whether the JSON so far is inside a string (which closing tokens close it), fed each token as it comes.
-    const scan = new JsonStringScan();
-    const inString = () => (forcedCall ? forcedCall.inString : scan.inString);
-    const history = () => responseTokens.slice(-PENALTY_LAST_N);
-    const bias = new Map<number, number>();
-    for (const [k, v] of Object.entries(req.logitBias ?? {})) bias.set(Number(k), v <= BAN_AT ? -Infinity : v);
-    // What is held to a grammar (the answer, or a call now or once the model opens one) also bans broken UTF-8, and near its budget favours closers.
-    const holds = !!grammar || toolMode;
-    const heldBias = new Map(bias);
-    if (holds) for (const t of this.brokenUtf8Tokens()) heldBias.set(t, -Infinity);
-    const closerBias = (tokens: number[]) => {
-      const m = new Map(heldBias);
-      for (const t of tokens) if ((m.get(t) ?? 0) > -Infinity) m.set(t, (m.get(t) ?? 0) + 30);
-      return m;
-    };
-    const closers = holds ? this.closingTokens() : { quote: [], bracket: [] };
-    const quoteBias = closerBias(closers.quote);
-    const bracketBias = closerBias(closers.bracket);
-    const biasNow = () => (!closing() ? (grammar || forcedCall ? heldBias : bias) : inString() ? quoteBias : bracketBias);
-    const penalties =
-      (req.repeatPenalty ?? 1) !== 1 || (req.frequencyPenalty ?? 0) !== 0 || (req.presencePenalty ?? 0) !== 0
-        ? { repeat: req.repeatPenalty ?? 1, frequency: req.frequencyPenalty ?? 0, presence: req.presencePenalty ?? 0 }
-        : null;
-    const adjusted = !!grammar || bias.size > 0 || penalties !== null || (req.topK ?? 0) > 0 || (req.minP ?? 0) > 0;
-    // llama.cpp's sampler serves every request without alternatives or forced tokens. Greedy:
-    // the pick and its temperature-1 probability in one native call (GreedyStepper). Sampled:
-    // the confidence is p(token) at temperature 1 from a second sort-free pass over the logits
-    // (tokenProbability.ts), for any temperature and top-p (llama.cpp's order: the nucleus at
-    // temperature 1, then the temperature, as the gate's fluency probe samples); where that is
-    // not installed, node-llama-cpp's own confidence is p at temperature 1 only for temperature 1
-    // without top-p. Everything else samples in JS from the raw logits: the whole vocabulary
-    // crosses into JS each token, ~110 ms a token at 152k (Qwen3-0.6B shape, 2 threads), so only
-    // top log-probs and forced tool calls take it.
-    const exact = hasExactTokenProbability(seq.context);
-    // A grammar, bias, penalty, top-k or min-p is llama.cpp's sampler's too (its confidence stays
-    // p at temperature 1 where tokenProbability.ts is installed); where it is not, JS samples.
-    const onLlamaSampler = !forcedCall && topN === 0;
-    const input = prompt.slice(start);
-    let stepper: Stepper;
-    // The grammar followed from JS when JS samples (top log-probs).
-    let matcher: GrammarMatcher | null = null;
-    if (onLlamaSampler && temperature === 0 && !adjusted) stepper = new GreedyStepper(seq, input);
-    else if (onLlamaSampler && (exact ? temperature > 0 || adjusted : temperature === 1 && topP >= 1 && !adjusted)) {
-      const extra: NativeSamplerExtras = { topK: req.topK, minP: req.minP };
-      if (grammar) extra.grammar = new LlamaGrammarEvaluationState({ model: this.model, grammar });
-      if (penalties) extra.repeatPenalty = { punishTokens: () => history() as Token[], maxPunishTokens: PENALTY_LAST_N, penalty: penalties.repeat, frequencyPenalty: penalties.frequency, presencePenalty: penalties.presence };
-      if (bias.size > 0 || grammar) {
-        const plain = this.tokenBias(grammar ? heldBias : bias);
-        const quote = grammar ? this.tokenBias(quoteBias) : plain;
-        const bracket = grammar ? this.tokenBias(bracketBias) : plain;
-        extra.tokenBias = () => (!closing() ? plain : inString() ? quote : bracket);
-      }
-      stepper = new NativeStepper(seq, input, temperature, topP, seed, extra);
-    } else {
-      if (grammar) matcher = new GrammarMatcher(this.model, grammar);
-      const adjust: SamplingAdjustments = {
-        topK: req.topK,
-        minP: req.minP,
-        bias: biasNow,
-        penalties: penalties ? { ...penalties, history } : undefined,
-      };
-      const m = matcher;
-      const fc = forcedCall;
-      stepper = new LogitsStepper(seq, input, {
-        temperature,
-        topP,
-        rng: createRng(seed),
-        topLogprobs: topN,
-        allowed: fc ? (t) => fc.allows(t) : m ? (t) => m.allows(t) : undefined,
-        forced: fc ? () => fc.nextForced() : undefined,
-        adjust,
-      });
-    }
-
-    let finishReason: GenerateResult["finishReason"] = "length";
-    // The response tokens that make up the text (no end-of-generation token), detokenized incrementally.
-    const textOf = new IncrementalDetokenizer(this.model, req.continuesPrompt ? prompt : []);
-
-    // Streaming state: what was already sent.
-    let sentContent = "";
-    let pendingInfos: TokenLogprob[] = [];
-    const sentCalls: Array<{ id: string; name: string | null; args: string }> = [];
-
-    /** `text`: what may be shown so far; `whole`: nothing after it is held back. */
-    const emit = (text: string, final: boolean, whole = final) => {
-      if (!hooks.onEvent) return;
-      let content: string;
-      let calls: Array<{ name: string | null; arguments: string }> = [];
-      if (forcedCall) {
-        content = openedAfter ?? "";
-        calls = forcedCall.partialCalls();
-      } else if (toolMode) {
-        const parsed = parseAnswer(text, this.syntax, final);
-        content = parsed.content;
-        calls = parsed.calls;
-      } else content = text;
-      if (content.length > sentContent.length && content.startsWith(sentContent)) {
-        hooks.onEvent({ type: "content", text: content.slice(sentContent.length), logprobs: pendingInfos });
-        pendingInfos = [];
-        sentContent = content;
-      } else if (whole && !final && !toolMode && content === sentContent && pendingInfos.length > 0) {
-        // Tokens that add no text (control or unused tokens) are streamed as they come, not with
-        // the next visible text: else a run of them reaches the client only at the end.
-        hooks.onEvent({ type: "content", text: "", logprobs: pendingInfos });
-        pendingInfos = [];
-      }
-      calls.forEach((c, i) => {
-        if (c.name === null) return;
-        if (!sentCalls[i]) {
-          sentCalls[i] = { id: callId(), name: c.name, args: "" };
-          hooks.onEvent!({ type: "toolCall", index: i, id: sentCalls[i].id, name: c.name });
-        }
-        if (c.arguments.length > sentCalls[i].args.length && c.arguments.startsWith(sentCalls[i].args)) {
-          hooks.onEvent!({ type: "toolArguments", index: i, text: c.arguments.slice(sentCalls[i].args.length) });
-          sentCalls[i].args = c.arguments;
-        }
-      });
-      if (final && pendingInfos.length > 0) {
-        hooks.onEvent({ type: "content", text: "", logprobs: pendingInfos });
-        pendingInfos = [];
-      }
-    };
-
-    let text = "";
-    // When its first token came, and its last.
-    let firstAt = 0;
-    let lastAt = 0;
-    try {
-    for (;;) {
-      if (hooks.signal?.aborted) throw new AbortedError();
-      const { token, logprob: lp, top, choices } = await stepper.next();
-      lastAt = performance.now();
-      if (firstAt === 0) firstAt = lastAt;
-      if (forcedCall) forcedCall.accept(token, choices !== 1);
-      else charged++;
-      matcher?.accept(token);
-      if (grammar && !this.model.isEogToken(token as Token)) scan.push(this.tokenText(token));
-      responseTokens.push(token);
-      tokenLogprobs.push(lp);
-      const eog = this.model.isEogToken(token as Token);
-      const info: TokenLogprob = {
-        token,
-        text: eog ? "" : this.tokenText(token),
-        logprob: lp,
-        top: top.map((t) => ({ token: t.token, text: this.tokenText(t.token), logprob: t.logprob })),
-      };
-      infos.push(info);
-      pendingInfos.push(info);
-      if (eog) {
-        finishReason = "stop";
-        break;
-      }
-      // The model computes the next token while this one is decoded and streamed. A stop
-      // string found below then costs one wasted step, nothing else.
-      if (!forcedCall?.finished && !forcedCall?.overBudget && (forcedCall || charged < maxTokens) && seq.nextTokenIndex + 2 < contextSize) stepper.prefetch();
-      // Text before this mark cannot change, and was searched for stop strings already.
-      const settled = textOf.settledLength;
-      text = textOf.push(token);
-      const stopAt = stops.reduce((best, s) => {
-        const i = text.indexOf(s, Math.max(0, settled - s.length + 1));
-        return i >= 0 && (best < 0 || i < best) ? i : best;
-      }, -1);
-      if (stopAt >= 0) {
-        text = text.slice(0, stopAt);
-        finishReason = "stop";
-        break;
-      }
-      if (forcedCall?.finished) {
-        finishReason = "tool_calls";
-        break;
-      }
-      if (grammar && jsonComplete(text)) {
-        finishReason = "stop";
-        break;
-      }
-      if ((forcedCall ? forcedCall.overBudget : charged >= maxTokens) || seq.nextTokenIndex + 1 >= contextSize) break;
-      if (toolMode && !forcedCall && !grammar) {
-        const opened = this.openedCall(text, req.tools);
-        if (opened) {
-          // The call's name and arguments are sampled in JS under the call's constraints: the
-          // last token is fed again (erased first when it was evaluated ahead) to get its logits.
-          await stepper.close();
-          const last = responseTokens[responseTokens.length - 1] as Token;
-          const end = prompt.length + responseTokens.length;
-          if (seq.nextTokenIndex >= end) await seq.eraseContextTokenRanges([{ start: end - 1, end: seq.nextTokenIndex }]);
-          openedAfter = opened.content;
-          const call = new ForcedToolCall(
-            this,
-            req.tools!,
-            "required",
-            { grammars: toolGrammars, budget: Math.max(1, maxTokens - charged), parallel: req.parallelToolCalls !== false },
-            opened.nameText,
-          );
-          forcedCall = call;
-          stepper = new LogitsStepper(seq, [last], {
-            temperature,
-            topP,
-            rng: createRng(seed + responseTokens.length),
-            topLogprobs: topN,
-            allowed: (t) => call.allows(t),
-            forced: () => call.nextForced(),
-            adjust: { topK: req.topK, minP: req.minP, bias: biasNow, penalties: penalties ? { ...penalties, history } : undefined },
-          });
-        }
-      }
-      // Hold back an incomplete UTF-8 character and a possible start of a stop string.
-      let hold = text.endsWith("\uFFFD") ? 1 : 0;
-      for (const s of stops) hold = Math.max(hold, partialTail(text, s));
-      emit(text.slice(0, text.length - hold), false, hold === 0);
-    }
-    } finally {
-      await stepper.close();
-    }
-    if (textOf.length === 0) text = "";
-    emit(text, true);
-
-    let content = text;
-    let toolCalls: GeneratedToolCall[] = [];
-    if (forcedCall) {
-      content = openedAfter ?? "";
-      toolCalls = forcedCall.partialCalls().map((c, i) => ({ id: sentCalls[i]?.id ?? callId(), name: c.name ?? "", arguments: c.arguments }));
-      if (forcedCall.complete) finishReason = "tool_calls";
-    } else if (toolMode) {
-      const parsed = parseAnswer(text, this.syntax, true);
-      const complete = parsed.calls.filter((c) => c.complete && c.name);
-      if (complete.length > 0) {
-        content = parsed.content;
-        toolCalls = complete.map((c, i) => ({ id: sentCalls[i]?.id ?? callId(), name: c.name!, arguments: c.arguments }));
-        if (finishReason === "stop") finishReason = "tool_calls";
-      }
-    }
-    return {
-      model: this.modelId,
-      adapter,
-      promptTokens: [...prompt],
-      cachedPromptTokens: start,
-      responseTokens,
-      tokenLogprobs,
-      logprobs: infos,
-      text: content,
-      toolCalls,
-      finishReason,
-      sampling: {
-        temperature,
-        topP,
-        seed,
-        maxTokens: req.maxTokens,
-        ...(req.frequencyPenalty ? { frequencyPenalty: req.frequencyPenalty } : {}),
-        ...(req.presencePenalty ? { presencePenalty: req.presencePenalty } : {}),
-        ...(req.repeatPenalty !== undefined && req.repeatPenalty !== 1 ? { repeatPenalty: req.repeatPenalty } : {}),
-        ...(req.topK ? { topK: req.topK } : {}),
-        ...(req.minP ? { minP: req.minP } : {}),
-        ...(req.logitBias && Object.keys(req.logitBias).length > 0 ? { logitBias: { ...req.logitBias } } : {}),
-        ...(grammar ? { grammar: true } : {}),
-      },
-      timings: {
-        queueMs: started - queuedAt,
-        promptTokens: prompt.length - start,
-        firstTokenMs: firstAt - started,
-        decodeTokens: Math.max(0, responseTokens.length - 1),
-        decodeMs: lastAt - firstAt,
-      },
-    };
+    return new Generation(this, seq, adapter, rendered, req, hooks, queuedAt, toolGrammars).run();
   }
 
   /**
@@ -759,7 +440,8 @@ export class Engine {
    * tool's: the content before it and the name's start. Not when the name already went astray
    * (the answer is then parsed as it is, as before).
    */
-  private openedCall(text: string, tools: FunctionTool[] | undefined): { content: string; nameText: string } | null {
+  /** @internal (generation.ts) */
+  openedCall(text: string, tools: FunctionTool[] | undefined): { content: string; nameText: string } | null {
     for (const p of this.syntax.prefixes) {
       const at = p ? text.indexOf(p) : -1;
       if (at < 0) continue;
@@ -776,7 +458,8 @@ export class Engine {
     return null;
   }
 
-  private tokenBias(map: ReadonlyMap<number, number>): TokenBias {
+  /** @internal (generation.ts) */
+  tokenBias(map: ReadonlyMap<number, number>): TokenBias {
     const b = TokenBias.for(this.model);
     for (const [t, v] of map) b.set(t as Token, v === -Infinity ? "never" : { logit: v });
     return b;
@@ -813,220 +496,4 @@ function brokenUtf8(bytes: number[]): boolean {
     }
   }
   return false;
-}
-
-/** Follows JSON text far enough to say whether its end is inside a string. */
-class JsonStringScan {
-  inString = false;
-  private escaped = false;
-
-  push(text: string): this {
-    for (const ch of text) {
-      if (this.escaped) this.escaped = false;
-      else if (this.inString && ch === "\\") this.escaped = true;
-      else if (ch === '"') this.inString = !this.inString;
-    }
-    return this;
-  }
-}
-
-/** True once `text` holds one whole JSON value (an answer held to a JSON grammar ends there). */
-function jsonComplete(text: string): boolean {
-  const t = text.trimEnd();
-  return t.length > 0 && jsonValueEnd(t, 0) === t.length;
-}
-
-/**
- * A tool call the request forces (tool_choice "required" or a named function): the call's
- * syntax is forced token by token, the function name is constrained to a declared one, and the
- * arguments are held to the tool's `parameters` schema (a grammar; without parameters, to a JSON
- * object closed after a token budget), so even a model that never learned the syntax produces a
- * well-formed call. Only the argument tokens the model chose among several count against
- * max_tokens (not the syntax, the name or what the schema fixes): a small budget
- * cuts the arguments (finish "length", the call so far), never the call itself. With
- * "required" and parallel calls allowed, the model may open another call after each one.
- */
-class ForcedToolCall {
-  private phase: "name" | "args" | "suffix" | "more" | "done" = "name";
-  private forced: number[] = [];
-  private nameText = "";
-  private readonly calls: Array<{ name: string | null; args: string }> = [];
-  /** The current call's sampled argument tokens, detokenized together (a character may span tokens). */
-  private argIds: number[] = [];
-  private json = JsonObjectPrefix.afterOpenBrace();
-  private matcher: GrammarMatcher | null = null;
-  private reserve = 16;
-  /** Argument tokens the model chose, over all calls (max_tokens bounds them together). */
-  private argTokens = 0;
-  private readonly targets: string[];
-  private readonly pp: string;
-  /** After a call: the token sequences that open another one. */
-  private readonly openers: number[][];
-  private static readonly MAX_CALLS = 4;
-
-  constructor(
-    private readonly engine: Engine,
-    private readonly tools: FunctionTool[],
-    private readonly choice: "required" | { name: string },
-    private readonly opts: { grammars: Map<string, { grammar: LlamaGrammar; reserve: number }>; budget: number; parallel: boolean },
-    /** The model opened the call itself and wrote this much of the name. */
-    openedName?: string,
-  ) {
-    const { prefixes, paramsPrefix } = engine.syntax;
-    this.pp = paramsPrefix.split("{{functionName}}")[0];
-    this.targets = tools.map((t) => t.name + this.pp);
-    this.openers = opts.parallel ? [prefixes[0], "\n" + prefixes[0]].map((p) => this.tokenize(p)).filter((t) => t.length > 0) : [];
-    if (openedName === undefined) this.startCall(false);
-    else {
-      this.startCall(true);
-      this.nameText = openedName;
-      this.takeName();
-    }
-  }
-
-  /** A whole name written: on to its arguments. */
-  private takeName(): void {
-    const hit = this.targets.findIndex((target) => this.nameText.startsWith(target));
-    if (hit < 0) return;
-    this.current.name = this.tools[hit].name;
-    const rest = this.nameText.slice(this.targets[hit].length);
-    this.current.args = "{";
-    if (rest !== "{") this.forced.push(...this.tokenize("{"));
-    this.enterArgs(this.tools[hit].name);
-  }
-
-  private tokenize(s: string): number[] {
-    return this.engine.model.tokenize(s, true);
-  }
-
-  /** `opened`: the call's prefix was already written (the model chose to open another call). */
-  private startCall(opened: boolean): void {
-    const prefix = opened ? "" : this.engine.syntax.prefixes[0];
-    if (typeof this.choice === "object") {
-      this.forced.push(...this.tokenize(prefix + this.choice.name + this.pp + "{"));
-      this.nameText = this.choice.name + this.pp;
-      this.calls.push({ name: this.choice.name, args: "{" });
-      this.enterArgs(this.choice.name);
-    } else {
-      if (prefix) this.forced.push(...this.tokenize(prefix));
-      this.nameText = "";
-      this.calls.push({ name: null, args: "" });
-      this.phase = "name";
-    }
-  }
-
-  private enterArgs(name: string): void {
-    this.phase = "args";
-    this.argIds = [];
-    const g = this.opts.grammars.get(name);
-    this.matcher = g ? new GrammarMatcher(this.engine.model, g.grammar) : null;
-    this.reserve = g?.reserve ?? 8;
-    this.json = JsonObjectPrefix.afterOpenBrace();
-    if (this.matcher) for (const t of this.tokenize("{")) this.matcher.accept(t);
-  }
-
-  /** Parallel calls allowed, fewer than the most, and half the budget left (another call must have room to close). */
-  private mayOpenAnother(): boolean {
-    return this.openers.length > 0 && this.calls.length < ForcedToolCall.MAX_CALLS && this.argTokens < this.opts.budget / 2;
-  }
-
-  private get current(): { name: string | null; args: string } {
-    return this.calls[this.calls.length - 1];
-  }
-
-  get finished(): boolean {
-    return this.phase === "done" && this.forced.length === 0;
-  }
-
-  /** Every call opened is whole (an end-of-generation token may come now). */
-  get complete(): boolean {
-    return (this.phase === "done" || this.phase === "more") && this.forced.length === 0;
-  }
-
-  /** The arguments used the whole budget without closing. */
-  get overBudget(): boolean {
-    return this.phase === "args" && this.argTokens >= this.opts.budget;
-  }
-
-  /** Near the budget: closing tokens are favoured (the grammar keeps them where they fit). */
-  get closing(): boolean {
-    return this.phase === "args" && this.argTokens >= this.opts.budget - Math.min(this.reserve, Math.floor(this.opts.budget / 2));
-  }
-
-  /** The arguments so far end inside a string. */
-  get inString(): boolean {
-    return this.phase === "args" && new JsonStringScan().push(this.current.args).inString;
-  }
-
-  /** The next token to force, or null to sample (constrained by `allows`). */
-  nextForced(): number | null {
-    return this.forced.length > 0 ? this.forced[0] : null;
-  }
-
-  allows(token: number): boolean {
-    const eog = this.engine.model.isEogToken(token as Token);
-    if (this.phase === "more") return eog || this.openers.some((o) => o[0] === token);
-    if (eog || this.engine.isSpecialToken(token)) return false;
-    const t = this.engine.tokenText(token);
-    if (!t) return false;
-    if (this.phase === "name") {
-      const s = this.nameText + t;
-      return this.targets.some((target) => target.startsWith(s) || (s.startsWith(target) && s.length - target.length <= 1 && s.endsWith("{")));
-    }
-    if (this.phase === "args") return this.matcher ? this.matcher.allows(token) : this.json.clone().pushText(t);
-    return false;
-  }
-
-  /** `free`: the model chose the token among several (only those count against the budget). */
-  accept(token: number, free = true): void {
-    if (this.forced.length > 0) {
-      this.forced.shift();
-      if (this.forced.length === 0 && this.phase === "suffix") this.phase = this.mayOpenAnother() ? "more" : "done";
-      return;
-    }
-    if (this.phase === "more") {
-      if (this.engine.model.isEogToken(token as Token)) {
-        this.phase = "done";
-        return;
-      }
-      const opener = this.openers.find((o) => o[0] === token) ?? [token];
-      this.forced.push(...opener.slice(1));
-      this.startCall(true);
-      return;
-    }
-    const t = this.engine.tokenText(token);
-    if (this.phase === "name") {
-      this.nameText += t;
-      this.takeName();
-      return;
-    }
-    if (this.phase === "args") {
-      this.argIds.push(token);
-      this.current.args = "{" + this.engine.model.detokenize(this.argIds as Token[]);
-      // What the schema fixes (keys, punctuation) is syntax, like the call's: not charged.
-      if (free) this.argTokens++;
-      if (this.matcher) {
-        this.matcher.accept(token);
-        if (jsonComplete(this.current.args)) this.finishArgs("");
-      } else {
-        this.json.pushText(t);
-        if (this.json.done) this.finishArgs("");
-        else if (this.argTokens >= Math.min(48, this.opts.budget)) this.finishArgs(this.json.closer());
-      }
-    }
-  }
-
-  private finishArgs(closer: string): void {
-    this.current.args += closer;
-    const suffix = this.engine.syntax.suffix.replaceAll("{{functionName}}", this.current.name ?? "");
-    this.forced.push(...this.tokenize(closer + suffix));
-    this.phase = "suffix";
-    if (this.forced.length === 0) this.phase = this.mayOpenAnother() ? "more" : "done";
-  }
-
-  partialCalls(): Array<{ name: string | null; arguments: string }> {
-    // An incomplete character at the end (a byte token of several) is held back: what streams only grows.
-    const open = this.phase === "args" ? this.current : null;
-    return this.calls.filter((c) => c.name !== null).map((c) => ({ name: c.name, arguments: c === open ? c.args.replace(/\uFFFD+$/, "") : c.args }));
-  }
 }
