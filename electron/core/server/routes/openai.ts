@@ -2,7 +2,6 @@ import crypto from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ChatMessage } from "../../api/chatTypes.js";
 import {
-  ContextLengthError,
   type Engine,
   type GenerateEvent,
   type GenerateRequest,
@@ -10,6 +9,7 @@ import {
   type TokenLogprob,
 } from "../../inference/engine.js";
 import type { TurnContext, TurnOrigin } from "../../rollout/rollout.js";
+import { beginChatTurn, rlBodyFields, SSE_HEADERS, type ChatTurn } from "./chatTurn.js";
 import { SseWriter } from "../sseWriter.js";
 import { abortWhenClientLeaves } from "../clientAbort.js";
 import { failGeneration } from "./generationFailure.js";
@@ -20,9 +20,9 @@ import { applyResponseFormat } from "./responseFormat.js";
 import { timingsOf, usageOf } from "./replyFigures.js";
 import type { ChatCompletionChunk, ChatCompletionReply, ChatLogprob, ModelListReply, ModelObject } from "../../api/openai.js";
 
-type ChunkChoice = ChatCompletionChunk["choices"][number];
 import type { PlannedBlock } from "../../preferences/block.js";
-import { prepareChatPrompt, tokenCounter } from "../../preferences/inject.js";
+
+type ChunkChoice = ChatCompletionChunk["choices"][number];
 
 /** The rollout as the /v1 route uses it (electron/core/rollout/rollout.ts implements it). */
 export interface TurnRecorder {
@@ -85,8 +85,94 @@ function logprobEntries(infos: TokenLogprob[]): ChatLogprob[] {
   }));
 }
 
-function headerValue(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
+/** The chat answer on its way out: one JSON reply, or an SSE stream of chunks as the engine's events arrive. */
+class ChatAnswer {
+  readonly stream: boolean;
+  private readonly id: string;
+  private readonly created = Math.floor(Date.now() / 1000);
+  private readonly sse: SseWriter;
+  private firstContentSent = false;
+
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly turn: ChatTurn,
+    private readonly model: string,
+    private readonly body: ChatCompletionRequest,
+  ) {
+    this.stream = body.stream === true;
+    this.id = `chatcmpl-${turn.ctx.turnId}`;
+    this.sse = new SseWriter(reply.raw);
+  }
+
+  private chunk(delta: ChunkChoice["delta"], extra: Partial<Pick<ChunkChoice, "logprobs" | "finish_reason">> = {}, top: Pick<ChatCompletionChunk, "timings"> = {}): string {
+    const { id, created, model } = this;
+    return `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }], ...top } satisfies ChatCompletionChunk)}\n\n`;
+  }
+
+  /** The answer begins (the adapter that answers is known): headers, and a stream's first chunk. */
+  start(adapter: string): void {
+    if (!this.stream) return void this.reply.headers(this.turn.headers(adapter));
+    this.reply.raw.writeHead(200, { ...SSE_HEADERS, ...this.turn.headers(adapter) });
+    this.sse.write(this.chunk({ role: "assistant", content: "" }));
+    this.sse.flush();
+  }
+
+  /** One engine event as a stream chunk. */
+  event(ev: GenerateEvent): void {
+    if (ev.type === "content") {
+      const lp = this.body.logprobs ? { logprobs: { content: logprobEntries(ev.logprobs), refusal: null } } : {};
+      if (ev.text || this.body.logprobs) this.sse.write(this.chunk({ content: ev.text }, lp));
+      if (!this.firstContentSent) {
+        this.firstContentSent = true;
+        this.sse.flush(); // time to first token is never delayed
+      }
+    } else if (ev.type === "toolCall")
+      this.sse.write(this.chunk({ tool_calls: [{ index: ev.index, id: ev.id, type: "function", function: { name: ev.name, arguments: "" } }] }));
+    else this.sse.write(this.chunk({ tool_calls: [{ index: ev.index, function: { arguments: ev.text } }] }));
+  }
+
+  /** A stream's error event, once generation failed after the stream began. */
+  error(message: string): void {
+    this.sse.write(`data: ${JSON.stringify(new ApiError(500, message).toJSON())}\n\n`);
+    this.sse.flush();
+  }
+
+  /** The finished answer: the stream's last chunks, or the whole reply. */
+  finish(result: GenerateResult): FastifyReply | ChatCompletionReply {
+    const usage = usageOf(result);
+    const timings = timingsOf(result);
+    if (this.stream) {
+      const { id, created, model } = this;
+      this.sse.write(this.chunk({}, { finish_reason: result.finishReason }, { timings }));
+      if (this.body.stream_options?.include_usage === true) this.sse.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage } satisfies ChatCompletionChunk)}\n\n`);
+      this.sse.write("data: [DONE]\n\n");
+      this.sse.flush();
+      this.reply.raw.end();
+      return this.reply;
+    }
+    return this.wholeReply(result, usage, timings);
+  }
+
+  private wholeReply(result: GenerateResult, usage: ChatCompletionReply["usage"], timings: ChatCompletionReply["timings"]): ChatCompletionReply {
+    const toolCalls = result.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
+    const message = {
+      role: "assistant" as const,
+      content: result.text === "" && toolCalls.length > 0 ? null : result.text,
+      refusal: null,
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+    };
+    const logprobs = this.body.logprobs ? { content: logprobEntries(result.logprobs), refusal: null } : null;
+    return {
+      id: this.id,
+      object: "chat.completion",
+      created: this.created,
+      model: this.model,
+      system_fingerprint: `clawrl-${result.adapter}`,
+      choices: [{ index: 0, message, logprobs, finish_reason: result.finishReason }],
+      usage,
+      timings,
+    } satisfies ChatCompletionReply;
+  }
 }
 
 /** Registers `/v1/chat/completions` and `/v1/models` (OpenAI wire format). */
@@ -101,138 +187,24 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
     return modelObject();
   });
 
+  // parse → the generation → the turn → run → answer (a stream or one reply)
   app.post("/v1/chat/completions", async (req: FastifyRequest, reply: FastifyReply) => {
     const body = parseChatRequest(req.body);
     const genReq = toGenerateRequest(body, opts.defaultMaxTokens?.(), engine.vocabSize);
     await applyResponseFormat(engine, genReq, body.response_format);
-    const bodyFields = { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done };
-    const fromUi = headerValue(req.headers["x-clawrl-client"]) === "ui";
-    let prompt: ReturnType<typeof prepareChatPrompt>;
-    try {
-      // The served prompt may carry the preference block; the turn records the client's messages and the block apart.
-      prompt = prepareChatPrompt(engine, genReq, rollout.preferencesFor?.({ headers: req.headers, bodyFields, fromUi }, tokenCounter(engine)) ?? null);
-    } catch (err) {
-      if (err instanceof ContextLengthError) throw badRequest(err.message, "messages", "context_length_exceeded");
-      throw err;
-    }
-
-    const prepared = prompt.prepared;
-    const ctx = rollout.beginTurn({
-      headers: req.headers,
-      bodyFields,
-      fromUi,
-      messages: genReq.messages,
-      ...(prompt.preferences ? { preferences: prompt.preferences, clientPromptTokens: prompt.clientPromptTokens } : {}),
-    });
-
-    const id = `chatcmpl-${ctx.turnId}`;
-    const created = Math.floor(Date.now() / 1000);
-    const model = engine.modelId;
-    const turnHeaders = (adapter: string) => ({
-      "X-Clawrl-Session-Id": ctx.sessionId,
-      "X-Clawrl-Turn-Id": ctx.turnId,
-      "X-Clawrl-Adapter": adapter,
-      // How many standing preferences the served prompt carried (the chat shows it on the answer).
-      "X-Clawrl-Preferences": String(prompt.preferences?.ids.length ?? 0),
-    });
-
+    const turn = beginChatTurn(engine, rollout, req, genReq, rlBodyFields(body), "messages");
+    const answer = new ChatAnswer(reply, turn, engine.modelId, body);
     const signal = abortWhenClientLeaves(reply);
-
-    const stream = body.stream === true;
-    const includeUsage = stream && body.stream_options?.include_usage === true;
-    const chunk = (delta: ChunkChoice["delta"], extra: Partial<Pick<ChunkChoice, "logprobs" | "finish_reason">> = {}, top: Pick<ChatCompletionChunk, "timings"> = {}) =>
-      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }], ...top } satisfies ChatCompletionChunk)}\n\n`;
-    const sse = new SseWriter(reply.raw);
-    const write = (s: string) => sse.write(s);
-    let firstContentSent = false;
-
-    if (stream) reply.hijack();
-
+    if (answer.stream) reply.hijack();
     let result: GenerateResult;
     try {
-      result = await engine.generate(
-        prompt.served,
-        {
-          signal,
-          onStart: ({ adapter }) => {
-            if (stream) {
-              reply.raw.writeHead(200, {
-                "Content-Type": "text/event-stream; charset=utf-8",
-                "Cache-Control": "no-cache",
-                Connection: "keep-alive",
-                "X-Accel-Buffering": "no",
-                ...turnHeaders(adapter),
-              });
-              write(chunk({ role: "assistant", content: "" }));
-              sse.flush();
-            } else reply.headers(turnHeaders(adapter));
-          },
-          onEvent: stream
-            ? (ev: GenerateEvent) => {
-                if (ev.type === "content") {
-                  const lp = body.logprobs ? { logprobs: { content: logprobEntries(ev.logprobs), refusal: null } } : {};
-                  if (ev.text || body.logprobs) write(chunk({ content: ev.text }, lp));
-                  if (!firstContentSent) {
-                    firstContentSent = true;
-                    sse.flush(); // time to first token is never delayed
-                  }
-                } else if (ev.type === "toolCall")
-                  write(chunk({ tool_calls: [{ index: ev.index, id: ev.id, type: "function", function: { name: ev.name, arguments: "" } }] }));
-                else write(chunk({ tool_calls: [{ index: ev.index, function: { arguments: ev.text } }] }));
-              }
-            : undefined,
-        },
-        prepared,
-      );
+      result = await engine.generate(turn.prompt.served, { signal, onStart: ({ adapter }) => answer.start(adapter), onEvent: answer.stream ? (ev) => answer.event(ev) : undefined }, turn.prompt.prepared);
     } catch (err) {
-      return failGeneration({
-        err,
-        signal,
-        stream,
-        reply,
-        abortTurn: (reason) => rollout.abortTurn(ctx, reason),
-        streamError: (message) => {
-          write(`data: ${JSON.stringify(new ApiError(500, message).toJSON())}\n\n`);
-          sse.flush();
-        },
-      });
+      const abortTurn = (reason: string) => rollout.abortTurn(turn.ctx, reason);
+      return failGeneration({ err, signal, stream: answer.stream, reply, abortTurn, streamError: (message) => answer.error(message) });
     }
-
-    const { logprobs: infos, cachedPromptTokens, ...turn } = result;
-    rollout.completeTurn(ctx, turn);
-    const usage = usageOf(result);
-    const timings = timingsOf(result);
-    const toolCalls = result.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
-
-    if (stream) {
-      write(chunk({}, { finish_reason: result.finishReason }, { timings }));
-      if (includeUsage) write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage } satisfies ChatCompletionChunk)}\n\n`);
-      write("data: [DONE]\n\n");
-      sse.flush();
-      reply.raw.end();
-      return reply;
-    }
-    return {
-      id,
-      object: "chat.completion",
-      created,
-      model,
-      system_fingerprint: `clawrl-${result.adapter}`,
-      choices: [
-        {
-          index: 0,
-          message: {
-            role: "assistant",
-            content: result.text === "" && toolCalls.length > 0 ? null : result.text,
-            refusal: null,
-            ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-          },
-          logprobs: body.logprobs ? { content: logprobEntries(infos), refusal: null } : null,
-          finish_reason: result.finishReason,
-        },
-      ],
-      usage,
-      timings,
-    } satisfies ChatCompletionReply;
+    const { logprobs: _infos, cachedPromptTokens: _cached, ...done } = result;
+    rollout.completeTurn(turn.ctx, done);
+    return answer.finish(result);
   });
 }

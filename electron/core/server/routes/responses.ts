@@ -3,13 +3,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { ChatMessage } from "../../api/chatTypes.js";
 import type { ResponseFunctionCall, ResponseObject, ResponseOutputItem, ResponseOutputMessage, ResponseStreamEvent } from "../../api/responses.js";
-import { ContextLengthError, type Engine, type GenerateEvent, type GenerateResult } from "../../inference/engine.js";
-import { prepareChatPrompt, tokenCounter } from "../../preferences/inject.js";
+import type { Engine, GenerateEvent, GenerateRequest, GenerateResult } from "../../inference/engine.js";
 import { answerMessage } from "../../rollout/messages.js";
-import { ResponseStore } from "../../store/responses.js";
+import type { ResponseStore, StoredResponse } from "../../store/responses.js";
 import { abortWhenClientLeaves } from "../clientAbort.js";
 import { failGeneration } from "./generationFailure.js";
-import { ApiError, badRequest, notFound, parseBody } from "../errors.js";
+import { badRequest, notFound, parseBody } from "../errors.js";
+import { beginChatTurn, rlBodyFields, SSE_HEADERS } from "./chatTurn.js";
 import { SseWriter } from "../sseWriter.js";
 import { ephemeralRecorder, toGenerateRequest, type TurnRecorder } from "./openai.js";
 import { parseChatRequest } from "./openaiSchema.js";
@@ -120,10 +120,6 @@ function chatMessagesOf(input: ResponsesRequest["input"]): ChatMessage[] {
   return out;
 }
 
-function headerValue(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
-}
-
 const compactId = (s: string) => s.replace(/-/g, "");
 
 export interface ResponseRoutesOptions {
@@ -133,7 +129,137 @@ export interface ResponseRoutesOptions {
   defaultMaxTokens?: () => number | undefined;
 }
 
-/** Registers POST /v1/responses, GET and DELETE /v1/responses/:id. */
+type TextFormat = NonNullable<ResponsesRequest["text"]>["format"];
+
+/** What a Responses request asks the engine for: the conversation so far (the previous response's, then this input), as a generation request. */
+interface ResponsesGeneration {
+  conversation: ChatMessage[];
+  genReq: GenerateRequest;
+  textFormat: TextFormat;
+}
+
+/** The request as chat's: checked by chat's schema (roles, tool calls and their answers), made into the same generation request. */
+async function responsesGeneration(engine: Engine, body: ResponsesRequest, previous: StoredResponse | null, defaultMaxTokens: number | undefined): Promise<ResponsesGeneration> {
+  // Instructions apply to this request only: a follow-up's own (or none) replace the previous ones.
+  const conversation = [...(previous?.conversation ?? []), ...chatMessagesOf(body.input)];
+  const messages: ChatMessage[] = body.instructions ? [{ role: "system", content: body.instructions }, ...conversation] : conversation;
+  const tools = body.tools ?? [];
+  const toolChoice = body.tool_choice ?? "auto";
+  const chatBody = parseChatRequest({
+    messages,
+    ...(tools.length ? { tools: tools.map((t) => ({ type: "function", function: { name: t.name, ...(t.description != null ? { description: t.description } : {}), ...(t.parameters != null ? { parameters: t.parameters } : {}) } })) } : {}),
+    ...(body.tool_choice ? { tool_choice: typeof toolChoice === "string" ? toolChoice : { type: "function", function: { name: toolChoice.name } } } : {}),
+    ...(body.parallel_tool_calls != null && tools.length ? { parallel_tool_calls: body.parallel_tool_calls } : {}),
+    ...(body.temperature != null ? { temperature: body.temperature } : {}),
+    ...(body.top_p != null ? { top_p: body.top_p } : {}),
+    ...(body.max_output_tokens != null ? { max_completion_tokens: body.max_output_tokens } : {}),
+  });
+  const genReq = toGenerateRequest(chatBody, defaultMaxTokens, engine.vocabSize);
+  // text.format is chat's response_format under another name: the same grammar holds the answer.
+  const textFormat = body.text?.format;
+  await applyResponseFormat(
+    engine,
+    genReq,
+    textFormat?.type === "json_schema"
+      ? { type: "json_schema", json_schema: { name: textFormat.name, description: textFormat.description, schema: textFormat.schema, strict: textFormat.strict } }
+      : textFormat,
+    "text.format",
+  );
+  return { conversation, genReq, textFormat };
+}
+
+/** The response object before the answer: what the request asked, status in_progress. */
+function responseBase(id: string, model: string, body: ResponsesRequest, gen: ResponsesGeneration): ResponseObject {
+  const toolChoice = body.tool_choice ?? "auto";
+  return {
+    id,
+    object: "response",
+    created_at: Math.floor(Date.now() / 1000),
+    status: "in_progress",
+    error: null,
+    incomplete_details: null,
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    model,
+    output: [],
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    previous_response_id: body.previous_response_id ?? null,
+    reasoning: { effort: null, summary: null },
+    store: body.store !== false,
+    temperature: gen.genReq.temperature ?? 1,
+    text: { format: gen.textFormat ?? { type: "text" } },
+    tool_choice: typeof toolChoice === "string" ? toolChoice : { type: "function", name: toolChoice.name },
+    tools: (body.tools ?? []).map((t) => ({ type: "function", name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null })),
+    top_p: gen.genReq.topP ?? 1,
+    truncation: "disabled",
+    usage: null,
+    user: body.user ?? null,
+    metadata: body.metadata ?? {},
+  };
+}
+
+/** The finished response: its output items (the message, then the function calls), status and usage. */
+function finalResponse(base: ResponseObject, msgId: string, result: GenerateResult): ResponseObject {
+  const incomplete = result.finishReason === "length";
+  const itemStatus = incomplete ? "incomplete" : "completed";
+  const output: ResponseOutputItem[] = [];
+  if (result.text !== "" || result.toolCalls.length === 0)
+    output.push({ type: "message", id: msgId, status: itemStatus, role: "assistant", content: [{ type: "output_text", text: result.text, annotations: [], logprobs: [] }] });
+  for (const c of result.toolCalls) output.push({ type: "function_call", id: `fc_${c.id}`, call_id: c.id, name: c.name, arguments: c.arguments, status: "completed" });
+  return {
+    ...base,
+    status: incomplete ? "incomplete" : "completed",
+    incomplete_details: incomplete ? { reason: "max_output_tokens" } : null,
+    output,
+    usage: {
+      input_tokens: result.promptTokens.length,
+      input_tokens_details: { cached_tokens: result.cachedPromptTokens },
+      output_tokens: result.responseTokens.length,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: result.promptTokens.length + result.responseTokens.length,
+    },
+  };
+}
+
+/** A streamed response's typed events, numbered in order. */
+class ResponseEvents {
+  private seq = 0;
+  readonly live: LiveOutput;
+
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly sse: SseWriter,
+    msgId: string,
+  ) {
+    this.live = new LiveOutput((type, fields) => this.emit(type, fields), msgId);
+  }
+
+  emit(type: string, fields: Record<string, unknown>): void {
+    const ev: ResponseStreamEvent = { type, sequence_number: this.seq++, ...fields };
+    this.sse.write(`event: ${type}\ndata: ${JSON.stringify(ev)}\n\n`);
+  }
+
+  start(base: ResponseObject, headers: Record<string, string>): void {
+    this.reply.raw.writeHead(200, { ...SSE_HEADERS, ...headers });
+    this.emit("response.created", { response: base });
+    this.emit("response.in_progress", { response: base });
+    this.sse.flush();
+  }
+
+  failed(base: ResponseObject, message: string): void {
+    this.emit("response.failed", { response: { ...base, status: "failed", error: { code: "server_error", message } } });
+    this.sse.flush();
+  }
+
+  finish(final: ResponseObject): FastifyReply {
+    this.live.finish(final);
+    this.emit(final.status === "incomplete" ? "response.incomplete" : "response.completed", { response: final });
+    this.sse.flush();
+    this.reply.raw.end();
+    return this.reply;
+  }
+}
+
 export function registerResponseRoutes(app: FastifyInstance, opts: ResponseRoutesOptions): void {
   const { engine, store } = opts;
   const rollout = opts.rollout ?? ephemeralRecorder();
@@ -148,160 +274,34 @@ export function registerResponseRoutes(app: FastifyInstance, opts: ResponseRoute
     return { id: req.params.id, object: "response", deleted: true };
   });
 
+  // parse → the generation (as chat's) → the turn → run → answer (typed events or one response)
   app.post("/v1/responses", async (req: FastifyRequest, reply: FastifyReply) => {
     const body = parseBody(responsesRequest, req.body);
     const previous = body.previous_response_id ? store.get(body.previous_response_id) : null;
     if (body.previous_response_id && !previous)
       throw badRequest(`Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id", "previous_response_not_found");
-    // Instructions apply to this request only: a follow-up's own (or none) replace the previous ones.
-    const conversation = [...(previous?.conversation ?? []), ...chatMessagesOf(body.input)];
-    const messages: ChatMessage[] = body.instructions ? [{ role: "system", content: body.instructions }, ...conversation] : conversation;
-    const tools = body.tools ?? [];
-    const toolChoice = body.tool_choice ?? "auto";
-    // Chat's schema checks the conversation as chat would (roles, tool calls and their answers).
-    const chatBody = parseChatRequest({
-      messages,
-      ...(tools.length ? { tools: tools.map((t) => ({ type: "function", function: { name: t.name, ...(t.description != null ? { description: t.description } : {}), ...(t.parameters != null ? { parameters: t.parameters } : {}) } })) } : {}),
-      ...(body.tool_choice ? { tool_choice: typeof toolChoice === "string" ? toolChoice : { type: "function", function: { name: toolChoice.name } } } : {}),
-      ...(body.parallel_tool_calls != null && tools.length ? { parallel_tool_calls: body.parallel_tool_calls } : {}),
-      ...(body.temperature != null ? { temperature: body.temperature } : {}),
-      ...(body.top_p != null ? { top_p: body.top_p } : {}),
-      ...(body.max_output_tokens != null ? { max_completion_tokens: body.max_output_tokens } : {}),
-    });
-    const genReq = toGenerateRequest(chatBody, opts.defaultMaxTokens?.(), engine.vocabSize);
-    // text.format is chat's response_format under another name: the same grammar holds the answer.
-    const textFormat = body.text?.format;
-    await applyResponseFormat(
-      engine,
-      genReq,
-      textFormat?.type === "json_schema"
-        ? { type: "json_schema", json_schema: { name: textFormat.name, description: textFormat.description, schema: textFormat.schema, strict: textFormat.strict } }
-        : textFormat,
-      "text.format",
-    );
-    const bodyFields = { session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done };
-    const fromUi = headerValue(req.headers["x-clawrl-client"]) === "ui";
-    let prompt: ReturnType<typeof prepareChatPrompt>;
-    try {
-      prompt = prepareChatPrompt(engine, genReq, rollout.preferencesFor?.({ headers: req.headers, bodyFields, fromUi }, tokenCounter(engine)) ?? null);
-    } catch (err) {
-      if (err instanceof ContextLengthError) throw badRequest(err.message, "input", "context_length_exceeded");
-      throw err;
-    }
-    const ctx = rollout.beginTurn({
-      headers: req.headers,
-      bodyFields,
-      fromUi,
-      messages: genReq.messages,
-      ...(prompt.preferences ? { preferences: prompt.preferences, clientPromptTokens: prompt.clientPromptTokens } : {}),
-    });
-
-    const id = `resp_${compactId(ctx.turnId)}`;
-    const msgId = `msg_${compactId(ctx.turnId)}`;
-    const stored = body.store !== false;
-    const base: ResponseObject = {
-      id,
-      object: "response",
-      created_at: Math.floor(Date.now() / 1000),
-      status: "in_progress",
-      error: null,
-      incomplete_details: null,
-      instructions: body.instructions ?? null,
-      max_output_tokens: body.max_output_tokens ?? null,
-      model: engine.modelId,
-      output: [],
-      parallel_tool_calls: body.parallel_tool_calls ?? true,
-      previous_response_id: body.previous_response_id ?? null,
-      reasoning: { effort: null, summary: null },
-      store: stored,
-      temperature: genReq.temperature ?? 1,
-      text: { format: textFormat ?? { type: "text" } },
-      tool_choice: typeof toolChoice === "string" ? toolChoice : { type: "function", name: toolChoice.name },
-      tools: tools.map((t) => ({ type: "function", name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null })),
-      top_p: genReq.topP ?? 1,
-      truncation: "disabled",
-      usage: null,
-      user: body.user ?? null,
-      metadata: body.metadata ?? {},
-    };
-    const turnHeaders = (adapter: string) => ({
-      "X-Clawrl-Session-Id": ctx.sessionId,
-      "X-Clawrl-Turn-Id": ctx.turnId,
-      "X-Clawrl-Adapter": adapter,
-      "X-Clawrl-Preferences": String(prompt.preferences?.ids.length ?? 0),
-    });
-
+    const gen = await responsesGeneration(engine, body, previous, opts.defaultMaxTokens?.());
+    const turn = beginChatTurn(engine, rollout, req, gen.genReq, rlBodyFields(body), "input");
+    const msgId = `msg_${compactId(turn.ctx.turnId)}`;
+    const base = responseBase(`resp_${compactId(turn.ctx.turnId)}`, engine.modelId, body, gen);
     const signal = abortWhenClientLeaves(reply);
-    const stream = body.stream === true;
-    const sse = new SseWriter(reply.raw);
-    let seq = 0;
-    const emit = (type: string, fields: Record<string, unknown>) => {
-      const ev: ResponseStreamEvent = { type, sequence_number: seq++, ...fields };
-      sse.write(`event: ${type}\ndata: ${JSON.stringify(ev)}\n\n`);
-    };
-    const live = stream ? new LiveOutput(emit, msgId) : null;
-    if (stream) reply.hijack();
+    const events = body.stream === true ? new ResponseEvents(reply, new SseWriter(reply.raw), msgId) : null;
+    if (events) reply.hijack();
 
     let result: GenerateResult;
     try {
-      result = await engine.generate(
-        prompt.served,
-        {
-          signal,
-          onStart: ({ adapter }) => {
-            if (!stream) return void reply.headers(turnHeaders(adapter));
-            reply.raw.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", Connection: "keep-alive", "X-Accel-Buffering": "no", ...turnHeaders(adapter) });
-            emit("response.created", { response: base });
-            emit("response.in_progress", { response: base });
-            sse.flush();
-          },
-          onEvent: live ? (ev) => live.on(ev) : undefined,
-        },
-        prompt.prepared,
-      );
+      const onStart = ({ adapter }: { adapter: string }) => (events ? events.start(base, turn.headers(adapter)) : void reply.headers(turn.headers(adapter)));
+      result = await engine.generate(turn.prompt.served, { signal, onStart, onEvent: events ? (ev) => events.live.on(ev) : undefined }, turn.prompt.prepared);
     } catch (err) {
-      return failGeneration({
-        err,
-        signal,
-        stream,
-        reply,
-        abortTurn: (reason) => rollout.abortTurn(ctx, reason),
-        streamError: (message) => {
-          emit("response.failed", { response: { ...base, status: "failed", error: { code: "server_error", message } } });
-          sse.flush();
-        },
-      });
+      const abortTurn = (reason: string) => rollout.abortTurn(turn.ctx, reason);
+      return failGeneration({ err, signal, stream: events !== null, reply, abortTurn, streamError: (message) => events?.failed(base, message) });
     }
 
-    const { logprobs: _infos, cachedPromptTokens, ...turn } = result;
-    rollout.completeTurn(ctx, turn);
-    const incomplete = result.finishReason === "length";
-    const itemStatus = incomplete ? "incomplete" : "completed";
-    const output: ResponseOutputItem[] = [];
-    if (result.text !== "" || result.toolCalls.length === 0)
-      output.push({ type: "message", id: msgId, status: itemStatus, role: "assistant", content: [{ type: "output_text", text: result.text, annotations: [], logprobs: [] }] });
-    for (const c of result.toolCalls) output.push({ type: "function_call", id: `fc_${c.id}`, call_id: c.id, name: c.name, arguments: c.arguments, status: "completed" });
-    const final: ResponseObject = {
-      ...base,
-      status: incomplete ? "incomplete" : "completed",
-      incomplete_details: incomplete ? { reason: "max_output_tokens" } : null,
-      output,
-      usage: {
-        input_tokens: result.promptTokens.length,
-        input_tokens_details: { cached_tokens: cachedPromptTokens },
-        output_tokens: result.responseTokens.length,
-        output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: result.promptTokens.length + result.responseTokens.length,
-      },
-    };
-    if (stored) store.put({ response: final, conversation: [...conversation, answerMessage(result.text, result.toolCalls)], sessionId: ctx.sessionId, turnId: ctx.turnId });
-
-    if (!live) return final;
-    live.finish(final);
-    emit(incomplete ? "response.incomplete" : "response.completed", { response: final });
-    sse.flush();
-    reply.raw.end();
-    return reply;
+    const { logprobs: _infos, cachedPromptTokens: _cached, ...done } = result;
+    rollout.completeTurn(turn.ctx, done);
+    const final = finalResponse(base, msgId, result);
+    if (base.store) store.put({ response: final, conversation: [...gen.conversation, answerMessage(result.text, result.toolCalls)], sessionId: turn.ctx.sessionId, turnId: turn.ctx.turnId });
+    return events ? events.finish(final) : final;
   });
 }
 
