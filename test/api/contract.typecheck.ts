@@ -27,12 +27,19 @@ import type { Preference } from "../../electron/core/preferences/schema.js";
 import type { PreferenceReply, PreferenceCheckResultView } from "../../electron/core/api/preferences.js";
 import type { OpenAiToolsReply, ToolCallReply, ToolsReply } from "../../electron/core/api/tools.js";
 import type { ToolHost } from "../../electron/core/tools/host.js";
+import type { TrainabilityView } from "../../electron/core/api/models.js";
+import type { Trainability } from "../../models/trainVerdict.js";
+import type { ChatGeneration } from "../../electron/core/api/generationLimits.js";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Expect<T extends true> = T;
 type Assignable<From, To> = [From] extends [To] ? true : false;
 
 export type ContractChecks = [
+  // One trainability verdict: the one models/ makes is the one /api/models sends and the UI shows.
+  Expect<Equal<Trainability, TrainabilityView>>,
+  // The chat defaults' schema is the contract's chat generation settings.
+  Expect<Equal<Settings["chatDefaults"], ChatGeneration>>,
   // The supervisor's live status is what the contract says the UI reads.
   Expect<Assignable<TrainingLiveStatus, TrainingStatusView>>,
   Expect<Equal<ReturnType<typeof checkpointView>, CheckpointView>>,

@@ -13,6 +13,8 @@ export interface TrainabilityView {
   summary: string;
   /** why it cannot train: too large here, or an architecture the trainer lacks (serve only); null when it fits */
   limit: "memory" | "architecture" | null;
+  /** where the frozen weights live: all on the backend, or (some) streamed from RAM per block / vocabulary slice; null for a model the trainer cannot read */
+  weights: "resident" | "streamed" | null;
   needDeviceBytes: number | null;
   availableDeviceBytes: number | null;
   needHostBytes: number | null;

@@ -40,7 +40,6 @@ export interface JudgeView {
   hints: string[];
 }
 
-/** A recorded turn with what came after it. */
 /** How long an answer took in the engine (inference/engine.ts); on the wire as llama-server's `timings` (api/openai.ts). */
 export interface AnswerTimingsView {
   /** waiting for a free sequence (other answers in progress, an adapter swap) */
@@ -54,6 +53,7 @@ export interface AnswerTimingsView {
   decodeMs: number;
 }
 
+/** A recorded turn with what came after it. */
 export interface TurnView {
   turnId: string;
   sessionId: string;
@@ -62,6 +62,8 @@ export interface TurnView {
   time: string;
   /** adapter version that answered; "base" when none */
   adapter: string;
+  /** the served model that answered (its id) */
+  model: string;
   /** the request's messages, as received */
   messages: ChatMessage[];
   text: string;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { LORA_DEFAULTS } from "../../../models/adapters/loraDefaults.js";
-import { GENERATION_LIMITS as L } from "../api/generationLimits.js";
+import { CHAT_DEFAULTS, DEFAULT_MAX_TOKENS, GENERATION_LIMITS as L } from "../api/generationLimits.js";
 
 /**
  * The user's settings, with defaults (method.md). Parsing `{}` gives the defaults; a saved file
@@ -47,7 +47,6 @@ export const ChatDefaultsSchema = z
     toolSteps: z.int().min(L.toolSteps.min).max(L.toolSteps.max).default(L.toolSteps.default),
   })
   .strict();
-const CHAT_DEFAULTS: z.infer<typeof ChatDefaultsSchema> = { systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null, toolSteps: L.toolSteps.default };
 
 export const SettingsSchema = z
   .object({
@@ -75,8 +74,11 @@ export const SettingsSchema = z
     sessionIdleMinutes: z.number().positive().max(7 * 24 * 60).default(30),
     /** inference backend: auto = CUDA, then Vulkan, then CPU */
     backend: z.enum(["auto", "cuda", "vulkan", "cpu"]).default("auto"),
-    /** answer length when a request sets none (OpenAI clients usually send one; our chat UI relies on this) */
-    defaultMaxTokens: z.int().min(1).max(1_000_000).default(2048),
+    /**
+     * answer length when a request sets none (OpenAI clients usually send one), at most half the
+     * model's context: api/generationLimits.ts defaultAnswerTokens, which our chat UI sends too
+     */
+    defaultMaxTokens: z.int().min(1).max(1_000_000).default(DEFAULT_MAX_TOKENS),
     /** trainer's longest sample in tokens; null = fitted to the backend */
     maxTrainContext: z.int().min(64).nullable().default(null),
     /**

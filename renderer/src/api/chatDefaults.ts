@@ -5,7 +5,7 @@ import { builtInGeneration, readChatDefaults, type GenerationSettings } from "./
 /** The chat defaults the core keeps (GET /api/settings chatDefaults), current with the settings event, and a way to save them. */
 export function useChatDefaults(): { value: GenerationSettings; loaded: boolean; save(g: GenerationSettings): Promise<void> } {
   const { client } = useCore();
-  const live = useLive((c) => c.get<unknown>("/api/settings").then(readChatDefaults), ["settings"]);
+  const live = useLive((c) => c.getJson("/api/settings").then(readChatDefaults), ["settings"]);
   const { reload } = live;
   const save = useCallback(
     async (g: GenerationSettings) => {

@@ -1,4 +1,5 @@
 import type { CoreConfig } from "./config.js";
+import type { ApiGetPath, ApiGetReply } from "../../../electron/core/api/routes.js";
 
 /** A failed call to the core, with a message fit to show the user. */
 export class ApiError extends Error {
@@ -105,6 +106,10 @@ export class CoreClient {
 
   get<T>(path: string): Promise<T> {
     return this.json<T>("GET", path);
+  }
+  /** GET a route of the contract, its reply typed from the path (electron/core/api/routes.ts). */
+  getJson<P extends ApiGetPath>(path: P): Promise<ApiGetReply<P>> {
+    return this.json<ApiGetReply<P>>("GET", path);
   }
   post<T>(path: string, body?: unknown): Promise<T> {
     return this.json<T>("POST", path, body ?? {});

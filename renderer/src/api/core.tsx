@@ -122,7 +122,7 @@ export function CoreProvider({ client, children }: { client: CoreClient; childre
   useEffect(() => {
     let live = true;
     client
-      .get<unknown>("/api/status")
+      .getJson("/api/status")
       .then((s) => live && setStatus(readStatus(s)))
       .catch(() => {
         // the banner or the page says what is wrong; the header just shows less

@@ -4,22 +4,19 @@
  * Sent with every chat request; the system prompt goes as the first message, so the core records
  * it in the turn (and trains on it) as a real client's.
  */
-import type { GenerationView } from "../../../electron/core/api/sessions.js";
-import { GENERATION_LIMITS } from "../../../electron/core/api/generationLimits.js";
+import { CHAT_DEFAULTS, defaultAnswerTokens, GENERATION_LIMITS, type ChatGeneration } from "../../../electron/core/api/generationLimits.js";
+import type { Settings } from "../../../electron/core/api/settings.js";
 import type { CoreClient } from "./client.js";
 
-/** System prompt, temperature, top-p and max tokens (null: sized to the served model, defaultMaxTokens). */
-export type GenerationSettings = GenerationView;
+/** System prompt, temperature, top-p, max tokens (null: sized to the served model, defaultAnswerTokens) and tool steps. */
+export type GenerationSettings = ChatGeneration;
 
-export const builtInGeneration: GenerationSettings = { systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null, toolSteps: GENERATION_LIMITS.toolSteps.default };
+/** The contract's built-in chat defaults (what the core's settings start with). */
+export const builtInGeneration: GenerationSettings = CHAT_DEFAULTS;
 
-/**
- * Answer length when none is set: a chat answer rarely needs more than ~1,000 tokens, and it
- * must leave room for the conversation in the model's context (half of it at most).
- */
+/** Answer length when none is set: the contract's one policy (the core applies it to a request without a limit). */
 export function defaultMaxTokens(contextSize: number | null): number {
-  const ctx = contextSize ?? 4096;
-  return Math.max(16, Math.min(1024, Math.floor(ctx / 2)));
+  return defaultAnswerTokens(contextSize);
 }
 
 export const limits = GENERATION_LIMITS;
@@ -60,10 +57,9 @@ export function takeLegacyChat(sessionId: string): unknown {
   }
 }
 
-/** GET /api/settings's chatDefaults (the built-in ones from a core that has none). */
-export function readChatDefaults(settings: unknown): GenerationSettings {
-  const v = typeof settings === "object" && settings !== null ? (settings as { chatDefaults?: unknown }).chatDefaults : undefined;
-  return readGeneration(v);
+/** GET /api/settings's chatDefaults. */
+export function readChatDefaults(settings: Pick<Settings, "chatDefaults">): GenerationSettings {
+  return settings.chatDefaults;
 }
 
 /** Stores a chat's own settings with its session in the core (null: it follows the defaults again). */

@@ -1,30 +1,18 @@
-// The core's replies as the pages use them. Their shapes are the core's contract
-// (electron/core/api/, imported as types only): a field read here that the core does not send
-// is a compile error. What stays untrusted is the JSON itself: a reply is cast to its contract
-// type once (`fromCore`), and a field the contract marks optional, or a core older than this UI,
-// reads as null (a page shows "—" instead of going blank).
-import type { CheckpointsReply, CheckpointView, MemoryPlanView, PhaseProgressView, RevertView, TrainerMemoryView, TrainingHistoryPoint, TrainingStatusView, WatchView } from "../../../electron/core/api/training.js";
-import type { DownloadView, ModelsReply, ModelSwitchEvent, ModelView, TrainabilityView } from "../../../electron/core/api/models.js";
+// What the pages show of the core's replies: each reader takes a reply as the core's contract
+// types it (electron/core/api/, imported as types only; CoreClient.getJson types a reply from its
+// path) and derives what a page displays from it: times as epoch ms, a turn's user text and
+// speed, a checkpoint's revert reason, a model's display name. The contract's own types are used
+// as they are wherever a page shows a field unchanged (TrainabilityView, DownloadView, Settings).
+import type { CheckpointsReply, CheckpointVerdict, MemoryPlanView, PhaseProgressView, RevertView, TrainerMemoryView, TrainingHistoryPoint, TrainingStatusView, WatchView } from "../../../electron/core/api/training.js";
+import type { DownloadView, InstalledModelView, ModelsEvent, ModelsReply, ModelSwitchEvent, ModelView, TrainabilityView } from "../../../electron/core/api/models.js";
 import type { AnswerTimingsView, GenerationView, SessionReply, SessionsReply, TurnView } from "../../../electron/core/api/sessions.js";
+import { messageText } from "../../../electron/core/api/chatTypes.js";
 import type { LlamaTimings } from "../../../electron/core/api/openai.js";
 import type { StatusReply } from "../../../electron/core/api/status.js";
 import type { Settings as CoreSettings } from "../../../electron/core/api/settings.js";
 
-type Obj = Record<string, unknown>;
-
-export function isObj(v: unknown): v is Obj {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-export const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
-
-/**
- * A reply as its contract types it. The one unchecked step: the core and this UI ship together,
- * and every field read after it is checked against the contract at compile time.
- */
-function fromCore<T>(body: unknown): Partial<T> {
-  return (isObj(body) ? body : {}) as Partial<T>;
-}
+/** A finite number, else null (a figure the core leaves out or sends as null shows "—"). */
+const num = (v: number | null | undefined): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
 /** ISO time (the core's) to epoch ms; null when absent or unreadable. */
 function time(v: string | null | undefined): number | null {
@@ -43,47 +31,30 @@ export interface ModelInfo {
   arch: string | null;
   trainable: boolean | null;
   /** Whether it trains on this machine (GET /api/models), null when not known. */
-  training: Trainability | null;
-}
-
-/** Whether a model trains on this machine, and how (GET /api/models's `training` of each model). */
-export type Trainability = TrainabilityView;
-
-function readTrainability(t: TrainabilityView | null | undefined): Trainability | null {
-  if (!t || typeof t.fits !== "boolean") return null;
-  return {
-    fits: t.fits,
-    backend: t.backend ?? "wasm",
-    maxContext: t.maxContext ?? 0,
-    summary: t.summary ?? "",
-    limit: t.fits ? null : t.limit === "architecture" ? "architecture" : "memory",
-    needDeviceBytes: num(t.needDeviceBytes),
-    availableDeviceBytes: num(t.availableDeviceBytes),
-    needHostBytes: num(t.needHostBytes),
-    availableHostBytes: num(t.availableHostBytes),
-  };
+  training: TrainabilityView | null;
 }
 
 /** The served model's verdict from the trainer's own, live plan (/api/status training.memory). */
-export function trainabilityOfMemory(m: TrainingMemory, backend: string): Trainability {
-  return { ...m, backend, maxContext: m.fits ? m.maxContext : 0, limit: m.fits ? null : "memory" };
+export function trainabilityOfMemory(m: TrainingMemory, backend: string): TrainabilityView {
+  return { ...m, backend, maxContext: m.fits ? m.maxContext : 0, limit: m.fits ? null : "memory", weights: null };
 }
 
-type ModelLike = Partial<ModelView> & { name?: string };
+/** A model as GET /api/models lists it, or /api/status's served model (which has no architecture or verdict). */
+type ModelLike = Partial<ModelView> & Pick<ModelView, "id">;
 
 function readModel(m: ModelLike | null | undefined): ModelInfo | null {
   if (!m) return null;
   const path = m.path ?? null;
   return {
-    name: m.name ?? (path ? path.split(/[\\/]/).pop()! : (m.id ?? "model")),
+    name: m.name ?? (path ? path.split(/[\\/]/).pop()! : m.id),
     path,
     sizeBytes: num(m.sizeBytes),
     quantization: m.quantization ?? null,
     contextSize: num(m.contextSize),
     gpuLayers: num(m.gpuLayers),
     arch: m.architecture ?? null,
-    trainable: typeof m.trainable === "boolean" ? m.trainable : null,
-    training: readTrainability(m.training),
+    trainable: m.trainable ?? null,
+    training: m.training ?? null,
   };
 }
 
@@ -138,43 +109,29 @@ export interface WatchNote {
 
 function readRevert(r: (RevertView & { checkpoint: number }) | null | undefined): RevertNote | null {
   if (!r) return null;
-  return { checkpoint: r.checkpoint, to: r.to ?? null, reason: r.reason, at: time(r.at) };
+  return { checkpoint: r.checkpoint, to: r.to, reason: r.reason, at: time(r.at) };
 }
 
 function readWatch(w: WatchView | null | undefined): WatchNote | null {
   if (!w) return null;
-  return {
-    checkpoint: w.checkpoint,
-    parent: w.parent ?? null,
-    rated: w.reward?.child.n ?? 0,
-    parentRated: w.reward?.parent.n ?? 0,
-    meanReward: w.reward?.child.mean ?? null,
-    parentMeanReward: w.reward?.parent.mean ?? null,
-  };
+  return { checkpoint: w.checkpoint, parent: w.parent, rated: w.reward.child.n, parentRated: w.reward.parent.n, meanReward: w.reward.child.mean, parentMeanReward: w.reward.parent.mean };
 }
 
 /** What the trainer's memory plan decided (core: trainer/protocol.ts memoryPlanSchema). */
 export type TrainingMemory = Omit<MemoryPlanView, "backend" | "availableDeviceBytes"> & { availableDeviceBytes: number | null };
 
 function readMemory(m: MemoryPlanView | null | undefined): TrainingMemory | null {
-  if (!m || typeof m.summary !== "string") return null;
-  return {
-    fits: m.fits === true,
-    summary: m.summary,
-    maxContext: m.maxContext ?? 0,
-    requestedMaxContext: m.requestedMaxContext ?? 0,
-    maxContextThatFits: m.maxContextThatFits ?? 0,
-    needDeviceBytes: m.needDeviceBytes ?? 0,
-    availableDeviceBytes: num(m.availableDeviceBytes),
-    needHostBytes: m.needHostBytes ?? 0,
-    availableHostBytes: m.availableHostBytes ?? 0,
-  };
+  if (!m) return null;
+  const { backend: _backend, ...plan } = m;
+  return { ...plan, availableDeviceBytes: num(m.availableDeviceBytes) };
 }
 
-/** The learning loop's status: /api/status's or GET /api/training's `training`, or a `training` event's. */
-export function readTraining(body: unknown): TrainingStatus {
-  const t = fromCore<Omit<TrainingStatusView, "state"> & { state: string; judgeQueue: number | null }>(body);
-  const state = t.state ?? "idle";
+/**
+ * The learning loop's status: GET /api/training's `training`, or /api/status's (the stored
+ * status alone when learning is off: its live fields are absent, and read as null).
+ */
+export function readTraining(t: StatusReply["training"] | TrainingStatusView): TrainingStatus {
+  const state = t.state;
   return {
     state,
     step: num(t.step),
@@ -182,7 +139,7 @@ export function readTraining(body: unknown): TrainingStatus {
     stepSeconds: num(t.stepSeconds),
     progress: t.progress ?? null,
     samplesWaiting: num(t.samplesWaiting),
-    judgeQueue: num(t.judgeQueue),
+    judgeQueue: "judgeQueue" in t ? num(t.judgeQueue) : null,
     backend: t.backend ?? null,
     device: t.device ?? null,
     paused: t.paused === true || state === "paused",
@@ -207,17 +164,10 @@ export interface CoreStatus {
   training: TrainingStatus;
 }
 
-export function readStatus(body: unknown): CoreStatus {
-  const s = fromCore<StatusReply>(body);
+export function readStatus(s: StatusReply): CoreStatus {
   const model = readModel(s.model);
   if (model && model.gpuLayers === null) model.gpuLayers = num(s.gpu?.layers);
-  return {
-    model,
-    backend: s.backend ?? null,
-    gpu: s.gpu?.name ?? null,
-    adapter: s.adapter ?? "base",
-    training: readTraining(s.training),
-  };
+  return { model, backend: s.backend, gpu: s.gpu?.name ?? null, adapter: s.adapter, training: readTraining(s.training) };
 }
 
 export interface SessionSummary {
@@ -226,13 +176,13 @@ export interface SessionSummary {
   updatedAt: number | null;
   turnCount: number | null;
   /** "ui" (our chat) or "outside" (an API client such as OpenClaw) */
-  source: string | null;
+  source: SessionsReply["sessions"][number]["source"];
 }
 
 /** GET /api/sessions, most recently active first. */
-export function readSessions(body: unknown): SessionSummary[] {
-  return (fromCore<SessionsReply>(body).sessions ?? [])
-    .map((s) => ({ id: s.id, title: s.title ?? "", updatedAt: time(s.lastActivityAt), turnCount: num(s.turnCount), source: s.source ?? null }))
+export function readSessions(r: SessionsReply): SessionSummary[] {
+  return r.sessions
+    .map((s) => ({ id: s.id, title: s.title ?? "", updatedAt: time(s.lastActivityAt), turnCount: num(s.turnCount), source: s.source }))
     .filter((s) => s.id)
     .sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
 }
@@ -255,7 +205,7 @@ export interface AnswerSpeed {
 }
 
 export function speedOfTimings(t: AnswerTimingsView | undefined): AnswerSpeed | null {
-  if (!t || typeof t.decodeMs !== "number") return null;
+  if (!t) return null;
   return { tokens: t.decodeTokens + 1, tokensPerSecond: t.decodeTokens > 0 && t.decodeMs > 0 ? (1000 * t.decodeTokens) / t.decodeMs : null, firstTokenSeconds: t.firstTokenMs / 1000 };
 }
 
@@ -273,6 +223,8 @@ export interface Turn {
   messages: { role: string; content: string }[];
   response: string;
   adapter: string;
+  /** the served model that wrote it */
+  model: string | null;
   thumbs: Thumbs;
   hint: string | null;
   reward: number | null;
@@ -285,30 +237,23 @@ export interface Turn {
   speed: AnswerSpeed | null;
 }
 
-/** Message content as text: plain strings, or OpenAI text-part arrays. */
-export function contentText(c: unknown): string {
-  if (typeof c === "string") return c;
-  return (Array.isArray(c) ? c : []).map((p) => (isObj(p) && typeof p.text === "string" ? p.text : "")).join("");
-}
-
 /** A recorded turn (GET /api/sessions/:id's turns, GET /api/training's recentJudged). */
-export function readTurn(body: unknown): Turn {
-  const t = fromCore<TurnView>(body);
-  const messages = (t.messages ?? []).map((m) => ({ role: m.role ?? "user", content: contentText(m.content) }));
+export function readTurn(t: TurnView): Turn {
+  const messages = t.messages.map((m) => ({ role: m.role, content: messageText(m) }));
   // OpenClaw appends its internal context as a last user message: that is not what the user said.
   const lastUser = [...messages].reverse().find((m) => m.role === "user" && !m.content.trimStart().startsWith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT"));
-  const thumbs = t.feedback?.thumbs;
   return {
-    id: t.turnId ?? "",
-    type: t.type ?? "main",
+    id: t.turnId,
+    type: t.type,
     userText: lastUser?.content ?? "",
     messages,
-    response: t.text ?? "",
-    adapter: t.adapter ?? "base",
-    thumbs: thumbs === "up" || thumbs === "down" ? thumbs : null,
+    response: t.text,
+    adapter: t.adapter,
+    model: t.model ?? null,
+    thumbs: t.feedback?.thumbs ?? null,
     hint: t.feedback?.hint ?? null,
     reward: num(t.reward),
-    votes: (t.judge?.votes ?? []).map((v) => ({ score: num(v.score), text: v.text ?? null })),
+    votes: (t.judge?.votes ?? []).map((v) => ({ score: num(v.score), text: v.text })),
     judgeHints: t.judge?.hints ?? [],
     at: time(t.time),
     preferences: t.preferences?.ids.length ?? 0,
@@ -325,9 +270,8 @@ export interface SessionDetail {
 }
 
 /** GET /api/sessions/:id */
-export function readSession(body: unknown): SessionDetail {
-  const s = fromCore<SessionReply>(body);
-  return { id: s.session?.id ?? "", title: s.session?.title ?? "", generation: s.session?.generation ?? null, turns: (s.turns ?? []).map(readTurn) };
+export function readSession(s: SessionReply): SessionDetail {
+  return { id: s.session.id, title: s.session.title ?? "", generation: s.session.generation ?? null, turns: s.turns.map(readTurn) };
 }
 
 export interface Checkpoint {
@@ -338,7 +282,7 @@ export interface Checkpoint {
   meanReward: number | null;
   loss: number | null;
   kl: number | null;
-  verdict: string | null;
+  verdict: CheckpointVerdict | null;
   active: boolean;
   pinned: boolean;
   /** made by importing an adapter trained elsewhere */
@@ -354,31 +298,25 @@ export interface Checkpoint {
 }
 
 /** GET /api/checkpoints (newest first). */
-export function readCheckpoints(body: unknown): { items: Checkpoint[]; active: string | null } {
-  const r = fromCore<CheckpointsReply>(body);
-  const active = r.active ?? null;
-  const items = (r.checkpoints ?? []).map((c: Partial<CheckpointView>) => {
-    const n = c.n ?? 0;
-    const version = c.version ?? `ckpt-${n}`;
-    return {
-      n,
-      version,
-      at: time(c.createdAt),
-      samples: num(c.samples),
-      meanReward: num(c.meanReward),
-      loss: num(c.loss),
-      kl: num(c.kl),
-      verdict: c.verdict ?? null,
-      active: c.active === true || active === version,
-      pinned: c.pinned === true,
-      imported: c.imported === true,
-      revertReason: c.reverted?.reason ?? null,
-      klToBase: num(c.klToBase?.recent),
-      model: c.model ?? null,
-      forServedModel: c.forServedModel !== false,
-    };
-  });
-  return { items, active };
+export function readCheckpoints(r: CheckpointsReply): { items: Checkpoint[]; active: string | null } {
+  const items = r.checkpoints.map((c) => ({
+    n: c.n,
+    version: c.version,
+    at: time(c.createdAt),
+    samples: num(c.samples),
+    meanReward: num(c.meanReward),
+    loss: num(c.loss),
+    kl: num(c.kl),
+    verdict: c.verdict,
+    active: c.active || r.active === c.version,
+    pinned: c.pinned,
+    imported: c.imported,
+    revertReason: c.reverted?.reason ?? null,
+    klToBase: num(c.klToBase?.recent),
+    model: c.model,
+    forServedModel: c.forServedModel,
+  }));
+  return { items, active: r.active };
 }
 
 export interface MetricPoint {
@@ -391,11 +329,11 @@ export interface MetricPoint {
   klToBaseHeldBack: number | null;
   /** the gate's budget for it */
   driftBudget: number | null;
-  verdict: string | null;
+  verdict: CheckpointVerdict | null;
 }
 
 /** Points for the training charts: GET /api/training's history, else the checkpoints (published or rejected candidates) in time order. */
-export function metricSeries(checkpoints: Checkpoint[], history: Partial<TrainingHistoryPoint>[] | null | undefined): MetricPoint[] {
+export function metricSeries(checkpoints: Checkpoint[], history: TrainingHistoryPoint[] | null | undefined): MetricPoint[] {
   if (history?.length) {
     return history.map((h) => ({
       at: time(h.at),
@@ -405,7 +343,7 @@ export function metricSeries(checkpoints: Checkpoint[], history: Partial<Trainin
       klToBase: num(h.klToBase),
       klToBaseHeldBack: num(h.klToBaseHeldBack),
       driftBudget: num(h.driftBudget),
-      verdict: h.verdict ?? null,
+      verdict: h.verdict,
     }));
   }
   return [...checkpoints]
@@ -420,53 +358,45 @@ export interface CatalogEntry {
   arch: string | null;
   license: string | null;
   installed: boolean;
-  download: DownloadState | null;
+  download: DownloadView | null;
   recommended: boolean;
   quantization: string | null;
   notes: string | null;
   serveMemoryBytes: number | null;
   /** Whether it would train on this machine (the trainer's memory plan for its shape). */
-  training: Trainability | null;
-}
-
-export type DownloadState = Omit<DownloadView, "id" | "state"> & { state: string };
-
-function readDownload(d: DownloadView | null | undefined): DownloadState | null {
-  if (!d) return null;
-  return { state: d.state ?? "downloading", bytes: d.bytes ?? 0, total: num(d.total), speed: num(d.speed), etaSeconds: num(d.etaSeconds), error: d.error ?? null };
+  training: TrainabilityView | null;
 }
 
 export interface ModelsView {
   active: ModelInfo | null;
   catalog: CatalogEntry[];
   /** downloaded or imported models (ids usable with "use") */
-  installed: (ModelInfo & { id: string; origin: string | null })[];
+  installed: (ModelInfo & { id: string; origin: InstalledModelView["origin"] })[];
   recommendation: string | null;
   restartRequired: boolean;
 }
 
 /** GET /api/models */
-export function readModels(body: unknown): ModelsView {
-  const r = fromCore<ModelsReply>(body);
+export function readModels(r: ModelsReply): ModelsView {
   return {
     active: readModel(r.active),
-    catalog: (r.catalog ?? []).map((m) => ({
+    catalog: r.catalog.map((m) => ({
       id: m.id,
-      name: m.name ?? m.id,
+      name: m.name,
       sizeBytes: num(m.sizeBytes),
-      arch: m.architecture ?? null,
-      license: m.license ?? null,
-      installed: m.installed === true,
-      download: readDownload(m.download),
-      recommended: m.recommended === true,
-      quantization: m.quantization ?? null,
-      notes: m.notes ?? null,
+      arch: m.architecture,
+      license: m.license,
+      installed: m.installed,
+      download: m.download,
+      recommended: m.recommended,
+      quantization: m.quantization,
+      notes: m.notes,
       serveMemoryBytes: num(m.serveMemoryBytes),
-      training: readTrainability(m.training),
+      training: m.training,
     })),
-    installed: (r.installed ?? []).map((m) => ({ ...readModel(m)!, id: m.id, origin: m.origin ?? null })),
-    recommendation: r.recommendation?.reason ?? null,
-    restartRequired: r.restartRequired === true,
+    installed: r.installed.map((m) => ({ ...readModel(m)!, id: m.id, origin: m.origin })),
+    recommendation: r.recommendation.reason,
+    restartRequired: r.restartRequired,
   };
 }
 
@@ -480,12 +410,11 @@ export type Settings = Pick<
 >;
 
 /**
- * GET /api/settings (or a `settings` event's `settings`): the fields the form edits, as the core
- * sends them (all, with its defaults). The defaults live in the core's schema only
- * (store/settings.ts): the form waits for this reply instead of showing values of its own.
+ * The fields the form edits of GET /api/settings's reply (the core sends them all, with the
+ * defaults of its schema, store/settings.ts: the form waits for this reply instead of showing
+ * values of its own).
  */
-export function readSettings(body: unknown): Settings {
-  const s = (isObj(body) && isObj(body.settings) ? body.settings : body) as CoreSettings;
+export function readSettings(s: CoreSettings): Settings {
   return {
     learningMethod: s.learningMethod,
     batchSize: s.batchSize,
@@ -514,8 +443,7 @@ export interface ModelSwitch {
 }
 
 /** A `models` event that moves a switch on; null for the event's other changes. */
-export function readModelSwitch(body: unknown): ModelSwitch | null {
-  const e = fromCore<ModelSwitchEvent>(body);
-  if (e.change !== "switch" || e.state === undefined) return null;
-  return { name: e.name ?? "the model", state: e.state, progress: e.progress ?? null, error: e.error ?? null };
+export function readModelSwitch(e: ModelsEvent): ModelSwitch | null {
+  if (e.change !== "switch") return null;
+  return { name: e.name, state: e.state, progress: e.progress ?? null, error: e.error ?? null };
 }

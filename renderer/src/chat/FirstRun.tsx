@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
-import { readModels, type CatalogEntry, type DownloadState } from "../api/shapes.js";
+import { readModels, type CatalogEntry } from "../api/shapes.js";
+import type { DownloadView } from "../../../electron/core/api/models.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtBytes, fmtDuration, modelName } from "../components/format.js";
 import { TrainVerdict } from "../components/Trainability.js";
@@ -16,7 +17,7 @@ const useWhenDone = new Set<string>();
 /** What the chat shows while no model is served: the recommended model, or a GGUF file of the user's. */
 export function FirstRun({ onReady }: { onReady(): void }) {
   const { client } = useCore();
-  const models = useLive((c) => c.get<unknown>("/api/models").then(readModels), ["models", "download"], [], 2000);
+  const models = useLive((c) => c.getJson("/api/models").then(readModels), ["models", "download"], [], 2000);
   const [using, setUsing] = useState<string | null>(null);
   const [useError, setUseError] = useState<{ id: string; name: string; message: string } | null>(null);
 
@@ -140,7 +141,7 @@ function RecommendedModel({ m, reason, busy, onDownloaded, onUse }: { m: Catalog
 }
 
 /** The bar with bytes, speed and time left; the text is a live region for screen readers. */
-function DownloadProgress({ name, d }: { name: string; d: DownloadState }) {
+function DownloadProgress({ name, d }: { name: string; d: DownloadView }) {
   const active = /download/i.test(d.state);
   const text = [
     `${fmtBytes(d.bytes)}${d.total ? ` of ${fmtBytes(d.total)}` : ""}`,

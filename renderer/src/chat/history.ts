@@ -3,29 +3,14 @@
  * request of the agent loop is one), and the turns after the first end with `tool` messages.
  * Those turns continue the answer before them: their prompt holds the calls and the results.
  */
-import type { ChatMessage } from "../../../electron/core/api/chatTypes.js";
+import { messageText, type ChatMessage } from "../../../electron/core/api/chatTypes.js";
+import type { SessionReply } from "../../../electron/core/api/sessions.js";
 import { DECLINED, splitToolName } from "../api/tools.js";
 import type { ToolCallView, ToolStep } from "./agentLoop.js";
 
-/** A message's text: a string, or its text parts joined. */
-function messageText(m: ChatMessage): string {
-  if (typeof m.content === "string") return m.content;
-  if (!Array.isArray(m.content)) return "";
-  return m.content.map((p) => (p.type === "text" && typeof p.text === "string" ? p.text : "")).join("");
-}
-
 /** Each turn's prompt messages as recorded (GET /api/sessions/:id turns[].messages), by turn id. */
-export function turnMessages(body: unknown): Map<string, ChatMessage[]> {
-  const out = new Map<string, ChatMessage[]>();
-  const turns = typeof body === "object" && body !== null ? (body as { turns?: unknown }).turns : undefined;
-  if (!Array.isArray(turns)) return out;
-  for (const t of turns) {
-    if (typeof t !== "object" || t === null) continue;
-    const { turnId, messages } = t as { turnId?: unknown; messages?: unknown };
-    // The core's own record (api/sessions.ts TurnView); only its shape as an array is checked.
-    if (typeof turnId === "string" && Array.isArray(messages)) out.set(turnId, messages as ChatMessage[]);
-  }
-  return out;
+export function turnMessages(reply: Pick<SessionReply, "turns">): Map<string, ChatMessage[]> {
+  return new Map(reply.turns.map((t) => [t.turnId, t.messages]));
 }
 
 /**

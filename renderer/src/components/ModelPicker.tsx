@@ -5,6 +5,7 @@ import { useCore, useCoreEvents, useLive } from "../api/core.js";
 import type { UseModelReply } from "../../../electron/core/api/models.js";
 import { readModels, readModelSwitch, type ModelInfo, type ModelSwitch } from "../api/shapes.js";
 import { adapterLabel, fmtBytes, modelName as nameOf } from "./format.js";
+import type { ModelsEvent } from "../../../electron/core/api/models.js";
 
 /** "1.1 MB · F32": what a model is, in a few words. */
 function facts(m: Pick<ModelInfo, "sizeBytes" | "quantization">): string {
@@ -24,7 +25,7 @@ const stageText: Partial<Record<ModelSwitch["state"], string>> = { draining: "fi
  */
 export function ModelPicker() {
   const { client, status, reloadStatus } = useCore();
-  const models = useLive((c) => c.get<unknown>("/api/models").then(readModels), ["models", "download"], [], 10000);
+  const models = useLive((c) => c.getJson("/api/models").then(readModels), ["models", "download"], [], 10000);
   const [switching, setSwitching] = useState<SwitchNote | null>(null);
   const [error, setError] = useState<string | null>(null);
   // The model asked for: shown, and the picker kept busy, until the status says it serves (the
@@ -32,7 +33,7 @@ export function ModelPicker() {
   const [asked, setAsked] = useState<string | null>(null);
 
   useCoreEvents(["models"], (e) => {
-    const s = readModelSwitch(e.data);
+    const s = readModelSwitch(e.data as ModelsEvent);
     if (!s) return;
     if (s.state === "ready" || s.state === "failed") {
       setSwitching(null);

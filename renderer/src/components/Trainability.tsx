@@ -1,4 +1,4 @@
-import type { Trainability } from "../api/shapes.js";
+import type { TrainabilityView } from "../../../electron/core/api/models.js";
 import { fmtBytes } from "./format.js";
 
 interface Need {
@@ -21,14 +21,14 @@ export function memoryNeed(m: Need, backend?: string | null): string {
 }
 
 /** "Trains here · wasm · context 1,024", "Too large to train here: needs …", "Serve only". */
-export function verdictText(t: Trainability): string {
+export function verdictText(t: TrainabilityView): string {
   if (t.fits) return `Trains here · ${t.backend} · context ${t.maxContext.toLocaleString()}`;
   if (t.limit === "architecture") return "Serve only";
   return `Too large to train here: needs ${memoryNeed(t, t.backend)}`;
 }
 
 /** One line under a model's name: whether it trains on this machine; the plan's summary on hover. */
-export function TrainVerdict({ t }: { t: Trainability | null }) {
+export function TrainVerdict({ t }: { t: TrainabilityView | null }) {
   if (!t) return null;
   const kind = t.fits ? "ok" : t.limit === "architecture" ? "serve" : "no";
   return (

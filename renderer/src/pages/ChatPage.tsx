@@ -59,19 +59,6 @@ function titleOf(s: SessionSummary): string {
   return s.title || "Untitled chat";
 }
 
-/** Each turn's model id (GET /api/sessions/:id turns[].model), by turn id. */
-function turnModels(body: unknown): Map<string, string> {
-  const out = new Map<string, string>();
-  const turns = typeof body === "object" && body !== null ? (body as { turns?: unknown }).turns : undefined;
-  if (!Array.isArray(turns)) return out;
-  for (const t of turns) {
-    if (typeof t !== "object" || t === null) continue;
-    const { turnId, model } = t as { turnId?: unknown; model?: unknown };
-    if (typeof turnId === "string" && typeof model === "string") out.set(turnId, model);
-  }
-  return out;
-}
-
 /** The system prompt a recorded turn was asked with ("" when none). */
 function systemPromptOf(messages: { role: string; content: string }[]): string {
   return messages.find((m) => m.role === "system")?.content ?? "";
@@ -81,7 +68,7 @@ export function ChatPage() {
   const { client, status, reloadStatus } = useCore();
   // No model served: the chat shows the first-run guide and the composer waits for a model.
   const noModel = status !== null && status.model === null;
-  const sessions = useLive((c) => c.get<unknown>("/api/sessions").then(readSessions), ["session", "sessionDeleted", "turn"]);
+  const sessions = useLive((c) => c.getJson("/api/sessions").then(readSessions), ["session", "sessionDeleted", "turn"]);
   const [sessionId, setSessionId] = useState<string | null>(null);
   const [messages, setMessages] = useState<DisplayMessage[]>([]);
   const [loadError, setLoadError] = useState<string | null>(null);
@@ -138,7 +125,7 @@ export function ChatPage() {
       setRecordedSystem(null);
       opening.current = id;
       try {
-        const raw = await client.get<unknown>(`/api/sessions/${encodeURIComponent(id)}`);
+        const raw = await client.getJson(`/api/sessions/${encodeURIComponent(id)}`);
         if (opening.current !== id) return; // another chat was opened meanwhile
         const detail = readSession(raw);
         // Settings this browser kept before the core did move to the session once.
@@ -146,7 +133,6 @@ export function ChatPage() {
         const mine = detail.generation ?? (legacy === undefined ? null : readGeneration(legacy, defaults));
         if (legacy !== undefined && mine) unsaved.current = { id, g: mine, timer: window.setTimeout(() => void flushGen(), 0) };
         setOwn(mine);
-        const models = turnModels(raw);
         const prompts = turnMessages(raw);
         const shown: DisplayMessage[] = [];
         const mainTurns = detail.turns.filter((t) => t.type !== "side");
@@ -155,11 +141,11 @@ export function ChatPage() {
           const steps = toolStepsOf(prompts.get(t.id));
           const prev = shown[shown.length - 1];
           if (steps && prev?.role === "assistant") {
-            shown[shown.length - 1] = { ...prev, content: t.response, steps, turnId: t.id, adapter: t.adapter, model: models.get(t.id) ?? null, thumbs: t.thumbs, hint: t.hint, preferences: t.preferences, speed: t.speed };
+            shown[shown.length - 1] = { ...prev, content: t.response, steps, turnId: t.id, adapter: t.adapter, model: t.model, thumbs: t.thumbs, hint: t.hint, preferences: t.preferences, speed: t.speed };
             continue;
           }
           if (t.userText) shown.push({ key: nextKey(), role: "user", content: t.userText });
-          shown.push({ key: nextKey(), role: "assistant", content: t.response, turnId: t.id, adapter: t.adapter, model: models.get(t.id) ?? null, thumbs: t.thumbs, hint: t.hint, preferences: t.preferences, speed: t.speed });
+          shown.push({ key: nextKey(), role: "assistant", content: t.response, turnId: t.id, adapter: t.adapter, model: t.model, thumbs: t.thumbs, hint: t.hint, preferences: t.preferences, speed: t.speed });
         }
         if (mainTurns.length) setRecordedSystem(systemPromptOf(mainTurns[mainTurns.length - 1].messages));
         setMessages(shown);

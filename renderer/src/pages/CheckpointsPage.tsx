@@ -12,7 +12,7 @@ import { column, terms } from "../components/terms.js";
 
 export function CheckpointsPage() {
   const { client, status, reloadStatus } = useCore();
-  const list = useLive((c) => c.get<unknown>("/api/checkpoints").then(readCheckpoints), ["checkpoint", "swap", "revert"]);
+  const list = useLive((c) => c.getJson("/api/checkpoints").then(readCheckpoints), ["checkpoint", "swap", "revert"]);
   // What the dialog asks to serve: a checkpoint, or "base" (the model with no adapter).
   const [confirm, setConfirm] = useState<Checkpoint | "base" | null>(null);
   const [swapping, setSwapping] = useState<string | null>(null);

@@ -16,7 +16,7 @@ const f3 = (x: number) => x.toFixed(3);
 /** The Training page's "Latest eval report": scores with their interval and the gain over no learning. */
 export function EvalReportSection() {
   const latest = useLive(
-    (c) => c.get<unknown>("/api/eval/latest").catch((e: unknown) => (e instanceof ApiError && e.notAvailable ? null : Promise.reject(e))),
+    (c) => c.getJson("/api/eval/latest").catch((e: unknown) => (e instanceof ApiError && e.notAvailable ? null : Promise.reject(e))),
     [],
     [],
     30_000,

@@ -1,7 +1,8 @@
 import { useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
-import { readModels, trainabilityOfMemory, type CatalogEntry, type ModelInfo, type Trainability } from "../api/shapes.js";
+import { readModels, trainabilityOfMemory, type CatalogEntry, type ModelInfo } from "../api/shapes.js";
+import type { TrainabilityView } from "../../../electron/core/api/models.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fmtBytes, fmtDuration, modelName } from "../components/format.js";
 import { memoryNeed, TrainVerdict } from "../components/Trainability.js";
@@ -10,7 +11,7 @@ import { DataTable } from "../components/DataTable.js";
 
 export function ModelsPage() {
   const { client, status } = useCore();
-  const models = useLive((c) => c.get<unknown>("/api/models").then(readModels), ["models", "download"], [], 2000);
+  const models = useLive((c) => c.getJson("/api/models").then(readModels), ["models", "download"], [], 2000);
   const [error, setError] = useState<string | null>(null);
   // An import's problem is shown under its form (where the user typed), the others at the top.
   const [importError, setImportError] = useState<string | null>(null);
@@ -47,7 +48,7 @@ export function ModelsPage() {
   const activeId = models.data?.installed.find((i) => active?.path && i.path === active.path)?.id ?? null;
   // The served model: the trainer's own plan once it has made one (live, /api/status), else the core's plan from the file.
   const live = status?.training.memory;
-  const servedTraining: Trainability | null = live ? trainabilityOfMemory(live, status?.training.backend ?? active?.training?.backend ?? "wasm") : active?.training ?? null;
+  const servedTraining: TrainabilityView | null = live ? trainabilityOfMemory(live, status?.training.backend ?? active?.training?.backend ?? "wasm") : active?.training ?? null;
   return (
     <div className="page">
       <header className="page-head">
@@ -237,7 +238,7 @@ function CatalogRow({ m, serving, busy, onAct }: { m: CatalogEntry; serving: boo
 }
 
 /** The active model's "Training here" card: a few words (the note below it says what is short). */
-function trainingCard(t: Trainability | null): string {
+function trainingCard(t: TrainabilityView | null): string {
   if (!t) return "—";
   if (t.fits) return `Yes · ${t.backend} · context ${t.maxContext.toLocaleString()}`;
   return t.limit === "architecture" ? "Serve only" : "Too large";

@@ -13,7 +13,6 @@ import { ChatDefaultsSection } from "./ChatDefaultsSection.js";
 import { MachineCheck } from "./settings/MachineCheck.js";
 import { openClawSnippet } from "../api/openclawSnippet.js";
 
-const isSettingsBody = (b: unknown): b is { settings: unknown } => typeof b === "object" && b !== null && "settings" in b;
 
 function emptyJudge(kind: JudgeSource["kind"]): JudgeSource {
   if (kind === "gguf") return { kind, path: "" };
@@ -32,7 +31,7 @@ function changes(draft: Draft | null, base: Draft | null): Partial<Draft> {
 export function SettingsPage() {
   const { client, status } = useCore();
   // One GET for the learning settings and the chat defaults: the page saves them together.
-  const loaded = useLive((c) => c.get<unknown>("/api/settings").then((b): Draft => ({ ...readSettings(b), chatDefaults: readChatDefaults(isSettingsBody(b) ? b.settings : b) })), ["settings"]);
+  const loaded = useLive((c) => c.getJson("/api/settings").then((b): Draft => ({ ...readSettings(b), chatDefaults: readChatDefaults(b) })), ["settings"]);
   // null until GET /api/settings answers: the defaults are the core's (its settings schema), not the page's.
   const [form, setForm] = useState<Draft | null>(null);
   // What the core holds as far as this page knows: the last load, or what the last save sent.
