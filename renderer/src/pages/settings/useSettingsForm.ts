@@ -6,7 +6,6 @@ import { readChatDefaults, type GenerationSettings } from "../../api/generation.
 import { engineName } from "../../components/terms.js";
 import { useUnsavedChanges } from "../../components/unsavedChanges.js";
 
-const isSettingsBody = (b: unknown): b is { settings: unknown } => typeof b === "object" && b !== null && "settings" in b;
 
 /** What the Settings form edits: the learning settings and the chat defaults, saved together. */
 export type Draft = Settings & { chatDefaults: GenerationSettings };
@@ -24,7 +23,7 @@ function changes(draft: Draft | null, base: Draft | null): Partial<Draft> {
 export function useSettingsForm() {
   const { client } = useCore();
   // One GET for the learning settings and the chat defaults: the page saves them together.
-  const loaded = useLive((c) => c.get<unknown>("/api/settings").then((b): Draft => ({ ...readSettings(b), chatDefaults: readChatDefaults(isSettingsBody(b) ? b.settings : b) })), ["settings"]);
+  const loaded = useLive((c) => c.getJson("/api/settings").then((b): Draft => ({ ...readSettings(b), chatDefaults: readChatDefaults(b) })), ["settings"]);
   // null until GET /api/settings answers: the defaults are the core's (its settings schema), not the page's.
   const [form, setForm] = useState<Draft | null>(null);
   // What the core holds as far as this page knows: the last load, or what the last save sent.
