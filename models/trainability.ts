@@ -3,12 +3,13 @@
  * (models/plan/memoryPlan.ts) applied before anything is downloaded or loaded: from a
  * catalog entry's real shape (models/tiny/shapes.ts) or an installed file's GGUF header, for
  * the trainer backend this machine has (what the trainer last reported; wasm, which is always
- * there, until it has run). This module loads tfjs-core (through the plan's weight shapes):
- * the core and the CLI import it when they plan, not at start (models/trainVerdict.ts is light).
+ * there, until it has run). Plain arithmetic on a header: no tensor library is loaded, so the
+ * core and the CLI import it as they import the verdict's types (models/trainVerdict.ts).
  */
 import type { ModelConfig } from "./arch/config.js";
 import { hostAvailableBytes } from "./plan/available.js";
 import { describePlacement, modelShapeFromConfig, planMemory, readModelShape, type BackendMemory, type ModelShape } from "./plan/memoryPlan.js";
+import { LORA_DEFAULTS } from "./adapters/loraDefaults.js";
 import type { CatalogEntry } from "./catalog.js";
 import { MODEL_SHAPES, type ModelShape as RealShape } from "./tiny/shapes.js";
 import { APP_TRAIN_CONTEXT, verdictOfPlan, WASM_BACKEND, type Trainability } from "./trainVerdict.js";
@@ -19,7 +20,6 @@ export * from "./trainVerdict.js";
 export { modelShapeOf } from "./plan/memoryPlan.js";
 
 const DEFAULT_CONTEXT = APP_TRAIN_CONTEXT;
-const DEFAULT_RANK = 16;
 const DEFAULT_BATCH = 16;
 
 /** The trainer's config for a real shape of the catalog. */
@@ -65,7 +65,7 @@ export function trainabilityOf(shape: ModelShape, o: TrainabilityOptions = {}): 
     shape,
     backend,
     hostAvailableBytes: o.hostBytes ?? hostAvailableBytes(),
-    rank: o.rank ?? DEFAULT_RANK,
+    rank: o.rank ?? LORA_DEFAULTS.rank,
     maxContext: o.maxContext ?? DEFAULT_CONTEXT,
     batchSize: DEFAULT_BATCH,
   });

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { writeFileAtomicSync } from "../../common/fs/atomicFile.js";
 
 /**
  * Optimizer state file: "CLAWOPT1", u32 LE header length, JSON header, zero padding to a
@@ -54,7 +55,8 @@ export function writeOptimizerState(file: string, state: AdamWState, meta: Recor
     body.set(c, at);
     at += c.length;
   }
-  writeFileAtomic(file, buf);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  writeFileAtomicSync(file, buf, 0o644);
 }
 
 export function readOptimizerState(file: string): { state: AdamWState; meta: Record<string, unknown> } {
@@ -88,19 +90,4 @@ export function readOptimizerState(file: string): { state: AdamWState; meta: Rec
     state[t.kind][t.name] = d;
   }
   return { state, meta: header.meta ?? {} };
-}
-
-/** Temp name, fsync, rename: a reader never sees a half-written file. */
-export function writeFileAtomic(file: string, data: Uint8Array | string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}-${Date.now()}`;
-  const fd = fs.openSync(tmp, "w");
-  try {
-    if (typeof data === "string") fs.writeSync(fd, data);
-    else fs.writeSync(fd, data);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
 }

@@ -15,7 +15,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { repoRoot, runCli, tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
-import { openDawn, softwareRenderer, vulkanDriverListed, type AdapterSummary, type GpuAdapterLike, type GpuDeviceLike, type GpuLike } from "../../trainer/webgpu/dawn.js";
+import { vulkanDriverListed } from "../../common/vulkanDrivers.js";
+import { openDawn, softwareRenderer, type AdapterSummary, type GpuAdapterLike, type GpuDeviceLike, type GpuLike } from "../../trainer/webgpu/dawn.js";
 import { matmulInputs, MATMUL_N, type MemoryTrace, type Results } from "./webgpu-cases.js";
 
 interface Choice {
@@ -107,12 +108,13 @@ for (const { route, software, backend } of ROUTES) {
     }
     return { out };
   };
-  const gpuTest = (name: string, body: (out: ChildOut) => void) =>
+  const gpuTest = (name: string, body: (out: ChildOut) => void): void => {
     test(`webgpu via ${route}: ${name}`, (t) => {
       const r = run();
       if ("skip" in r) return void t.skip(r.skip);
       body(r.out);
     });
+  };
 
   gpuTest(`an explicit request uses ${software ? `${software} and says it is software` : "the adapter Dawn finds"}`, (out) => {
     const c = out.choice!;

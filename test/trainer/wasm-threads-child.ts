@@ -1,6 +1,7 @@
 /**
  * Child process of wasm-threads.test.ts (tfjs keeps one engine per process): starts the wasm
- * backend through initBackend (threads and test faults come from the environment), computes a
+ * backend through initBackend (threads from the environment; the test's faults, named by the
+ * parent in CLAWRL_WASM_THREADS_TEST_FAULT / _TIMEOUT_MS, set here as explicit hooks), computes a
  * few products and gradients, and reports them with their exact bits. Prints one JSON line, or
  * sends it when forked, then waits for the parent to disconnect. It never calls process.exit:
  * the process must end on its own. With argv[2] "kill-worker" it instead terminates one of the
@@ -9,6 +10,15 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { getThreadsCount } from "@tensorflow/tfjs-backend-wasm";
 import { initBackend } from "../../trainer/backend.js";
+import { setWasmThreadsTestHooks, WASM_THREADS_FAULTS } from "../../trainer/wasm/threads.js";
+
+{
+  const f = process.env.CLAWRL_WASM_THREADS_TEST_FAULT;
+  const fault = WASM_THREADS_FAULTS.find((x) => x === f);
+  if (f && !fault) throw new Error(`CLAWRL_WASM_THREADS_TEST_FAULT=${f}: not one of ${WASM_THREADS_FAULTS.join(", ")}`);
+  const t = Number(process.env.CLAWRL_WASM_THREADS_TEST_TIMEOUT_MS);
+  setWasmThreadsTestHooks({ fault, timeoutMs: t > 0 ? t : undefined });
+}
 
 /** Deterministic values in [-1, 1), not integers, so summation order would show in the bits. */
 function values(n: number, seed: number): Float32Array {

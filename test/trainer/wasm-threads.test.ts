@@ -40,7 +40,7 @@ interface Run {
 }
 
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = { ...process.env, CLAWRL_TEST: "1", ...env };
+  const e: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const k of ["CLAWRL_TF_BACKEND", "CLAWRL_WASM_THREADS", "CLAWRL_WASM_THREADS_TEST_FAULT", "CLAWRL_WASM_THREADS_TEST_TIMEOUT_MS"]) {
     if (!(k in env)) delete e[k];
   }

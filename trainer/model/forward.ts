@@ -98,12 +98,3 @@ export function hiddenStates(model: BaseModel, lora: LoraParams | null, grid: To
     ctx.dispose();
   }
 }
-
-/** A grid from equal-length token lists (tests, scoring single sequences). */
-export function gridOf(tokens: number[][]): TokenGrid {
-  const B = tokens.length;
-  const T = Math.max(...tokens.map((s) => s.length));
-  const ids = new Int32Array(B * T);
-  tokens.forEach((s, b) => ids.set(s, b * T));
-  return { ids, B, T };
-}

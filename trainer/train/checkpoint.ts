@@ -4,7 +4,8 @@ import { readLoraAdapter, writeLoraAdapter } from "../lora/adapter-file.js";
 import { disposeLora, type LoraParams } from "../lora/params.js";
 import type { BaseModel } from "../model/base-model.js";
 import { AdamW, type AdamWOptions } from "../optim/adamw.js";
-import { readOptimizerState, writeFileAtomic, writeOptimizerState } from "../../models/adapters/optimizerState.js";
+import { writeFileAtomicSync } from "../../common/fs/atomicFile.js";
+import { readOptimizerState, writeOptimizerState } from "../../models/adapters/optimizerState.js";
 import type { Method } from "../loss/advantages.js";
 import type { StepMetrics, TrainState } from "./trainSteps.js";
 import { loraParamRecord } from "./trainSteps.js";
@@ -64,7 +65,7 @@ export async function saveCheckpoint(dir: string, state: TrainState, metrics: Ru
     rank: state.lora.rank,
     alpha: state.lora.alpha,
   });
-  writeFileAtomic(path.join(dir, CHECKPOINT_FILES.metrics), `${JSON.stringify(metrics, null, 2)}\n`);
+  writeFileAtomicSync(path.join(dir, CHECKPOINT_FILES.metrics), `${JSON.stringify(metrics, null, 2)}\n`, 0o644);
 }
 
 /**

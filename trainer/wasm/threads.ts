@@ -74,12 +74,11 @@ export interface WasmStartOptions {
   log?: (line: string) => void;
 }
 
-// Test-only fault injection (test/trainer/wasm-threads.test.ts). Read here and nowhere else,
-// and only when the test runner's CLAWRL_TEST=1 is set too.
-const FAULT_ENV = "CLAWRL_WASM_THREADS_TEST_FAULT";
-const TIMEOUT_ENV = "CLAWRL_WASM_THREADS_TEST_TIMEOUT_MS";
-const FAULTS = ["worker-throw", "worker-silent", "worker-exit", "after-ready", "internals"] as const;
-type Fault = (typeof FAULTS)[number];
+// Test-only fault injection (test/trainer/wasm-threads.test.ts): its child sets the hooks
+// explicitly (setWasmThreadsTestHooks) before the backend starts; nothing else does, and no
+// environment variable or test flag switches them on.
+export const WASM_THREADS_FAULTS = ["worker-throw", "worker-silent", "worker-exit", "after-ready", "internals"] as const;
+type Fault = (typeof WASM_THREADS_FAULTS)[number];
 
 /** Worker-script suffixes: wrap the "load" handler Emscripten's worker script installs. */
 const WORKER_FAULTS: Partial<Record<Fault, string>> = {
@@ -88,13 +87,22 @@ const WORKER_FAULTS: Partial<Record<Fault, string>> = {
   "worker-exit": 'var h = self.onmessage; self.onmessage = function (e) { if (e.data.cmd === "load") process.exit(3); h(e); };',
 };
 
-function testHooks(): { fault?: Fault; timeoutMs?: number } {
-  if (process.env.CLAWRL_TEST !== "1") return {};
-  const f = process.env[FAULT_ENV];
-  const fault = FAULTS.find((x) => x === f);
-  if (f && !fault) throw new Error(`${FAULT_ENV}=${f}: not one of ${FAULTS.join(", ")}`);
-  const t = Number(process.env[TIMEOUT_ENV]);
-  return { fault, timeoutMs: t > 0 ? t : undefined };
+export interface WasmThreadsTestHooks {
+  /** A failure to inject into the threaded start. */
+  fault?: Fault;
+  /** The threaded start's time limit, shorter than the real one. */
+  timeoutMs?: number;
+}
+
+let testHookValues: WasmThreadsTestHooks = {};
+
+/** Tests only: faults and a time limit for the next threaded start. */
+export function setWasmThreadsTestHooks(hooks: WasmThreadsTestHooks): void {
+  testHookValues = { ...hooks };
+}
+
+function testHooks(): WasmThreadsTestHooks {
+  return testHookValues;
 }
 
 function firstLine(e: unknown): string {

@@ -16,6 +16,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
+import { vulkanDriverListed } from "../../common/vulkanDrivers.js";
 
 const require = createRequire(import.meta.url);
 
@@ -144,32 +145,6 @@ export function findSwiftShaderIcd(home = os.homedir()): string | null {
     if (fs.existsSync(f) && fs.existsSync(path.join(d, "libvk_swiftshader.so"))) return f;
   }
   return null;
-}
-
-/**
- * Whether the Vulkan loader has any driver to find on Linux: its env overrides, or an ICD
- * manifest in the directories it searches. Without one, Dawn's default path is skipped
- * unloaded (it would print the loader's "Found no drivers!" warnings on every start).
- */
-export function vulkanDriverListed(env: NodeJS.ProcessEnv = process.env, home = os.homedir()): boolean {
-  if (env.VK_DRIVER_FILES || env.VK_ICD_FILENAMES || env.VK_ADD_DRIVER_FILES) return true;
-  const split = (v: string | undefined, fallback: string) => (v || fallback).split(":").filter(Boolean);
-  const dirs = [
-    env.XDG_CONFIG_HOME || path.join(home, ".config"),
-    ...split(env.XDG_CONFIG_DIRS, "/etc/xdg"),
-    "/etc",
-    env.XDG_DATA_HOME || path.join(home, ".local", "share"),
-    ...split(env.XDG_DATA_DIRS, "/usr/local/share:/usr/share"),
-    "/usr/local/share",
-    "/usr/share",
-  ];
-  return dirs.some((d) => {
-    try {
-      return fs.readdirSync(path.join(d, "vulkan", "icd.d")).some((f) => f.endsWith(".json"));
-    } catch {
-      return false;
-    }
-  });
 }
 
 function firstLine(e: unknown): string {

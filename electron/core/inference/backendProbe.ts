@@ -20,6 +20,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { getLlama, getLlamaGpuTypes, LlamaLogLevel, type Llama } from "node-llama-cpp";
+import { vulkanDriverFiles } from "../../../common/vulkanDrivers.js";
 import { appRoot } from "../config/paths.js";
 import type { BackendName, BackendPreference } from "./backend.js";
 import type { ProbeMessage, ProbeRequest } from "./probeChild.js";
@@ -81,40 +82,12 @@ function fileHash(files: string[]): string {
   return h.digest("hex").slice(0, 16);
 }
 
-function listDir(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir).map((f) => path.join(dir, f));
-  } catch {
-    return [];
-  }
-}
-
 function packageVersion(file: string): string {
   try {
     return String((JSON.parse(fs.readFileSync(file, "utf8")) as { version?: unknown }).version ?? "?");
   } catch {
     return "?";
   }
-}
-
-/**
- * Vulkan drivers the loader can find on Linux: its env overrides, or the ICD manifests in the
- * directories it searches. None: no Vulkan device can exist here, so no probe is needed.
- */
-export function vulkanDriverFiles(env: NodeJS.ProcessEnv = process.env, home = os.homedir()): string[] {
-  const listed = [env.VK_DRIVER_FILES, env.VK_ICD_FILENAMES, env.VK_ADD_DRIVER_FILES].flatMap((v) => (v ? v.split(":").filter(Boolean) : []));
-  const split = (v: string | undefined, fallback: string) => (v || fallback).split(":").filter(Boolean);
-  const dirs = new Set([
-    env.XDG_CONFIG_HOME || path.join(home, ".config"),
-    ...split(env.XDG_CONFIG_DIRS, "/etc/xdg"),
-    "/etc",
-    env.XDG_DATA_HOME || path.join(home, ".local", "share"),
-    ...split(env.XDG_DATA_DIRS, "/usr/local/share:/usr/share"),
-    "/usr/local/share",
-    "/usr/share",
-  ]);
-  const manifests = [...dirs].flatMap((d) => listDir(path.join(d, "vulkan", "icd.d")).filter((f) => f.endsWith(".json")));
-  return [...listed, ...manifests];
 }
 
 let fingerprintCache: Record<string, string> | null = null;
