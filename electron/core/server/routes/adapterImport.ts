@@ -1,7 +1,8 @@
 import os from "node:os";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
-import { ApiError, badRequest } from "../errors.js";
+import { z } from "zod";
+import { ApiError, badRequest, parseBody } from "../errors.js";
 import { checkpointView, swapView, type ServingNow } from "./training.js";
 import type { ImportReply } from "../../api/training.js";
 import { ActivationError, type TrainingSupervisor } from "../../training/supervisor.js";
@@ -16,8 +17,8 @@ import { ActivationError, type TrainingSupervisor } from "../../training/supervi
  */
 export function registerAdapterImportRoute(app: FastifyInstance, sup: TrainingSupervisor, serving: () => ServingNow): void {
   app.post("/api/checkpoints/import", async (req): Promise<ImportReply> => {
-    const body = req.body as { path?: unknown } | null | undefined;
-    const raw = body && typeof body === "object" ? body.path : undefined;
+    // The path is checked below, with messages that say what it must name.
+    const raw = parseBody(z.looseObject({ path: z.unknown().optional() }), req.body).path;
     if (typeof raw !== "string" || raw.trim() === "") throw badRequest("'path' must name the adapter: a PEFT directory or a llama.cpp LoRA .gguf file", "path");
     const p = raw.trim().replace(/^~(?=$|[/\\])/, os.homedir());
     if (!path.isAbsolute(p)) throw badRequest(`'path' must be an absolute path on the machine running the app, got '${raw}'`, "path");

@@ -94,7 +94,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
 
   // The settings' own schema checks the patch (a SettingsError: 400 by the server's mapping).
   app.patch("/api/settings", async (req): Promise<Settings> => {
-    const settings = publicSettings(store.updateSettings(restoreMaskedSecrets(store.settings, req.body)));
+    const patch = parseBody(z.record(z.string(), z.unknown()), req.body);
+    const settings = publicSettings(store.updateSettings(restoreMaskedSecrets(store.settings, patch)));
     bus.emit("settings", { settings });
     return settings;
   });

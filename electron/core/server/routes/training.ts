@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import { ApiError, badRequest } from "../errors.js";
+import { z } from "zod";
+import { ApiError, badRequest, parseBody } from "../errors.js";
 import type { Store, TurnView } from "../../store/store.js";
 import type { TrainingSupervisor } from "../../training/supervisor.js";
 import { trainedOn, type CheckpointEntry } from "../../training/checkpoints.js";
@@ -123,9 +124,9 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
   });
 
   app.post<{ Params: { n: string } }>("/api/checkpoints/:n/pin", async (req): Promise<{ checkpoint: CheckpointView }> => {
+    const body = parseBody(z.looseObject({ pinned: z.unknown().optional() }), req.body, { optional: true });
     const n = checkpointNumber(req.params.n);
-    const body = req.body as { pinned?: unknown } | undefined | null;
-    const pinned = body && typeof body === "object" && "pinned" in body ? body.pinned : true;
+    const pinned = body.pinned === undefined ? true : body.pinned;
     if (typeof pinned !== "boolean") throw badRequest("'pinned' must be true or false", "pinned");
     return { checkpoint: checkpointView(sup.pin(n, pinned), serving()) };
   });
