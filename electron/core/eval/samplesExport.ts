@@ -4,7 +4,7 @@ import type { RunningCore } from "../core.js";
 import { samplesFor } from "../rollout/samples.js";
 import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import type { Sample } from "../../../models/samples/sample.js";
-import type { CheckpointView } from "./client.js";
+import type { CheckpointView } from "../api/training.js";
 import { lrScalesOf, runBatchSize, runLearningRate, trainSettingsOf } from "../training/trainOptions.js";
 
 /**
@@ -21,8 +21,8 @@ export function exportSamples(core: RunningCore, ckpts: CheckpointView[], dir: s
   const chain: CheckpointView[] = [];
   for (let c: CheckpointView | undefined = active; c; c = c.parent === null ? undefined : byN.get(c.parent)) chain.unshift(c);
   if (chain[0].parent !== null) notes.push(`checkpoint ${chain[0].parent} (a parent) is no longer kept: the replay starts after it`);
-  // The learning-rate scale each run used, by the supervisor's policy.
-  const lrScale = lrScalesOf(ckpts);
+  // The learning-rate scale each run used, from the policy's events in the store (lrPolicy.ts; the checkpoints' history for a data dir from before them).
+  const lrScale = lrScalesOf(ckpts, undefined, core.store.state.training.lrEvents);
   const st = core.store.settings;
   const t = trainSettingsOf(st);
   const replayDir = path.join(dir, "replay");

@@ -31,7 +31,25 @@ export interface TrainingStatus {
   servedModel?: string;
   /** the checkpoint each other model served last, by model file: its learning line when it is served again */
   activeByModel?: Record<string, number | null>;
+  /** the learning-rate policy's events, oldest first (training/lrPolicy.ts); absent in a data dir from before it */
+  lrEvents?: LrEvent[];
   [extra: string]: unknown;
+}
+
+/**
+ * What moved the learning-rate scale (training/lrPolicy.ts has the rule): a trained candidate
+ * published or rejected, an import published or rejected, a rollback by the watch, a checkpoint
+ * (or the base model) served by hand, the loop starting again.
+ */
+export type LrEventKind = "published" | "rejected" | "imported" | "importRejected" | "reverted" | "activated" | "restart";
+
+export interface LrEvent {
+  at: string;
+  kind: LrEventKind;
+  /** the checkpoint it concerns (committed, reverted or activated); null: the base model or none */
+  checkpoint: number | null;
+  /** the scale from this event on */
+  scale: number;
 }
 
 export interface StateData {

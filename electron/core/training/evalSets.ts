@@ -1,0 +1,69 @@
+import crypto from "node:crypto";
+import { rewardOf, type Store } from "../store/store.js";
+import { isHeldBack } from "../rollout/heldBack.js";
+import type { ProbePrompt } from "../inference/fluencyProbe.js";
+import type { ScoredSequence } from "../../../trainer/protocol.js";
+
+/** What the publish gate measures a candidate on, read from the turn log. */
+
+/** Turn ids, oldest first: recent main turns, liked and disliked ones, held-back ones with a verdict. */
+export function turnSets(store: Store): { recent: string[]; liked: string[]; disliked: string[]; heldBack: string[] } {
+  const share = store.settings.heldBackShare;
+  const recent: string[] = [];
+  const liked: string[] = [];
+  const disliked: string[] = [];
+  const heldBack: string[] = [];
+  for (const e of store.turnEntries()) {
+    if (e.type !== "main") continue;
+    recent.push(e.turnId);
+    const r = rewardOf(e).reward;
+    if (r === 1) liked.push(e.turnId);
+    else if (r === -1) disliked.push(e.turnId);
+    if ((r !== null || e.feedback?.hint) && isHeldBack(e, share)) heldBack.push(e.turnId);
+  }
+  return { recent, liked, disliked, heldBack };
+}
+
+/**
+ * Recent main turns (KL to the serving adapter and to the base), liked and disliked answers,
+ * and the held-back turns with a verdict (KL to the base), newest last, as token sequences;
+ * `n` of each at most.
+ */
+export function evalSets(store: Store, n: number): { prompts: ScoredSequence[]; liked: ScoredSequence[]; disliked: ScoredSequence[]; heldBack: ScoredSequence[] } {
+  const { recent, liked, disliked, heldBack } = turnSets(store);
+  const seqs = (ids: string[]) =>
+    ids.slice(-n).flatMap((id) => {
+      const t = store.readTurn(id);
+      if (t.promptTokens.length === 0 || t.responseTokens.length === 0) return [];
+      return [{ tokens: [...t.promptTokens, ...t.responseTokens], start: t.promptTokens.length }];
+    });
+  return { prompts: seqs(recent), liked: seqs(liked), disliked: seqs(disliked), heldBack: seqs(heldBack) };
+}
+
+/**
+ * Distinct prompts of the newest held-back turns and newest main turns (half each at most), with
+ * their served settings: `total` prompts, `samples` answers each (fixed seeds), `cap` tokens at most.
+ */
+export function probePrompts(store: Store, total: number, samples: number, cap: number): ProbePrompt[] {
+  const { recent, heldBack } = turnSets(store);
+  const seen = new Set<string>();
+  const picked: string[] = [];
+  const take = (ids: string[], k: number) => {
+    for (let i = ids.length - 1; i >= 0 && k > 0; i--) {
+      const t = store.readTurn(ids[i]);
+      const key = t.promptTokens.join(",");
+      if (t.promptTokens.length === 0 || seen.has(key)) continue;
+      seen.add(key);
+      picked.push(ids[i]);
+      k--;
+    }
+  };
+  take(heldBack, Math.floor(total / 2));
+  take(recent, total - picked.length);
+  return picked.flatMap((id) => {
+    const t = store.readTurn(id);
+    const seed = crypto.createHash("sha256").update(id).digest().readUInt32BE(0) & 0x7fffffff;
+    const maxTokens = Math.max(1, Math.min(cap, t.sampling.maxTokens ?? cap));
+    return Array.from({ length: samples }, (_, k) => ({ tokens: t.promptTokens, temperature: t.sampling.temperature, topP: t.sampling.topP, maxTokens, seed: (seed + k) % 2 ** 31 }));
+  });
+}

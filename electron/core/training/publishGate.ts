@@ -1,0 +1,54 @@
+import type { Evaluation } from "../../../trainer/protocol.js";
+import type { FluencyMeasure } from "../inference/fluencyProbe.js";
+import { firstNonFiniteTensor } from "../../../models/gguf/finiteWeights.js";
+import { evalSets, probePrompts } from "./evalSets.js";
+import { GATE_DEFAULTS, gateVerdict, type FluencyCheck, type GateResult } from "./gate.js";
+import type { SupervisorContext } from "./supervisorTypes.js";
+import type { WorkerClient } from "./workerClient.js";
+
+/** Judging a candidate the trainer holds (a trained run's or an import's): its figures, then the gate's verdict. */
+
+/** The gate's figures from the trainer for the candidate it holds, against the adapter served now. */
+export function evaluateCandidate(ctx: SupervisorContext, w: WorkerClient, runId: string): Promise<Evaluation> {
+  const { o } = ctx;
+  const serving = o.store.state.training.activeCheckpoint;
+  const progress = ctx.track("scores");
+  const servingAdapter = serving === null ? null : (o.checkpoints.get(serving)?.path ?? null);
+  return w.request({ type: "evaluate", runId, servingAdapter, ...evalSets(o.store, o.evalTurns ?? 8) }, (m) => {
+    if (m.type === "work") progress(m.done / m.total);
+  });
+}
+
+/**
+ * The publish gate's verdict on a candidate (gate.ts): the trainer's figures, then, for one
+ * those let through, the fluency of its own answers (it costs sampling, so only then).
+ */
+export async function gateOf(ctx: SupervisorContext, ev: Evaluation, adapterPath: string): Promise<GateResult> {
+  const opts = { ...GATE_DEFAULTS, ...ctx.o.gate };
+  const gate = { ...gateVerdict(ev, opts), evaluationSeconds: ev.seconds };
+  // A candidate with NaN or infinite weights would answer with nothing, whatever its figures say.
+  const nonFinite = firstNonFiniteTensor(adapterPath);
+  if (nonFinite !== null) return { ...gate, verdict: "rejected", reasons: [...gate.reasons, `tensor '${nonFinite}' holds NaN or infinite weights`] };
+  if (gate.verdict !== "published" || !ctx.o.probe) return gate;
+  const fluency = await measureFluency(ctx, ctx.o.probe, adapterPath);
+  const full = { ...gateVerdict(ev, opts, fluency.check), evaluationSeconds: ev.seconds };
+  return fluency.error ? { ...full, verdict: "rejected", reasons: [...full.reasons, fluency.error] } : full;
+}
+
+/**
+ * The gate's fluency figures for a candidate: its own answers to a few recent and held-back
+ * prompts (at the settings they were served with, fixed seeds), scored by the base model, vs
+ * the base model's own answers. A candidate llama.cpp cannot run is rejected with the reason.
+ */
+async function measureFluency(ctx: SupervisorContext, probe: FluencyMeasure, adapterPath: string): Promise<{ check: FluencyCheck | null; error?: string }> {
+  const { o } = ctx;
+  const prompts = probePrompts(o.store, o.probePrompts ?? 8, o.probeSamples ?? 4, o.probeMaxTokens ?? 64);
+  if (prompts.length === 0) return { check: null };
+  try {
+    const c = await probe.compare(adapterPath, prompts, { onProgress: ctx.track("answers") });
+    return { check: { candidate: c.candidate.meanLogprob, base: c.base.meanLogprob, answers: c.candidate.answers, tokens: c.candidate.tokens, seconds: c.seconds } };
+  } catch (e) {
+    if (ctx.stopping) throw e;
+    return { check: null, error: `its answers could not be sampled with llama.cpp: ${(e as Error).message.split("\n")[0]}` };
+  }
+}

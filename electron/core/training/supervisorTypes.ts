@@ -1,0 +1,101 @@
+import type { PhaseProgressView, TrainingPhase, TrainingStatusView } from "../api/training.js";
+import type { EventBus } from "../rollout/events.js";
+import type { Store } from "../store/store.js";
+import type { SwapResult } from "../inference/adapterGate.js";
+import type { FluencyMeasure } from "../inference/fluencyProbe.js";
+import type { MemoryPlanSummary, TrainSettings } from "../../../trainer/protocol.js";
+import type { ImportSummary } from "../adapters/importAdapter.js";
+import { CheckpointError, type CheckpointEntry, type Checkpoints, type RevertInfo } from "./checkpoints.js";
+import type { GateOptions } from "./gate.js";
+import type { SamplePool } from "./pool.js";
+import type { WatchRule, WatchStatus } from "./serveWatch.js";
+import type { WorkerSpawnOptions } from "./workerClient.js";
+import type { LrPolicy } from "./lrPolicy.js";
+import type { Serving } from "./serving.js";
+import type { TrainerProcess } from "./trainerProcess.js";
+import type { RunLoop } from "./runLoop.js";
+
+/** What the supervisor needs from the inference engine. */
+export interface AdapterTarget {
+  swapAdapter(adapterPath: string | null, version: string): Promise<SwapResult>;
+}
+
+export interface SupervisorOptions {
+  store: Store;
+  bus: EventBus;
+  pool: SamplePool;
+  checkpoints: Checkpoints;
+  engine: AdapterTarget;
+  modelPath: string;
+  /** optimizer steps per batch (default 4) */
+  stepsPerRun?: number;
+  gate?: Partial<GateOptions>;
+  /** recent main turns the gate measures KL on; liked/disliked answers compared, each (default 8) */
+  evalTurns?: number;
+  /** first restart delay after a trainer crash; doubles up to 30 s (default 1 s) */
+  restartBackoffMs?: number;
+  /** smallest learning-rate scale after repeated rejections (default 1/64: lrPolicy.ts MIN_LR_SCALE) */
+  minLrScale?: number;
+  worker?: WorkerSpawnOptions;
+  /**
+   * Samples a candidate's own answers with llama.cpp and scores them with the base model, for
+   * the gate's fluency check and the watch's (fluencyProbe.ts). Without one, fluency is not
+   * checked (the KL checks still are).
+   */
+  probe?: FluencyMeasure | null;
+  /** how many prompts the fluency check samples (recent and held-back, half each at most; default 8) and answers per prompt (default 4) */
+  probePrompts?: number;
+  probeSamples?: number;
+  /** longest answer the fluency check samples (default 64 tokens, or less when the turn was served with less) */
+  probeMaxTokens?: number;
+  /** the rule for "clearly worse than its parent" (serveWatch.ts); false: no watch */
+  watch?: Partial<WatchRule> | false;
+}
+
+/**
+ * The learning loop's live status: the contract's TrainingStatusView (one declaration), with the
+ * core's own types for the parts the contract re-states for the UI.
+ */
+export interface TrainingLiveStatus extends Omit<TrainingStatusView, "memory" | "watch" | "lastRevert"> {
+  /** The trainer's memory plan for the served model: where the weights live, or why it cannot train. */
+  memory: MemoryPlanSummary | null;
+  /** the checkpoint the watch measures against its parent, with the latest figures; null when none */
+  watch: WatchStatus | null;
+  /** the latest rollback by the watch (also kept on the checkpoint) */
+  lastRevert: (RevertInfo & { checkpoint: number }) | null;
+}
+
+/** Why an activation failed, with the HTTP status the API should answer. */
+export class ActivationError extends CheckpointError {}
+
+/** What importCandidate did: the checkpoint it made (published and served, or rejected and kept), what it read. */
+export interface ImportResult {
+  checkpoint: CheckpointEntry;
+  imported: ImportSummary;
+  /** the swap that put it in service; null when the gate rejected it */
+  swap: SwapResult | null;
+}
+
+/**
+ * What the supervisor's parts (runLoop.ts, trainerProcess.ts, serving.ts, publishGate.ts,
+ * watchRevert.ts, importCheckpoint.ts) share: the options, the live status and each other.
+ */
+export interface SupervisorContext {
+  readonly o: SupervisorOptions;
+  readonly st: TrainingLiveStatus;
+  readonly lr: LrPolicy;
+  readonly serving: Serving;
+  readonly trainer: TrainerProcess;
+  readonly loop: RunLoop;
+  /** stop() was called */
+  readonly stopping: boolean;
+  setPhase(p: TrainingPhase): void;
+  publishStatus(): void;
+  /** Starts reporting a part of a run (status.progress): returns the function that takes its fraction done. */
+  track(part: PhaseProgressView["part"]): (fraction: number) => void;
+  /** The directory of the checkpoint served now; null for the base model. */
+  activeDir(): string | null;
+  settings(): TrainSettings;
+  /** Runs `fn` once runs, activations, rollbacks and imports before it are done, and holds them off until it is. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+}
