@@ -100,8 +100,61 @@ const SWITCH_WAIT_MS = 120_000;
 
 export const defaultUiDir = path.join(appRoot, "out", "renderer");
 
+/** What the core holds whatever model is served (or none). */
+interface CoreBase {
+  opts: CoreOptions;
+  paths: DataPaths;
+  token: string;
+  store: Store;
+  bus: EventBus;
+  rollout: Rollout;
+  preferences: ReturnType<typeof startPreferences>;
+  checkpoints: Checkpoints;
+  threads: number | undefined;
+  samples: TurnSamplePool;
+}
+
+/** The served model (switchable live), and the judge, which runs without a model too. */
+interface CoreServing {
+  served: ServedModel<Engine, CoreParts>;
+  initial: CoreParts | null;
+  latest(): CoreParts | null;
+  judge(): JudgeService;
+  /** the judge of a core without a model, until a model's own takes over */
+  modelless: { judge: JudgeService | null };
+}
+
+/** What the routes phase starts that close() stops. */
+interface CoreServices {
+  models: ModelService;
+  tools: ToolHost;
+  embeddings: ReturnType<typeof settingsEmbeddings>;
+  preferenceChecks: PreferenceChecker;
+}
+
 /** Starts the headless core: the HTTP server with its routes. No electron import, ever. */
 export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
+  const base = openCoreBase(opts);
+  const serving = await serveModel(base);
+  // A host given to listen on (not a wildcard) is a name the server answers to, with the user's own.
+  const boundName = opts.host && !["0.0.0.0", "::"].includes(opts.host) ? [opts.host] : [];
+  const server = createServer({
+    token: base.token,
+    uiDir: opts.uiDir ?? defaultUiDir,
+    bodyLimit: opts.bodyLimit ?? bodyLimitFor(serving.initial?.engine.info().contextSize),
+    allowedHosts: () => [...boundName, ...base.store.settings.allowedHosts],
+  });
+  const services = registerRoutes(server, base, serving);
+  const host = opts.host ?? "127.0.0.1";
+  await server.listen({ host, port: opts.port ?? 0 });
+  const addr = server.server.address();
+  const port = typeof addr === "object" && addr ? addr.port : opts.port;
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+  return runningCore(`http://${shownHost}:${port}`, server, base, serving, services);
+}
+
+/** The data directory, the store and what runs on it whatever model is served. */
+function openCoreBase(opts: CoreOptions): CoreBase {
   const paths = dataPaths(opts.dataDir ?? defaultDataDir());
   fs.mkdirSync(paths.root, { recursive: true, mode: 0o700 });
   const token = loadOrCreateToken(paths.token, opts.token);
@@ -114,49 +167,55 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const checkpoints = new Checkpoints(store, paths.checkpoints);
   const threads = opts.engine?.threads ?? envThreads();
   const samples = new TurnSamplePool(store, bus);
+  return { opts, paths, token, store, bus, rollout, preferences, checkpoints, threads, samples };
+}
 
-  /** The served model and what is built on it; all of it is rebuilt when the model is switched. */
-  const bringUp = async (modelPath: string, adapter: { path: string; version: string } | undefined, onLoadProgress?: (fraction: number) => void): Promise<CoreParts> => {
-    const engine = await Engine.load({
-      ...opts.engine,
-      onLoadProgress,
-      adapter,
-      threads,
-      // The Settings choice unless the caller (clawrl serve --gpu) named one.
-      backend: opts.engine?.backend ?? store.settings.backend,
-      // GPU backends found broken here are remembered (with why) until the app or driver changes.
-      probe: { cacheFile: path.join(paths.root, "backendProbe.json"), ...opts.engine?.probe },
-      modelPath,
-    });
-    const judge = new JudgeService({ store, bus, backendFor: judgeBackendFactory(engine, { threads }) });
-    judge.start();
-    let training: TrainingSupervisor | null = null;
-    let probe: FluencyMeasure | null = null;
-    if (opts.training !== false) {
-      const t = opts.training ?? {};
-      const pool = t.pool ?? samples;
-      // The gate's fluency check samples candidates with llama.cpp in a model instance of its own.
-      probe = t.probe === undefined ? gateProbeFor(engine, threads) : t.probe;
-      training = new TrainingSupervisor({ ...t, store, bus, pool, checkpoints, engine, modelPath, probe });
-    }
-    return {
-      engine,
-      judge,
-      training,
-      close: async () => {
-        await judge.close();
-        await training?.stop();
-        await probe?.close();
-        await engine.close();
-      },
-    };
+/** The served model and what is built on it; all of it is rebuilt when the model is switched. */
+async function bringUp(base: CoreBase, modelPath: string, adapter: { path: string; version: string } | undefined, onLoadProgress?: (fraction: number) => void): Promise<CoreParts> {
+  const { opts, paths, store, bus, checkpoints, threads, samples } = base;
+  const engine = await Engine.load({
+    ...opts.engine,
+    onLoadProgress,
+    adapter,
+    threads,
+    // The Settings choice unless the caller (clawrl serve --gpu) named one.
+    backend: opts.engine?.backend ?? store.settings.backend,
+    // GPU backends found broken here are remembered (with why) until the app or driver changes.
+    probe: { cacheFile: path.join(paths.root, "backendProbe.json"), ...opts.engine?.probe },
+    modelPath,
+  });
+  const judge = new JudgeService({ store, bus, backendFor: judgeBackendFactory(engine, { threads }) });
+  judge.start();
+  let training: TrainingSupervisor | null = null;
+  let probe: FluencyMeasure | null = null;
+  if (opts.training !== false) {
+    const t = opts.training ?? {};
+    const pool = t.pool ?? samples;
+    // The gate's fluency check samples candidates with llama.cpp in a model instance of its own.
+    probe = t.probe === undefined ? gateProbeFor(engine, threads) : t.probe;
+    training = new TrainingSupervisor({ ...t, store, bus, pool, checkpoints, engine, modelPath, probe });
+  }
+  return {
+    engine,
+    judge,
+    training,
+    close: async () => {
+      await judge.close();
+      await training?.stop();
+      await probe?.close();
+      await engine.close();
+    },
   };
+}
 
+/** Loads the model given (if any), else starts the judge alone; the served model can be switched later, live. */
+async function serveModel(base: CoreBase): Promise<CoreServing> {
+  const { opts, store, bus, rollout, checkpoints, threads } = base;
   let initial: CoreParts | null = null;
   // Without a model the judge still runs (an endpoint judge needs no local model).
-  let modelless: JudgeService | null = null;
+  const modelless: { judge: JudgeService | null } = { judge: null };
   try {
-    if (opts.model) initial = await bringUp(opts.model, opts.engine?.adapter ?? startupAdapter(store, checkpoints, opts.model));
+    if (opts.model) initial = await bringUp(base, opts.model, opts.engine?.adapter ?? startupAdapter(store, checkpoints, opts.model));
   } catch (err) {
     // Nothing may stay open (the rollout's idle timer would keep the process alive).
     rollout.stop();
@@ -164,8 +223,8 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     throw err;
   }
   if (!initial) {
-    modelless = new JudgeService({ store, bus, backendFor: judgeBackendFactory(null, { threads }) });
-    modelless.start();
+    modelless.judge = new JudgeService({ store, bus, backendFor: judgeBackendFactory(null, { threads }) });
+    modelless.judge.start();
   }
 
   // Started without a model (the app's first run), the core can load one later, live.
@@ -178,26 +237,25 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
       // served last (startupAdapter → enterModelLine); the old model returning after a failed
       // switch gets its own back the same way.
       void restoring;
-      const parts = await bringUp(modelPath, startupAdapter(store, checkpoints, modelPath), onProgress);
+      const parts = await bringUp(base, modelPath, startupAdapter(store, checkpoints, modelPath), onProgress);
       // The model's own judge takes over from the one a core without a model ran.
-      const before = modelless;
-      modelless = null;
+      const before = modelless.judge;
+      modelless.judge = null;
       await before?.close();
       parts.training?.start();
       return parts;
     },
   });
   const latest = (): CoreParts | null => served.latest;
-  const judge = (): JudgeService => latest()?.judge ?? modelless!;
+  return { served, initial, latest, judge: () => latest()?.judge ?? modelless.judge!, modelless };
+}
 
-  // A host given to listen on (not a wildcard) is a name the server answers to, with the user's own.
-  const boundName = opts.host && !["0.0.0.0", "::"].includes(opts.host) ? [opts.host] : [];
-  const server = createServer({
-    token,
-    uiDir: opts.uiDir ?? defaultUiDir,
-    bodyLimit: opts.bodyLimit ?? bodyLimitFor(initial?.engine.info().contextSize),
-    allowedHosts: () => [...boundName, ...store.settings.allowedHosts],
-  });
+/** Every route, in the order they were always registered (the hooks among them). */
+function registerRoutes(server: FastifyInstance, base: CoreBase, serving: CoreServing): CoreServices {
+  const { opts, store, bus, rollout, checkpoints } = base;
+  const { served, judge } = serving;
+  // Built first: the status routes' closures name the models it knows.
+  const models = modelService(base, served);
   const describe = modelFacts();
   registerApiRoutes(server, {
     store,
@@ -212,11 +270,30 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
       if (!t) throw new UnavailableError("Learning is off for this model.", { code: "no_training" });
       return t;
     });
-    const serving = () => ({ active: store.state.training.activeCheckpoint, modelPath: served.latest?.engine.info().modelPath ?? null });
-    registerTrainingRoutes(server, training, () => checkpoints.list(), serving, { store, judgeQueue: () => judge().queueLength });
-    registerAdapterImportRoute(server, training, serving);
-    initial?.training?.start();
+    const servingNow = () => ({ active: store.state.training.activeCheckpoint, modelPath: served.latest?.engine.info().modelPath ?? null });
+    registerTrainingRoutes(server, training, () => checkpoints.list(), servingNow, { store, judgeQueue: () => judge().queueLength });
+    registerAdapterImportRoute(server, training, servingNow);
+    serving.initial?.training?.start();
   }
+  const embeddings = registerInferenceRoutes(server, base, serving, models);
+  registerEvalRoutes(server, base.paths.root);
+  const preferenceChecks = registerPreferences(server, base, serving);
+  registerModelRoutes(server, models);
+  // MCP tools (issue 29): a broken mcp.json is reported in GET /api/tools; the app runs without tools.
+  const tools = new ToolHost({
+    dataDir: base.paths.root,
+    emit: (payload) => bus.emit("tools", payload),
+    maxResultChars: () => resultCharsFor(served.now?.engine.info().contextSize ?? null),
+  });
+  registerToolRoutes(server, tools);
+  registerDoctorRoutes(server, { modelsDir: base.paths.models, emit: (e) => bus.emit("doctor", e) });
+  return { models, tools, embeddings, preferenceChecks };
+}
+
+/** The /v1 routes (chat, completions, embeddings, responses) and the hooks in front of them. */
+function registerInferenceRoutes(server: FastifyInstance, base: CoreBase, serving: CoreServing, models: ModelService): ReturnType<typeof settingsEmbeddings> {
+  const { store, rollout, threads, paths } = base;
+  const { served } = serving;
   // A prompt that cannot fit the context is refused from its byte length, and a long one is
   // counted in chunks that yield, before a route tokenizes it in one blocking call (issue 26 F4).
   server.addHook("preHandler", promptLengthGuard(() => served.now?.engine ?? null));
@@ -233,8 +310,13 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
   const embeddings = settingsEmbeddings({ served: () => served.current().engine, modelPath: () => store.settings.embeddingModelPath, idOf: (p) => models.registry.snapshot().models.find((m) => m.path === p)?.id ?? null, threads });
   registerEmbeddingRoutes(server, { source: embeddings.source });
   registerResponseRoutes(server, { engine, rollout, store: new ResponseStore(path.join(paths.root, "responses")), defaultMaxTokens: () => store.settings.defaultMaxTokens });
-  registerEvalRoutes(server, paths.root);
-  const preferenceEngine = (): Engine | null => latest()?.engine ?? null;
+  return embeddings;
+}
+
+/** The preference routes, with the retirement check that runs after each adapter swap (and on request). */
+function registerPreferences(server: FastifyInstance, base: CoreBase, serving: CoreServing): PreferenceChecker {
+  const { store, bus, preferences } = base;
+  const preferenceEngine = (): Engine | null => serving.latest()?.engine ?? null;
   // Retirement: after each adapter swap (and on request), learned preferences leave the prompt.
   const preferenceChecks = new PreferenceChecker({ store, prefs: preferences.service, bus, engine: preferenceEngine });
   registerPreferenceRoutes(server, {
@@ -245,11 +327,17 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
       return e ? tokenCounter(e) : null;
     },
     check: () => {
-      if (!latest()) throw new UnavailableError("No model is served: nothing to check preferences against.", { code: "no_model" });
+      if (!serving.latest()) throw new UnavailableError("No model is served: nothing to check preferences against.", { code: "no_model" });
       return preferenceChecks.check();
     },
   });
-  const models = new ModelService({
+  return preferenceChecks;
+}
+
+/** The catalog, installed models and downloads, told what is served and what the trainer says. */
+function modelService(base: CoreBase, served: ServedModel<Engine, CoreParts>): ModelService {
+  const { paths, bus, store } = base;
+  return new ModelService({
     dir: paths.models,
     emit: (name, payload) => bus.emit(name, payload),
     served: () => {
@@ -263,22 +351,15 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
     trainSettings: () => ({ maxContext: store.settings.maxTrainContext ?? APP_TRAIN_CONTEXT, rank: store.settings.loraRank }),
     switchTo: (m) => served.switchTo(m),
   });
-  registerModelRoutes(server, models);
-  // MCP tools (issue 29): a broken mcp.json is reported in GET /api/tools; the app runs without tools.
-  const tools = new ToolHost({
-    dataDir: paths.root,
-    emit: (payload) => bus.emit("tools", payload),
-    maxResultChars: () => resultCharsFor(served.now?.engine.info().contextSize ?? null),
-  });
-  registerToolRoutes(server, tools);
-  registerDoctorRoutes(server, { modelsDir: paths.models, emit: (e) => bus.emit("doctor", e) });
-  const host = opts.host ?? "127.0.0.1";
-  await server.listen({ host, port: opts.port ?? 0 });
-  const addr = server.server.address();
-  const port = typeof addr === "object" && addr ? addr.port : opts.port;
-  const shownHost = host.includes(":") ? `[${host}]` : host;
+}
+
+/** The running core's handle, and its close: each part stopped in order. */
+function runningCore(url: string, server: FastifyInstance, base: CoreBase, serving: CoreServing, services: CoreServices): RunningCore {
+  const { token, paths, store, bus, rollout, samples, preferences } = base;
+  const { served, latest, judge, modelless } = serving;
+  const { models, tools, embeddings, preferenceChecks } = services;
   return {
-    url: `http://${shownHost}:${port}`,
+    url,
     token,
     paths,
     server,
@@ -303,7 +384,7 @@ export async function startCore(opts: CoreOptions = {}): Promise<RunningCore> {
       // First: a call in flight ends (as an error result) instead of holding the server's close, and no server process outlives the core.
       await tools.close();
       await preferenceChecks.close();
-      await modelless?.close();
+      await modelless.judge?.close();
       await embeddings.close();
       await served.close();
       samples.close();
