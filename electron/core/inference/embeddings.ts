@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Llama, LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
-import { ApiError } from "../server/errors.js";
+import { UnavailableError } from "../domainErrors.js";
 import { loadBoundMs, loadWithin } from "./loadBound.js";
 
 /** One input to embed: text, or token ids the client tokenized itself. */
@@ -179,7 +179,7 @@ export class FileEmbedder implements EmbeddingSource {
         model = await loadWithin(`the embedding model ${this.modelPath}`, loadBoundMs(this.modelPath), (loadSignal) => this.llama.loadModel({ modelPath: this.modelPath, loadSignal }), (late) => late.dispose());
       } catch (err) {
         this.inner = null; // the next request tries again (the file may have been fixed)
-        throw new ApiError(503, `The embedding model in the settings (${this.modelPath}) cannot be loaded: ${(err as Error).message.split("\n")[0]}`, "server_error", null, "embedding_model_unavailable");
+        throw new UnavailableError(`The embedding model in the settings (${this.modelPath}) cannot be loaded: ${(err as Error).message.split("\n")[0]}`, { code: "embedding_model_unavailable" });
       }
       if (this.closed) {
         await model.dispose();
