@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Proves the app's GPU paths on a lent GPU machine (docs/hardware/h100.md), with the app's own
+# code: `clawrl doctor --deep` (node-llama-cpp per backend: CUDA, Vulkan, CPU; the trainer's
+# backends: WebGPU through Dawn, wasm, plain JS; a LoRA step on the best), then
+# bench/trainer-real-size.ts on WebGPU and wasm. Run from the repository root after
+# scripts/gpu/pack.sh built .gpu/:
+#
+#   bash scripts/gpu/proof.sh            # on the device: OUT is set by the run tool
+#
+# Everything comes from .gpu/: Node 20 (node.xz), the app at the packed commit (src.tar.xz),
+# the pruned node_modules (nm.tar.xz) and Debian's Vulkan loader (debs/, unpacked into / only
+# when no libvulkan is installed and we are root, as the device README says). Output in $OUT:
+# machine.txt, proof.log, inference/report.{json,md}, training/report.{json,md}, bench.log.
+# Each step gets what is left of PROOF_BUDGET_S (default 390 s; the run's timeout is 420 s).
+# PROOF_MODE=quick runs doctor's --quick plan (the CPU-only rehearsal of this script).
+set -u
+START=$(date +%s)
+BUDGET=${PROOF_BUDGET_S:-390}
+MODE=${PROOF_MODE:-deep}
+BENCH_SHAPE=${PROOF_BENCH_SHAPE:-qwen2.5-0.5b}
+BENCH_S=${PROOF_BENCH_S:-90}
+REPO=$(pwd)
+CARRY=$(cd "${GPU_CARRY:-.gpu}" && pwd) || { echo "no carry folder (.gpu): run scripts/gpu/pack.sh"; exit 2; }
+OUT=${OUT:-/tmp/gpu-out}
+W=${GPU_WORK:-/tmp/clawrl-gpu}
+mkdir -p "$OUT" "$W/bin" "$W/app"
+exec > >(tee "$OUT/proof.log") 2>&1
+
+elapsed() { echo $(( $(date +%s) - START )); }
+left() { echo $(( BUDGET - $(elapsed) )); }
+step() { echo "== [$(elapsed) s] $*"; }
+# cap WANT RESERVE: WANT seconds, or what is left after keeping RESERVE for the steps after.
+cap() { local l=$(( $(left) - $2 )); if (( l < $1 )); then echo $(( l > 0 ? l : 1 )); else echo "$1"; fi; }
+
+step "unpacking (carry $(du -sh "$CARRY" | cut -f1))"
+[ -x "$W/bin/node" ] || { xz -dc "$CARRY/node.xz" > "$W/bin/node" && chmod +x "$W/bin/node"; }
+tar -xJf "$CARRY/src.tar.xz" -C "$W/app"
+tar -xJf "$CARRY/nm.tar.xz" -C "$W/app"
+mkdir -p "$W/app/scripts/gpu" && cp "$REPO/scripts/gpu/shapes.ts" "$REPO/scripts/gpu/summary.mjs" "$W/app/scripts/gpu/"
+export PATH="$W/bin:$PATH"
+echo "node $(node --version), app at $(cat "$CARRY/src.commit" 2>/dev/null || echo '?')"
+
+# Vulkan: the loader (Debian's, if the image has none) and NVIDIA's ICD manifest.
+if ! ldconfig -p | grep -q 'libvulkan\.so\.1'; then
+  if [ "$(id -u)" = 0 ] && command -v dpkg >/dev/null; then
+    for f in "$CARRY"/debs/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+    echo "Vulkan loader: unpacked $(ls "$CARRY"/debs | tr '\n' ' ')"
+  else echo "Vulkan loader: none installed and not root: Vulkan rows will say so"; fi
+fi
+for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json; do
+  if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ]; then export VK_DRIVER_FILES="$icd"; fi
+done
+export __EGL_VENDOR_LIBRARY_FILENAMES=${__EGL_VENDOR_LIBRARY_FILENAMES:-/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json}
+echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset}"
+
+{
+  echo "# machine ($(date -u +%FT%TZ))"
+  uname -a
+  (nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm,power.limit --format=csv || echo "nvidia-smi: none") 2>&1
+  grep -m1 'model name' /proc/cpuinfo; nproc; free -g | head -2
+  cat /proc/driver/nvidia/version 2>/dev/null
+  ldconfig -p | grep -Ei 'libvulkan|libGLX_nvidia|libnvidia-ml|libcudart' || true
+  [ -n "${VK_DRIVER_FILES:-}" ] && cat "$VK_DRIVER_FILES"
+  (cd "$W/app" && ls node_modules/@node-llama-cpp/)
+} > "$OUT/machine.txt" 2>&1
+head -4 "$OUT/machine.txt" | tail -2
+
+cd "$W/app"
+export CLAWRL_HOME="$W/home" # no installed models: doctor plans for its shapes only
+if [ "$MODE" = deep ]; then SHAPES="qwen3-0.6b qwen3-1.7b $BENCH_SHAPE"; else SHAPES="qwen3-0.6b qwen2.5-0.5b $BENCH_SHAPE"; fi
+SHAPES=$(echo $SHAPES | tr ' ' '\n' | sort -u | tr '\n' ' ')
+step "generating shape models in parallel: $SHAPES"
+pids=()
+for s in $SHAPES; do timeout -k 5 "$(cap 150 200)" node --import tsx scripts/gpu/shapes.ts "$s" & pids+=($!); done
+for p in "${pids[@]}"; do wait "$p" || echo "a shape generation failed (exit $?)"; done
+
+step "doctor --$MODE --only inference (node-llama-cpp: cuda, vulkan, cpu)"
+timeout -k 5 "$(cap 150 170)" node bin/clawrl doctor "--$MODE" --json --only inference --out "$OUT/inference" > /dev/null
+echo "doctor inference exit $?"
+
+step "doctor --$MODE --webgpu --only training (webgpu, wasm, cpu; LoRA step on the fastest)"
+timeout -k 5 "$(cap 200 60)" node bin/clawrl doctor "--$MODE" --json --webgpu --only training --out "$OUT/training" > /dev/null
+echo "doctor training exit $?"
+
+for b in webgpu wasm; do
+  t=$(cap "$BENCH_S" $([ $b = webgpu ] && echo 35 || echo 0))
+  if (( t < 25 )); then step "bench trainer-real-size $b: skipped, ${t} s left"; continue; fi
+  step "bench trainer-real-size --backend $b --shapes $BENCH_SHAPE --configs 1x128 (limit ${t} s)"
+  timeout -k 5 "$t" node --import tsx bench/trainer-real-size.ts --backend "$b" --shapes "$BENCH_SHAPE" --configs 1x128 --steps 2 2>&1 | tee -a "$OUT/bench.log"
+  echo "bench $b exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.log"
+done
+
+step "summary"
+node scripts/gpu/summary.mjs "$OUT"
