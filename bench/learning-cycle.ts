@@ -15,8 +15,6 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { startCore } from "../electron/core/core.js";
-import type { CheckpointsReply } from "../electron/core/api/training.js";
-import type { StatusReply } from "../electron/core/api/status.js";
 import type { GateResult } from "../electron/core/training/gate.js";
 import { ensureShapeModel } from "../models/tiny/shapeCache.js";
 import { liveCore, median } from "./lib/liveCore.js";
@@ -40,7 +38,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-cycle-"));
 const t0 = performance.now();
 const core = await startCore({ model: modelPath, dataDir, token: "bench", uiDir: "", training: { stepsPerRun: Number(values.steps) } });
 const loadS = (performance.now() - t0) / 1000;
-const { api, ask, feedBatch } = liveCore(core, answerTokens);
+const { api, get, ask, feedBatch } = liveCore(core, answerTokens);
 await api("PATCH", "/api/settings", { batchSize: batch });
 
 await ask("warm up");
@@ -57,7 +55,7 @@ const cycleT0 = performance.now();
 let lastProbe = 0;
 let lastTenth: string | null = null;
 for (;;) {
-  const st = await api<StatusReply>("GET", "/api/status");
+  const st = await get("/api/status");
   const phase = st.training.state === "training" && st.training.step ? `training (step ${st.training.step} of ${st.training.steps})` : st.training.state;
   if (phases.at(-1)?.phase !== phase) {
     phases.push({ phase, at: performance.now() });
@@ -70,7 +68,7 @@ for (;;) {
     console.error(`  ${((performance.now() - cycleT0) / 1000).toFixed(1).padStart(7)} s    ${tenth}${p.secondsLeft !== null ? `, ${p.secondsLeft.toFixed(0)} s left` : ""}`);
   }
   lastTenth = tenth;
-  const cks = await api<CheckpointsReply>("GET", "/api/checkpoints");
+  const cks = await get("/api/checkpoints");
   if (cks.checkpoints.length > 0 && ["idle", "paused", "error"].includes(st.training.state)) break;
   if (st.training.state === "error") throw new Error(`learning stopped: ${st.training.lastError}`);
   // A chat answer now and then while the cycle runs: serving never waits for learning.
@@ -81,8 +79,8 @@ for (;;) {
   await new Promise((r) => setTimeout(r, 250));
 }
 const end = performance.now();
-const ck = (await api<CheckpointsReply>("GET", "/api/checkpoints")).checkpoints[0];
-const st = await api<StatusReply>("GET", "/api/status");
+const ck = (await get("/api/checkpoints")).checkpoints[0];
+const st = await get("/api/status");
 const metrics = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, String(ck.n), "metrics.json"), "utf8")) as { gate: GateResult };
 await core.close();
 fs.rmSync(dataDir, { recursive: true, force: true });

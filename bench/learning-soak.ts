@@ -37,7 +37,7 @@ const cycles = Number(values.cycles);
 const modelPath = ensureShapeModel(values.shape!, "q8_0", { layers: Number(values.layers) });
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-soak-"));
 const core = await startCore({ model: modelPath, dataDir, token: "bench", uiDir: "", training: { stepsPerRun: Number(values.steps) } });
-const { api, feedBatch } = liveCore(core, Number(values["answer-tokens"]));
+const { api, get, feedBatch } = liveCore(core, Number(values["answer-tokens"]));
 await api("PATCH", "/api/settings", { batchSize: batch });
 
 const MiB = 2 ** 20;
@@ -66,13 +66,13 @@ console.log(`${path.basename(modelPath)}, ${os.cpus().length} CPUs; batch ${batc
 console.log("cycle  seconds  verdict     core RSS  core heap  trainer RSS  trainer tensors (MiB)");
 for (let c = 1; c <= cycles; c++) {
   const t0 = performance.now();
-  const before = (await api<CheckpointsReply>("GET", "/api/checkpoints")).checkpoints.length;
+  const before = (await get("/api/checkpoints")).checkpoints.length;
   await feedBatch(batch);
   let st: StatusReply;
   let list: CheckpointsReply;
   for (;;) {
-    st = await api<StatusReply>("GET", "/api/status");
-    list = await api<CheckpointsReply>("GET", "/api/checkpoints");
+    st = await get("/api/status");
+    list = await get("/api/checkpoints");
     if (st.training.state === "error") throw new Error(`learning stopped: ${st.training.lastError}`);
     if (list.checkpoints.length > before && st.training.state === "idle") break;
     await new Promise((r) => setTimeout(r, 500));

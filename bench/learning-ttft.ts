@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { startCore, type RunningCore } from "../electron/core/core.js";
 import { tinyModel } from "../test/helpers/models.js";
+import { liveCore } from "./lib/liveCore.js";
 
 const args = process.argv.slice(2);
 const big = args.includes("--big");
@@ -31,42 +32,17 @@ const core: RunningCore = await startCore({
   // Every candidate publishes: the bench measures serving under training and swaps, not the gate.
   training: { stepsPerRun: Number(process.env.BENCH_STEPS ?? (big ? 3 : 10)), gate: { klBound: 1e9, tolerance: 1e9 } },
 });
-const H = { authorization: `Bearer ${core.token}`, "content-type": "application/json" };
-async function api(method: string, route: string, body?: unknown): Promise<any> {
-  // `any`: a bench reads a few fields of several JSON bodies.
-  const r = await fetch(`${core.url}${route}`, { method, headers: H, body: body === undefined ? undefined : JSON.stringify(body) });
-  return r.json();
-}
+const { api, get, ask } = liveCore(core, 16);
 await api("PATCH", "/api/settings", { batchSize: 2, maxTrainContext: 256 });
 
-let sid = 0;
 /** Streams one answer; returns ms to the first content token and the turn id. */
-async function ttft(content: string): Promise<{ ms: number; turnId: string }> {
-  const t0 = performance.now();
-  const res = await fetch(`${core.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { ...H, "x-turn-type": "main", "x-session-id": `b${++sid}` },
-    body: JSON.stringify({ model: "m", messages: [{ role: "user", content }], max_tokens: 16, stream: true, seed: sid }),
-  });
-  const turnId = res.headers.get("x-clawrl-turn-id")!;
-  const reader = res.body!.getReader();
-  const dec = new TextDecoder();
-  let buf = "";
-  let ms: number | null = null;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buf += dec.decode(value, { stream: true });
-    if (ms === null && /"content":"[^"]/.test(buf)) ms = performance.now() - t0;
-  }
-  return { ms: ms ?? performance.now() - t0, turnId };
-}
+const ttft = ask;
 
 const q = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(p * (s.length - 1) + 0.5))];
 };
-const trainingNow = async () => ["training", "evaluating", "publishing", "starting"].includes((await api("GET", "/api/status")).training.state);
+const trainingNow = async () => ["training", "evaluating", "publishing", "starting"].includes((await get("/api/status")).training.state);
 
 for (let i = 0; i < 3; i++) await ttft(`warm up ${i}`);
 const idle: number[] = [];
@@ -80,8 +56,8 @@ for (let i = 0; i < batches * 2; i++) {
 }
 // Wait for the trainer to start stepping (process start and model load are not training).
 for (;;) {
-  const t = (await api("GET", "/api/status")).training;
-  if (t.state === "training" && t.step >= 1) break;
+  const t = (await get("/api/status")).training;
+  if (t.state === "training" && (t.step ?? 0) >= 1) break;
   await new Promise((r) => setTimeout(r, 100));
 }
 console.error("trainer is stepping; measuring");
@@ -99,9 +75,9 @@ console.error(`training: ${during.length} answers; waiting for the last runs`);
 for (let k = 0; k < 600 && (await trainingNow()); k++) await new Promise((r) => setTimeout(r, 200));
 for (let k = 0; k < N; k++) idle.push((await ttft(`idle again ${k}`)).ms);
 
-const ck = (await api("GET", "/api/checkpoints")).checkpoints as Array<{ n: number; swapPauseMs: number | null; verdict: string }>;
+const ck = (await get("/api/checkpoints")).checkpoints;
 const pauses = ck.map((c) => c.swapPauseMs).filter((x): x is number => x !== null);
-const st = (await api("GET", "/api/status")).training;
+const st = (await get("/api/status")).training;
 await core.close();
 fs.rmSync(dataDir, { recursive: true, force: true });
 

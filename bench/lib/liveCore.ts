@@ -3,17 +3,18 @@
  * turns in sessions of their own (time to first content), and a batch of answers with thumbs.
  */
 import type { RunningCore } from "../../electron/core/core.js";
-import type { StatusReply } from "../../electron/core/api/status.js";
+import { ApiClient } from "../../electron/core/api/apiClient.js";
+import type { ApiGetPath, ApiGetReply } from "../../electron/core/api/routes.js";
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? NaN;
 
 export function liveCore(core: RunningCore, answerTokens: number) {
   const H = { authorization: `Bearer ${core.token}`, "content-type": "application/json" };
-  async function api<T>(method: string, route: string, body?: unknown): Promise<T> {
-    const r = await fetch(`${core.url}${route}`, { method, headers: H, body: body === undefined ? undefined : JSON.stringify(body) });
-    if (!r.ok) throw new Error(`${method} ${route}: HTTP ${r.status} ${await r.text()}`);
-    return (await r.json()) as T;
-  }
+  const client = new ApiClient(core.url, core.token);
+  /** POST, PATCH or DELETE; the reply typed by the caller from the contract (electron/core/api/). */
+  const api = <T = unknown>(method: "POST" | "PATCH" | "DELETE", route: string, body?: unknown): Promise<T> => client.send<T>(method, route, body);
+  /** GET a route of the contract, the reply typed from its path. */
+  const get = <P extends ApiGetPath>(path: P): Promise<ApiGetReply<P>> => client.getJson(path);
 
   let sid = 0;
   /** One streamed main turn in a session of its own; ms to the first content and its turn id. */
@@ -44,7 +45,7 @@ export function liveCore(core: RunningCore, answerTokens: number) {
     const t0 = performance.now();
     let asked = 0;
     for (; ; asked++) {
-      const st = await api<StatusReply>("GET", "/api/status");
+      const st = await get("/api/status");
       if (st.training.state !== "idle" || (st.training.samplesWaiting ?? 0) >= batch) break;
       const { turnId } = await ask(`Tell me a short story about a ${["cat", "dog", "fox", "owl"][asked % 4]} number ${asked}.`);
       await api("POST", "/api/feedback", { turnId, thumbs: asked % 3 === 0 ? "down" : "up" });
@@ -52,5 +53,5 @@ export function liveCore(core: RunningCore, answerTokens: number) {
     return { asked, seconds: (performance.now() - t0) / 1000 };
   }
 
-  return { api, ask, feedBatch };
+  return { api, get, ask, feedBatch };
 }

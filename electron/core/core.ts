@@ -41,6 +41,7 @@ import { ToolHost } from "./tools/host.js";
 import { resultCharsFor } from "./tools/result.js";
 import { registerToolRoutes } from "./server/routes/tools.js";
 import { registerDoctorRoutes } from "./server/routes/doctor.js";
+import { defaultAnswerTokens } from "./api/generationLimits.js";
 
 export interface CoreOptions {
   dataDir?: string;
@@ -304,12 +305,12 @@ function registerInferenceRoutes(server: FastifyInstance, base: CoreBase, servin
     if (req.url.startsWith("/v1/")) await served.settled(SWITCH_WAIT_MS);
   });
   const engine = forwarder(() => served.current().engine);
-  registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => store.settings.defaultMaxTokens });
+  registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => defaultAnswerTokens(served.now?.engine.info().contextSize, store.settings.defaultMaxTokens) });
   registerCompletionRoutes(server, { engine, rollout });
   // /v1/embeddings: the settings' embedding GGUF (its own model and context), else the served model.
   const embeddings = settingsEmbeddings({ served: () => served.current().engine, modelPath: () => store.settings.embeddingModelPath, idOf: (p) => models.registry.snapshot().models.find((m) => m.path === p)?.id ?? null, threads });
   registerEmbeddingRoutes(server, { source: embeddings.source });
-  registerResponseRoutes(server, { engine, rollout, store: new ResponseStore(path.join(paths.root, "responses")), defaultMaxTokens: () => store.settings.defaultMaxTokens });
+  registerResponseRoutes(server, { engine, rollout, store: new ResponseStore(path.join(paths.root, "responses")), defaultMaxTokens: () => defaultAnswerTokens(served.now?.engine.info().contextSize, store.settings.defaultMaxTokens) });
   return embeddings;
 }
 

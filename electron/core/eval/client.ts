@@ -1,7 +1,14 @@
 /**
  * The eval's view of a running core, over its HTTP API only (the same whether the core runs
- * in this process or at --url): generation, feedback, settings, status, checkpoints.
+ * in this process or at --url): generation, feedback, settings, status, checkpoints. Replies are
+ * the contract's types (electron/core/api/), through its Node client (api/apiClient.ts).
  */
+import { ApiClient, errorOf } from "../api/apiClient.js";
+import type { ChatCompletionReply, TextCompletionReply } from "../api/openai.js";
+import type { StatusReply } from "../api/status.js";
+import type { CheckpointView } from "../api/training.js";
+import type { Settings } from "../api/settings.js";
+
 export interface Answer {
   text: string;
   adapter: string;
@@ -20,107 +27,57 @@ export interface GenerateOptions {
 }
 
 export class CoreClient {
+  private readonly api: ApiClient;
   constructor(
     readonly url: string,
-    private readonly token: string,
-  ) {}
-
-  private async call(method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown; headers: Headers }> {
-    let res: Response;
-    try {
-      res = await fetch(`${this.url}${route}`, {
-        method,
-        headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
-        body: body !== undefined ? JSON.stringify(body) : undefined,
-      });
-    } catch (e) {
-      throw new Error(`${method} ${this.url}${route}: cannot connect: ${(e as Error).message}`);
-    }
-    const text = await res.text();
-    let json: unknown = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      json = text;
-    }
-    return { status: res.status, json, headers: res.headers };
-  }
-
-  private async ok(method: string, route: string, body?: unknown, headers?: Record<string, string>) {
-    const r = await this.call(method, route, body, headers);
-    if (r.status < 200 || r.status >= 300) {
-      const msg = (r.json as { error?: { message?: string } } | null)?.error?.message ?? JSON.stringify(r.json);
-      throw new Error(`${method} ${route} answered ${r.status}: ${msg}`);
-    }
-    return r;
+    token: string,
+  ) {
+    this.api = new ApiClient(url, token);
   }
 
   private turnHeaders(o: GenerateOptions): Record<string, string> {
     return { "x-session-id": o.sessionId, "x-turn-type": o.turnType, ...(o.sessionDone ? { "x-session-done": "1" } : {}) };
   }
 
-  private answerOf(r: { headers: Headers }, text: string): Answer {
-    return { text, adapter: r.headers.get("x-clawrl-adapter") ?? "unknown", turnId: r.headers.get("x-clawrl-turn-id") ?? "", sessionId: r.headers.get("x-clawrl-session-id") ?? "" };
+  private answerOf(headers: Headers, text: string): Answer {
+    return { text, adapter: headers.get("x-clawrl-adapter") ?? "unknown", turnId: headers.get("x-clawrl-turn-id") ?? "", sessionId: headers.get("x-clawrl-session-id") ?? "" };
   }
 
   /** A plain-text completion (no chat template): POST /v1/completions. */
   async complete(prompt: string, o: GenerateOptions): Promise<Answer> {
-    const r = await this.ok("POST", "/v1/completions", { model: "eval", prompt, max_tokens: o.maxTokens, temperature: o.temperature, seed: o.seed }, this.turnHeaders(o));
-    const body = r.json as { choices: Array<{ text: string }> };
-    return this.answerOf(r, body.choices[0].text);
+    const r = await this.api.call<TextCompletionReply>("POST", "/v1/completions", { model: "eval", prompt, max_tokens: o.maxTokens, temperature: o.temperature, seed: o.seed }, this.turnHeaders(o));
+    return this.answerOf(r.headers, r.body.choices[0].text);
   }
 
   /** Total log-prob of a text's tokens under the served adapter (echo + max_tokens 0) and how many were scored. */
   async scoreText(text: string): Promise<{ sum: number; tokens: number }> {
-    const r = await this.ok("POST", "/v1/completions", { model: "eval", prompt: text, max_tokens: 0, echo: true, logprobs: 0 });
-    const lps = (r.json as { choices: Array<{ logprobs: { token_logprobs: Array<number | null> } }> }).choices[0].logprobs.token_logprobs.filter((x): x is number => x !== null);
+    const r = await this.api.call<TextCompletionReply>("POST", "/v1/completions", { model: "eval", prompt: text, max_tokens: 0, echo: true, logprobs: 0 });
+    const lps = r.body.choices[0].logprobs!.token_logprobs.filter((x): x is number => x !== null);
     return { sum: lps.reduce((a, b) => a + b, 0), tokens: lps.length };
   }
 
   async chat(messages: Array<{ role: string; content: string }>, o: GenerateOptions): Promise<Answer> {
-    const r = await this.ok("POST", "/v1/chat/completions", { model: "eval", messages, max_tokens: o.maxTokens, temperature: o.temperature, seed: o.seed }, this.turnHeaders(o));
-    const body = r.json as { choices: Array<{ message: { content: string | null } }> };
-    return this.answerOf(r, body.choices[0].message.content ?? "");
+    const r = await this.api.call<ChatCompletionReply>("POST", "/v1/chat/completions", { model: "eval", messages, max_tokens: o.maxTokens, temperature: o.temperature, seed: o.seed }, this.turnHeaders(o));
+    return this.answerOf(r.headers, r.body.choices[0].message.content ?? "");
   }
 
   async feedback(turnId: string, thumbs: "up" | "down" | undefined, hint: string | undefined): Promise<void> {
-    await this.ok("POST", "/api/feedback", { turnId, ...(thumbs ? { thumbs } : {}), ...(hint ? { hint } : {}) });
+    await this.api.call("POST", "/api/feedback", { turnId, ...(thumbs ? { thumbs } : {}), ...(hint ? { hint } : {}) });
   }
 
-  async patchSettings(s: Record<string, unknown>): Promise<void> {
-    await this.ok("PATCH", "/api/settings", s);
+  async patchSettings(s: Partial<Settings>): Promise<void> {
+    await this.api.call("PATCH", "/api/settings", s);
   }
 
-  async status(): Promise<StatusView> {
-    return (await this.ok("GET", "/api/status")).json as StatusView;
+  async status(): Promise<StatusReply> {
+    return this.api.getJson("/api/status");
   }
 
   /** null when the core has no learning loop (no /api/checkpoints route). */
   async checkpoints(): Promise<CheckpointView[] | null> {
-    const r = await this.call("GET", "/api/checkpoints");
+    const r = await this.api.request("GET", "/api/checkpoints");
     if (r.status === 404) return null;
-    if (r.status !== 200) throw new Error(`GET /api/checkpoints answered ${r.status}`);
-    return (r.json as { checkpoints: CheckpointView[] }).checkpoints;
+    if (r.status !== 200) throw errorOf("GET", "/api/checkpoints", r);
+    return (r.body as { checkpoints: CheckpointView[] }).checkpoints;
   }
-}
-
-export interface StatusView {
-  adapter?: string;
-  training?: { state?: string; samplesWaiting?: number; judgeQueue?: number; lastError?: string | null; activeCheckpoint?: number | null; batchSize?: number };
-}
-
-export interface CheckpointView {
-  n: number;
-  version: string;
-  parent: number | null;
-  verdict: string;
-  samples: number;
-  kl: number | null;
-  loss: number | null;
-  totalSteps: number;
-  active: boolean;
-  createdAt: string;
-  gate: { reasons: string[] };
-  /** set when the watch on the served adapter rolled it back */
-  reverted?: { at: string; reason: string } | null;
 }

@@ -6,6 +6,8 @@ import { dataPaths, defaultDataDir } from "../../config/paths.js";
 import { Store } from "../../store/store.js";
 import type { CheckpointEntry } from "../../training/checkpoints.js";
 import { EXPORT_FORMATS } from "../../adapters/exportAdapter.js";
+import { ApiClient, type RawReply } from "../../api/apiClient.js";
+import type { ImportReply } from "../../api/training.js";
 
 const ACTIONS = ["list", "export", "import"] as const;
 /** Where `clawrl serve` listens unless told otherwise. */
@@ -121,12 +123,6 @@ async function exportCheckpoint(dataDir: string, nArg: string, args: Parameters<
   return 0;
 }
 
-interface ImportReply {
-  checkpoint: { n: number; version: string; verdict: string; gate: { reasons: string[] }; kl: number | null };
-  imported: { format: string; rank: number; alpha: number; pairs: number; warnings: string[] };
-  swap: { pauseMs: number } | null;
-}
-
 function report(r: ImportReply): number {
   const i = r.imported;
   for (const w of i.warnings) console.error(`note: ${w}`);
@@ -151,13 +147,13 @@ async function importAdapter(dataDir: string, source: string, args: Parameters<C
   if (url) {
     if (!token) throw new UsageError("--url needs --token (no token file in the data dir)");
     console.log(`importing into the core at ${url}…`);
-    let res: Response;
+    let res: RawReply;
     try {
-      res = await fetch(`${url.replace(/\/+$/, "")}/api/checkpoints/import`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ path: abs }) });
+      res = await new ApiClient(url, token).request("POST", "/api/checkpoints/import", { path: abs });
     } catch (e) {
-      throw new CliError(`cannot reach the core at ${url}: ${(e as Error).message}`);
+      throw new CliError(`cannot reach the core at ${url}: ${((e as Error).cause as Error | undefined)?.message ?? (e as Error).message}`);
     }
-    const body = (await res.json().catch(() => null)) as (ImportReply & { error?: { message: string } }) | null;
+    const body = (typeof res.body === "object" ? res.body : null) as (ImportReply & { error?: { message: string } }) | null;
     if (res.status !== 200 || !body) throw new CliError(body?.error?.message ?? `the core answered ${res.status}`);
     return report(body);
   }
@@ -194,9 +190,7 @@ async function importAdapter(dataDir: string, source: string, args: Parameters<C
 /** Whether a core for this token answers at `url`. */
 async function answers(url: string, token: string): Promise<boolean> {
   try {
-    const res = await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(1500) });
-    await res.body?.cancel();
-    return res.status === 200;
+    return (await new ApiClient(url, token).request("GET", "/api/status", undefined, {}, AbortSignal.timeout(1500))).status === 200;
   } catch {
     return false;
   }
