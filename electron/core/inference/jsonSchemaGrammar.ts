@@ -44,138 +44,153 @@ export interface ConvertOptions {
  */
 export function toGbnfJsonSchema(schema: unknown, opts: ConvertOptions = {}): GbnfJsonSchema {
   if (!isObject(schema)) throw new UnsupportedSchemaError("(schema)", "#", "the schema must be a JSON object");
-  const defs: Out = {};
   const rawDefs = { ...(isObject(schema.definitions) ? schema.definitions : {}), ...(isObject(schema.$defs) ? schema.$defs : {}) };
-  const refuse = (keyword: string, at: string, detail?: string) => {
-    if (!opts.lenient) throw new UnsupportedSchemaError(keyword, at, detail);
-  };
-
-  const convert = (s: unknown, at: string): Out => {
-    if (s === true) return ANY;
-    if (!isObject(s)) {
-      refuse("(schema)", at, "a schema must be an object");
-      return ANY;
-    }
-    const keys = Object.keys(s).filter((k) => !ANNOTATIONS.has(k) && !(at === "#" && (k === "$defs" || k === "definitions")));
-    if (keys.length === 0) return ANY;
-    const nullable = s.nullable === true;
-    const withNull = (o: Out): Out => (nullable ? { oneOf: [o, { type: "null" }] } : o);
-
-    if (typeof s.$ref === "string") {
-      const m = /^#\/(\$defs|definitions)\/([^/]+)$/.exec(s.$ref);
-      if (!m || !(m[2] in rawDefs)) {
-        refuse("$ref", at, `only references to '#/$defs/<name>' are supported, not '${s.$ref}'`);
-        return ANY;
-      }
-      return withNull({ $ref: `#/$defs/${m[2]}` });
-    }
-    if ("enum" in s) {
-      const values = Array.isArray(s.enum) ? s.enum : [];
-      if (values.length === 0 || !values.every(isScalar)) refuse("enum", at, "enum values must be strings, numbers, booleans or null");
-      return withNull({ enum: values.filter(isScalar) });
-    }
-    if ("const" in s) {
-      if (!isScalar(s.const)) refuse("const", at, "const must be a string, number, boolean or null");
-      return withNull({ const: isScalar(s.const) ? s.const : null });
-    }
-    const alternatives = s.anyOf ?? s.oneOf;
-    if (alternatives !== undefined) {
-      const kw = s.anyOf !== undefined ? "anyOf" : "oneOf";
-      if (!Array.isArray(alternatives) || alternatives.length === 0) {
-        refuse(kw, at, "must be a non-empty array");
-        return ANY;
-      }
-      const extra = keys.filter((k) => k !== kw && k !== "nullable");
-      if (extra.length > 0) refuse(extra[0], at, `not supported beside ${kw}`);
-      return withNull({ oneOf: alternatives.map((a, i) => convert(a, `${at}/${kw}/${i}`)) });
-    }
-
-    const types = s.type === undefined ? inferTypes(s) : Array.isArray(s.type) ? s.type : [s.type];
-    checkKeywords(s, types as string[], at);
-    if (types.length === 0 || !types.every((t) => typeof t === "string" && (BASIC.has(t) || t === "object" || t === "array"))) {
-      refuse("type", at, `unknown type ${JSON.stringify(s.type)}`);
-      return ANY;
-    }
-    const shapes: Out[] = [];
-    const basic = (types as string[]).filter((t) => BASIC.has(t) && t !== "string");
-    if (basic.length > 0) shapes.push({ type: basic.length === 1 ? basic[0] : basic });
-    for (const t of types as string[]) {
-      if (t === "string") shapes.push(stringSchema(s, at));
-      else if (t === "object") shapes.push(objectSchema(s, at));
-      else if (t === "array") shapes.push(arraySchema(s, at));
-    }
-    if (nullable && !types.includes("null")) shapes.push({ type: "null" });
-    return shapes.length === 1 ? shapes[0] : { oneOf: shapes };
-  };
-
-  /** Keywords no grammar here expresses (numeric ranges, patterns, combinators), and unknown ones. */
-  const checkKeywords = (s: Json, types: string[], at: string) => {
-    const known = new Set(["type", "nullable", "properties", "required", "additionalProperties", "minProperties", "maxProperties", "items", "prefixItems", "minItems", "maxItems", "minLength", "maxLength", "format"]);
-    for (const k of Object.keys(s)) {
-      if (ANNOTATIONS.has(k) || known.has(k) || (at === "#" && (k === "$defs" || k === "definitions"))) continue;
-      // zod writes an integer's safe range as bounds; the grammar's integers (at most 16 digits) are that already, near enough.
-      if (types.includes("integer") && ((k === "minimum" && s[k] === Number.MIN_SAFE_INTEGER) || (k === "maximum" && s[k] === Number.MAX_SAFE_INTEGER))) continue;
-      refuse(k, at);
-    }
-  };
-
-  const stringSchema = (s: Json, at: string): Out => {
-    if (s.format !== undefined) {
-      if (typeof s.format !== "string" || !STRING_FORMATS.has(s.format)) {
-        refuse("format", at, `only date-time, time and date formats are supported, not ${JSON.stringify(s.format)}`);
-        return { type: "string" };
-      }
-      if (s.minLength !== undefined || s.maxLength !== undefined) refuse("minLength", at, "not supported beside format");
-      return { type: "string", format: s.format };
-    }
-    const out: Out = { type: "string" };
-    for (const k of ["minLength", "maxLength"] as const) {
-      if (s[k] === undefined) continue;
-      if (!Number.isInteger(s[k]) || (s[k] as number) < 0) refuse(k, at, "must be a non-negative integer");
-      else out[k] = s[k];
-    }
-    return out;
-  };
-
-  const objectSchema = (s: Json, at: string): Out => {
-    const out: Out = { type: "object" };
-    if (s.properties !== undefined) {
-      if (!isObject(s.properties)) refuse("properties", at, "must be an object");
-      else out.properties = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, convert(v, `${at}/properties/${k}`)]));
-    }
-    if (s.required !== undefined) {
-      const props = isObject(s.properties) ? s.properties : {};
-      if (!Array.isArray(s.required) || !s.required.every((r) => typeof r === "string" && r in props)) refuse("required", at, "every required name must be one of properties");
-      else out.required = s.required;
-    }
-    const ap = s.additionalProperties;
-    // JSON Schema's default allows more properties; an answer with only the declared ones is valid either way.
-    if (ap === true) out.additionalProperties = true;
-    else if (isObject(ap) && Object.keys(ap).length > 0) out.additionalProperties = convert(ap, `${at}/additionalProperties`);
-    else if (isObject(ap) || (ap === undefined && s.properties === undefined)) out.additionalProperties = true;
-    for (const k of ["minProperties", "maxProperties"] as const) if (s[k] !== undefined) out[k] = s[k];
-    return out;
-  };
-
-  const arraySchema = (s: Json, at: string): Out => {
-    const out: Out = { type: "array" };
-    if (s.items !== undefined && s.items !== true) out.items = convert(s.items, `${at}/items`);
-    if (s.prefixItems !== undefined) {
-      if (!Array.isArray(s.prefixItems)) refuse("prefixItems", at, "must be an array");
-      else out.prefixItems = s.prefixItems.map((p, i) => convert(p, `${at}/prefixItems/${i}`));
-    }
-    for (const k of ["minItems", "maxItems"] as const) if (s[k] !== undefined) out[k] = s[k];
-    return out;
-  };
-
-  for (const [name, d] of Object.entries(rawDefs)) defs[name] = convert(d, `#/$defs/${name}`);
-  let root = convert(schema, "#");
+  const converter = new SchemaConverter(rawDefs, opts);
+  const defs: Out = {};
+  for (const [name, d] of Object.entries(rawDefs)) defs[name] = converter.convert(d, `#/$defs/${name}`);
+  let root = converter.convert(schema, "#");
   if (Object.keys(defs).length > 0) {
     // $defs ride on an object, array or oneOf schema (node-llama-cpp's types).
     if (!("oneOf" in root) && root.type !== "object" && root.type !== "array") root = { oneOf: [root] };
     root = { ...root, $defs: defs };
   }
   return root as GbnfJsonSchema;
+}
+
+/** One schema's conversion: its definitions, and whether what cannot be held is refused or dropped. */
+class SchemaConverter {
+  constructor(
+    private readonly rawDefs: Json,
+    private readonly opts: ConvertOptions,
+  ) {}
+
+  private refuse(keyword: string, at: string, detail?: string): void {
+    if (!this.opts.lenient) throw new UnsupportedSchemaError(keyword, at, detail);
+  }
+
+  convert(s: unknown, at: string): Out {
+    if (s === true) return ANY;
+    if (!isObject(s)) {
+      this.refuse("(schema)", at, "a schema must be an object");
+      return ANY;
+    }
+    const keys = Object.keys(s).filter((k) => !ANNOTATIONS.has(k) && !(at === "#" && (k === "$defs" || k === "definitions")));
+    if (keys.length === 0) return ANY;
+    return this.convertChoice(s, keys, at) ?? this.convertTyped(s, at);
+  }
+
+  /** A reference, an enum, a const or alternatives (anyOf / oneOf); undefined for a typed schema. */
+  private convertChoice(s: Json, keys: string[], at: string): Out | undefined {
+    const withNull = (o: Out): Out => (s.nullable === true ? { oneOf: [o, { type: "null" }] } : o);
+    if (typeof s.$ref === "string") {
+      const m = /^#\/(\$defs|definitions)\/([^/]+)$/.exec(s.$ref);
+      if (!m || !(m[2] in this.rawDefs)) {
+        this.refuse("$ref", at, `only references to '#/$defs/<name>' are supported, not '${s.$ref}'`);
+        return ANY;
+      }
+      return withNull({ $ref: `#/$defs/${m[2]}` });
+    }
+    if ("enum" in s) {
+      const values = Array.isArray(s.enum) ? s.enum : [];
+      if (values.length === 0 || !values.every(isScalar)) this.refuse("enum", at, "enum values must be strings, numbers, booleans or null");
+      return withNull({ enum: values.filter(isScalar) });
+    }
+    if ("const" in s) {
+      if (!isScalar(s.const)) this.refuse("const", at, "const must be a string, number, boolean or null");
+      return withNull({ const: isScalar(s.const) ? s.const : null });
+    }
+    const alternatives = s.anyOf ?? s.oneOf;
+    if (alternatives === undefined) return undefined;
+    const kw = s.anyOf !== undefined ? "anyOf" : "oneOf";
+    if (!Array.isArray(alternatives) || alternatives.length === 0) {
+      this.refuse(kw, at, "must be a non-empty array");
+      return ANY;
+    }
+    const extra = keys.filter((k) => k !== kw && k !== "nullable");
+    if (extra.length > 0) this.refuse(extra[0], at, `not supported beside ${kw}`);
+    return withNull({ oneOf: alternatives.map((a, i) => this.convert(a, `${at}/${kw}/${i}`)) });
+  }
+
+  /** A schema by its type(s) (given, or inferred from its keywords). */
+  private convertTyped(s: Json, at: string): Out {
+    const nullable = s.nullable === true;
+    const types = s.type === undefined ? inferTypes(s) : Array.isArray(s.type) ? s.type : [s.type];
+    this.checkKeywords(s, types as string[], at);
+    if (types.length === 0 || !types.every((t) => typeof t === "string" && (BASIC.has(t) || t === "object" || t === "array"))) {
+      this.refuse("type", at, `unknown type ${JSON.stringify(s.type)}`);
+      return ANY;
+    }
+    const shapes: Out[] = [];
+    const basic = (types as string[]).filter((t) => BASIC.has(t) && t !== "string");
+    if (basic.length > 0) shapes.push({ type: basic.length === 1 ? basic[0] : basic });
+    for (const t of types as string[]) {
+      if (t === "string") shapes.push(this.stringSchema(s, at));
+      else if (t === "object") shapes.push(this.objectSchema(s, at));
+      else if (t === "array") shapes.push(this.arraySchema(s, at));
+    }
+    if (nullable && !types.includes("null")) shapes.push({ type: "null" });
+    return shapes.length === 1 ? shapes[0] : { oneOf: shapes };
+  }
+
+  /** Keywords no grammar here expresses (numeric ranges, patterns, combinators), and unknown ones. */
+  private checkKeywords(s: Json, types: string[], at: string): void {
+    const known = new Set(["type", "nullable", "properties", "required", "additionalProperties", "minProperties", "maxProperties", "items", "prefixItems", "minItems", "maxItems", "minLength", "maxLength", "format"]);
+    for (const k of Object.keys(s)) {
+      if (ANNOTATIONS.has(k) || known.has(k) || (at === "#" && (k === "$defs" || k === "definitions"))) continue;
+      // zod writes an integer's safe range as bounds; the grammar's integers (at most 16 digits) are that already, near enough.
+      if (types.includes("integer") && ((k === "minimum" && s[k] === Number.MIN_SAFE_INTEGER) || (k === "maximum" && s[k] === Number.MAX_SAFE_INTEGER))) continue;
+      this.refuse(k, at);
+    }
+  }
+
+  private stringSchema(s: Json, at: string): Out {
+    if (s.format !== undefined) {
+      if (typeof s.format !== "string" || !STRING_FORMATS.has(s.format)) {
+        this.refuse("format", at, `only date-time, time and date formats are supported, not ${JSON.stringify(s.format)}`);
+        return { type: "string" };
+      }
+      if (s.minLength !== undefined || s.maxLength !== undefined) this.refuse("minLength", at, "not supported beside format");
+      return { type: "string", format: s.format };
+    }
+    const out: Out = { type: "string" };
+    for (const k of ["minLength", "maxLength"] as const) {
+      if (s[k] === undefined) continue;
+      if (!Number.isInteger(s[k]) || (s[k] as number) < 0) this.refuse(k, at, "must be a non-negative integer");
+      else out[k] = s[k];
+    }
+    return out;
+  }
+
+  private objectSchema(s: Json, at: string): Out {
+    const out: Out = { type: "object" };
+    if (s.properties !== undefined) {
+      if (!isObject(s.properties)) this.refuse("properties", at, "must be an object");
+      else out.properties = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, this.convert(v, `${at}/properties/${k}`)]));
+    }
+    if (s.required !== undefined) {
+      const props = isObject(s.properties) ? s.properties : {};
+      if (!Array.isArray(s.required) || !s.required.every((r) => typeof r === "string" && r in props)) this.refuse("required", at, "every required name must be one of properties");
+      else out.required = s.required;
+    }
+    const ap = s.additionalProperties;
+    // JSON Schema's default allows more properties; an answer with only the declared ones is valid either way.
+    if (ap === true) out.additionalProperties = true;
+    else if (isObject(ap) && Object.keys(ap).length > 0) out.additionalProperties = this.convert(ap, `${at}/additionalProperties`);
+    else if (isObject(ap) || (ap === undefined && s.properties === undefined)) out.additionalProperties = true;
+    for (const k of ["minProperties", "maxProperties"] as const) if (s[k] !== undefined) out[k] = s[k];
+    return out;
+  }
+
+  private arraySchema(s: Json, at: string): Out {
+    const out: Out = { type: "array" };
+    if (s.items !== undefined && s.items !== true) out.items = this.convert(s.items, `${at}/items`);
+    if (s.prefixItems !== undefined) {
+      if (!Array.isArray(s.prefixItems)) this.refuse("prefixItems", at, "must be an array");
+      else out.prefixItems = s.prefixItems.map((p, i) => this.convert(p, `${at}/prefixItems/${i}`));
+    }
+    for (const k of ["minItems", "maxItems"] as const) if (s[k] !== undefined) out[k] = s[k];
+    return out;
+  }
 }
 
 function inferTypes(s: Json): string[] {
