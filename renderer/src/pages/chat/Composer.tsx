@@ -1,0 +1,62 @@
+import { useState, type KeyboardEvent, type RefObject } from "react";
+
+/**
+ * The message box with Send (Stop while an answer streams); Enter sends, Shift+Enter makes a new
+ * line. Without a model it waits, with a hint on where to get one.
+ */
+export function Composer({ inputRef, busy, noModel, emptyChat, onSend, onStop }: { inputRef: RefObject<HTMLTextAreaElement | null>; busy: boolean; noModel: boolean; emptyChat: boolean; onSend: (text: string) => void; onStop: () => void }) {
+  const [input, setInput] = useState("");
+
+  const send = () => {
+    const text = input.trim();
+    if (!text || busy || noModel) return;
+    setInput("");
+    onSend(text);
+  };
+
+  const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+      e.preventDefault();
+      send();
+    }
+  };
+
+  return (
+    <>
+      <form
+        className="composer"
+        onSubmit={(e) => {
+          e.preventDefault();
+          send();
+        }}
+      >
+        <textarea
+          ref={inputRef}
+          aria-label="Message"
+          aria-describedby={noModel ? "composer-no-model" : undefined}
+          placeholder={noModel ? "Choose a model first" : "Message ClawRL (Enter sends, Shift+Enter new line)"}
+          rows={1}
+          value={input}
+          disabled={noModel}
+          onChange={(e) => setInput(e.target.value)}
+          onKeyDown={onKey}
+          autoFocus
+        />
+        {busy ? (
+          <button type="button" className="danger" onClick={onStop} title="Stop (Esc)">
+            Stop
+          </button>
+        ) : (
+          <button type="submit" className="primary" disabled={!input.trim() || noModel}>
+            Send
+          </button>
+        )}
+      </form>
+      {noModel && (
+        <p className="small muted composer-hint" id="composer-no-model">
+          No model is loaded yet: download or import one {emptyChat ? "above" : <>on the <a href="#/models">Models</a> page</>} to start chatting.
+        </p>
+      )}
+    </>
+  );
+}
