@@ -13,6 +13,8 @@ import { headRowBlocks } from "../../models/arch/layout.js";
 import { finalNorm, planBatch, scorePlan, scoredRows, type BatchPlan } from "../model/logprobs.js";
 import { readBack } from "./readBack.js";
 import { WorkMeter } from "./workMeter.js";
+// The gate's forward batches are split as a training step's micro-batches are: one splitter.
+import { microBatches } from "./trainSteps.js";
 
 export interface ScoredSeq {
   tokens: number[];
@@ -22,24 +24,6 @@ export interface ScoredSeq {
 
 /** Tokens per forward batch by default: bounds the activations one gate batch holds. */
 const BATCH_TOKENS = 4096;
-
-function batches<S extends ScoredSeq>(seqs: S[], budget: number): S[][] {
-  const out: S[][] = [];
-  let cur: S[] = [];
-  let maxLen = 0;
-  for (const s of seqs) {
-    const len = Math.max(maxLen, s.tokens.length);
-    if (cur.length > 0 && len * (cur.length + 1) > budget) {
-      out.push(cur);
-      cur = [];
-      maxLen = 0;
-    }
-    cur.push(s);
-    maxLen = Math.max(maxLen, s.tokens.length);
-  }
-  if (cur.length) out.push(cur);
-  return out;
-}
 
 function plan(model: BaseModel, seqs: ScoredSeq[]): BatchPlan {
   return planBatch({ tokens: seqs.map((s) => s.tokens), targetStart: seqs.map((s) => s.start) }, model.config.nVocab);
@@ -62,7 +46,7 @@ function scoredHidden(model: BaseModel, lora: LoraParams | null, p: BatchPlan, t
 export async function meanKl(model: BaseModel, cand: LoraParams, serving: LoraParams | null, seqs: ScoredSeq[], batchTokens = BATCH_TOKENS): Promise<{ kl: number | null; positions: number }> {
   let sum = 0;
   let n = 0;
-  for (const group of batches(seqs, batchTokens)) {
+  for (const group of microBatches(seqs, batchTokens)) {
     const p = plan(model, group);
     if (p.targets.length === 0) continue;
     const hc = scoredHidden(model, cand, p);
@@ -81,7 +65,7 @@ export async function meanKl(model: BaseModel, cand: LoraParams, serving: LoraPa
 export async function meanLogProb(model: BaseModel, lora: LoraParams | null, seqs: ScoredSeq[], batchTokens = BATCH_TOKENS): Promise<number | null> {
   let sum = 0;
   let n = 0;
-  for (const group of batches(seqs, batchTokens)) {
+  for (const group of microBatches(seqs, batchTokens)) {
     const p = plan(model, group);
     if (p.targets.length === 0) continue;
     const head = scorePlan(model, lora, p);
@@ -153,7 +137,7 @@ export async function gateFigures(model: BaseModel, cand: LoraParams, serving: L
   const klBaseHeld = sum();
   const lp = { liked: { candidate: sum(), serving: sum() }, disliked: { candidate: sum(), serving: sum() } };
   // What each batch needs, decided first so that the progress knows the whole work.
-  const work = batches(unique, opts.batchTokens ?? BATCH_TOKENS).flatMap((group) => {
+  const work = microBatches(unique, opts.batchTokens ?? BATCH_TOKENS).flatMap((group) => {
     const p = plan(model, group);
     if (p.targets.length === 0) return [];
     const has = (r: Role) => group.some((s) => s.roles.has(r));
