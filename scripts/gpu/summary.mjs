@@ -20,7 +20,9 @@ const inf = read("inference/report.json");
 const tr = read("training/report.json");
 const m = (tr ?? inf)?.machine;
 if (m) {
-  console.log(`machine: ${m.cpuModel}, ${m.cores} cores; ${(m.gpus ?? []).map((g) => `${g.route}: ${g.status}${g.devices?.length ? ` [${g.devices.join(", ")}]` : ""}${g.reason ? ` (${g.reason})` : ""}`).join("; ")}`);
+  // Each report probed its own routes (--only): cuda and vulkan from inference, webgpu from training.
+  const route = (name) => (name === "webgpu" ? (tr ?? inf) : (inf ?? tr)).machine.gpus.find((g) => g.route === name);
+  console.log(`machine: ${m.cpuModel}, ${m.cores} cores; ${["cuda", "vulkan", "webgpu"].map(route).filter(Boolean).map((g) => `${g.route}: ${g.status}${g.devices?.length ? ` [${g.devices.join(", ")}]` : ""}${g.reason ? ` (${g.reason})` : ""}`).join("; ")}`);
 }
 if (inf) {
   console.log("inference (node-llama-cpp):");

@@ -40,7 +40,9 @@ export function machineBasics(): MachineBasics {
 export function nvidiaDriver(): string | null {
   try {
     const line = fs.readFileSync("/proc/driver/nvidia/version", "utf8").split("\n")[0];
-    return /Kernel Module\s+(\S+)/.exec(line)?.[1] ?? line.trim();
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.82.07  …" or, for the open module,
+    // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build …".
+    return /Kernel Module(?: for \S+)?\s+(\d[\d.]*)/.exec(line)?.[1] ?? line.trim();
   } catch {
     return null;
   }

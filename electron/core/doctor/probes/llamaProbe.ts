@@ -38,6 +38,18 @@ probeMain(llamaProbeRequestSchema, async (req, progress) => {
     let prompt: Token[] = [];
     while (prompt.length < req.promptTokens) prompt = [...prompt, ...model.tokenize(TEXT)];
     prompt = prompt.slice(0, req.promptTokens);
+    if (req.backend !== "cpu") {
+      // A GPU backend builds its kernels at their first use (llama.cpp's Vulkan pipelines): on an
+      // H100 the first model's prompt read 32 tok/s and the next one's 15 000 without this
+      // untimed pass over the same prompt and two decoded tokens (docs/hardware/h100.md).
+      await seq.evaluateWithoutGeneratingNewTokens(prompt.slice(0, -1));
+      let w = 0;
+      for await (const token of seq.evaluate(prompt.slice(-1))) {
+        void token;
+        if (++w >= 2) break;
+      }
+      await seq.clearHistory();
+    }
     // Prompt: all but the last token in batches, as the server does before the first sampled token.
     let t = performance.now();
     await seq.evaluateWithoutGeneratingNewTokens(prompt.slice(0, -1));
