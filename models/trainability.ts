@@ -8,16 +8,16 @@
  */
 import type { ModelConfig } from "./arch/config.js";
 import { hostAvailableBytes } from "./plan/available.js";
-import { describePlacement, modelShapeFromConfig, planMemory, readModelShape, type BackendMemory, type ModelShape } from "./plan/memoryPlan.js";
+import { describePlacement, footprintFromConfig, planMemory, readModelFootprint, type BackendMemory, type ModelFootprint } from "./plan/memoryPlan.js";
 import { LORA_DEFAULTS } from "./adapters/loraDefaults.js";
 import type { CatalogEntry } from "./catalog.js";
-import { MODEL_SHAPES, type ModelShape as RealShape } from "./tiny/shapes.js";
+import { MODEL_SHAPES, type RealShape } from "./tiny/shapes.js";
 import { APP_TRAIN_CONTEXT, verdictOfPlan, WASM_BACKEND, type Trainability } from "./trainVerdict.js";
 
 // The verdicts' types and readers, for callers that import the planning itself.
 export * from "./trainVerdict.js";
 /** An installed file's shape from its already-read GGUF header. */
-export { modelShapeOf } from "./plan/memoryPlan.js";
+export { modelFootprintOf } from "./plan/memoryPlan.js";
 
 const DEFAULT_CONTEXT = APP_TRAIN_CONTEXT;
 const DEFAULT_BATCH = 16;
@@ -47,9 +47,9 @@ export function configOfShape(s: RealShape): ModelConfig {
 }
 
 /** A catalog model's shape, without its file (null for a model with no known shape). */
-export function catalogShape(entry: CatalogEntry): ModelShape | null {
+export function catalogFootprint(entry: CatalogEntry): ModelFootprint | null {
   const real = MODEL_SHAPES.find((s) => s.catalogId === entry.id);
-  return real ? modelShapeFromConfig(configOfShape(real), entry.sizeBytes) : null;
+  return real ? footprintFromConfig(configOfShape(real), entry.sizeBytes) : null;
 }
 
 export interface TrainabilityOptions {
@@ -59,7 +59,7 @@ export interface TrainabilityOptions {
   rank?: number;
 }
 
-export function trainabilityOf(shape: ModelShape, o: TrainabilityOptions = {}): Trainability {
+export function trainabilityOf(shape: ModelFootprint, o: TrainabilityOptions = {}): Trainability {
   const backend = o.backend ?? WASM_BACKEND;
   const plan = planMemory({
     shape,
@@ -74,9 +74,9 @@ export function trainabilityOf(shape: ModelShape, o: TrainabilityOptions = {}): 
 
 /** For an installed GGUF (its header only); null when the trainer cannot read it (another architecture). */
 export function installedTrainability(file: string, o: TrainabilityOptions = {}): Trainability | null {
-  let shape: ModelShape;
+  let shape: ModelFootprint;
   try {
-    shape = readModelShape(file);
+    shape = readModelFootprint(file);
   } catch {
     return null;
   }
@@ -89,7 +89,7 @@ export function installedTrainability(file: string, o: TrainabilityOptions = {})
  */
 export function catalogPlanner(o: Omit<TrainabilityOptions, "hostBytes"> = {}): (entry: CatalogEntry, trainerRamBytes: number) => Trainability | null {
   return (entry, trainerRamBytes) => {
-    const shape = catalogShape(entry);
+    const shape = catalogFootprint(entry);
     return shape && trainabilityOf(shape, { ...o, hostBytes: trainerRamBytes });
   };
 }

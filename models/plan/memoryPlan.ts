@@ -12,7 +12,7 @@ import { readModelConfig, type ModelConfig } from "../arch/config.js";
 import { LINEAR_NAMES, blockLinearElements, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type WeightPlacement } from "../arch/layout.js";
 
 /** Sizes of a model's parts, from its GGUF header. */
-export interface ModelShape {
+export interface ModelFootprint {
   config: ModelConfig;
   /** Weights in one block (f32 elements, linear + norms + biases). */
   layerElements: number;
@@ -36,7 +36,7 @@ export interface BackendMemory {
 }
 
 export interface PlanRequest {
-  shape: ModelShape;
+  shape: ModelFootprint;
   backend: BackendMemory;
   /** RAM the trainer may use (MemAvailable at start). */
   hostAvailableBytes: number;
@@ -94,11 +94,11 @@ const HEAD_WORK_BYTES = 8 * 1024 * 1024 * F32 * 4;
 /** Micro-batches smaller than this are not worth splitting a step into. */
 const MIN_MICRO_TOKENS = 64;
 
-export function readModelShape(path: string): ModelShape {
-  return modelShapeOf(readGguf(path));
+export function readModelFootprint(path: string): ModelFootprint {
+  return modelFootprintOf(readGguf(path));
 }
 
-export function modelShapeOf(file: GgufFile): ModelShape {
+export function modelFootprintOf(file: GgufFile): ModelFootprint {
   const config = readModelConfig(file);
   const bytes = (name: string) => findTensor(file, name)?.byteLength ?? 0;
   let layersPacked = 0;
@@ -126,7 +126,7 @@ export function layerElementsOf(config: ModelConfig): number {
  * A shape without a file (a catalog model not downloaded yet): the file's bytes are shared
  * between blocks and embeddings in proportion to their weights (quantization is about uniform).
  */
-export function modelShapeFromConfig(config: ModelConfig, fileBytes: number): ModelShape {
+export function footprintFromConfig(config: ModelConfig, fileBytes: number): ModelFootprint {
   const layerElements = layerElementsOf(config);
   const emb = config.nEmbd * config.nVocab;
   const total = config.nLayer * layerElements + emb * (config.tiedOutput ? 1 : 2);
@@ -209,7 +209,7 @@ export interface Estimate {
 }
 
 /** Rows of the output projection per vocabulary slice for this backend (its largest tensor). */
-export function headChunkRowsFor(shape: ModelShape, backend: BackendMemory): number {
+export function headChunkRowsFor(shape: ModelFootprint, backend: BackendMemory): number {
   const c = shape.config;
   let rows = Math.min(DEFAULT_HEAD_CHUNK_ROWS, c.nVocab);
   if (backend.maxTensorBytes) rows = Math.max(1, Math.min(rows, Math.floor(backend.maxTensorBytes / (c.nEmbd * F32))));

@@ -4,6 +4,7 @@
  * The same generator writes random-weight models with the exact shapes of the catalog's real
  * models (buildShapeModel), streamed to disk tensor by tensor.
  */
+import { SUPPORTED_ARCHS, type Arch } from "../arch/config.js";
 import { quantizeQ4_K, quantizeQ8_0 } from "../gguf/quantize.js";
 import { GgmlType, GgufValueType, type GgufMetaValue } from "../gguf/types.js";
 import {
@@ -12,11 +13,12 @@ import {
 } from "../gguf/writer.js";
 import { CHATML_TOOLS_TEMPLATE } from "./chatTemplate.js";
 import { Prng } from "./prng.js";
-import { findShape, llama3RopeFactors, SHAPE_IDS, type ModelShape } from "./shapes.js";
+import { findShape, llama3RopeFactors, SHAPE_IDS, type RealShape, type ShapeDimensions } from "./shapes.js";
 import { buildTinyVocab, TOKEN_TYPE_NORMAL, type TinyVocab } from "./tokenizer.js";
 
-export const TINY_ARCHS = ["llama", "qwen2", "qwen3"] as const;
-export type TinyArch = (typeof TINY_ARCHS)[number];
+/** The tiny models come in every architecture the trainer supports. */
+export const TINY_ARCHS = SUPPORTED_ARCHS;
+export type TinyArch = Arch;
 export const TINY_TYPES = ["f32", "f16", "q8_0", "q4_k"] as const;
 export type TinyType = (typeof TINY_TYPES)[number];
 
@@ -31,19 +33,10 @@ export interface TinyModelOptions {
   contextLength?: number;
 }
 
-/** Resolved shape of a tiny model. */
-export interface TinyDims {
-  arch: TinyArch;
+/** Resolved shape of a tiny model: its dimensions, weight type and seed. */
+export interface TinyDims extends ShapeDimensions {
   type: TinyType;
   seed: number;
-  layers: number;
-  dim: number;
-  heads: number;
-  kvHeads: number;
-  headDim: number;
-  ffn: number;
-  vocab: number;
-  contextLength: number;
 }
 
 export const TINY_CONTEXT_LENGTH = 32768;
@@ -125,19 +118,11 @@ function encodeValues(values: Float32Array, type: TinyType, search: boolean): Ui
 const GGML: Record<TinyType, GgmlType> = { f32: GgmlType.F32, f16: GgmlType.F16, q8_0: GgmlType.Q8_0, q4_k: GgmlType.Q4_K };
 
 /** Everything that decides a generated model's bytes, tiny or with a real model's shape. */
-interface ModelPlan {
-  arch: TinyArch;
+interface ModelPlan extends Omit<ShapeDimensions, "vocab"> {
   name: string;
   /** Weight matrix type. */
   type: TinyType;
   seed: number;
-  layers: number;
-  dim: number;
-  heads: number;
-  kvHeads: number;
-  headDim: number;
-  ffn: number;
-  contextLength: number;
   rmsEps: number;
   ropeBase: number;
   /** Write attention.key_length / value_length (needed when headDim is not dim / heads). */
@@ -319,7 +304,7 @@ export interface ShapeModelOptions {
 
 export interface ShapeDims extends TinyDims {
   type: ShapeType;
-  shape: ModelShape;
+  shape: RealShape;
 }
 
 export const SHAPE_LIMITS = { context: { min: 64, max: 1 << 20 }, seed: TINY_LIMITS.seed };

@@ -6,24 +6,16 @@
  * checks the architecture and context length against the catalog).
  */
 
-export type ShapeArch = "llama" | "qwen2" | "qwen3";
+import type { Arch } from "../arch/config.js";
 
-/** llama3-style RoPE scaling (config.json `rope_scaling` with rope_type "llama3"). */
-export interface Llama3RopeScaling {
-  factor: number;
-  lowFreqFactor: number;
-  highFreqFactor: number;
-  originalContextLength: number;
-}
-
-export interface ModelShape {
-  /** Shape id, the `--shape` value: the catalog id without "-instruct" (base and instruct share a shape). */
-  id: string;
-  /** The catalog entry with this shape. */
-  catalogId: string;
-  /** The Hugging Face model it is the shape of. */
-  name: string;
-  arch: ShapeArch;
+/**
+ * A model's dimensions as its Hugging Face config.json names them: what the generator writes
+ * into a GGUF (models/tiny/generate.ts, tiny models and real shapes alike). The trainer reads
+ * them back from the GGUF as a ModelConfig (models/arch/config.ts); configOfShape
+ * (models/trainability.ts) maps a real shape to one without a file.
+ */
+export interface ShapeDimensions {
+  arch: Arch;
   layers: number;
   /** Embedding width (hidden_size). */
   dim: number;
@@ -34,11 +26,29 @@ export interface ModelShape {
   /** intermediate_size. */
   ffn: number;
   vocab: number;
+  contextLength: number;
+}
+
+/** llama3-style RoPE scaling (config.json `rope_scaling` with rope_type "llama3"). */
+export interface Llama3RopeScaling {
+  factor: number;
+  lowFreqFactor: number;
+  highFreqFactor: number;
+  originalContextLength: number;
+}
+
+/** A real model's shape: its dimensions and the rest of its architecture. */
+export interface RealShape extends ShapeDimensions {
+  /** Shape id, the `--shape` value: the catalog id without "-instruct" (base and instruct share a shape). */
+  id: string;
+  /** The catalog entry with this shape. */
+  catalogId: string;
+  /** The Hugging Face model it is the shape of. */
+  name: string;
   /** Output projection tied to token_embd (no output.weight tensor). */
   tiedOutput: boolean;
   ropeBase: number;
   rmsEps: number;
-  contextLength: number;
   /** qwen2: biases on q, k and v. */
   qkvBias: boolean;
   /** qwen3: RMS norms on q and k per head. */
@@ -48,13 +58,13 @@ export interface ModelShape {
 
 const LLAMA32_ROPE_SCALING: Llama3RopeScaling = { factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalContextLength: 8192 };
 
-type Common = Pick<ModelShape, "arch" | "vocab" | "tiedOutput" | "ropeBase" | "rmsEps" | "contextLength" | "qkvBias" | "qkNorm">;
+type Common = Pick<RealShape, "arch" | "vocab" | "tiedOutput" | "ropeBase" | "rmsEps" | "contextLength" | "qkvBias" | "qkNorm">;
 const SMOLLM2: Common = { arch: "llama", vocab: 49152, tiedOutput: true, ropeBase: 100_000, rmsEps: 1e-5, contextLength: 8192, qkvBias: false, qkNorm: false };
 const QWEN25: Common = { arch: "qwen2", vocab: 151936, tiedOutput: true, ropeBase: 1_000_000, rmsEps: 1e-6, contextLength: 32768, qkvBias: true, qkNorm: false };
 const QWEN3: Common = { arch: "qwen3", vocab: 151936, tiedOutput: true, ropeBase: 1_000_000, rmsEps: 1e-6, contextLength: 40960, qkvBias: false, qkNorm: true };
 const LLAMA32: Common = { arch: "llama", vocab: 128256, tiedOutput: true, ropeBase: 500_000, rmsEps: 1e-5, contextLength: 131072, qkvBias: false, qkNorm: false };
 
-export const MODEL_SHAPES: readonly ModelShape[] = [
+export const MODEL_SHAPES: readonly RealShape[] = [
   { id: "smollm2-135m", catalogId: "smollm2-135m-instruct", name: "SmolLM2-135M", ...SMOLLM2, layers: 30, dim: 576, heads: 9, kvHeads: 3, headDim: 64, ffn: 1536 },
   { id: "smollm2-360m", catalogId: "smollm2-360m-instruct", name: "SmolLM2-360M", ...SMOLLM2, layers: 32, dim: 960, heads: 15, kvHeads: 5, headDim: 64, ffn: 2560 },
   { id: "qwen2.5-0.5b", catalogId: "qwen2.5-0.5b-instruct", name: "Qwen2.5-0.5B", ...QWEN25, layers: 24, dim: 896, heads: 14, kvHeads: 2, headDim: 64, ffn: 4864 },
@@ -69,7 +79,7 @@ export const MODEL_SHAPES: readonly ModelShape[] = [
 export const SHAPE_IDS: readonly string[] = MODEL_SHAPES.map((s) => s.id);
 
 /** The shape with this id, or of the catalog model with this id. */
-export function findShape(id: string): ModelShape | undefined {
+export function findShape(id: string): RealShape | undefined {
   return MODEL_SHAPES.find((s) => s.id === id || s.catalogId === id);
 }
 

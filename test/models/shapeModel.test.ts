@@ -12,14 +12,14 @@ import { getLlama, resolveChatWrapper, type Llama, type LlamaModel } from "node-
 import { loadCatalog } from "../../models/catalog.js";
 import { encodeShapeModel, paddedVocab, type ShapeType } from "../../models/tiny/generate.js";
 import { ensureShapeModel, shapeModelFileName } from "../../models/tiny/shapeCache.js";
-import { findShape, llama3RopeFactors, MODEL_SHAPES, type ModelShape } from "../../models/tiny/shapes.js";
+import { findShape, llama3RopeFactors, MODEL_SHAPES, type RealShape } from "../../models/tiny/shapes.js";
 import { archNumber, findTensor, metaArray, metaNumber, metaString, readGguf, readTensorF32, type GgufFile } from "../../models/gguf/reader.js";
 import { dequantize } from "../../models/gguf/dequant.js";
 import { GGML_TYPE_TRAITS, GgmlType } from "../../models/gguf/types.js";
 import { testCacheDir } from "../helpers/cli.js";
 
 /** Weights of a model with this shape, counting a tied output once. */
-function parameterCount(s: ModelShape): number {
+function parameterCount(s: RealShape): number {
   const q = s.heads * s.headDim;
   const kv = s.kvHeads * s.headDim;
   const perLayer = s.dim * (q + 2 * kv) + q * s.dim + 3 * s.dim * s.ffn + 2 * s.dim

@@ -5,7 +5,7 @@ import { cpuBatchSeconds, loadCatalog, MAX_CPU_BATCH_SECONDS, recommendModel, tr
 import { APP_TRAIN_CONTEXT } from "../../models/trainVerdict.js";
 import { resolveModelSource } from "../../models/hfSource.js";
 import { repoRoot } from "../helpers/cli.js";
-import { catalogPlanner, catalogShape, serveOnly, trainabilityOf, trainabilityPhrase, WASM_BACKEND } from "../../models/trainability.js";
+import { catalogPlanner, catalogFootprint, serveOnly, trainabilityOf, trainabilityPhrase } from "../../models/trainability.js";
 
 const GiB = 2 ** 30;
 /** The trainer's plan on wasm at the app's context, as the core and the CLI pass it. */
@@ -18,7 +18,7 @@ describe("model catalog", () => {
     for (const m of c) {
       assert.ok(["llama", "qwen2", "qwen3"].includes(m.architecture), m.id);
       assert.ok(m.serveMemoryBytes > m.sizeBytes, m.id);
-      assert.ok(catalogShape(m), `${m.id} has no shape in models/tiny/shapes.ts: no training verdict`);
+      assert.ok(catalogFootprint(m), `${m.id} has no shape in models/tiny/shapes.ts: no training verdict`);
       assert.equal("trainMemoryBytes" in m, false, "the plan decides training memory, not a number in the catalog");
     }
   });
@@ -77,7 +77,7 @@ describe("model catalog", () => {
   });
 
   it("says in a few words whether a model trains here and how", () => {
-    const shape = (id: string) => catalogShape(loadCatalog().find((m) => m.id === id)!)!;
+    const shape = (id: string) => catalogFootprint(loadCatalog().find((m) => m.id === id)!)!;
     const yes = trainabilityOf(shape("smollm2-135m-instruct"), { hostBytes: 16 * GiB, maxContext: 1024 });
     assert.equal(trainabilityPhrase(yes), `trains: yes (wasm, ${yes.weights}, ctx 1024)`);
     assert.match(yes.weights!, /^(resident|streamed)$/);
@@ -95,7 +95,7 @@ describe("model catalog", () => {
       const before = typeof globalThis._tfengine;
       const t = await import("./models/trainability.ts");
       const { loadCatalog } = await import("./models/catalog.ts");
-      const verdict = t.trainabilityOf(t.catalogShape(loadCatalog()[0]), { hostBytes: 8 * 2 ** 30 });
+      const verdict = t.trainabilityOf(t.catalogFootprint(loadCatalog()[0]), { hostBytes: 8 * 2 ** 30 });
       console.log(before, typeof globalThis._tfengine, verdict.fits);`;
     const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: repoRoot, encoding: "utf8" });
     assert.equal(r.status, 0, r.stderr);

@@ -14,7 +14,7 @@ import { createLora, disposeLora } from "../../trainer/lora/params.js";
 import { loadBaseModel } from "../../trainer/model/base-model.js";
 import { AdamW } from "../../trainer/optim/adamw.js";
 import { hostAvailableBytes, parseByteSize } from "../../models/plan/available.js";
-import { estimate, modelShapeFromConfig, planMemory, readModelShape, type BackendMemory, type ModelShape } from "../../models/plan/memoryPlan.js";
+import { estimate, footprintFromConfig, planMemory, readModelFootprint, type BackendMemory, type ModelFootprint } from "../../models/plan/memoryPlan.js";
 import { configOfShape } from "../../models/trainability.js";
 import { findShape } from "../../models/tiny/shapes.js";
 import { loraParamRecord, trainSteps } from "../../trainer/train/trainSteps.js";
@@ -33,7 +33,7 @@ describe("memory plan vs a measured step", () => {
   for (const [id, B, T] of [["qwen2.5-0.5b", 2, 96], ["smollm2-135m", 1, 256]] as const) {
     test(`${id} (2 blocks), ${B} × ${T} tokens: the plan is at least the measured peak, and not wildly above it`, async () => {
       const file = ensureShapeModel(id, "q8_0", { layers: 2 });
-      const shape = readModelShape(file);
+      const shape = readModelFootprint(file);
       const placement = { layers: "host-f32", head: "host-f32" } as const;
       const model = await loadBaseModel(file, { placement });
       const V = model.config.nVocab;
@@ -60,12 +60,12 @@ describe("memory plan vs a measured step", () => {
 });
 
 /** A real model's shape as a Q8_0 file of it would have (34 bytes per 32 weights), without a file. */
-function shapeOf(id: string): ModelShape {
+function shapeOf(id: string): ModelFootprint {
   const real = findShape(id)!;
   const config = configOfShape(real);
-  const layer = modelShapeFromConfig(config, 1).layerElements;
+  const layer = footprintFromConfig(config, 1).layerElements;
   const weights = config.nLayer * layer + config.nEmbd * config.nVocab;
-  return modelShapeFromConfig(config, Math.round((weights * 34) / 32));
+  return footprintFromConfig(config, Math.round((weights * 34) / 32));
 }
 
 describe("memory plan decisions", () => {

@@ -6,7 +6,7 @@
 import type { BackendChoice } from "../backend.js";
 import { loadBaseModel, type BaseModel } from "../model/base-model.js";
 import { backendMemory, hostAvailableBytes } from "../../models/plan/available.js";
-import { planMemory, readModelShape, type MemoryPlan } from "../../models/plan/memoryPlan.js";
+import { planMemory, readModelFootprint, type MemoryPlan } from "../../models/plan/memoryPlan.js";
 
 export class TrainerMemoryError extends Error {
   constructor(readonly plan: MemoryPlan) {
@@ -25,7 +25,7 @@ export interface TrainingLoadOptions {
 
 export async function loadForTraining(modelPath: string, backend: BackendChoice, opts: TrainingLoadOptions): Promise<{ model: BaseModel; plan: MemoryPlan }> {
   const plan = planMemory({
-    shape: readModelShape(modelPath),
+    shape: readModelFootprint(modelPath),
     backend: backendMemory(backend),
     hostAvailableBytes: hostAvailableBytes(),
     rank: opts.rank,

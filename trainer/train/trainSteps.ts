@@ -6,9 +6,9 @@ import { selectHint, TOPK_DEFAULT_K, topkOpdLoss } from "../loss/topk.js";
 import type { LoraParams } from "../lora/params.js";
 import { backwardBody } from "../model/backward.js";
 import type { BaseModel } from "../model/base-model.js";
-import { runBody, seqContext } from "../model/forward.js";
-import { headForward, headGradient } from "../model/head.js";
-import { finalNorm, planBatch, scorePlan, scoredRows } from "../model/logprobs.js";
+import { runBody, seqContext, type BodyResult } from "../model/forward.js";
+import { headForward, headGradient, type HeadResult } from "../model/head.js";
+import { finalNorm, planBatch, scorePlan, scoredRows, type BatchPlan } from "../model/logprobs.js";
 import type { AdamW } from "../optim/adamw.js";
 import { readBack } from "./readBack.js";
 import type { PreparedSample } from "./tokenize.js";
@@ -292,173 +292,77 @@ async function step(state: TrainState, batchSamples: PreparedSample[], opts: Tra
   }
 }
 
+/** What the phases of one micro-batch's pass share: the samples, their layout, the tensors to free. */
+interface Group {
+  state: TrainState;
+  samples: PreparedSample[];
+  opts: TrainOptions;
+  method: Method;
+  /** k of top-k OPD (0 for the other methods). */
+  k: number;
+  plan: BatchPlan;
+  /** Scored (response) tokens in the micro-batch. */
+  n: number;
+  /** Where each sample's response tokens start in the flat order. */
+  offsets: number[];
+  lenOf: (b: number) => number;
+  teacherLora: LoraParams | null;
+  /** Keeps a tensor until the pass ends (freed in groupPass's finally). */
+  own: <T extends tf.Tensor>(t: T) => T;
+  tick?: Tick;
+}
+
+/** Phase 1's outputs: the student's log-probs and what the head gradient and top-k need of its forward. */
+interface StudentForward {
+  head: HeadResult;
+  lp: tf.Tensor2D;
+  expectation: tf.Tensor2D;
+  topIdsArr: Float32Array;
+  topLpArr: Float32Array;
+  /** lp_old per sample: as served when the sample brought them, else this forward's. */
+  oldResp: number[][];
+}
+
 /** Forward, teacher passes, loss gradient and backward of one micro-batch. */
 async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions, totals: StepTotals, tick?: Tick): Promise<GroupResult> {
   const { model, lora } = state;
   const method = opts.method;
-  const k = method === "topk" ? (opts.topK ?? TOPK_DEFAULT_K) : 0;
   const plan = planBatch({ tokens: batchSamples.map((s) => s.tokens), targetStart: batchSamples.map((s) => s.promptLength) }, model.config.nVocab);
-  const n = plan.targets.length;
-  const offsets = responseOffsets(batchSamples);
-  const lenOf = (b: number) => batchSamples[b].tokens.length - batchSamples[b].promptLength;
-  const teacherLora = opts.teacher === "base" ? null : lora;
   const owned: tf.Tensor[] = [];
-  const own = <T extends tf.Tensor>(t: T): T => (owned.push(t), t);
+  const g: Group = {
+    state,
+    samples: batchSamples,
+    opts,
+    method,
+    k: method === "topk" ? (opts.topK ?? TOPK_DEFAULT_K) : 0,
+    plan,
+    n: plan.targets.length,
+    offsets: responseOffsets(batchSamples),
+    lenOf: (b: number) => batchSamples[b].tokens.length - batchSamples[b].promptLength,
+    teacherLora: opts.teacher === "base" ? null : lora,
+    own: <T extends tf.Tensor>(t: T): T => (owned.push(t), t),
+    tick,
+  };
   const ctx = seqContext(model, plan.grid.B, plan.grid.T, tick);
   try {
     // 1. Forward with the current adapter, keeping each block's input for the backward pass.
-    //    Its log-probs are lp_old wherever a sample did not bring the ones it was served with
-    //    (on-policy: the ratio starts at exactly 1), and its top-k is the student's for top-k OPD.
     const body = runBody(model, lora, plan.grid, ctx, true);
     let bodyAlive = true;
     try {
-      const h = own(tf.tidy(() => finalNorm(model, scoredRows(body.final, plan))));
-      const head = headForward(model.weights, { h, ids: plan.targets, topK: k, expectation: true });
-      own(head.lse);
-      const lp = own(tf.reshape(head.logprobs!, [1, n]) as tf.Tensor2D);
-      head.logprobs!.dispose();
-      const expectation = own(head.expectation!);
-      if (head.top) own(head.top.ids), own(head.top.logprobs);
-      const [lpArr, topIdsArr, topLpArr] = await readBack([lp, ...(head.top ? [head.top.ids, head.top.logprobs] : [])]);
-      const oldResp = batchSamples.map((s, b) => s.servedLogprobs ?? Array.from(lpArr.subarray(offsets[b], offsets[b] + lenOf(b))));
-
+      const student = await studentForward(g, body);
       // 2. Teacher log-probs on the hint-augmented prompt, scoring the same response tokens.
-      const teacherResp: Array<number[] | undefined> = new Array(batchSamples.length).fill(undefined);
-      const topkTeacher: Array<Float32Array | undefined> = new Array(batchSamples.length).fill(undefined);
-      const hinted = batchSamples.map((s, b) => (s.teachers.length > 0 ? b : -1)).filter((b) => b >= 0);
-      if (hinted.length > 0 && method !== "binary") {
-        if (method !== "topk") {
-          const tb = hinted.map((b) => batchSamples[b].teachers[0]);
-          const t = scoreResponses(model, teacherLora, tb, undefined, tick);
-          const [arr] = await readBack([t]);
-          t.dispose();
-          let off = 0;
-          hinted.forEach((b) => {
-            teacherResp[b] = Array.from(arr.subarray(off, off + lenOf(b)));
-            off += lenOf(b);
-          });
-        } else {
-          for (const b of hinted) {
-            const s = batchSamples[b];
-            const studentIds = topIdsArr.subarray(offsets[b] * k, (offsets[b] + lenOf(b)) * k);
-            const rowsOf = (a: ArrayLike<number>) => Array.from({ length: lenOf(b) }, (_, j) => Array.from(a as Float32Array).slice(j * k, (j + 1) * k));
-            let chosen = 0;
-            if (s.teachers.length > 1) {
-              const plans = s.teachers.map((c) => planBatch({ tokens: [c.tokens], targetStart: [c.promptLength] }, model.config.nVocab));
-              const cand: number[][][] = [];
-              for (const p of plans) {
-                const hd = scorePlan(model, teacherLora, p, { topK: k, tick });
-                const [ids] = await readBack([hd.top!.ids]);
-                tf.dispose([hd.lse, hd.logprobs!, hd.top!.ids, hd.top!.logprobs]);
-                cand.push(rowsOf(ids));
-              }
-              chosen = selectHint(rowsOf(studentIds), cand);
-            }
-            // The chosen teacher's log-probs at the student's top-k ids.
-            const t = scoreResponses(model, teacherLora, [s.teachers[chosen]], Int32Array.from(studentIds), tick);
-            const [arr] = await readBack([t]);
-            t.dispose();
-            topkTeacher[b] = arr;
-          }
-        }
-      }
-
-      // 3. Advantages per response token, in the batch's flat order.
-      const adv = new Float32Array(n);
-      const rlMask = new Float32Array(n);
-      const oldFlat = new Float32Array(n);
-      let absSum = 0;
-      let trained = 0;
-      batchSamples.forEach((s, b) => {
-        oldFlat.set(oldResp[b], offsets[b]);
-        const a = advantagesFor(method, { reward: s.reward, teacherLp: teacherResp[b], oldLp: oldResp[b] }, opts.weights);
-        if (!a) return;
-        a.forEach((v, j) => {
-          adv[offsets[b] + j] = v;
-          rlMask[offsets[b] + j] = 1;
-          absSum += Math.abs(v);
-          trained++;
-        });
-      });
-      const needRef = (opts.ppo?.klBeta ?? 0) > 0;
-      let ref: tf.Tensor2D | undefined;
-      if (needRef) {
-        // The anchor's reference is the base model on the prompt the sample is taught toward: with
-        // its hint (its first OPD teacher's prompt) when the method distils it, else the bare prompt.
-        // Anchored to the bare base, OPD's stationary point is (log π_T + β log π_base)/(1 + β): the
-        // anchor pulls against the hinted teacher (on the stories260K cats eval OPD stopped gaining).
-        const refSamples = batchSamples.map((s) => (method !== "binary" && s.teachers.length > 0 ? s.teachers[0] : s));
-        const r = scoreResponses(model, null, refSamples, undefined, tick);
-        ref = own(tf.reshape(r, [1, n]) as tf.Tensor2D);
-        r.dispose();
-      }
-      const advT = own(tf.tensor2d(adv, [1, n]));
-      const maskT = own(tf.tensor2d(rlMask, [1, n]));
-      const oldT = own(tf.tensor2d(oldFlat, [1, n]));
-      const useRl = rlMask.some(Boolean) || needRef;
-
-      // Top-k OPD inputs [1, n, k] at the student's top-k ids (lp_old there = this forward's).
-      let topk: { lp: tf.Tensor3D; old: tf.Tensor3D; teacher: tf.Tensor3D; mask: tf.Tensor2D } | undefined;
-      let topkCount = 0;
-      if (method === "topk" && topkTeacher.some(Boolean)) {
-        const tK = new Float32Array(n * k);
-        const mK = new Float32Array(n);
-        batchSamples.forEach((s, b) => {
-          const tt = topkTeacher[b];
-          if (!tt) return;
-          tK.set(tt, offsets[b] * k);
-          mK.fill(1, offsets[b], offsets[b] + lenOf(b));
-          topkCount += lenOf(b);
-          if (!rlMask.subarray(offsets[b], offsets[b] + lenOf(b)).some(Boolean)) trained += lenOf(b);
-        });
-        topk = {
-          lp: own(tf.reshape(head.top!.logprobs, [1, n, k]) as tf.Tensor3D),
-          old: own(tf.tensor3d(topLpArr, [1, n, k])),
-          teacher: own(tf.tensor3d(tK, [1, n, k])),
-          mask: own(tf.tensor2d(mK, [1, n])),
-        };
-      }
-
+      const { teacherResp, topkTeacher } = await teacherScores(g, student.topIdsArr);
+      // 3. Advantages per response token, in the batch's flat order; the anchor's reference; top-k inputs.
+      const adv = advantagesOfGroup(g, student.oldResp, teacherResp);
+      const ref = anchorReference(g);
+      const topkIn = topkInputs(g, student, topkTeacher, adv.rlMask);
       // 4. ∂loss/∂(log-probs), then back through the head and the blocks.
-      const ppoIn = (lpx: tf.Tensor) => ({ logprobs: lpx as tf.Tensor2D, oldLogprobs: oldT, advantages: advT, mask: maskT, ...(ref ? { refLogprobs: ref } : {}) });
-      // Each term is a token mean over its own tokens in this micro-batch; weighted by this
-      // micro-batch's share of the step's tokens, the micro-batches add up to the step's means.
-      const rlShare = rlMask.reduce((a, x) => a + x, 0) / Math.max(1, totals.rlTokens);
-      const topkShare = topkCount / Math.max(1, totals.topkTokens);
-      const lossOf = (lpx: tf.Tensor, lpK?: tf.Tensor): tf.Scalar => {
-        // 0·Σ lp keeps the loss a function of its inputs when no token carries a signal.
-        let loss: tf.Scalar = tf.mul(tf.sum(lpx), 0) as tf.Scalar;
-        if (useRl) loss = tf.add(loss, tf.mul(ppoClipLoss(ppoIn(lpx), opts.ppo).loss, rlShare)); // w_rl is inside the advantages
-        if (topk && lpK) {
-          const lOpd = topkOpdLoss({ logprobs: lpK as tf.Tensor3D, oldLogprobs: topk.old, teacherLogprobs: topk.teacher, mask: topk.mask }, opts.ppo);
-          loss = tf.add(loss, tf.mul(tf.scalar((opts.weights?.wOpd ?? 1) * topkShare), lOpd));
-        }
-        return loss;
-      };
-      // Rows of the head gradient: each row's target, then (top-k) its k candidate ids.
-      const ids = !topk ? plan.targets : new Int32Array(n * (1 + k));
-      if (topk) {
-        for (let j = 0; j < n; j++) {
-          ids[j * (1 + k)] = plan.targets[j];
-          for (let v = 0; v < k; v++) ids[j * (1 + k) + 1 + v] = topIdsArr[j * k + v];
-        }
-      }
-      const { gFlat, lossT, clipT, klT } = tf.tidy(() => {
-        const st = useRl ? ppoClipLoss(ppoIn(lp), opts.ppo) : { clipFraction: tf.scalar(0), kl: tf.scalar(0) };
-        const stats = { clipFraction: tf.mul(st.clipFraction, rlShare) as tf.Scalar, kl: tf.mul(st.kl, rlShare) as tf.Scalar };
-        if (!topk) {
-          const [g] = tf.grads((x: tf.Tensor) => lossOf(x))([lp]);
-          return { gFlat: tf.reshape(g, [n, 1]) as tf.Tensor2D, lossT: lossOf(lp), clipT: stats.clipFraction, klT: stats.kl };
-        }
-        const [g, gK] = tf.grads((x: tf.Tensor, y: tf.Tensor) => lossOf(x, y))([lp, topk.lp]);
-        const both = tf.concat([tf.reshape(g, [n, 1]), tf.reshape(gK, [n, k])], 1) as tf.Tensor2D;
-        return { gFlat: both, lossT: lossOf(lp, topk.lp), clipT: stats.clipFraction, klT: stats.kl };
-      });
-      own(gFlat);
-      const dh = own(headGradient(model.weights, ids, gFlat, expectation));
+      const { gFlat, ids, lossT, clipT, klT } = lossGradient(g, student, adv, ref, topkIn, totals);
+      g.own(gFlat);
+      const dh = g.own(headGradient(model.weights, ids, gFlat, student.expectation));
       bodyAlive = false;
       const grads = backwardBody(model, lora, plan, body as { inputs: tf.Tensor2D[]; final: tf.Tensor2D }, dh, ctx);
-      return { grads, loss: lossT, clipFraction: clipT, kl: klT, trained, absSum };
+      return { grads, loss: lossT, clipFraction: clipT, kl: klT, trained: adv.trained + topkIn.trainedExtra, absSum: adv.absSum };
     } finally {
       if (bodyAlive) tf.dispose([body.final, ...(body.inputs ?? [])]);
     }
@@ -466,4 +370,207 @@ async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts
     ctx.dispose();
     tf.dispose(owned);
   }
+}
+
+/**
+ * Phase 1, the student's head over the forward's final states: its log-probs are lp_old wherever
+ * a sample did not bring the ones it was served with (on-policy: the ratio starts at exactly 1),
+ * and its top-k is the student's for top-k OPD.
+ */
+async function studentForward(g: Group, body: BodyResult): Promise<StudentForward> {
+  const { model } = g.state;
+  const { own, plan, n, offsets, lenOf } = g;
+  const h = own(tf.tidy(() => finalNorm(model, scoredRows(body.final, plan))));
+  const head = headForward(model.weights, { h, ids: plan.targets, topK: g.k, expectation: true });
+  own(head.lse);
+  const lp = own(tf.reshape(head.logprobs!, [1, n]) as tf.Tensor2D);
+  head.logprobs!.dispose();
+  const expectation = own(head.expectation!);
+  if (head.top) own(head.top.ids), own(head.top.logprobs);
+  const [lpArr, topIdsArr, topLpArr] = await readBack([lp, ...(head.top ? [head.top.ids, head.top.logprobs] : [])]);
+  const oldResp = g.samples.map((s, b) => s.servedLogprobs ?? Array.from(lpArr.subarray(offsets[b], offsets[b] + lenOf(b))));
+  return { head, lp, expectation, topIdsArr, topLpArr, oldResp };
+}
+
+/**
+ * Phase 2, the teachers: per hinted sample, the teacher's log-probs of the response tokens (OPD,
+ * combined) or, for top-k, the chosen hint's teacher's log-probs at the student's top-k ids.
+ */
+async function teacherScores(g: Group, topIdsArr: Float32Array): Promise<{ teacherResp: Array<number[] | undefined>; topkTeacher: Array<Float32Array | undefined> }> {
+  const { model } = g.state;
+  const { samples, method, k, offsets, lenOf, teacherLora, tick } = g;
+  const teacherResp: Array<number[] | undefined> = new Array(samples.length).fill(undefined);
+  const topkTeacher: Array<Float32Array | undefined> = new Array(samples.length).fill(undefined);
+  const hinted = samples.map((s, b) => (s.teachers.length > 0 ? b : -1)).filter((b) => b >= 0);
+  if (hinted.length === 0 || method === "binary") return { teacherResp, topkTeacher };
+  if (method !== "topk") {
+    const tb = hinted.map((b) => samples[b].teachers[0]);
+    const t = scoreResponses(model, teacherLora, tb, undefined, tick);
+    const [arr] = await readBack([t]);
+    t.dispose();
+    let off = 0;
+    hinted.forEach((b) => {
+      teacherResp[b] = Array.from(arr.subarray(off, off + lenOf(b)));
+      off += lenOf(b);
+    });
+    return { teacherResp, topkTeacher };
+  }
+  for (const b of hinted) {
+    const s = samples[b];
+    const studentIds = topIdsArr.subarray(offsets[b] * k, (offsets[b] + lenOf(b)) * k);
+    const rowsOf = (a: ArrayLike<number>) => Array.from({ length: lenOf(b) }, (_, j) => Array.from(a as Float32Array).slice(j * k, (j + 1) * k));
+    let chosen = 0;
+    if (s.teachers.length > 1) {
+      const plans = s.teachers.map((c) => planBatch({ tokens: [c.tokens], targetStart: [c.promptLength] }, model.config.nVocab));
+      const cand: number[][][] = [];
+      for (const p of plans) {
+        const hd = scorePlan(model, teacherLora, p, { topK: k, tick });
+        const [ids] = await readBack([hd.top!.ids]);
+        tf.dispose([hd.lse, hd.logprobs!, hd.top!.ids, hd.top!.logprobs]);
+        cand.push(rowsOf(ids));
+      }
+      chosen = selectHint(rowsOf(studentIds), cand);
+    }
+    // The chosen teacher's log-probs at the student's top-k ids.
+    const t = scoreResponses(model, teacherLora, [s.teachers[chosen]], Int32Array.from(studentIds), tick);
+    const [arr] = await readBack([t]);
+    t.dispose();
+    topkTeacher[b] = arr;
+  }
+  return { teacherResp, topkTeacher };
+}
+
+/** Phase 3's advantages: per response token, in the batch's flat order, with the RL mask and lp_old. */
+interface GroupAdvantages {
+  adv: Float32Array;
+  rlMask: Float32Array;
+  oldFlat: Float32Array;
+  absSum: number;
+  trained: number;
+}
+
+function advantagesOfGroup(g: Group, oldResp: number[][], teacherResp: Array<number[] | undefined>): GroupAdvantages {
+  const { n, offsets } = g;
+  const adv = new Float32Array(n);
+  const rlMask = new Float32Array(n);
+  const oldFlat = new Float32Array(n);
+  let absSum = 0;
+  let trained = 0;
+  g.samples.forEach((s, b) => {
+    oldFlat.set(oldResp[b], offsets[b]);
+    const a = advantagesFor(g.method, { reward: s.reward, teacherLp: teacherResp[b], oldLp: oldResp[b] }, g.opts.weights);
+    if (!a) return;
+    a.forEach((v, j) => {
+      adv[offsets[b] + j] = v;
+      rlMask[offsets[b] + j] = 1;
+      absSum += Math.abs(v);
+      trained++;
+    });
+  });
+  return { adv, rlMask, oldFlat, absSum, trained };
+}
+
+/**
+ * The KL anchor's reference log-probs [1, n] when ppo.klBeta > 0, else undefined: the base model
+ * on the prompt the sample is taught toward, with its hint (its first OPD teacher's prompt) when
+ * the method distils it, else the bare prompt. Anchored to the bare base, OPD's stationary point
+ * is (log π_T + β log π_base)/(1 + β): the anchor pulls against the hinted teacher (on the
+ * stories260K cats eval OPD stopped gaining).
+ */
+function anchorReference(g: Group): tf.Tensor2D | undefined {
+  if (!((g.opts.ppo?.klBeta ?? 0) > 0)) return undefined;
+  const refSamples = g.samples.map((s) => (g.method !== "binary" && s.teachers.length > 0 ? s.teachers[0] : s));
+  const r = scoreResponses(g.state.model, null, refSamples, undefined, g.tick);
+  const ref = g.own(tf.reshape(r, [1, g.n]) as tf.Tensor2D);
+  r.dispose();
+  return ref;
+}
+
+/** Top-k OPD inputs [1, n, k] at the student's top-k ids (lp_old there = this forward's). */
+interface TopkInputs {
+  topk?: { lp: tf.Tensor3D; old: tf.Tensor3D; teacher: tf.Tensor3D; mask: tf.Tensor2D };
+  /** Tokens carrying the top-k term. */
+  count: number;
+  /** Tokens trained by the top-k term alone (no RL signal on them). */
+  trainedExtra: number;
+}
+
+function topkInputs(g: Group, student: StudentForward, topkTeacher: Array<Float32Array | undefined>, rlMask: Float32Array): TopkInputs {
+  const { n, k, offsets, lenOf, own } = g;
+  if (!(g.method === "topk" && topkTeacher.some(Boolean))) return { count: 0, trainedExtra: 0 };
+  let count = 0;
+  let trainedExtra = 0;
+  const tK = new Float32Array(n * k);
+  const mK = new Float32Array(n);
+  g.samples.forEach((s, b) => {
+    const tt = topkTeacher[b];
+    if (!tt) return;
+    tK.set(tt, offsets[b] * k);
+    mK.fill(1, offsets[b], offsets[b] + lenOf(b));
+    count += lenOf(b);
+    if (!rlMask.subarray(offsets[b], offsets[b] + lenOf(b)).some(Boolean)) trainedExtra += lenOf(b);
+  });
+  const topk = {
+    lp: own(tf.reshape(student.head.top!.logprobs, [1, n, k]) as tf.Tensor3D),
+    old: own(tf.tensor3d(student.topLpArr, [1, n, k])),
+    teacher: own(tf.tensor3d(tK, [1, n, k])),
+    mask: own(tf.tensor2d(mK, [1, n])),
+  };
+  return { topk, count, trainedExtra };
+}
+
+/**
+ * Phase 4's first half: the loss of the micro-batch and its gradient with respect to the scored
+ * log-probs (and, for top-k, the candidates'), as rows for the head gradient with their ids.
+ */
+function lossGradient(
+  g: Group,
+  student: StudentForward,
+  a: GroupAdvantages,
+  ref: tf.Tensor2D | undefined,
+  topkIn: TopkInputs,
+  totals: StepTotals,
+): { gFlat: tf.Tensor2D; ids: Int32Array; lossT: tf.Scalar; clipT: tf.Scalar; klT: tf.Scalar } {
+  const { n, k, own, opts, plan } = g;
+  const { lp } = student;
+  const { topk } = topkIn;
+  const advT = own(tf.tensor2d(a.adv, [1, n]));
+  const maskT = own(tf.tensor2d(a.rlMask, [1, n]));
+  const oldT = own(tf.tensor2d(a.oldFlat, [1, n]));
+  const useRl = a.rlMask.some(Boolean) || ref !== undefined;
+  const ppoIn = (lpx: tf.Tensor) => ({ logprobs: lpx as tf.Tensor2D, oldLogprobs: oldT, advantages: advT, mask: maskT, ...(ref ? { refLogprobs: ref } : {}) });
+  // Each term is a token mean over its own tokens in this micro-batch; weighted by this
+  // micro-batch's share of the step's tokens, the micro-batches add up to the step's means.
+  const rlShare = a.rlMask.reduce((s, x) => s + x, 0) / Math.max(1, totals.rlTokens);
+  const topkShare = topkIn.count / Math.max(1, totals.topkTokens);
+  const lossOf = (lpx: tf.Tensor, lpK?: tf.Tensor): tf.Scalar => {
+    // 0·Σ lp keeps the loss a function of its inputs when no token carries a signal.
+    let loss: tf.Scalar = tf.mul(tf.sum(lpx), 0) as tf.Scalar;
+    if (useRl) loss = tf.add(loss, tf.mul(ppoClipLoss(ppoIn(lpx), opts.ppo).loss, rlShare)); // w_rl is inside the advantages
+    if (topk && lpK) {
+      const lOpd = topkOpdLoss({ logprobs: lpK as tf.Tensor3D, oldLogprobs: topk.old, teacherLogprobs: topk.teacher, mask: topk.mask }, opts.ppo);
+      loss = tf.add(loss, tf.mul(tf.scalar((opts.weights?.wOpd ?? 1) * topkShare), lOpd));
+    }
+    return loss;
+  };
+  // Rows of the head gradient: each row's target, then (top-k) its k candidate ids.
+  const ids = !topk ? plan.targets : new Int32Array(n * (1 + k));
+  if (topk) {
+    for (let j = 0; j < n; j++) {
+      ids[j * (1 + k)] = plan.targets[j];
+      for (let v = 0; v < k; v++) ids[j * (1 + k) + 1 + v] = student.topIdsArr[j * k + v];
+    }
+  }
+  const out = tf.tidy(() => {
+    const st = useRl ? ppoClipLoss(ppoIn(lp), opts.ppo) : { clipFraction: tf.scalar(0), kl: tf.scalar(0) };
+    const stats = { clipFraction: tf.mul(st.clipFraction, rlShare) as tf.Scalar, kl: tf.mul(st.kl, rlShare) as tf.Scalar };
+    if (!topk) {
+      const [gr] = tf.grads((x: tf.Tensor) => lossOf(x))([lp]);
+      return { gFlat: tf.reshape(gr, [n, 1]) as tf.Tensor2D, lossT: lossOf(lp), clipT: stats.clipFraction, klT: stats.kl };
+    }
+    const [gr, gK] = tf.grads((x: tf.Tensor, y: tf.Tensor) => lossOf(x, y))([lp, topk.lp]);
+    const both = tf.concat([tf.reshape(gr, [n, 1]), tf.reshape(gK, [n, k])], 1) as tf.Tensor2D;
+    return { gFlat: both, lossT: lossOf(lp, topk.lp), clipT: stats.clipFraction, klT: stats.kl };
+  });
+  return { ...out, ids };
 }

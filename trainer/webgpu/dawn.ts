@@ -195,64 +195,103 @@ async function loadDawn(): Promise<{ create: CreateGpu; globals: Record<string, 
 export async function openDawn(o: OpenOptions): Promise<DawnDevice> {
   const env = o.env ?? process.env;
   const platform = o.platform ?? process.platform;
-  const adapterMs = o.adapterTimeoutMs ?? 10_000;
-  const deviceMs = o.deviceTimeoutMs ?? 5_000;
   const log = o.log ?? ((line: string) => console.warn(line));
-  let create = o.createGpu;
-  let globals = o.globals ?? {};
-  if (!create) {
+  if (!o.createGpu) {
     try {
       require.resolve("webgpu");
     } catch {
       throw new Error("not installed (optional dependency webgpu)");
     }
   }
-  const hasVulkanDriver = o.hasVulkanDriver ?? (o.createGpu ? () => true : () => vulkanDriverListed(env));
-  /** Dawn, loaded the first time a route needs it. */
-  const dawnCreate = async (): Promise<CreateGpu> => {
-    if (!create) {
-      const dawn = await loadDawn();
-      create = dawn.create;
-      globals = dawn.globals;
-    }
-    return create;
+  const dawn = dawnOnDemand(o);
+  const { gpu, adapter, backend } = await findAdapter(o, env, platform, routesFor(env, platform, o.allowSoftware), dawn);
+  const info = adapter.info;
+  const software = softwareRenderer(info, backend, adapter.isFallbackAdapter === true);
+  if (software && !o.allowSoftware) throw new Error(`software adapter ${software}: slower than wasm`);
+  const device = await openDevice(adapter, o.deviceTimeoutMs ?? 5_000, software ?? deviceName(info));
+  const watch = watchDevice(device, log);
+  return {
+    summary: {
+      vendor: info.vendor,
+      architecture: info.architecture,
+      device: info.device,
+      description: info.description,
+      backend,
+      software,
+      name: software ?? deviceName(info),
+      maxBufferSize: device.limits.maxBufferSize,
+      maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
+    },
+    device,
+    adapterInfo: info,
+    gpu,
+    globals: dawn.globals(),
+    ...watch,
   };
+}
 
+/** Dawn's create function, loaded the first time a route needs it (or the test's stand-in), and its globals. */
+function dawnOnDemand(o: OpenOptions): { create(): Promise<CreateGpu>; globals(): Record<string, unknown> } {
+  let create = o.createGpu;
+  let globals = o.globals ?? {};
+  return {
+    async create() {
+      if (!create) {
+        const dawn = await loadDawn();
+        create = dawn.create;
+        globals = dawn.globals;
+      }
+      return create;
+    },
+    globals: () => globals,
+  };
+}
+
+/** The routes to try, in order: the one CLAWRL_WEBGPU_ROUTE forces, else the default and (software allowed, Linux) the software ones. */
+function routesFor(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, allowSoftware: boolean): Route[] {
   const forced = env.CLAWRL_WEBGPU_ROUTE as Route | undefined;
   if (forced && !["default", "swiftshader", "opengles"].includes(forced)) {
     throw new Error(`unknown CLAWRL_WEBGPU_ROUTE "${forced}" (one of default, swiftshader, opengles)`);
   }
-  const routes: Route[] = forced ? [forced] : o.allowSoftware && platform === "linux" ? ["default", "swiftshader", "opengles"] : ["default"];
-  const tried: string[] = [];
-  let found: Found | null = null;
+  return forced ? [forced] : allowSoftware && platform === "linux" ? ["default", "swiftshader", "opengles"] : ["default"];
+}
 
+/** How Dawn is asked on one route: instance options, feature level, its backend and the environment it needs; or why the route is skipped. */
+type RouteSetup = { options: string[]; featureLevel?: string; backend: string; vars: Record<string, string> } | { skip: string };
+
+function routeSetup(route: Route, o: OpenOptions, env: NodeJS.ProcessEnv, platform: NodeJS.Platform, hasVulkanDriver: () => boolean): RouteSetup {
+  const setup = { options: [] as string[], featureLevel: undefined as string | undefined, backend: defaultBackend(platform), vars: {} as Record<string, string> };
+  if (route === "default" && platform === "linux" && !hasVulkanDriver()) return { skip: "default: no Vulkan driver installed" };
+  if (route === "swiftshader") {
+    const icd = (o.findSwiftShader ?? findSwiftShaderIcd)();
+    if (!icd) return { skip: "swiftshader: no Chromium/Chrome SwiftShader ICD found" };
+    setup.vars.VK_DRIVER_FILES = icd;
+    setup.backend = "vulkan";
+  } else if (route === "opengles") {
+    // Mesa's EGL without a display server: a surfaceless platform, not X11/Wayland.
+    setup.vars.EGL_PLATFORM = env.EGL_PLATFORM ?? "surfaceless";
+    setup.options = ["backend=opengles"];
+    setup.featureLevel = "compatibility";
+    setup.backend = "opengles";
+  }
+  return setup;
+}
+
+/** Tries the routes in order; the first adapter found, or an Error naming what each route said. */
+async function findAdapter(o: OpenOptions, env: NodeJS.ProcessEnv, platform: NodeJS.Platform, routes: Route[], dawn: { create(): Promise<CreateGpu> }): Promise<Found> {
+  const adapterMs = o.adapterTimeoutMs ?? 10_000;
+  const hasVulkanDriver = o.hasVulkanDriver ?? (o.createGpu ? () => true : () => vulkanDriverListed(env));
+  const tried: string[] = [];
   for (const route of routes) {
-    let options: string[] = [];
-    let featureLevel: string | undefined;
-    let backend = defaultBackend(platform);
-    // Environment the route needs while Dawn creates its instance and finds adapters; put
-    // back afterwards so it does not leak into processes the trainer starts.
-    const vars: Record<string, string> = {};
-    if (route === "default" && platform === "linux" && !hasVulkanDriver()) {
-      tried.push("default: no Vulkan driver installed");
+    const setup = routeSetup(route, o, env, platform, hasVulkanDriver);
+    if ("skip" in setup) {
+      tried.push(setup.skip);
       continue;
     }
-    if (route === "swiftshader") {
-      const icd = (o.findSwiftShader ?? findSwiftShaderIcd)();
-      if (!icd) {
-        tried.push("swiftshader: no Chromium/Chrome SwiftShader ICD found");
-        continue;
-      }
-      vars.VK_DRIVER_FILES = icd;
-      backend = "vulkan";
-    } else if (route === "opengles") {
-      // Mesa's EGL without a display server: a surfaceless platform, not X11/Wayland.
-      vars.EGL_PLATFORM = env.EGL_PLATFORM ?? "surfaceless";
-      options = ["backend=opengles"];
-      featureLevel = "compatibility";
-      backend = "opengles";
-    }
-    const createGpu = await dawnCreate(); // not installed, or not loadable: the reason itself
+    const { options, featureLevel, backend, vars } = setup;
+    const createGpu = await dawn.create(); // not installed, or not loadable: the reason itself
+    // Environment the route needs while Dawn creates its instance and finds adapters; put
+    // back afterwards so it does not leak into processes the trainer starts.
     const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, env[k]]));
     Object.assign(env, vars);
     try {
@@ -262,8 +301,7 @@ export async function openDawn(o: OpenOptions): Promise<DawnDevice> {
         tried.push(`${route}: none`);
         continue;
       }
-      found = { gpu, adapter, backend };
-      break;
+      return { gpu, adapter, backend };
     } catch (e) {
       tried.push(`${route}: ${firstLine(e)}`);
     } finally {
@@ -273,14 +311,11 @@ export async function openDawn(o: OpenOptions): Promise<DawnDevice> {
       }
     }
   }
-  if (!found) throw new Error(`no adapter (${tried.join("; ")})`);
+  throw new Error(`no adapter (${tried.join("; ")})`);
+}
 
-  const { gpu, adapter, backend } = found;
-  const info = adapter.info;
-  const software = softwareRenderer(info, backend, adapter.isFallbackAdapter === true);
-  if (software && !o.allowSoftware) throw new Error(`software adapter ${software}: slower than wasm`);
-
-  // What tfjs-backend-webgpu itself asks for: the adapter's own limits (defaults are far lower).
+/** A device with the adapter's own limits (what tfjs-backend-webgpu itself asks for: defaults are far lower). */
+async function openDevice(adapter: GpuAdapterLike, deviceMs: number, name: string): Promise<GpuDeviceLike> {
   const L = adapter.limits;
   const requiredLimits: Record<string, number> = {};
   for (const k of ["maxBufferSize", "maxStorageBufferBindingSize", "maxComputeWorkgroupStorageSize", "maxComputeWorkgroupsPerDimension", "maxComputeWorkgroupSizeX", "maxComputeInvocationsPerWorkgroup", "maxStorageBuffersPerShaderStage"]) {
@@ -288,13 +323,15 @@ export async function openDawn(o: OpenOptions): Promise<DawnDevice> {
     if (typeof v === "number") requiredLimits[k] = v;
   }
   const requiredFeatures = adapter.features.has("timestamp-query") ? ["timestamp-query"] : [];
-  let device: GpuDeviceLike;
   try {
-    device = await within(adapter.requestDevice({ requiredFeatures, requiredLimits }), deviceMs, "requestDevice");
+    return await within(adapter.requestDevice({ requiredFeatures, requiredLimits }), deviceMs, "requestDevice");
   } catch (e) {
-    throw new Error(`device on ${software ?? deviceName(info)}: ${firstLine(e)}`);
+    throw new Error(`device on ${name}: ${firstLine(e)}`);
   }
+}
 
+/** Watches the device for loss and uncaptured GPU errors, logging each; what DawnDevice reports of them. */
+function watchDevice(device: GpuDeviceLike, log: (line: string) => void): Pick<DawnDevice, "lostReason" | "firstError"> {
   let lost: string | null = null;
   device.lost.then(
     (l) => {
@@ -311,24 +348,5 @@ export async function openDawn(o: OpenOptions): Promise<DawnDevice> {
     firstError ??= msg;
     log(`webgpu: GPU error: ${msg}`);
   };
-
-  return {
-    summary: {
-      vendor: info.vendor,
-      architecture: info.architecture,
-      device: info.device,
-      description: info.description,
-      backend,
-      software,
-      name: software ?? deviceName(info),
-      maxBufferSize: device.limits.maxBufferSize,
-      maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
-    },
-    device,
-    adapterInfo: info,
-    gpu,
-    globals,
-    lostReason: () => lost,
-    firstError: () => firstError,
-  };
+  return { lostReason: () => lost, firstError: () => firstError };
 }

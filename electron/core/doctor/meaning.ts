@@ -6,7 +6,7 @@
  */
 import { loadCatalog, trainerRamBeside, localMachineFacts, type CatalogEntry } from "../../../models/catalog.js";
 import { findShape } from "../../../models/tiny/shapes.js";
-import { catalogShape, configOfShape, trainabilityOf, APP_TRAIN_CONTEXT } from "../../../models/trainability.js";
+import { catalogFootprint, configOfShape, trainabilityOf, APP_TRAIN_CONTEXT } from "../../../models/trainability.js";
 import type { BackendMemory } from "../../../models/plan/memoryPlan.js";
 import { flopsPerStep } from "../../../models/arch/flops.js";
 import type { DoctorReport, InferenceRun, TrainRun } from "./schema.js";
@@ -94,7 +94,7 @@ export function whatItMeans(m: MeaningInput): DoctorReport["meaning"] {
     const t = m.train;
     const backend = m.trainBackend;
     const fits = (e: CatalogEntry) => {
-      const shape = catalogShape(e);
+      const shape = catalogFootprint(e);
       return shape !== null && trainabilityOf(shape, { backend, hostBytes: trainerRamBeside(e, { ...facts, vramBytes: m.vramBytes }) }).fits;
     };
     const ok = catalog.find((e) => fits(e) && (m.trainerOnGpu || (batchSeconds(e, t, peak) ?? Infinity) <= MAX_BATCH_SECONDS));

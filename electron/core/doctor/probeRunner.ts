@@ -2,7 +2,7 @@
  * Runs one doctor probe in a child process, so that whatever a native backend does (abort on a
  * GPU kernel that cannot run, segfault in Dawn, hang in a driver) ends that child, never doctor.
  * A probe is a module (./probes/*.ts) that reads one request over IPC and answers with
- * ChildMessage lines (childProtocol.ts); a crash, a hang past the timeout, a JS error or an
+ * ChildMessage lines (common/probeChild.ts); a crash, a hang past the timeout, a JS error or an
  * answer that does not parse is a "failed" outcome that says how it failed.
  */
 import { fork } from "node:child_process";

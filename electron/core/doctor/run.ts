@@ -15,7 +15,7 @@ import { findCatalogEntry, loadCatalog, type CatalogEntry } from "../../../model
 import { ModelRegistry } from "../../../models/registry.js";
 import { ensureShapeModel } from "../../../models/tiny/shapeCache.js";
 import { findShape } from "../../../models/tiny/shapes.js";
-import { catalogShape, installedTrainability, trainabilityOf } from "../../../models/trainability.js";
+import { catalogFootprint, installedTrainability, trainabilityOf } from "../../../models/trainability.js";
 import { backendMemory } from "../../../models/plan/available.js";
 import { machineBasics, nvidiaDriver } from "./machine.js";
 import { whatItMeans } from "./meaning.js";
@@ -397,7 +397,7 @@ async function measureTrainStep(run: DoctorRun, best: string, row: TrainingRows[
 /** The memory plan's verdict for the served/selected model on the best backend. */
 function planVerdictOf(selected: Selected | null, memory: ReturnType<typeof backendMemory> | null): DoctorReport["training"]["plan"] {
   if (!memory || !selected) return null;
-  const shape = selected.entry ? catalogShape(selected.entry) : null;
+  const shape = selected.entry ? catalogFootprint(selected.entry) : null;
   const t = selected.file ? installedTrainability(selected.file, { backend: memory }) : shape ? trainabilityOf(shape, { backend: memory }) : null;
   return t
     ? { model: selected.label, backend: t.backend, fits: t.fits, maxContext: t.maxContext, summary: t.summary }

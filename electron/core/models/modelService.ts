@@ -12,7 +12,7 @@ import { NotFoundError } from "../domainErrors.js";
 import { LORA_DEFAULTS } from "../../../models/adapters/loraDefaults.js";
 import { summarizeGguf } from "../../../models/gguf/summary.js";
 import { hostAvailableBytes, parseByteSize } from "../../../models/plan/available.js";
-import type { BackendMemory, ModelShape } from "../../../models/plan/memoryPlan.js";
+import type { BackendMemory, ModelFootprint } from "../../../models/plan/memoryPlan.js";
 import type { MemoryPlanSummary } from "../../../trainer/protocol.js";
 import type { CoreEvents } from "../api/events.js";
 
@@ -61,7 +61,7 @@ interface FileFacts {
   size: number;
   architecture: string | null;
   /** null: the trainer cannot read it (another architecture, or not a model). */
-  shape: ModelShape | null;
+  shape: ModelFootprint | null;
 }
 
 /** What a verdict is computed with; the same inputs give the same verdict (cached). */
@@ -130,7 +130,7 @@ export class ModelService {
     try {
       const gguf = readGguf(file);
       const summary = summarizeGguf(gguf);
-      facts = { ...facts, architecture: summary.architecture, shape: summary.trainerSupported ? planning.modelShapeOf(gguf) : null };
+      facts = { ...facts, architecture: summary.architecture, shape: summary.trainerSupported ? planning.modelFootprintOf(gguf) : null };
     } catch {
       // Not readable as a model the trainer knows: no verdict (the registry says why it is listed).
     }
@@ -164,7 +164,7 @@ export class ModelService {
 
   private catalogVerdict(c: CatalogEntry, p: PlanInputs, planning: Planning): Trainability | null {
     return this.verdict(`catalog:${c.id}|${p.key}`, () => {
-      const shape = planning.catalogShape(c);
+      const shape = planning.catalogFootprint(c);
       return shape && planning.trainabilityOf(shape, { backend: p.backend, hostBytes: p.hostBytes, maxContext: p.maxContext, rank: p.rank });
     });
   }

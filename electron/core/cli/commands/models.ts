@@ -37,7 +37,7 @@ export const models: CommandSpec = {
           const installed = registry.list();
           const active = registry.active();
           // The planning brings tfjs-core: loaded here, not when the CLI starts.
-          const { catalogPlanner, catalogShape, installedTrainability, trainabilityOf } = await import("../../../../models/trainability.js");
+          const { catalogPlanner, catalogFootprint, installedTrainability, trainabilityOf } = await import("../../../../models/trainability.js");
           const train = trainingFacts(dataDir);
           const facts = localMachineFacts();
           const rec = recommendModel({ ...facts, planTraining: catalogPlanner({ maxContext: train.maxContext, rank: train.rank }) });
@@ -45,7 +45,7 @@ export const models: CommandSpec = {
           // The trainer's memory plan per model, on wasm (the backend every machine has) with the RAM available now.
           const installedRows = installed.map((m) => ({ m, verdict: trainabilityPhrase(m.trainable ? installedTrainability(m.path, opts) : serveOnly(m.architecture), m.architecture) }));
           const catalogRows = loadCatalog().map((c) => {
-            const shape = catalogShape(c);
+            const shape = catalogFootprint(c);
             return { c, verdict: trainabilityPhrase(shape && trainabilityOf(shape, opts)) };
           });
           const width = Math.max(0, ...installedRows.map((r) => r.verdict.length), ...catalogRows.map((r) => r.verdict.length));
