@@ -120,7 +120,7 @@ function onCoreReady(ep: CoreEndpoint): void {
     // The core came back elsewhere, or the page never loaded: load the UI from the core's
     // origin (the preload re-reads its config on every load).
     loadFailed = false;
-    void win.loadURL(ep.url);
+    void win.loadURL(ep.url); // void: a failed load is reported by did-fail-load, which retries
   }
   // Same origin: the page's own reconnect logic picks the core up again.
 }
@@ -158,7 +158,10 @@ function createWindow(ep: CoreEndpoint): void {
     // onCoreReady reloads when it is back.
     if (endpoint && loadRetries < 5) {
       loadRetries += 1;
-      setTimeout(() => endpoint && loadFailed && win?.loadURL(endpoint.url), 1000 * loadRetries);
+      // void: a load that fails again is reported by did-fail-load (this handler), not by the promise.
+      setTimeout(() => {
+        if (endpoint && loadFailed && win) void win.loadURL(endpoint.url);
+      }, 1000 * loadRetries);
     }
   });
   win.webContents.on("did-finish-load", () => {
@@ -183,7 +186,7 @@ function createWindow(ep: CoreEndpoint): void {
   win.on("closed", () => {
     win = null;
   });
-  void win.loadURL(ep.url);
+  void win.loadURL(ep.url); // void: a failed load is reported by did-fail-load, which retries
 }
 
 /** The request comes from our window's main frame showing the app's own origin. */

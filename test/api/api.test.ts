@@ -9,8 +9,7 @@ import { Store } from "../../electron/core/store/store.js";
 import { tempDir } from "../helpers/cli.js";
 import { result } from "../rollout/fixtures.js";
 
-// Tests read response bodies structurally and assert on them; `any` keeps that readable.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read response bodies structurally and assert on them; `any` keeps that readable
 type Json = any;
 const json = (r: Response): Promise<Json> => r.json() as Promise<Json>;
 
@@ -76,7 +75,7 @@ describe("app API", () => {
     assert.deepEqual([j.feedback.thumbs, j.feedback.hint, j.reward], ["up", "2+2 is 4.", 1]);
     j = await json(await post({ turnId: t.turnId, thumbs: null, hint: null }));
     assert.deepEqual([j.feedback, j.reward, j.rewardSource], [null, null, null]);
-    j = await json(await post({ turnId: t.turnId, hint: "Check the sum." }));
+    await json(await post({ turnId: t.turnId, hint: "Check the sum." }));
     const detail = await json(await api("/api/sessions/conv-fb"));
     assert.deepEqual([detail.turns[0].feedback.thumbs, detail.turns[0].feedback.hint], [null, "Check the sum."]);
     assert.equal(core.store.readFeedbackHistory(t.turnId).length, 4);

@@ -177,13 +177,13 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
     for (const theme of ["light", "dark"] as const) {
       test(`no page scrolls sideways at ${width} px (${theme})`, async () => {
         await page.setViewportSize({ width, height: 860 });
-        const current = (await page.evaluate("document.documentElement.dataset.theme")) as string;
+        const current = await page.evaluate<string>("document.documentElement.dataset.theme");
         if (current !== theme) await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
         for (const id of pages) {
           await page.goto(`${core.url}/#/${id}`);
           await page.locator(".main h1, .chat-header").first().waitFor();
           await page.waitForTimeout(300); // data from the core
-          const [doc, vw] = (await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")) as [number, number];
+          const [doc, vw] = await page.evaluate<[number, number]>("[document.documentElement.scrollWidth, window.innerWidth]");
           assert.ok(doc <= vw, `${id} at ${width} px: document ${doc} px wide in a ${vw} px window`);
           await screenshot(page, `layout-${id}-${width}-${theme}`);
         }

@@ -40,7 +40,7 @@ describe("first run: the chat guides from no model to an answer", { skip: browse
   let recommended: { id: string; name: string } = { id: "", name: "" };
 
   const setTheme = async (theme: "light" | "dark") => {
-    const current = (await page.evaluate("document.documentElement.dataset.theme")) as string;
+    const current = await page.evaluate<string>("document.documentElement.dataset.theme");
     if (current !== theme) await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
   };
   /** Screenshots at 1280×800 and 800×700, light and dark; the page never scrolls sideways. */
@@ -52,7 +52,7 @@ describe("first run: the chat guides from no model to an answer", { skip: browse
       for (const theme of ["light", "dark"] as const) {
         await page.setViewportSize({ width: w, height: h });
         await setTheme(theme);
-        const [doc, vw] = (await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")) as [number, number];
+        const [doc, vw] = await page.evaluate<[number, number]>("[document.documentElement.scrollWidth, window.innerWidth]");
         assert.ok(doc <= vw, `${name} at ${w} px: document ${doc} px wide in a ${vw} px window`);
         await screenshot(page, `first-run-${name}-${w}-${theme}`);
       }

@@ -220,6 +220,10 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
               training: { fits: false, backend: "wasm", maxContext: 0, summary: "cannot train llama (28 layers, dim 3072, vocab 128256) on wasm: …", limit: "memory", weights: "streamed", needDeviceBytes: 6.5 * 2 ** 30, availableDeviceBytes: 3.4 * 2 ** 30, needHostBytes: 9.1 * 2 ** 30, availableHostBytes: 6 * 2 ** 30 },
             },
           ],
+          // the rest of the contract's ModelsReply (no recommendation note on this page)
+          downloads: [],
+          recommendation: { id: "qwen2.5-0.5b-instruct-q4_k_m", reason: "" },
+          restartRequired: false,
         },
       }),
     );
@@ -280,7 +284,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
       assert.deepEqual(await page.locator("thead th").allTextContents(), ["Version", "Time", "Answers", "Rating", "Change", "Safety check", "Model", "Actions"]);
       assert.equal(await row.locator(".model-cell").getAttribute("title"), "qwen3-1.7b-q4_k_m.gguf");
       assert.match((await row.textContent()) ?? "", /qwen3-1\.7b-q4_k_m/);
-      const [scrollW, clientW] = (await page.evaluate('(s => [s.scrollWidth, s.clientWidth])(document.querySelector(".table-scroll"))')) as [number, number];
+      const [scrollW, clientW] = await page.evaluate<[number, number]>('(s => [s.scrollWidth, s.clientWidth])(document.querySelector(".table-scroll"))');
       assert.ok(scrollW <= clientW, `the table fits its card at 1280 px (${scrollW} > ${clientW})`);
       assert.match((await page.locator("tbody tr").filter({ hasText: "ckpt-2" }).textContent()) ?? "", /qwen2\.5-0\.5b-instruct-q4_k_m/);
       const rollBack = row.getByRole("button", { name: "Roll forward" });
@@ -418,7 +422,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     for (const theme of ["light", "dark"] as const) {
       test(`Training, Checkpoints and Models fit ${width} px (${theme}): tables scroll inside their card, the page never does`, async () => {
         await page.setViewportSize({ width, height: 900 });
-        const current = (await page.evaluate("document.documentElement.dataset.theme")) as string;
+        const current = await page.evaluate<string>("document.documentElement.dataset.theme");
         if (current !== theme) await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
         for (const [link, ready] of [
           ["Training", "Latest judged turns"],
@@ -428,12 +432,12 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
         ] as const) {
           await page.getByRole("link", { name: link }).click();
           await page.getByText(ready).first().waitFor();
-          const [doc, vw] = (await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")) as [number, number];
+          const [doc, vw] = await page.evaluate<[number, number]>("[document.documentElement.scrollWidth, window.innerWidth]");
           assert.ok(doc <= vw, `${link} at ${width} px: document ${doc} px wide in a ${vw} px window`);
           // Every table's box ends inside the page's content area.
-          const overflow = (await page.evaluate(
+          const overflow = await page.evaluate<number[]>(
             "(() => { const m = document.querySelector('.page').getBoundingClientRect().right; return [...document.querySelectorAll('.table-scroll')].map((t) => t.getBoundingClientRect().right - m).filter((d) => d > 1); })()",
-          )) as number[];
+          );
           assert.deepEqual(overflow, [], `${link}: a table runs past the page's edge`);
           await screenshot(page, `pages-${link.toLowerCase()}-${width}-${theme}`);
         }

@@ -123,7 +123,7 @@ describe("Tools page and the agent loop in headless Chromium", { skip: browserMi
     await page.setViewportSize({ width: 800, height: 700 });
     await page.getByRole("button", { name: "Switch to dark theme" }).click();
     await screenshot(page, "tools-page-800-dark");
-    const overflow = (await page.evaluate("(() => { const m = document.querySelector('.main'); return m ? m.scrollWidth - m.clientWidth : 0; })()")) as number;
+    const overflow = await page.evaluate<number>("(() => { const m = document.querySelector('.main'); return m ? m.scrollWidth - m.clientWidth : 0; })()");
     assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
     await page.getByRole("button", { name: "Switch to light theme" }).click();
     await page.setViewportSize({ width: 1280, height: 800 });
@@ -272,7 +272,7 @@ describe("Tools page and the agent loop in headless Chromium", { skip: browserMi
         await page.setViewportSize({ width, height });
         const toggle = page.getByRole("button", { name: theme === "dark" ? "Switch to dark theme" : "Switch to light theme" });
         if (await toggle.count()) await toggle.click();
-        const sideways = async () => (await page.evaluate("(() => { const m = document.querySelector('.main'); return m ? m.scrollWidth - m.clientWidth : 0; })()")) as number;
+        const sideways = async () => await page.evaluate<number>("(() => { const m = document.querySelector('.main'); return m ? m.scrollWidth - m.clientWidth : 0; })()");
         await page.goto(`${core.url}/#/tools`);
         await page.locator("section.tool-server").first().waitFor();
         assert.ok((await sideways()) <= 1, "the Tools page scrolls sideways");
@@ -306,7 +306,7 @@ interface StepView {
   calls: CallView[];
 }
 interface LoopModule {
-  runAgentLoop(o: {
+  runAgentLoop: (o: {
     client: LoopClient;
     messages: WireMessage[];
     sessionId: string | null;
@@ -315,7 +315,7 @@ interface LoopModule {
     maxSteps: number;
     signal: AbortSignal;
     handlers: { onDelta(d: string): void; decide(c: CallView): Promise<"once" | "always" | "deny"> };
-  }): Promise<{ steps: StepView[]; stepLimitReached: boolean; messages: WireMessage[]; sessionId: string | null }>;
+  }) => Promise<{ steps: StepView[]; stepLimitReached: boolean; messages: WireMessage[]; sessionId: string | null }>;
 }
 describe("the agent loop against a real core, in Node", { timeout: 600_000 }, () => {
   let core: RunningCore;
@@ -354,7 +354,7 @@ describe("the agent loop against a real core, in Node", { timeout: 600_000 }, ()
 
   test("calls, results and the step limit: after 2 rounds the model is asked to answer without tools", async () => {
     const { runAgentLoop } = await fromRenderer<LoopModule>("chat/agentLoop.ts");
-    const { loadOpenAiTools } = await fromRenderer<{ loadOpenAiTools(c: LoopClient): Promise<NonNullable<ChatBody["tools"]>> }>("api/tools.ts");
+    const { loadOpenAiTools } = await fromRenderer<{ loadOpenAiTools: (c: LoopClient) => Promise<NonNullable<ChatBody["tools"]>> }>("api/tools.ts");
     const client = await forcingClient();
     const tools = await loadOpenAiTools(client);
     assert.ok(tools.some((t) => t.function.name === TOOL), "the enabled tools, as OpenAI tools");
@@ -385,7 +385,7 @@ describe("the agent loop against a real core, in Node", { timeout: 600_000 }, ()
     assert.equal(session.turns.length, 3, "each request of the loop is a turn of the same session");
 
     // Read back as the chat does: the later turns continue the first answer, with its calls.
-    const { toolStepsOf } = await fromRenderer<{ toolStepsOf(m: WireMessage[]): StepView[] | null }>("chat/history.ts");
+    const { toolStepsOf } = await fromRenderer<{ toolStepsOf: (m: WireMessage[]) => StepView[] | null }>("chat/history.ts");
     const steps = toolStepsOf(session.turns[2].messages);
     assert.equal(steps?.length, 2);
     assert.equal(steps?.[1].calls[0].status, "declined");
@@ -393,7 +393,7 @@ describe("the agent loop against a real core, in Node", { timeout: 600_000 }, ()
   });
 
   test("pasted server entries: Claude Desktop's file, one named entry, a bare entry with a typed name; bad ones say why", async () => {
-    const { parsePastedServers } = await fromRenderer<{ parsePastedServers(text: string, name: string): { ok: true; servers: { name: string }[] } | { ok: false; error: string } }>("pages/tools/serverEntry.ts");
+    const { parsePastedServers } = await fromRenderer<{ parsePastedServers: (text: string, name: string) => { ok: true; servers: { name: string }[] } | { ok: false; error: string } }>("pages/tools/serverEntry.ts");
     const whole = parsePastedServers(JSON.stringify({ mcpServers: { a: { command: "npx", args: ["-y", "x"] }, b: { url: "https://e.com/mcp" } } }), "");
     assert.ok(whole.ok && whole.servers.map((s) => s.name).join() === "a,b");
     const line = parsePastedServers('"memory": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"] },', "");

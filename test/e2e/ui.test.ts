@@ -55,7 +55,7 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     } catch (e) {
       const shown = (await page.locator(".msg.assistant .bubble").last().textContent().catch(() => "")) ?? "";
       await screenshot(page, "chat-timeout").catch(() => undefined);
-      throw new Error(`the answer did not finish (${shown.length} characters shown so far): ${(e as Error).message.split("\n")[0]}`);
+      throw new Error(`the answer did not finish (${shown.length} characters shown so far): ${(e as Error).message.split("\n")[0]}`, { cause: e });
     }
   }
 
@@ -126,7 +126,7 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     assert.equal(chunks[0].choices[0].delta.role, "assistant");
     const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
     assert.ok(text.length > 0 && chunks.some((c) => c.choices[0]?.finish_reason), `stream: ${events.join(" | ").slice(0, 400)}`);
-    const lengths = (await page.evaluate("window.__lengths")) as number[];
+    const lengths = await page.evaluate<number[]>("window.__lengths");
     t.diagnostic(`${chunks.length} chunks on the wire, ${lengths.length} render(s) of the answer`);
     assert.ok(lengths.length >= 1, "the answer was never shown");
     assert.equal(await page.locator(".msg.user .bubble").first().textContent(), "Hello there");
@@ -252,7 +252,7 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     // the run was over between two renders, its candidate is in the history.
     const deadline = Date.now() + 900_000; // a bound on waiting, not a timing assertion
     for (;;) {
-      const states = (await page.evaluate("window.__states")) as string[];
+      const states = await page.evaluate<string[]>("window.__states");
       if (states.some((s) => /^(Training|Checking the new adapter|Swapping the new adapter in)/.test(s))) break;
       const detail = (await (await api("/api/training")).json()) as { history: unknown[] };
       if (detail.history.length > 0) break;
@@ -474,19 +474,19 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
       if ((await target.and(focused).count()) > 0) return;
       await page.keyboard.press(key);
     }
-    const at = (await page.evaluate("document.activeElement ? document.activeElement.outerHTML.slice(0, 160) : 'nothing'")) as string;
+    const at = await page.evaluate<string>("document.activeElement ? document.activeElement.outerHTML.slice(0, 160) : 'nothing'");
     throw new Error(`${what} not reached with ${key} in ${max} presses; the focus is on ${at}`);
   }
 
   /** The focused control draws a visible focus ring (keyboard focus, :focus-visible). */
   async function assertFocusRing(what: string): Promise<void> {
     // Page scripts as strings (this file compiles without the DOM's types): an expression, not a function.
-    const style = (await page.evaluate("(() => { const s = getComputedStyle(document.activeElement); return s.outlineStyle + ' ' + s.outlineWidth; })()")) as string;
+    const style = await page.evaluate<string>("(() => { const s = getComputedStyle(document.activeElement); return s.outlineStyle + ' ' + s.outlineWidth; })()");
     assert.match(style, /^(solid|dotted|dashed|double|auto) [1-9]/, `${what} has no visible focus outline (${style})`);
   }
 
   async function focusedName(): Promise<string> {
-    return (await page.evaluate("(() => { const el = document.activeElement; return el ? (el.getAttribute('aria-label') || el.textContent || el.tagName).trim() : ''; })()")) as string;
+    return await page.evaluate<string>("(() => { const el = document.activeElement; return el ? (el.getAttribute('aria-label') || el.textContent || el.tagName).trim() : ''; })()");
   }
 
   test("keyboard only: nav, Checkpoints' Roll back with its dialog, Chat's thumbs and hint, Train now, Settings' save, Models' import", async () => {
@@ -669,7 +669,7 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
         if (heading) await page.getByRole("heading", { name: heading, exact: true }).waitFor();
         await ready();
         // Nothing wider than the window: a horizontal scrollbar means something overflows.
-        const overflow = (await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")) as number;
+        const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
         assert.ok(overflow <= 0, `the ${id} page overflows the window by ${overflow}px in the ${theme} theme`);
         await screenshot(page, `page-${id}-${theme}`);
       }

@@ -31,7 +31,7 @@ const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf
 /** electron-builder's own configuration check (the one `electron-builder` runs first). */
 async function validate(cfg: unknown): Promise<void> {
   const { validateConfiguration } = require("app-builder-lib/out/util/config/config") as {
-    validateConfiguration(c: unknown, logger: unknown): Promise<void>;
+    validateConfiguration: (c: unknown, logger: unknown) => Promise<void>;
   };
   const { DebugLogger } = require("builder-util") as { DebugLogger: new (enabled: boolean) => unknown };
   await validateConfiguration(cfg, new DebugLogger(false));

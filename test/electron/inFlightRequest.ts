@@ -10,7 +10,7 @@ export interface InFlight {
   /** Resolves when the server closed the connection (cleanly or by reset). */
   closed: Promise<void>;
   /** Everything the server has sent so far. */
-  received(): string;
+  received: () => string;
 }
 
 export async function inFlightRequest(url: string): Promise<InFlight> {

@@ -64,7 +64,7 @@ describe("GGUF reader: bad input", () => {
   });
 
   it("gives a GgufError for truncations of stories260K at many offsets", () => {
-    const whole = fs.readFileSync(storiesModelPath()!);
+    const whole = fs.readFileSync(storiesModelPath());
     const p = path.join(dir, "stories-trunc.gguf");
     fs.writeFileSync(p, whole);
     const header = readGguf(p).tensorDataOffset;

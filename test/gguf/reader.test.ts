@@ -18,7 +18,7 @@ import { storiesModelPath } from "../helpers/cli.js";
 const stories = storiesModelPath();
 
 describe("GGUF reader on stories260K", () => {
-  const path = stories as string;
+  const path = stories;
 
   it("reads the header, metadata and the model's known shape", () => {
     const f = readGguf(path);
@@ -80,7 +80,7 @@ describe("GGUF reader on stories260K", () => {
     assert.equal(loaded.data?.length, loaded.fileSize - loaded.tensorDataOffset);
     for (const t of loaded.tensors) {
       const view = readTensorBytes(loaded, t.name);
-      assert.equal(view.buffer, loaded.data!.buffer, `${t.name} is a view`);
+      assert.equal(view.buffer, loaded.data.buffer, `${t.name} is a view`);
       assert.deepEqual(view, readTensorBytes(lazy, t.name));
     }
     // readTensorF32 hands out its own copy: writing to it leaves the loaded data unchanged.

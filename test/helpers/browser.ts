@@ -59,7 +59,7 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const file = path.join(artifactsDir, `${name}.png`);
   // The app scrolls inside .main (the window itself does not), so fullPage alone would cut a
   // long page at the window's height: make the window as tall as the page for the shot.
-  const inner = (await page.evaluate("(() => { const m = document.querySelector('.main'); return m ? m.scrollHeight : 0; })()")) as number;
+  const inner = await page.evaluate<number>("(() => { const m = document.querySelector('.main'); return m ? m.scrollHeight : 0; })()");
   const vp = page.viewportSize();
   if (vp && inner > vp.height) {
     await page.setViewportSize({ width: vp.width, height: inner });

@@ -184,8 +184,8 @@ describe("clawrl serve --gpu cuda on a machine without CUDA", () => {
           const m = /API base:\s+(\S+)/.exec(out);
           if (m) resolve(m[1]);
         };
-        child.stdout!.on("data", onData);
-        child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+        child.stdout.on("data", onData);
+        child.stderr.on("data", (d: Buffer) => (out += d.toString()));
         child.on("exit", (code) => reject(new Error(`serve exited with ${code}:\n${out}`)));
       });
       assert.match(out, /^Backend:\s+cpu, context 512$/m);

@@ -26,7 +26,7 @@ describe("incremental detokenizer", () => {
   it("equals detokenizing all tokens at once, after every token", () => {
     assert.ok(models.length >= 1);
     for (const [name, model] of models) {
-      const tokens = model.tokenize(TEXT, false) as Token[];
+      const tokens = model.tokenize(TEXT, false);
       assert.ok(tokens.length > 100, `${name}: ${tokens.length} tokens`);
       const inc = new IncrementalDetokenizer(model);
       for (let i = 0; i < tokens.length; i++) {
@@ -41,8 +41,8 @@ describe("incremental detokenizer", () => {
 
   it("continuing a prompt: equals detokenizing with the prompt's tokens as context (a SentencePiece word start keeps its space)", () => {
     for (const [name, model] of models) {
-      const prompt = model.tokenize("Once upon a time, there was a dog.", false) as Token[];
-      const tokens = model.tokenize(TEXT, false) as Token[];
+      const prompt = model.tokenize("Once upon a time, there was a dog.", false);
+      const tokens = model.tokenize(TEXT, false);
       const inc = new IncrementalDetokenizer(model, prompt);
       for (let i = 0; i < tokens.length; i++) {
         assert.equal(inc.push(tokens[i]), model.detokenize(tokens.slice(0, i + 1), false, prompt.slice(-3)), `${name}: after token ${i + 1}`);
@@ -50,7 +50,7 @@ describe("incremental detokenizer", () => {
     }
     const spm = models.find(([name]) => name.startsWith("SentencePiece"))?.[1];
     if (spm) {
-      const answer = spm.tokenize("He ran.", false) as Token[]; // SentencePiece starts it with "▁He"
+      const answer = spm.tokenize("He ran.", false); // SentencePiece starts it with "▁He"
       assert.equal(new IncrementalDetokenizer(spm, spm.tokenize("A dog.", false)).push(answer[0]), " He");
       assert.equal(new IncrementalDetokenizer(spm).push(answer[0]), "He", "alone (a chat answer) the space is dropped");
     }

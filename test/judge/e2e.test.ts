@@ -18,8 +18,7 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
   let prmScript: string[] = [];
   const api = async (path: string, init: RequestInit = {}) => {
     const r = await fetch(`${core.url}${path}`, { ...init, headers: { authorization: `Bearer ${core.token}`, ...(init.body ? { "content-type": "application/json" } : {}) } });
-    // Tests read response bodies structurally; `any` keeps the assertions readable.
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read response bodies structurally; `any` keeps the assertions readable
     const body: any = await r.json();
     return { status: r.status, body };
   };
@@ -81,7 +80,7 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
     assert.equal(line.hintVotes!.length, 3);
     assert.equal(line.judge, `endpoint:scripted@${judgeEp.baseUrl}`);
     // The judge saw the answer and the next state.
-    const prompt = String(judgeEp.requests[0].body.messages[1].content);
+    const prompt = judgeEp.requests[0].body.messages[1].content as string;
     assert.match(prompt, /No, that's wrong\. Try again\./);
     assert.match(prompt, /What is 2\+2\?/);
     // The second turn has no next state yet: not judged.
@@ -160,7 +159,7 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
     // A later conversation that is judged: the queue is FIFO, so the thumbed turn's chance came before.
     await conversation("Name a fruit.", "And a vegetable?");
     assert.equal(judgeEp.requests.length, n + 6);
-    assert.ok(judgeEp.requests.slice(n).every((r) => String(r.body.messages[1].content).includes("Name a fruit.")));
+    assert.ok(judgeEp.requests.slice(n).every((r) => (r.body.messages[1].content as string).includes("Name a fruit.")));
     assert.equal(judgeLines().some((l) => l.turnId === t1.turnId), false);
     assert.equal(core.samples.get(t1.turnId)!.reward, 1);
   });

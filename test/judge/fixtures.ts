@@ -25,7 +25,7 @@ export async function scriptedJudge(script: (kind: "prm" | "hint", i: number, re
     req.on("data", (d: Buffer) => (raw += d.toString()));
     req.on("end", () => {
       const body = JSON.parse(raw) as JudgeRequest["body"];
-      const system = String(body.messages[0]?.content ?? "");
+      const system = (body.messages[0]?.content as string | undefined) ?? "";
       const kind = /grade/.test(system) ? "prm" : "hint";
       const r: JudgeRequest = { kind, body, auth: req.headers.authorization };
       requests.push(r);

@@ -45,10 +45,10 @@ describe("judge against an OpenAI-compatible endpoint (scripted texts)", () => {
 
       assert.equal(ep.requests.length, 6);
       const seeds = ep.requests.map((r) => r.body.seed);
-      assert.equal(new Set(seeds).size, 6, `seeds ${seeds}`);
+      assert.equal(new Set(seeds).size, 6, `seeds ${seeds.join(",")}`);
       assert.ok(ep.requests.every((r) => r.body.temperature === 0.6 && r.body.model === "judge-model" && r.auth === "Bearer sk-test"));
       // The prompt carries the answer and the next state.
-      const user = String(ep.requests[0].body.messages[1].content);
+      const user = ep.requests[0].body.messages[1].content as string;
       assert.match(user, /5 miles is 8 miles\./);
       assert.match(user, /No, I asked for kilometres/);
       assert.match(user, /\\boxed\{1\}.*\\boxed\{-1\}.*\\boxed\{0\}/s);
@@ -100,7 +100,7 @@ describe("the judge service", () => {
       bus.emit("turnReady", { turnId: open, sessionId: store.turnEntry(open)!.sessionId });
       await service.whenIdle();
       assert.equal(service.queueLength, 0);
-      assert.ok(queue.includes(2) && queue.at(-1) === 0, `queue lengths ${queue}`);
+      assert.ok(queue.includes(2) && queue.at(-1) === 0, `queue lengths ${queue.join(",")}`);
       assert.deepEqual(judged.sort(), [`${backlog}:1`, `${live}:1`].sort());
       const lines = judgeLines(store);
       assert.deepEqual(lines.map((l) => l.turnId).sort(), [backlog, live].sort());

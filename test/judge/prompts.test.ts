@@ -4,14 +4,14 @@ import { clip, hintMessages, prmMessages } from "../../electron/core/judge/promp
 
 describe("judge prompts", () => {
   const input = {
-    context: Array.from({ length: 30 }, (_, i) => ({ role: (i % 2 ? "assistant" : "user") as "user" | "assistant", content: `message ${i} ${"x".repeat(300)}` })),
+    context: Array.from({ length: 30 }, (_, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content: `message ${i} ${"x".repeat(300)}` })),
     answer: "The answer.",
     toolCalls: [{ name: "search", arguments: '{"q":"moon"}' }],
     nextState: [{ role: "tool" as const, content: "ERROR: bad query", tool_call_id: "c1" }],
   };
 
   it("keeps the newest context within the budget and says how much was left out", () => {
-    const user = String(prmMessages(input, { context: 1000, answer: 500, nextState: 500 })[1].content);
+    const user = prmMessages(input, { context: 1000, answer: 500, nextState: 500 })[1].content as string;
     assert.match(user, /message 29 /);
     assert.doesNotMatch(user, /message 0 /);
     const left = /\[… (\d+) earlier message\(s\) left out …\]/.exec(user);
@@ -24,7 +24,7 @@ describe("judge prompts", () => {
   });
 
   it("a single message over budget is clipped, not dropped", () => {
-    const user = String(prmMessages({ context: [{ role: "user", content: "y".repeat(5000) }], answer: "a", nextState: [] }, { context: 800, answer: 100, nextState: 100 })[1].content);
+    const user = prmMessages({ context: [{ role: "user", content: "y".repeat(5000) }], answer: "a", nextState: [] }, { context: 800, answer: 100, nextState: 100 })[1].content as string;
     assert.match(user, /characters cut/);
     assert.ok(user.length < 3000);
   });
@@ -37,10 +37,10 @@ describe("judge prompts", () => {
   });
 
   it("the PRM prompt asks for \\boxed{1|-1|0}; the hint prompt for \\boxed{1|-1} and hint markers", () => {
-    const prm = String(prmMessages(input)[1].content);
+    const prm = prmMessages(input)[1].content as string;
     assert.match(prm, /progress[\s\S]*correction[\s\S]*ambiguous/);
     assert.match(prm, /\\boxed\{1\}[\s\S]*\\boxed\{-1\}[\s\S]*\\boxed\{0\}/);
-    const hint = String(hintMessages(input)[1].content);
+    const hint = hintMessages(input)[1].content as string;
     assert.match(hint, /\[HINT_START\][\s\S]*\[HINT_END\]/);
     assert.doesNotMatch(hint, /\\boxed\{0\}/);
   });

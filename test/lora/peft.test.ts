@@ -103,7 +103,7 @@ describe("PEFT layout", () => {
     const ragged = { ...adapter, pairs: adapter.pairs.filter((p) => (p.layer === 0 && p.target === "attn_q") || (p.layer === 1 && p.target === "ffn_down")) };
     const c2 = writePeftAdapter(path.join(dir, "p2"), ragged, config, null).config;
     assert.equal(c2.target_modules, "^(model\\.layers\\.0\\.self_attn\\.q_proj|model\\.layers\\.1\\.mlp\\.down_proj)$");
-    const re = new RegExp(c2.target_modules as string);
+    const re = new RegExp(c2.target_modules);
     assert.ok(re.test("model.layers.0.self_attn.q_proj") && re.test("model.layers.1.mlp.down_proj") && !re.test("model.layers.1.self_attn.q_proj"));
     // Read back: the same pairs.
     const back = readPeftAdapter(path.join(dir, "p2"), config);
@@ -291,7 +291,7 @@ describe("round trip and import", () => {
     refuse(base, base, /not a LoRA adapter.*looks like a model/);
     refuse(path.join(dir, "nothing"), base, /no such file/);
 
-    const variant = (name: string, edit: (files: { config: any; tensors: Array<{ name: string; shape: number[]; values: Float32Array }> }) => void) => {
+    const variant = (name: string, edit: (files: { config: Record<string, unknown>; tensors: Array<{ name: string; shape: number[]; values: Float32Array }> }) => void) => {
       const d = path.join(dir, name);
       fs.mkdirSync(d);
       const st = readSafetensors(path.join(out, "adapter_model.safetensors"));

@@ -65,11 +65,11 @@ describe("switching the served model", { timeout: 180_000 }, () => {
 
   it("while a switch is under way: a /v1 request waits for the new model, a second switch gets 409", async () => {
     const stories = { id: "local:stories260K", name: "stories260K", path: storiesModelPath() };
-    const first = core.served!.switchTo(stories);
+    const first = core.served.switchTo(stories);
     // Inside the core the engine is unavailable meanwhile, with the reason (what a request would get after its wait).
-    assert.throws(() => core.served!.current(), (e: Error) => apiErrorOf(e).status === 503 && /being switched to stories260K/.test(e.message));
+    assert.throws(() => core.served.current(), (e: Error) => apiErrorOf(e).status === 503 && /being switched to stories260K/.test(e.message));
     const answer = call("POST", "/v1/chat/completions", { model: "x", messages: [{ role: "user", content: "hi" }], max_tokens: 3 });
-    await assert.rejects(core.served!.switchTo({ ...stories, path: tiny }), (e: Error) => apiErrorOf(e).status === 409);
+    await assert.rejects(core.served.switchTo({ ...stories, path: tiny }), (e: Error) => apiErrorOf(e).status === 409);
     const r = await answer;
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.model, "stories260K", "answered by the model switched to");

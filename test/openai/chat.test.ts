@@ -103,8 +103,8 @@ describe("/v1/chat/completions through the openai client", () => {
     assert.equal(usage?.prompt_tokens, plain.usage!.prompt_tokens);
     assert.equal(usage?.completion_tokens, plain.usage!.completion_tokens);
     assert.ok(contentChunks > 1, `expected several content chunks, got ${contentChunks}`);
-    assert.equal(timings?.predicted_n, usage!.completion_tokens - 1);
-    assert.ok(timings!.predicted_per_second! > 0);
+    assert.equal(timings?.predicted_n, usage.completion_tokens - 1);
+    assert.ok(timings.predicted_per_second! > 0);
   });
 
   it("honours stop sequences and max_completion_tokens", async () => {
@@ -154,7 +154,7 @@ describe("/v1/chat/completions through the openai client", () => {
     const c = r.choices[0];
     assert.equal(c.finish_reason, "tool_calls");
     assert.equal(c.message.tool_calls?.length, 1);
-    const call = c.message.tool_calls![0];
+    const call = c.message.tool_calls[0];
     assert.equal(call.type, "function");
     assert.ok(call.type === "function" && call.function.name === "get_weather");
     assert.ok(call.id.startsWith("call_"));

@@ -69,7 +69,7 @@ describe("POST /v1/completions: streaming, array prompts, strict fields, with th
       assert.equal(t.messages[0].content, prompts[i]);
     }
     // usage covers all prompts
-    const recorded = turnIds.map((id) => core.store.readTurn(id)!);
+    const recorded = turnIds.map((id) => core.store.readTurn(id));
     assert.equal(r.usage!.completion_tokens, recorded.reduce((n, t) => n + t.responseTokens.length, 0));
     assert.equal(r.usage!.prompt_tokens, recorded.reduce((n, t) => n + t.promptTokens.length, 0));
     // Each prompt answered alone gives its choice's text.

@@ -110,15 +110,15 @@ describe("real clients: structured outputs and schema-true tool calls", () => {
       const msg = await llm.bindTools([weather, files], { tool_choice: "list_files", seed }).invoke("List my files.");
       assert.equal(msg.invalid_tool_calls?.length ?? 0, 0, JSON.stringify(msg.invalid_tool_calls));
       assert.equal(msg.tool_calls?.length, 1);
-      assert.equal(msg.tool_calls![0].name, "list_files");
-      Files.parse(msg.tool_calls![0].args);
+      assert.equal(msg.tool_calls[0].name, "list_files");
+      Files.parse(msg.tool_calls[0].args);
     }
   });
 
   it("parallel_tool_calls: several calls in one answer when allowed, exactly one when not", async () => {
     const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
-      { type: "function", function: { name: "get_weather", parameters: z.toJSONSchema(Weather) as Record<string, unknown> } },
-      { type: "function", function: { name: "list_files", parameters: z.toJSONSchema(Files) as Record<string, unknown> } },
+      { type: "function", function: { name: "get_weather", parameters: z.toJSONSchema(Weather) } },
+      { type: "function", function: { name: "list_files", parameters: z.toJSONSchema(Files) } },
     ];
     const counts = async (parallel: boolean) => {
       const out: number[] = [];
@@ -145,7 +145,7 @@ describe("real clients: structured outputs and schema-true tool calls", () => {
       return out;
     };
     const allowed = await counts(true);
-    assert.ok(allowed.some((n) => n >= 2), `never more than one call: ${allowed}`);
+    assert.ok(allowed.some((n) => n >= 2), `never more than one call: ${allowed.join(",")}`);
     assert.ok(allowed.every((n) => n >= 1));
     assert.deepEqual(await counts(false), Array(12).fill(1));
   });

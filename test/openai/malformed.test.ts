@@ -71,8 +71,8 @@ describe("malformed requests", () => {
     assert.equal(typeof body.error?.message, "string", `${what}: ${text.slice(0, 200)}`);
     assert.ok((body.error!.message as string).length > 0);
     assert.equal(typeof body.error?.type, "string");
-    assert.ok("param" in body.error! && "code" in body.error!);
-    return body.error!;
+    assert.ok("param" in body.error! && "code" in body.error);
+    return body.error;
   }
 
   it("answers a few hundred malformed requests with OpenAI-style 4xx errors, records nothing, then serves a normal one", async () => {

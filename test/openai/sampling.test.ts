@@ -49,7 +49,7 @@ describe("sampling fields on /v1/chat/completions", () => {
     for (let seed = 10; seed < 22; seed++) {
       const js = seed % 3 === 0; // top log-probs: sampled in JS
       const { tokens, sampling } = await answer({ temperature: seed % 2 ? 1.3 : 0, seed, logit_bias, ...(js ? { logprobs: true, top_logprobs: 2 } : {}) });
-      for (const t of banned) assert.ok(!tokens.includes(t), `seed ${seed}: banned token ${t} in ${tokens}`);
+      for (const t of banned) assert.ok(!tokens.includes(t), `seed ${seed}: banned token ${t} in ${tokens.join(",")}`);
       assert.deepEqual(sampling.logitBias, Object.fromEntries(banned.map((t) => [t, -100])));
     }
   });

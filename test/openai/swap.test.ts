@@ -67,7 +67,7 @@ describe("adapter swap under concurrent streaming load", () => {
     for (const r of results) {
       assert.ok(r.finish === "stop" || r.finish === "length", `stream without finish_reason: ${JSON.stringify(r)}`);
       assert.ok(r.usage, "stream without usage");
-      assert.equal(r.tokens, r.usage!.completion_tokens, "truncated stream: fewer tokens than generated");
+      assert.equal(r.tokens, r.usage.completion_tokens, "truncated stream: fewer tokens than generated");
       if (r.finish === "length") assert.equal(r.tokens, 40);
       assert.ok(versions.has(r.adapter), r.adapter);
       assert.equal(core.store.readTurn(r.turnId).adapter, r.adapter);

@@ -66,7 +66,7 @@ export function ensureOpenclaw(): OpenclawInstall {
     fs.renameSync(tmp, installDir);
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`cannot install OpenClaw ${OPENCLAW_VERSION} with Node ${NODE_VERSION} from npm: ${(err as Error).message}`);
+    throw new Error(`cannot install OpenClaw ${OPENCLAW_VERSION} with Node ${NODE_VERSION} from npm: ${(err as Error).message}`, { cause: err });
   }
   return paths(installDir);
 }

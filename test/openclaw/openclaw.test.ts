@@ -56,8 +56,7 @@ function parseAgentJson(run: AgentRun): { text: string; usage: { input: number; 
   // Prose may precede the JSON document on stdout; the document is the last top-level object.
   const at = run.stdout.indexOf("{\n");
   assert.ok(at >= 0, `no JSON on stdout:\n${run.stdout.slice(-2000)}`);
-  // Parsed fields are checked one by one below.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed fields are checked one by one below
   const j: any = JSON.parse(run.stdout.slice(at));
   return { text: j.payloads?.[0]?.text ?? "", usage: j.meta?.agentMeta?.lastCallUsage ?? j.meta?.agentMeta?.usage };
 }
@@ -69,8 +68,7 @@ describe("OpenClaw (real client from npm) against the server", { timeout: 2 * TU
   const api = async (p: string) => {
     const r = await fetch(`${core.url}${p}`, { headers: { authorization: `Bearer ${core.token}` } });
     assert.equal(r.status, 200, `${p}: ${r.status}`);
-    // Response bodies are read structurally below.
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are read structurally below
     return (await r.json()) as any;
   };
 

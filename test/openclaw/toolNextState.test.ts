@@ -75,8 +75,7 @@ describe("tool calls over /v1: streamed deltas, tool results as next state", () 
     assert.ok(second.data.usage!.prompt_tokens_details!.cached_tokens! > 0, "the second request reused the first one's KV cache");
 
     const r = await fetch(`${core.url}/api/sessions/${encodeURIComponent(sessionId)}`, { headers: { authorization: `Bearer ${core.token}` } });
-    // The session view is read structurally.
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the session view is read structurally
     const detail: any = await r.json();
     const t1 = detail.turns.find((t: { turnId: string }) => t.turnId === turnId);
     assert.deepEqual(t1.toolCalls.map((c: { name: string }) => c.name), ["ls"]);

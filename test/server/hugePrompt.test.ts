@@ -12,7 +12,8 @@ import { maxTokenBytes } from "../../models/gguf/loadable.js";
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
 
 const MiB = 1 << 20;
-/** A reply and how long it took (ms). `any`: an API error or answer body; the assertions read its fields. */
+/** A reply and how long it took (ms). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- an API error or answer body; the assertions read its fields
 type Reply = { status: number; body: any; ms: number };
 const words = "Once upon a time there was a little girl named Lily who loved to play outside in the sun. ";
 const text = (bytes: number) => words.repeat(Math.ceil(bytes / words.length)).slice(0, bytes);
@@ -102,6 +103,7 @@ function postFromChild(core: RunningCore, route: "/v1/chat/completions" | "/v1/c
     process.stdout.write(JSON.stringify({ status: r.status, body: reply, ms: performance.now() - t0 }));`;
   return new Promise((resolve, reject) => {
     execFile(process.execPath, ["--input-type=module", "-e", script], { maxBuffer: 1 << 20 }, (err, stdout) => {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an ExecFileException is an Error; its Omit<…> type hides that from the rule
       if (err) return reject(err);
       const r = JSON.parse(stdout) as { status: number; body: string; ms: number };
       resolve({ status: r.status, body: r.body ? JSON.parse(r.body) : null, ms: r.ms });
@@ -140,6 +142,7 @@ describe("huge prompts", { timeout: 180_000 }, () => {
   it("a 30 MiB prompt under a 64 MiB body limit: 400 context_length_exceeded in under a second, from its byte length, without tokenizing", async () => {
     // Every tokenization of the served model is counted: the refusal must need none.
     const model = big.engine!.model;
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be put back, and called through apply(model)
     const tokenize = model.tokenize;
     let tokenized = 0;
     model.tokenize = ((...args: Parameters<typeof tokenize>) => {

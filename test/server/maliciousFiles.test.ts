@@ -139,7 +139,7 @@ describe("malicious model and adapter files", { timeout: 240_000 }, () => {
   });
 
   it("a GGUF judge: the judge's load refuses each file in under a second (JudgeUnavailableError)", async () => {
-    const factory = judgeBackendFactory(core.engine!, { threads: 1 });
+    const factory = judgeBackendFactory(core.engine, { threads: 1 });
     for (const b of bad) {
       const r = await timed("judge GGUF", () => factory({ kind: "gguf", path: b.file }, 1));
       if (r.value) await r.value.close();

@@ -56,6 +56,7 @@ before(() => {
 });
 
 /** Python reads the file with json, line by line, and checks TRL's fields and types; prints what it read. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the rows Python printed, KTO or DPO; the assertions read their fields
 function pythonRead(file: string, format: "kto" | "dpo"): any[] {
   const py = `
 import json, sys

@@ -93,7 +93,7 @@ describe("the MCP host's server life", () => {
     const child = spawn(process.execPath, [everythingServer().args[0], "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
     children.push(child);
     let err = "";
-    child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
     await until(() => /listening on port/.test(err), 15_000, "the HTTP server");
     const secret = "sk-http-secret-123456";
     const { host } = hostFor({ mcpServers: { web: { url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: `Bearer ${secret}` } } } });

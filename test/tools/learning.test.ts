@@ -55,8 +55,8 @@ describe("a tool call's outcome teaches the turn that made it", () => {
     const first = await chat(sessionId, [user], { tools, tool_choice: { type: "function", function: { name: "files__list_directory" } } });
     const msg = first.body.choices[0].message;
     assert.equal(msg.tool_calls?.length, 1);
-    assert.equal(msg.tool_calls![0].function.name, "files__list_directory");
-    return { tools, user, msg, call: msg.tool_calls![0], turnId: first.turnId };
+    assert.equal(msg.tool_calls[0].function.name, "files__list_directory");
+    return { tools, user, msg, call: msg.tool_calls[0], turnId: first.turnId };
   }
 
   it("an approved call: the result is the next state, the judge reads it, the sample trains the call's tokens", async () => {
@@ -68,10 +68,10 @@ describe("a tool call's outcome teaches the turn that made it", () => {
 
     assert.deepEqual(core.store.readNextState(turnId), [toolMessage]);
     await until(() => core.store.turnView(turnId).reward !== null, 30_000, "the judge's reward");
-    const prm = judge.requests.filter((r) => r.kind === "prm").map((r) => String(r.body.messages[1].content));
+    const prm = judge.requests.filter((r) => r.kind === "prm").map((r) => (r.body.messages[1].content as string));
     const read = prm.find((p) => p.includes("(calls tool files__list_directory"));
     assert.ok(read, "the judge read the call");
-    assert.ok(read!.includes(`=== What came next ===\n[tool result] ${result.body.content.slice(0, 200)}`), read);
+    assert.ok(read.includes(`=== What came next ===\n[tool result] ${result.body.content.slice(0, 200)}`), read);
 
     const turn = core.store.readTurn(turnId);
     await until(() => core.samples.get(turnId) !== undefined, 10_000, "the turn's sample");
@@ -95,10 +95,10 @@ describe("a tool call's outcome teaches the turn that made it", () => {
     await chat("s-denied", [user, { role: "assistant", content: msg.content, tool_calls: msg.tool_calls }, denial], { tools, max_tokens: 4 });
     assert.deepEqual(core.store.readNextState(turnId), [denial]);
     await until(() => core.store.turnView(turnId).reward !== null, 30_000, "the judge's reward");
-    const read = judge.requests.map((r) => String(r.body.messages[1].content)).find((p) => p.includes(`[tool result] ${DECLINED}`));
+    const read = judge.requests.map((r) => (r.body.messages[1].content as string)).find((p) => p.includes(`[tool result] ${DECLINED}`));
     assert.ok(read, "the judge read the denial");
     // The judge is told a declined call is a correction.
-    assert.match(read!, /correction: .*the user declined a tool call the assistant made/);
+    assert.match(read, /correction: .*the user declined a tool call the assistant made/);
     const log = fs.readFileSync(path.join(core.paths.logs, "tools.jsonl"), "utf8");
     assert.ok(!log.includes(turnId), "no call of the denied turn ran");
   });

@@ -72,10 +72,10 @@ test("writeLoraAdapter: llama.cpp metadata and tensor layout (lora_a ne=[in, ran
   assert.equal(ta.type, GgmlType.F32);
   // Row-major [rank, in]: element (r, i) of the file is A[i][r].
   const p = lora.pairs.get("blk.2.ffn_down.weight")!;
-  const A = p.a.arraySync() as number[][];
+  const A = p.a.arraySync();
   const fileA = readTensorF32(g, ta);
   assert.equal(fileA[1 * 172 + 5], Math.fround(A[5][1]));
-  const B = p.b.arraySync() as number[][];
+  const B = p.b.arraySync();
   const fileB = readTensorF32(g, tb);
   assert.equal(fileB[7 * 4 + 3], Math.fround(B[3][7]));
   assert.deepEqual(fs.readdirSync(dir).filter((f) => f !== "a.gguf" && f.startsWith("a.gguf")), [], "no temp files left");

@@ -79,10 +79,10 @@ describe("PPO-clip surrogate", () => {
 
   test("mean is over every trained token of the batch; empty mask gives 0", () => {
     // two rows, 1 + 2 trained tokens, ρ = 1: L = −(3 + 1 + 1)/3
-    const z = tf.zeros([2, 2]) as tf.Tensor2D;
+    const z = tf.zeros<tf.Rank.R2>([2, 2]);
     const r = ppoClipLoss({ logprobs: z, oldLogprobs: z, advantages: tf.tensor2d([[3, 9], [1, 1]]), mask: tf.tensor2d([[1, 0], [1, 1]]) });
     close(r.loss.dataSync()[0], -5 / 3);
-    const e = ppoClipLoss({ logprobs: z, oldLogprobs: z, advantages: tf.ones([2, 2]) as tf.Tensor2D, mask: z });
+    const e = ppoClipLoss({ logprobs: z, oldLogprobs: z, advantages: tf.ones<tf.Rank.R2>([2, 2]), mask: z });
     close(e.loss.dataSync()[0], 0);
   });
 });

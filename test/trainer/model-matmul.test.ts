@@ -16,9 +16,9 @@ function maxAbsDiff(a: tf.Tensor, b: tf.Tensor): number {
   return tf.tidy(() => tf.max(tf.abs(tf.sub(a, b))).dataSync()[0]);
 }
 
-const A = () => tf.randomNormal([5, 7], 0, 1, "float32", 1) as tf.Tensor2D;
-const B = () => tf.randomNormal([7, 3], 0, 1, "float32", 2) as tf.Tensor2D;
-const BT = () => tf.randomNormal([3, 7], 0, 1, "float32", 2) as tf.Tensor2D;
+const A = () => tf.randomNormal<tf.Rank.R2>([5, 7], 0, 1, "float32", 1);
+const B = () => tf.randomNormal<tf.Rank.R2>([7, 3], 0, 1, "float32", 2);
+const BT = () => tf.randomNormal<tf.Rank.R2>([3, 7], 0, 1, "float32", 2);
 // A fixed non-uniform upstream gradient, so every output element matters differently.
 const W = () => tf.randomNormal([5, 3], 0, 1, "float32", 3);
 
@@ -42,8 +42,8 @@ test("mmT: a·bᵀ with gradients for both inputs", () => {
 test("frozenLinear: x·wᵀ for a frozen weight in GGUF layout [out, in], gradient for x only", () => {
   const [x0, wt, w] = [A(), BT(), W()];
   const v = tf.variable(tf.randomNormal([5, 7], 0, 1, "float32", 9));
-  const ref = tf.variableGrads(() => tf.sum(tf.mul(tf.matMul(tf.mul(v, x0), wt, false, true), w)) as tf.Scalar, [v]);
-  const got = tf.variableGrads(() => tf.sum(tf.mul(frozenLinear(tf.mul(v, x0) as tf.Tensor2D, wt), w)) as tf.Scalar, [v]);
+  const ref = tf.variableGrads(() => tf.sum<tf.Scalar>(tf.mul(tf.matMul(tf.mul(v, x0), wt, false, true), w)), [v]);
+  const got = tf.variableGrads(() => tf.sum<tf.Scalar>(tf.mul(frozenLinear(tf.mul<tf.Tensor2D>(v, x0), wt), w)), [v]);
   assert.ok(Math.abs(ref.value.dataSync()[0] - got.value.dataSync()[0]) < 1e-4);
   assert.ok(maxAbsDiff(ref.grads[v.name], got.grads[v.name]) < 1e-5);
   assert.ok(tf.tidy(() => tf.max(tf.abs(got.grads[v.name])).dataSync()[0]) > 0.1, "non-trivial gradient");

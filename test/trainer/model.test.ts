@@ -50,7 +50,7 @@ after(() => {
 function fullOutput(m: BaseModel): tf.Tensor2D {
   const parts: tf.Tensor2D[] = [];
   for (let c = 0; c < m.weights.numHeadChunks; c++) parts.push(m.weights.headChunk(c).w);
-  return parts.length === 1 ? parts[0] : (tf.concat(parts) as tf.Tensor2D);
+  return parts.length === 1 ? parts[0] : (tf.concat<tf.Tensor2D>(parts));
 }
 
 /**
@@ -94,7 +94,7 @@ async function ourGrads(m: BaseModel, tokens: number[][], starts: number[]): Pro
     const h = tf.tidy(() => finalNorm(m, scoredRows(body.final, plan)));
     const head = headForward(m.weights, { h, ids: plan.targets, expectation: true });
     const value = await num(() => tf.sum(head.logprobs!));
-    const g = tf.onesLike(head.logprobs!) as tf.Tensor2D; // ∂(Σ lp)/∂lp = 1
+    const g = tf.onesLike<tf.Tensor2D>(head.logprobs!); // ∂(Σ lp)/∂lp = 1
     const dh = headGradient(m.weights, plan.targets, g, head.expectation!);
     const grads = backwardBody(m, lora, plan, { inputs: body.inputs!, final: body.final }, dh, ctx);
     tf.dispose([h, head.lse, head.logprobs!, head.expectation!, g, dh]);

@@ -6,10 +6,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
-import { loadBaseModel, tokenLogProbs } from "../../trainer/model/index.js";
-import { createLora, disposeLora, loraVariables, writeLoraAdapter } from "../../trainer/lora/index.js";
+import { loadBaseModel } from "../../trainer/model/index.js";
+import { disposeLora, writeLoraAdapter } from "../../trainer/lora/index.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
 import { llamaCppLogProbs, llamaCppTokenize, maxLogProbDiff as maxDiff, ourLogProbs as lps, trainedLora } from "./parity-reference.js";

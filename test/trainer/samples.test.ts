@@ -114,7 +114,7 @@ describe("tokenization with the model's chat template", () => {
 describe("plain-completion samples (a base model, no chat template)", () => {
   let tok: SampleTokenizer;
   before(async () => {
-    tok = await SampleTokenizer.open(storiesModelPath()!);
+    tok = await SampleTokenizer.open(storiesModelPath());
   });
   after(async () => {
     await tok.dispose();

@@ -124,9 +124,9 @@ export async function opCases(): Promise<Results> {
     tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
       const [aa, save] = args as [tf.Tensor2D, tf.GradSaveFunc];
       save([w]);
-      return { value: tf.matMul(aa, w), gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.matMul(dy as tf.Tensor2D, saved[0] as tf.Tensor2D, false, true) };
+      return { value: tf.matMul(aa, w), gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.matMul(dy, saved[0], false, true) };
     })(a) as tf.Tensor2D;
-  const rms = (a: tf.Tensor2D) => tf.mul(tf.mul(a, tf.rsqrt(tf.add(tf.mean(tf.square(a), 1, true), 1e-5))), norm) as tf.Tensor2D;
+  const rms = (a: tf.Tensor2D) => tf.mul<tf.Tensor2D>(tf.mul(a, tf.rsqrt(tf.add(tf.mean(tf.square(a), 1, true), 1e-5))), norm);
   const rope = (a: tf.Tensor2D) => {
     const r = tf.reshape(a, [T, H, hd / 2, 2]);
     const even = tf.reshape(tf.slice(r, [0, 0, 0, 0], [T, H, hd / 2, 1]), [T, H, hd / 2]);
@@ -135,25 +135,25 @@ export async function opCases(): Promise<Results> {
     const s = tf.expandDims(sin, 1);
     const re = tf.sub(tf.mul(even, c), tf.mul(odd, s));
     const ro = tf.add(tf.mul(even, s), tf.mul(odd, c));
-    return tf.reshape(tf.stack([re, ro], 3), [T, D]) as tf.Tensor2D;
+    return tf.reshape<tf.Rank.R2>(tf.stack([re, ro], 3), [T, D]);
   };
-  const heads = (a: tf.Tensor2D) => tf.transpose(tf.reshape(a, [T, H, hd]), [1, 0, 2]) as tf.Tensor3D;
+  const heads = (a: tf.Tensor2D) => tf.transpose<tf.Tensor3D>(tf.reshape(a, [T, H, hd]), [1, 0, 2]);
   const block = () => {
-    const h = rms(x as tf.Tensor2D);
-    const q = rope(tf.add(frozen(h, wq as tf.Tensor2D), tf.matMul(tf.matMul(h, loraA), loraB)) as tf.Tensor2D);
-    const k = rope(frozen(h, wk as tf.Tensor2D));
-    const v = frozen(h, wv as tf.Tensor2D);
+    const h = rms(x);
+    const q = rope(tf.add<tf.Tensor2D>(frozen(h, wq), tf.matMul(tf.matMul(h, loraA), loraB)));
+    const k = rope(frozen(h, wk));
+    const v = frozen(h, wv);
     const scores = tf.add(tf.div(tf.matMul(heads(q), heads(k), false, true), Math.sqrt(hd)), mask);
     const att = tf.matMul(tf.softmax(scores), heads(v));
-    const merged = tf.reshape(tf.transpose(att, [1, 0, 2]), [T, D]) as tf.Tensor2D;
-    const x1 = tf.add(x, frozen(merged, wo as tf.Tensor2D)) as tf.Tensor2D;
+    const merged = tf.reshape<tf.Rank.R2>(tf.transpose(att, [1, 0, 2]), [T, D]);
+    const x1 = tf.add<tf.Tensor2D>(x, frozen(merged, wo));
     const h2 = rms(x1);
-    const g = frozen(h2, wg as tf.Tensor2D);
-    const mlp = frozen(tf.mul(tf.mul(g, tf.sigmoid(g)), frozen(h2, wu as tf.Tensor2D)) as tf.Tensor2D, wd as tf.Tensor2D);
-    const x2 = tf.add(x1, mlp) as tf.Tensor2D;
+    const g = frozen(h2, wg);
+    const mlp = frozen(tf.mul<tf.Tensor2D>(tf.mul(g, tf.sigmoid(g)), frozen(h2, wu)), wd);
+    const x2 = tf.add<tf.Tensor2D>(x1, mlp);
     const lg = tf.matMul(rms(x2), wout);
     const picked = tf.sum(tf.mul(tf.oneHot(targets, V), lg), 1);
-    return tf.mean(tf.sub(tf.logSumExp(lg, 1), picked)) as tf.Scalar;
+    return tf.mean<tf.Scalar>(tf.sub(tf.logSumExp(lg, 1), picked));
   };
   const { value, grads } = tf.variableGrads(block, [loraA, loraB]);
   await read(out, "block-loss", value);
@@ -207,7 +207,7 @@ export async function memoryTrace(): Promise<MemoryTrace> {
   const steps: MemoryTrace["steps"] = [];
   for (let i = 0; i < 20; i++) {
     const loss = tf.tidy(() => {
-      const { value, grads } = tf.variableGrads(() => tf.mean(tf.logSumExp(tf.matMul(x, w), 1)) as tf.Scalar, [w]);
+      const { value, grads } = tf.variableGrads(() => tf.mean<tf.Scalar>(tf.logSumExp(tf.matMul(x, w), 1)), [w]);
       w.assign(tf.sub(w, tf.mul(grads[w.name], 0.1)));
       return value;
     });

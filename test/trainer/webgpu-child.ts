@@ -54,7 +54,8 @@ try {
         out.deviceLost = { error: (e as Error).message };
       }
     } else if (w !== "choice") throw new Error(`unknown case ${w}`);
-    (out.ms ??= {} as Record<string, number>) && ((out.ms as Record<string, number>)[w] = Math.round(performance.now() - t0));
+    const ms = (out.ms ??= {}) as Record<string, number>;
+    ms[w] = Math.round(performance.now() - t0);
   }
 } catch (e) {
   out.error = (e as Error).stack ?? String(e);

@@ -72,7 +72,7 @@ describe("checkpoints belong to their model; the base model is one click away", 
   });
 
   it("serves it again once its model is back: first the checkpoint that model served last, with no hand restore (issue 32)", async () => {
-    const lastOnFirst = Math.max(...(await checkpoints(core)).map((c) => c.n as number));
+    const lastOnFirst = Math.max(...(await checkpoints(core)).map((c) => c.n));
     assert.equal((await use(first)).status, 200);
     const st = (await api(core, "GET", "/api/status")).json;
     assert.equal(st.adapter, `ckpt-${lastOnFirst}`, "the model's own line came back with it");

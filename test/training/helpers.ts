@@ -22,8 +22,8 @@ export async function startLearningCore(training: Exclude<CoreOptions["training"
   return core;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test code reads many differently shaped JSON bodies; assertions check the fields
 export async function api(core: RunningCore, method: string, route: string, body?: unknown): Promise<{ status: number; json: any }> {
-  // `any`: test code reads many differently shaped JSON bodies; assertions check the fields.
   const res = await fetch(`${core.url}${route}`, {
     method,
     headers: { authorization: `Bearer ${core.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },

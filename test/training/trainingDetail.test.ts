@@ -68,7 +68,7 @@ describe("GET /api/training: judge queue and the latest judged turns", () => {
     // A conversation of two turns: the user's second message judges the first (judge votes).
     const u1 = { role: "user", content: "Hello" };
     const t1 = await turn([u1]);
-    const t2 = await turn([u1, { role: "assistant", content: t1.text }, { role: "user", content: "Thanks, that was nice." }]);
+    await turn([u1, { role: "assistant", content: t1.text }, { role: "user", content: "Thanks, that was nice." }]);
     await waitFor("the judge's verdict on the first turn", () => core.store.turnEntry(t1.turnId)?.judge ?? undefined);
     await core.judge.whenIdle();
     // Explicit feedback on two more turns; one turn gets nothing.

@@ -50,7 +50,10 @@ function renderContext(context: readonly ChatMessage[], budget: number): string 
     const line = `[${label(context[i])}] ${show(context[i])}`;
     if (used + line.length > budget) {
       // The newest message is always shown, clipped if need be.
-      if (parts.length === 0) parts.unshift(clip(line, budget)), i--;
+      if (parts.length === 0) {
+        parts.unshift(clip(line, budget));
+        i--;
+      }
       break;
     }
     parts.unshift(line);

@@ -1,4 +1,4 @@
-import type { ChatContentPart, ChatMessage } from "../api/chatTypes.js";
+import type { ChatMessage } from "../api/chatTypes.js";
 import type { Preference } from "./schema.js";
 
 /**
@@ -61,7 +61,7 @@ export function withBlock(messages: readonly ChatMessage[], block: string): Chat
   const first = messages[0];
   if (first && (first.role === "system" || first.role === "developer")) {
     let content: ChatMessage["content"];
-    if (Array.isArray(first.content)) content = [...first.content, { type: "text", text: `\n\n${block}` } as ChatContentPart];
+    if (Array.isArray(first.content)) content = [...first.content, { type: "text", text: `\n\n${block}` }];
     else content = first.content ? `${first.content}\n\n${block}` : block;
     return [{ ...first, content }, ...messages.slice(1)];
   }

@@ -1,5 +1,4 @@
 import type { Token } from "node-llama-cpp";
-import type { ChatMessage } from "../api/chatTypes.js";
 import type { Engine } from "../inference/engine.js";
 import type { EventBus } from "../rollout/events.js";
 import { isHeldBack } from "../rollout/heldBack.js";
@@ -78,7 +77,7 @@ function prompts(engine: Pick<Engine, "renderPrompt" | "model">, t: TurnRecord, 
     const lead = bos !== null && served[0] === bos ? 1 : 0;
     return { student: served, teacher: [...served.slice(0, lead), ...engine.model.tokenize(plainPrefix(block), false), ...served.slice(lead)] };
   }
-  const messages = t.messages as ChatMessage[];
+  const messages = t.messages;
   return { student: [...engine.renderPrompt({ messages }).tokens], teacher: [...engine.renderPrompt({ messages: withBlock(messages, block) }).tokens] };
 }
 

@@ -217,7 +217,7 @@ export class TurnSamplePool implements SamplePool {
       text = fs.readFileSync(this.usedFile, "utf8");
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-      throw new Error(`cannot read the sample pool's used list ${this.usedFile}: ${(err as Error).message}`);
+      throw new Error(`cannot read the sample pool's used list ${this.usedFile}: ${(err as Error).message}`, { cause: err });
     }
     // A torn last line (crash mid-commit: that run never committed) is cut, so the next commit starts on a line of its own.
     const end = text.lastIndexOf("\n") + 1;

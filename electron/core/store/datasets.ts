@@ -160,7 +160,7 @@ export function exportDataset(store: Store, format: "kto" | "dpo", outFile: stri
       disliked: items.filter((i) => !i.label).length,
       prompts: new Set(items.map((i) => i.key)).size,
       unlabeled,
-      kinds: [...new Set(used.map((i) => i.kind))].sort() as TurnKind[],
+      kinds: [...new Set(used.map((i) => i.kind))].sort(),
       bytes,
     };
   });

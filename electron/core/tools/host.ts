@@ -118,7 +118,7 @@ export class ToolHost {
       name: t.name,
       qualifiedName: qualifiedName(s.name, t.name),
       description: rt!.mask(t.description ?? t.title ?? ""),
-      inputSchema: t.inputSchema as Record<string, unknown>,
+      inputSchema: t.inputSchema,
       enabled: !s.disabledTools.includes(t.name),
       permission: permissionOf(s, t.name),
     }));
