@@ -6,6 +6,7 @@ import { useSettingsForm } from "./settings/useSettingsForm.js";
 import { LearningSection } from "./settings/LearningSection.js";
 import { JudgeSection } from "./settings/JudgeSection.js";
 import { OtherAppsSection } from "./settings/OtherAppsSection.js";
+import { EmbeddingModelSection } from "./settings/EmbeddingModelSection.js";
 import { ApiAccessSection } from "./settings/ApiAccessSection.js";
 
 export function SettingsPage() {
@@ -35,6 +36,7 @@ export function SettingsPage() {
           <LearningSection form={form} set={set} disabled={unavailable} />
           <JudgeSection form={form} set={set} disabled={unavailable} />
           <OtherAppsSection form={form} set={set} disabled={unavailable} />
+          <EmbeddingModelSection form={form} set={set} disabled={unavailable} />
 
           <ChatDefaultsSection value={form.chatDefaults} onChange={(g) => set("chatDefaults", g)} contextSize={status?.model?.contextSize ?? null} />
 
