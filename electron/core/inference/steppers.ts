@@ -7,6 +7,7 @@ import type {
   TokenBias,
 } from "node-llama-cpp";
 import { sampleToken, tokenLogprob, type SampleOptions } from "./sampling.js";
+import { hasExactTokenProbability } from "./tokenProbability.js";
 
 /** One generated token with its temperature-1 log-prob (and alternatives when asked). */
 export interface Step {
@@ -135,11 +136,35 @@ abstract class ControlledStepper<Answer> implements Stepper {
 /**
  * Greedy generation in one native call a token: the greedy pick and Σ exp(l − max) over the raw
  * logits (node-llama-cpp's `totalLogitWeight`, no sort). The pick is the max, so its
- * temperature-1 probability is 1 / Σ. NativeStepper's confidence takes two calls (the request's
- * sampler picks, a greedy one measures), each a pass over the vocabulary, because a sampler with
- * a temperature or top-p changes the logits before the pick; a greedy one leaves them as they are.
+ * temperature-1 probability is 1 / Σ. Where tokenProbability.ts is installed, node-llama-cpp's
+ * own loop does it (a NativeStepper at temperature 0: one native sampler for the whole answer,
+ * and tokenProbability.ts answers a plain greedy sampler's confidence in that one call); else one
+ * `controlledEvaluate` a token, which builds a native sampler each token (a candidate buffer the
+ * size of the vocabulary zeroed on the JS thread: ~0.6 ms a token at 152k, the server's JS time
+ * over direct's in bench/server-vs-direct.ts).
  */
-export class GreedyStepper extends ControlledStepper<Step> {
+export class GreedyStepper implements Stepper {
+  private readonly inner: Stepper;
+
+  constructor(seq: LlamaContextSequence, input: Token[]) {
+    this.inner = hasExactTokenProbability(seq.context) ? new NativeStepper(seq, input, 0, 1, 0) : new ControlledGreedyStepper(seq, input);
+  }
+
+  next(): Promise<Step> {
+    return this.inner.next();
+  }
+
+  prefetch(): void {
+    this.inner.prefetch();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/** GreedyStepper through `controlledEvaluate`, one call a token (where tokenProbability.ts is not installed). */
+class ControlledGreedyStepper extends ControlledStepper<Step> {
   protected async evaluate(tokens: Token[]): Promise<Step> {
     const last = tokens.length - 1;
     const input: ControlledEvaluateInputItem[] = tokens.map((t, i) => (i === last ? [t, { generateNext: { token: true, totalLogitWeight: true, options: { temperature: 0 } } }] : t));

@@ -37,6 +37,64 @@ type AddonSamplerClass = new (model: object) => AddonSamplerLike;
 
 const installed = new WeakSet<object>();
 
+/** The sampler config node-llama-cpp gives the native sampler (LlamaContext._resolveSamplerConfig), as far as it matters here. */
+interface SamplerConfigLike {
+  temperature?: number;
+  tokenBiasKeys?: ArrayLike<number>;
+  grammarEvaluationState?: object;
+  repeatPenaltyTokens?: ArrayLike<number>;
+  repeatPenalty?: number;
+  repeatPenaltyPresencePenalty?: number;
+  repeatPenaltyFrequencyPenalty?: number;
+  dryRepeatPenaltyStrength?: number;
+  xtcProbability?: number;
+}
+
+/**
+ * A greedy chain that leaves the logits as they are (no bias, grammar, penalty or XTC): its
+ * candidates are the raw logits and its pick is their max, so Σ exp(l − max) over them (the
+ * native `totalLogitWeight`) gives the pick's temperature-1 probability, 1 / Σ, in one call.
+ */
+function isPlainGreedy(c: SamplerConfigLike): boolean {
+  const penalised = (c.repeatPenaltyTokens?.length ?? 0) > 0 && ((c.repeatPenalty ?? 1) !== 1 || !!c.repeatPenaltyPresencePenalty || !!c.repeatPenaltyFrequencyPenalty);
+  return !((c.temperature ?? 0) > 0) && !((c.tokenBiasKeys?.length ?? 0) > 0) && c.grammarEvaluationState == null && !penalised && c.dryRepeatPenaltyStrength == null && c.xtcProbability == null;
+}
+
+/** Per native bindings: the samplers whose last config was plain greedy (filled by the recording subclass below). */
+const plainGreedyByBindings = new WeakMap<object, WeakSet<object>>();
+
+/**
+ * The native samplers of `bindings` whose last applied config is plain greedy. node-llama-cpp
+ * creates one native sampler per generation (`new bindings.AddonSampler(model)`) and applies the
+ * request's config to it before each token; a subclass put in the bindings' place records which
+ * are plain greedy, so a confidence request for them takes one native call instead of two (the
+ * chat's greedy answers: evaluateWithMetadata keeps one sampler for the whole answer, where one
+ * controlledEvaluate a token built a new one each token, zeroing a candidate buffer the size of
+ * the vocabulary on the JS thread). Null when the bindings cannot be wrapped.
+ */
+function plainGreedySamplers(bindings: { AddonSampler?: AddonSamplerClass } | undefined): WeakSet<object> | null {
+  if (!bindings || typeof bindings.AddonSampler !== "function") return null;
+  const known = plainGreedyByBindings.get(bindings);
+  if (known) return known;
+  const set = new WeakSet<object>();
+  const Native = bindings.AddonSampler;
+  class RecordingSampler extends Native {
+    override applyConfig(config: object): void {
+      if (isPlainGreedy(config as SamplerConfigLike)) set.add(this);
+      else set.delete(this);
+      return super.applyConfig(config);
+    }
+  }
+  try {
+    bindings.AddonSampler = RecordingSampler;
+    if (bindings.AddonSampler !== RecordingSampler) return null;
+  } catch {
+    return null;
+  }
+  plainGreedyByBindings.set(bindings, set);
+  return set;
+}
+
 /** True when `context`'s confidence requests are answered by the sort-free path (see above). */
 export function hasExactTokenProbability(context: LlamaContext): boolean {
   const addon = (context as unknown as { _ctx?: object })._ctx;
@@ -94,6 +152,7 @@ export function installExactTokenProbability(context: LlamaContext, model: Llama
   const nativeModel = m._model;
   if (!addon || typeof addon.sampleToken !== "function" || typeof Sampler !== "function" || !nativeModel) return false;
   if (installed.has(addon)) return true;
+  const plainGreedy = plainGreedySamplers(m._llama?._bindings);
   // Looked up on each call (not bound once), so the prototype's function is what runs.
   const native: SampleTokenFn = (...args) => Object.getPrototypeOf(addon).sampleToken.apply(addon, args);
 
@@ -119,6 +178,12 @@ export function installExactTokenProbability(context: LlamaContext, model: Llama
   const wrapped: SampleTokenFn = async (batchLogitIndex, sampler, ...rest) => {
     // Exactly evaluateWithMetadata's call for `{ confidence: true }`; everything else is untouched.
     if (!(rest.length === 2 && rest[0] === false && rest[1] === true)) return native(batchLogitIndex, sampler, ...rest);
+    if (plainGreedy?.has(sampler)) {
+      // One call: the request's greedy sampler picks the max of the raw logits and sums over them.
+      const r = (await native(batchLogitIndex, sampler, false, false, false, true)) as [number, unknown, unknown, unknown, number];
+      if (typeof r[0] !== "number" || r[0] < 0) return [r[0]];
+      return [r[0], undefined, 1 / r[4]];
+    }
     const token = (await native(batchLogitIndex, sampler)) as number;
     if (typeof token !== "number" || token < 0) return [token];
     const greedy = take();
