@@ -34,7 +34,8 @@ export function probeMain<S extends z.ZodType>(schema: S, handle: (req: z.infer<
       if (!req.success) return { type: "failed", reason: `bad request: ${req.error.issues[0]?.message ?? "?"}` };
       return handle(req.data, progress);
     };
-    run()
+    // void: the catch turns any failure into an answer, and sending never rejects.
+    void run()
       .catch((err: unknown): ChildMessage => ({ type: "failed", reason: (err instanceof Error ? err.message : String(err)).split("\n")[0] }))
       .then(sendToParent)
       // exit, not a return: native backends keep threads and handles alive.

@@ -45,7 +45,7 @@ try {
   if (process.argv[2] === "kill-worker") {
     const pthreads = (tf.backend() as unknown as { wasm: { PThread: { runningWorkers: Array<{ terminate(): Promise<number> }> } } }).wasm.PThread;
     console.log(JSON.stringify({ ...out, killing: true, doneAt: Date.now() }));
-    void pthreads.runningWorkers[0]!.terminate();
+    void pthreads.runningWorkers[0].terminate();
     setTimeout(() => tf.tidy(() => tf.matMul(tf.ones([256, 512]), tf.ones([512, 512])).dataSync()), 200);
     await new Promise(() => {}); // the process ends on the worker's exit, or hangs (the test's limit)
   }
@@ -55,7 +55,7 @@ try {
   const v = tf.tensor2d(values(n * 64, 3), [n, 64]);
   const results: Record<string, string> = {};
   const read = (t: tf.Tensor): string => {
-    const b = bits(t.dataSync() as Float32Array);
+    const b = bits(t.dataSync());
     t.dispose();
     return b;
   };

@@ -53,8 +53,8 @@ function run(env: Record<string, string>, arg?: string): Promise<Run> {
     const p = spawn(process.execPath, ["--import", "tsx", CHILD, ...(arg ? [arg] : [])], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
-    p.stdout.on("data", (d: Buffer) => (stdout += d));
-    p.stderr.on("data", (d: Buffer) => (stderr += d));
+    p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const limit = setTimeout(() => p.kill("SIGKILL"), CHILD_LIMIT_MS);
     p.on("error", reject);
     p.on("exit", (code, signal) => {
@@ -159,7 +159,7 @@ test("forked as the app runs the trainer (niceness 19, advanced serialization): 
   const got = await new Promise<{ out: ChildOut; code: number | null; signal: NodeJS.Signals | null; lag: number }>((resolve, reject) => {
     const p = fork(CHILD, [], { cwd: repoRoot, env: childEnv({ CLAWRL_WASM_THREADS: "2" }), execArgv: ["--import", "tsx"], serialization: "advanced", stdio: ["ignore", "ignore", "pipe", "ipc"] });
     let stderr = "";
-    p.stderr?.on("data", (d: Buffer) => (stderr += d));
+    p.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
     if (p.pid !== undefined) os.setPriority(p.pid, 19);
     const limit = setTimeout(() => p.kill("SIGKILL"), CHILD_LIMIT_MS);
     let out: ChildOut | null = null;

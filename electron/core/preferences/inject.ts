@@ -31,7 +31,10 @@ const counts = new WeakMap<object, Map<string, number>>();
 export function tokenCounter(engine: Pick<Engine, "model">): (text: string) => number {
   const model = engine.model;
   let seen = counts.get(model);
-  if (!seen) counts.set(model, (seen = new Map<string, number>()));
+  if (!seen) {
+    seen = new Map<string, number>();
+    counts.set(model, seen);
+  }
   const cache = seen;
   return (text) => {
     let n = cache.get(text);
