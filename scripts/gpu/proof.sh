@@ -19,6 +19,9 @@ BUDGET=${PROOF_BUDGET_S:-390}
 MODE=${PROOF_MODE:-deep}
 BENCH_SHAPE=${PROOF_BENCH_SHAPE:-qwen2.5-0.5b}
 BENCH_S=${PROOF_BENCH_S:-90}
+# PROOF_STEPS picks what runs (a short re-proof of the trainer after a change: "bench").
+STEPS=" ${PROOF_STEPS:-inference training bench} "
+has() { [[ "$STEPS" == *" $1 "* ]]; }
 REPO=$(pwd)
 CARRY=$(cd "${GPU_CARRY:-.gpu}" && pwd) || { echo "no carry folder (.gpu): run scripts/gpu/pack.sh"; exit 2; }
 OUT=${OUT:-/tmp/gpu-out}
@@ -68,22 +71,28 @@ head -4 "$OUT/machine.txt" | tail -2
 
 cd "$W/app"
 export CLAWRL_HOME="$W/home" # no installed models: doctor plans for its shapes only
-if [ "$MODE" = deep ]; then SHAPES="qwen3-0.6b qwen3-1.7b $BENCH_SHAPE"; else SHAPES="qwen3-0.6b qwen2.5-0.5b $BENCH_SHAPE"; fi
+if [ "$MODE" = deep ]; then SHAPES="qwen3-0.6b qwen3-1.7b"; else SHAPES="qwen3-0.6b qwen2.5-0.5b"; fi
+has inference || has training || SHAPES=""
+has bench && SHAPES="$SHAPES $BENCH_SHAPE"
 SHAPES=$(echo $SHAPES | tr ' ' '\n' | sort -u | tr '\n' ' ')
 step "generating shape models in parallel: $SHAPES"
 pids=()
 for s in $SHAPES; do timeout -k 5 "$(cap 150 200)" node --import tsx scripts/gpu/shapes.ts "$s" & pids+=($!); done
 for p in "${pids[@]}"; do wait "$p" || echo "a shape generation failed (exit $?)"; done
 
-step "doctor --$MODE --only inference (node-llama-cpp: cuda, vulkan, cpu)"
-timeout -k 5 "$(cap 150 170)" node bin/clawrl doctor "--$MODE" --json --only inference --out "$OUT/inference" > /dev/null
-echo "doctor inference exit $?"
+if has inference; then
+  step "doctor --$MODE --only inference (node-llama-cpp: cuda, vulkan, cpu)"
+  timeout -k 5 "$(cap 150 170)" node bin/clawrl doctor "--$MODE" --json --only inference --out "$OUT/inference" > /dev/null
+  echo "doctor inference exit $?"
+fi
 
-step "doctor --$MODE --webgpu --only training (webgpu, wasm, cpu; LoRA step on the fastest)"
-timeout -k 5 "$(cap 200 60)" node bin/clawrl doctor "--$MODE" --json --webgpu --only training --out "$OUT/training" > /dev/null
-echo "doctor training exit $?"
+if has training; then
+  step "doctor --$MODE --webgpu --only training (webgpu, wasm, cpu; LoRA step on the fastest)"
+  timeout -k 5 "$(cap 200 60)" node bin/clawrl doctor "--$MODE" --json --webgpu --only training --out "$OUT/training" > /dev/null
+  echo "doctor training exit $?"
+fi
 
-for b in webgpu wasm; do
+has bench && for b in webgpu wasm; do
   t=$(cap "$BENCH_S" $([ $b = webgpu ] && echo 35 || echo 0))
   if (( t < 25 )); then step "bench trainer-real-size $b: skipped, ${t} s left"; continue; fi
   step "bench trainer-real-size --backend $b --shapes $BENCH_SHAPE --configs 1x128 (limit ${t} s)"
