@@ -1,10 +1,6 @@
-import { useEffect, useRef, useState, type FormEvent } from "react";
-import { messageOf } from "../api/client.js";
-import { useCore } from "../api/core.js";
-import type { ImportReply } from "../../../electron/core/api/training.js";
-import { ErrorNote } from "../components/Notices.js";
-
-type Outcome = { kind: "published" | "rejected"; version: string; reasons: string[]; warnings: string[]; pauseMs: number | null } | { kind: "error"; message: string };
+import { useEffect, useRef, useState } from "react";
+import { useAdapterImport } from "./checkpoints/useAdapterImport.js";
+import { ImportOutcomeNote } from "./checkpoints/ImportOutcomeNote.js";
 
 /**
  * The Checkpoints page's "Import adapter…": a LoRA trained elsewhere (a PEFT directory or a
@@ -12,7 +8,7 @@ type Outcome = { kind: "published" | "rejected"; version: string; reasons: strin
  * POST /api/checkpoints/import: checked against the served model, converted, and served only
  * if the publish gate passes it. The dialog shows the outcome; `onImported` reloads the list.
  */
-export function ImportAdapter({ disabled, onImported }: { disabled?: boolean; onImported(): void }) {
+export function ImportAdapter({ disabled, onImported }: { disabled?: boolean; onImported: () => void }) {
   const [open, setOpen] = useState(false);
   const opener = useRef<HTMLButtonElement | null>(null);
   return (
@@ -33,14 +29,11 @@ export function ImportAdapter({ disabled, onImported }: { disabled?: boolean; on
   );
 }
 
-function ImportDialog({ onClose }: { onClose(imported: boolean): void }) {
-  const { client } = useCore();
+function ImportDialog({ onClose }: { onClose: (imported: boolean) => void }) {
   const ref = useRef<HTMLDialogElement | null>(null);
   const input = useRef<HTMLInputElement | null>(null);
   const outcomeRef = useRef<HTMLDivElement | null>(null);
-  const [path, setPath] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const { path, setPath, busy, outcome, imported, submit, choose } = useAdapterImport();
   useEffect(() => {
     ref.current?.showModal();
     input.current?.focus();
@@ -48,31 +41,6 @@ function ImportDialog({ onClose }: { onClose(imported: boolean): void }) {
   useEffect(() => {
     if (outcome) outcomeRef.current?.focus();
   }, [outcome]);
-  const imported = outcome !== null && outcome.kind !== "error";
-
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    if (!path.trim() || busy) return;
-    setBusy(true);
-    setOutcome(null);
-    try {
-      const r = await client.post<ImportReply>("/api/checkpoints/import", { path: path.trim() });
-      setOutcome({
-        kind: r.checkpoint.verdict === "published" ? "published" : "rejected",
-        version: r.checkpoint.version,
-        reasons: r.checkpoint.gate.reasons,
-        warnings: r.imported.warnings,
-        pauseMs: r.swap?.pauseMs ?? null,
-      });
-    } catch (err) {
-      // The core names the path first; the field shows it already.
-      const m = messageOf(err);
-      const prefix = `cannot import ${path.trim()}: `;
-      setOutcome({ kind: "error", message: m.startsWith(prefix) ? m.slice(prefix.length) : m });
-    } finally {
-      setBusy(false);
-    }
-  };
 
   return (
     <dialog
@@ -109,39 +77,11 @@ function ImportDialog({ onClose }: { onClose(imported: boolean): void }) {
           </div>
         )}
         <div tabIndex={-1} ref={outcomeRef}>
-          {outcome?.kind === "published" && (
-            <div className="note note-ok note-block" role="status">
-              Imported as <strong>{outcome.version}</strong>. The publish gate passed it and it is served now
-              {outcome.pauseMs !== null ? ` (the swap held new requests for ${Math.round(outcome.pauseMs)} ms)` : ""}.
-              {outcome.warnings.map((w) => (
-                <div key={w} className="small">
-                  Note: {w}
-                </div>
-              ))}
-            </div>
-          )}
-          {outcome?.kind === "rejected" && (
-            <div className="note note-muted note-block" role="status">
-              Imported as <strong>{outcome.version}</strong>, but the publish gate rejected it: {outcome.reasons.join("; ") || "no reason given"}. It is kept for inspection; the
-              served adapter is unchanged.
-              {outcome.warnings.map((w) => (
-                <div key={w} className="small">
-                  Note: {w}
-                </div>
-              ))}
-            </div>
-          )}
-          {outcome?.kind === "error" && <ErrorNote error={`Not imported: ${outcome.message}`} />}
+          <ImportOutcomeNote outcome={outcome} />
         </div>
         <div className="actions">
           {window.clawrl?.openModelFile && (
-            <button
-              type="button"
-              disabled={busy}
-              onClick={() => {
-                window.clawrl?.openModelFile?.().then((p) => p && setPath(p), (err: unknown) => setOutcome({ kind: "error", message: messageOf(err) }));
-              }}
-            >
+            <button type="button" disabled={busy} onClick={choose}>
               Choose .gguf…
             </button>
           )}
