@@ -10,7 +10,7 @@ import type { Decision, ToolCallView } from "./agentLoop.js";
  * user allowed for good; none from a core that has no tools (404). Kept current by the `tools`
  * event; `refresh` reads them again (before each answer, so a change on the Tools page counts).
  */
-export function useChatTools(): { tools: ChatTool[]; always: ReadonlySet<string>; refresh(): Promise<{ tools: ChatTool[]; always: ReadonlySet<string> }> } {
+export function useChatTools(): { tools: ChatTool[]; always: ReadonlySet<string>; refresh: () => Promise<{ tools: ChatTool[]; always: ReadonlySet<string> }> } {
   const { client } = useCore();
   const load = useCallback(async () => {
     try {
@@ -39,7 +39,7 @@ export function useChatTools(): { tools: ChatTool[]; always: ReadonlySet<string>
  * The user's pending answers to tool calls: the loop asks (`decide`), the call's card answers
  * (`answer`). A stopped loop leaves nothing waiting.
  */
-export function useDecisions(): { decide(call: ToolCallView, signal: AbortSignal): Promise<Decision>; answer(callId: string, d: Decision): void } {
+export function useDecisions(): { decide: (call: ToolCallView, signal: AbortSignal) => Promise<Decision>; answer: (callId: string, d: Decision) => void } {
   const waiting = useRef(new Map<string, (d: Decision) => void>());
   const decide = useCallback(
     (call: ToolCallView, signal: AbortSignal) =>

@@ -15,15 +15,15 @@ export function SessionItem({ session, active, onOpen, onChanged, onDeleted }: {
   const path = `/api/sessions/${encodeURIComponent(session.id)}`;
   // Keyboard: when the rename box closes (saved or Esc), the focus goes to the chat's button.
   const openButton = useRef<HTMLButtonElement | null>(null);
-  const [refocus, setRefocus] = useState(false);
+  const refocus = useRef(false);
   useEffect(() => {
-    if (!refocus || renaming) return;
-    setRefocus(false);
+    if (!refocus.current || renaming) return;
+    refocus.current = false;
     openButton.current?.focus();
-  }, [refocus, renaming]);
+  }, [renaming]);
   const closeRename = () => {
+    refocus.current = true;
     setRenaming(false);
-    setRefocus(true);
   };
 
   const save = async () => {

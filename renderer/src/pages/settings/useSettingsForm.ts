@@ -16,7 +16,7 @@ export type SetField = <K extends keyof Draft>(k: K, v: Draft[K]) => void;
 /** The fields of `draft` that differ from `base`: what one PATCH /api/settings sends. */
 function changes(draft: Draft | null, base: Draft | null): Partial<Draft> {
   if (!draft || !base) return {};
-  return Object.fromEntries(Object.entries(draft).filter(([k, v]) => JSON.stringify(base[k as keyof Draft]) !== JSON.stringify(v))) as Partial<Draft>;
+  return Object.fromEntries(Object.entries(draft).filter(([k, v]) => JSON.stringify(base[k as keyof Draft]) !== JSON.stringify(v)));
 }
 
 /** The Settings form's state: loads GET /api/settings, tracks the edits, saves the changed fields with one PATCH. */
@@ -35,7 +35,10 @@ export function useSettingsForm() {
   const changed = changes(form, base);
   const dirty = Object.keys(changed).length > 0;
   const dirtyRef = useRef(dirty);
-  dirtyRef.current = dirty;
+  // Kept current before the load effect below reads it (effects run in order).
+  useEffect(() => {
+    dirtyRef.current = dirty;
+  }, [dirty]);
   useUnsavedChanges(dirty);
 
   // A fresh load replaces the form unless the user is editing it (then it waits for Save or Discard).
