@@ -58,7 +58,7 @@ export class ApiClient {
       throw new CoreApiError(0, `${method} ${this.url}${route}: cannot connect: ${(e as Error).message}`, null, { cause: e });
     }
     const text = await res.text();
-    let parsed: unknown = null;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : null;
     } catch {
