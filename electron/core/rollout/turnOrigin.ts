@@ -42,7 +42,9 @@ function turnTypeFrom(v: unknown, where: string): TurnType | null {
 function doneFrom(v: unknown, where: string): boolean | null {
   if (v === undefined || v === null || v === "") return null;
   if (typeof v === "boolean") return v;
-  const s = String(v).trim().toLowerCase();
+  // As String(v) reads a JSON value: a list as its items joined by commas, any other object as no flag.
+  const text = typeof v === "string" || typeof v === "number" || typeof v === "bigint" ? String(v) : Array.isArray(v) ? v.join(",") : "[object Object]";
+  const s = text.trim().toLowerCase();
   if (["1", "true", "yes", "on"].includes(s)) return true;
   if (["0", "false", "no", "off"].includes(s)) return false;
   throw new InvalidInputError(`${where} must be one of 1, true, yes, on (or 0, false, no, off), got ${JSON.stringify(v)}`, { param: "session_done" });

@@ -125,7 +125,7 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     if (!hostAllowed(req.headers.host, hostPolicy))
       throw forbidden(`Host ${JSON.stringify(req.headers.host ?? "")} is not this app (add it to Settings › allowedHosts to reach the app under that name).`, "host_not_allowed");
     if (isPublic(req)) return;
-    const crossSite = crossSiteReason(req.method, req.headers as { origin?: string; "sec-fetch-site"?: string }, hostPolicy);
+    const crossSite = crossSiteReason(req.method, req.headers, hostPolicy);
     if (crossSite !== null) throw forbidden(`Refused a ${crossSite}: only the app's own pages and non-browser clients may call the API.`, "cross_origin_refused");
     if (!authorized(req, opts.token)) throw unauthorized();
   });

@@ -1,6 +1,5 @@
 import crypto from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { ChatMessage } from "../../api/chatTypes.js";
 import {
   type Engine,
   type GenerateEvent,
@@ -65,7 +64,7 @@ export function toGenerateRequest(body: ChatCompletionRequest, defaultMaxTokens?
   }
   if (body.top_logprobs != null && body.top_logprobs > 0 && !body.logprobs) throw badRequest("top_logprobs needs logprobs: true.", "top_logprobs");
   return {
-    messages: body.messages as ChatMessage[],
+    messages: body.messages,
     tools,
     toolChoice,
     ...generationParams(body, defaultMaxTokens, vocabSize),

@@ -1,4 +1,3 @@
-import crypto from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { ChatMessage } from "../../api/chatTypes.js";

@@ -43,7 +43,7 @@ export function registerToolRoutes(app: FastifyInstance, host: ToolHost): void {
 
   app.post("/api/tools/servers", async (req, reply) => {
     const body = parseBody(AddServerBody, req.body);
-    const view = await host.addServer(body.name, body.config);
+    const view = host.addServer(body.name, body.config);
     return reply.status(201).send(view satisfies ToolsReply);
   });
 
