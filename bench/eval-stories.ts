@@ -12,6 +12,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadScenario } from "../electron/core/eval/scenario.js";
 import { runEval } from "../electron/core/eval/runner.js";
+import { startCore } from "../electron/core/core.js";
 import { formatInterval } from "../electron/core/eval/stats.js";
 import { EVAL_METHODS, type EvalMethod } from "../electron/core/eval/report.js";
 
@@ -35,6 +36,7 @@ const report = await runEval({
   outDir: out,
   engine: { threads: Number(process.env.CLAWRL_THREADS) || undefined },
   log: (l) => console.log(`  ${l}`),
+  startCore,
 });
 const base = report.runs[0].points[0].score;
 console.log(`\n${report.scenario.name}: ${report.heldOutPrompts} held-out prompts × ${report.samplesPerPrompt} samples × ${report.seeds.length} seeds, ${interactions} interactions`);

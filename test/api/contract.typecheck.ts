@@ -9,7 +9,7 @@ import type { CheckpointEntryView, CheckpointsReply, CheckpointView, TrainingSta
 import type { CheckpointEntry } from "../../electron/core/training/checkpoints.js";
 import type { TrainingLiveStatus } from "../../electron/core/training/supervisor.js";
 import type { checkpointView } from "../../electron/core/server/routes/training.js";
-import type { Settings as StoredSettings } from "../../electron/core/store/settings.js";
+import type { Settings as StoredSettings } from "../../electron/core/store/store.js";
 import type { Settings } from "../../electron/core/api/settings.js";
 import type { EvalSummary } from "../../electron/core/api/eval.js";
 import type { summarize } from "../../electron/core/eval/latest.js";
@@ -23,7 +23,7 @@ import type { ModelSwitchState } from "../../electron/core/servedModel.js";
 import type { CoreEvents } from "../../electron/core/api/events.js";
 import type { PreferenceEvent, PreferenceService } from "../../electron/core/preferences/service.js";
 import type { CheckResult } from "../../electron/core/preferences/retire.js";
-import type { Preference } from "../../electron/core/preferences/schema.js";
+import type { Preference } from "../../electron/core/api/preferenceSchema.js";
 import type { PreferenceReply, PreferenceCheckResultView } from "../../electron/core/api/preferences.js";
 import type { OpenAiToolsReply, ToolCallReply, ToolsReply } from "../../electron/core/api/tools.js";
 import type { ToolHost } from "../../electron/core/tools/host.js";

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { runEval } from "../../electron/core/eval/runner.js";
+import { startCore } from "../../electron/core/core.js";
 import { loadScenario } from "../../electron/core/eval/scenario.js";
 import { repoRoot, tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
@@ -20,7 +21,7 @@ describe("eval: chat scenario mechanics on the tiny model", () => {
     const scenario = { ...base, heldOutPrompts: base.heldOutPrompts.slice(0, 2), samplesPerPrompt: 1, seeds: [1] };
     const out = tempDir("clawrl-eval-chat-");
     const model = await tinyModel({ arch: "qwen2" });
-    const report = await runEval({ scenario, scenarioFile: file, model, methods: ["combined"], interactions: 2, outDir: out, engine: { threads: 1, backend: "cpu" } });
+    const report = await runEval({ scenario, scenarioFile: file, model, methods: ["combined"], interactions: 2, outDir: out, engine: { threads: 1, backend: "cpu" }, startCore });
     const run = report.runs[1];
     assert.equal(run.method, "combined");
     const r = run.reactions;

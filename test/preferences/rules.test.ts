@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { BLOCK_HEADER, planBlock, plainPrefix, withBlock } from "../../electron/core/preferences/block.js";
 import { verdictOf } from "../../electron/core/preferences/retire.js";
-import type { Preference } from "../../electron/core/preferences/schema.js";
+import type { Preference } from "../../electron/core/api/preferenceSchema.js";
 
 const pref = (id: string, text: string, createdAt: string): Preference => ({
   id, text, source: "user", status: "active", createdAt, updatedAt: createdAt, turnIds: [], history: [],

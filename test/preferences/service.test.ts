@@ -4,7 +4,7 @@ import { EventBus } from "../../electron/core/rollout/events.js";
 import { Store } from "../../electron/core/store/store.js";
 import { preferencesFromHints } from "../../electron/core/preferences/fromHints.js";
 import { PreferenceService } from "../../electron/core/preferences/service.js";
-import type { PreferenceCheck } from "../../electron/core/preferences/schema.js";
+import type { PreferenceCheck } from "../../electron/core/api/preferenceSchema.js";
 import { tempDir } from "../helpers/cli.js";
 
 describe("preferences: hints, the loop's changes, undo, persistence", () => {

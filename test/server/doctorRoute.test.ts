@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { DoctorBusyReply, DoctorEvent, DoctorStatus } from "../../electron/core/api/doctor.js";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
-import { doctorReportSchema } from "../../electron/core/doctor/schema.js";
+import { doctorReportSchema } from "../../electron/core/api/doctorReport.js";
 import { tempDir } from "../helpers/cli.js";
 
 describe("POST /api/doctor/run, GET /api/doctor (Settings: Check this machine)", () => {

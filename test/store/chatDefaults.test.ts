@@ -2,7 +2,8 @@
 // page origin changes with the core's port, so the browser's storage would forget them).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { applySettingsPatch, defaultSettings, SettingsError } from "../../electron/core/store/settings.js";
+import { defaultSettings } from "../../electron/core/api/settings.js";
+import { applySettingsPatch, SettingsError } from "../../electron/core/store/settings.js";
 
 describe("chatDefaults setting", () => {
   it("defaults to no system prompt, temperature 0.7, top-p 0.95, max tokens sized to the model", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { defaultSettings } from "../../electron/core/store/settings.js";
+import { defaultSettings } from "../../electron/core/api/settings.js";
 import { halvedLrScale, lrScalesOf, MIN_LR_SCALE, runBatchSize, runLearningRate, trainSettingsOf } from "../../electron/core/training/trainOptions.js";
 
 /** The one settings → trainer mapping and learning-rate policy that the supervisor and the eval's replay share. */

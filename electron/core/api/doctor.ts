@@ -2,7 +2,7 @@
  * GET /api/doctor, POST /api/doctor/run and the `doctor` SSE event: the Settings page's
  * "Check this machine" (a `clawrl doctor --quick` run in a child of the core; docs/doctor.md).
  */
-import type { DoctorReport } from "../doctor/schema.js";
+import type { DoctorReport } from "./doctorReport.js";
 
 export type { DoctorReport };
 

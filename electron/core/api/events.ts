@@ -3,7 +3,7 @@
  * bus, which is typed with this map (rollout/events.ts EventBus), so what is emitted is what
  * the UI is told it gets.
  */
-import type { Preference } from "../preferences/schema.js";
+import type { Preference } from "./preferenceSchema.js";
 import type { Settings } from "./settings.js";
 import type { FeedbackView, SessionView } from "./sessions.js";
 import type { CheckpointEvent, TrainingStatusView } from "./training.js";

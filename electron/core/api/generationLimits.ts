@@ -1,7 +1,7 @@
 /**
  * What a chat's generation settings may be (the defaults in Settings and each chat's own), the
  * built-in defaults, and the answer length when none is set: the core's schema
- * (store/settings.ts), its routes and the UI's chat read the same numbers and the same rule.
+ * (api/settings.ts), its routes and the UI's chat read the same numbers and the same rule.
  * Plain constants and functions, no imports, so the renderer bundles this module as it is.
  */
 export const GENERATION_LIMITS = {

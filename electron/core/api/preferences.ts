@@ -1,6 +1,6 @@
 /**
  * /api/preferences (server/routes/preferences.ts): the list, the replies of POST, PATCH, undo,
- * restore and check (DELETE answers 204, no body); electron/core/preferences/schema.ts is the stored form.
+ * restore and check (DELETE answers 204, no body); api/preferenceSchema.ts is the stored form.
  */
 
 export type PreferenceStatusView = "active" | "learned" | "disabled";

@@ -6,7 +6,7 @@
  */
 import { renderMarkdown } from "./markdown.js";
 import { runDoctor, type DoctorSection } from "./run.js";
-import type { DoctorReport } from "./schema.js";
+import type { DoctorReport } from "../api/doctorReport.js";
 
 export interface DoctorChildRequest {
   modelsDir: string;

@@ -1,5 +1,5 @@
 /** report.md (and the CLI's text output) from a doctor report: for bug reports and humans. */
-import type { DoctorReport } from "./schema.js";
+import type { DoctorReport } from "../api/doctorReport.js";
 
 const gib = (n: number | null) => (n === null ? "—" : `${(n / 2 ** 30).toFixed(1)} GiB`);
 const num = (x: number | null | undefined, d = 1) => (x === null || x === undefined ? "—" : x >= 100 ? x.toFixed(0) : x.toFixed(d));

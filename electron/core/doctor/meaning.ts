@@ -9,7 +9,7 @@ import { findShape } from "../../../models/tiny/shapes.js";
 import { catalogFootprint, configOfShape, trainabilityOf, APP_TRAIN_CONTEXT } from "../../../models/trainability.js";
 import type { BackendMemory } from "../../../models/plan/memoryPlan.js";
 import { flopsPerStep } from "../../../models/arch/flops.js";
-import type { DoctorReport, InferenceRun, TrainRun } from "./schema.js";
+import type { DoctorReport, InferenceRun, TrainRun } from "../api/doctorReport.js";
 
 /** Decode speed an answer reads comfortably at (people read ~5 words, ~7 tokens, a second). */
 export const USABLE_DECODE_TPS = 8;

@@ -8,7 +8,7 @@
 import { fork } from "node:child_process";
 import type { z } from "zod";
 import { childMessageSchema } from "../../../common/probeChild.js";
-import type { ProbeStatus } from "./schema.js";
+import type { ProbeStatus } from "../api/doctorReport.js";
 
 export interface ProbeSpec {
   /** Unique in a run: "inference.cpu", "training.wasm". */

@@ -31,7 +31,7 @@ import {
   type MatmulResult,
   type TrainRequest,
 } from "./probes/contracts.js";
-import { doctorReportSchema, type DoctorReport, type GpuRoute, type InferenceRun } from "./schema.js";
+import { doctorReportSchema, type DoctorReport, type GpuRoute, type InferenceRun } from "../api/doctorReport.js";
 
 export type DoctorSection = "inference" | "training";
 

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { RunningCore } from "../core.js";
 import type { EngineOptions } from "../inference/engine.js";
+import type { EvalCore, StartEvalCore } from "./inProcessCore.js";
 import { CoreClient, type Answer, type GenerateOptions } from "./client.js";
 import { EVAL_METHODS, writeReport, type EvalMethod, type EvalPoint, type EvalReport, type MethodRun } from "./report.js";
 import { makeScorer, reactionFor, type AnswerScorer } from "./rules.js";
@@ -30,6 +30,8 @@ export interface EvalRunOptions {
   log?: (line: string) => void;
   /** for tests: a scorer other than the scenario's */
   scorer?: AnswerScorer;
+  /** starts the in-process cores (core.ts startCore); needed when no `url` is given */
+  startCore?: StartEvalCore;
 }
 
 const BOOT = { level: 0.95, resamples: 2000, seed: 12345 };
@@ -87,7 +89,8 @@ export async function runEval(opts: EvalRunOptions): Promise<EvalReport> {
     return report;
   }
 
-  const { startCore } = await import("../core.js");
+  const startCore = o.startCore;
+  if (!startCore) throw new Error("runEval: an in-process run needs `startCore` (core.ts startCore), or `url` for a running core");
   // The baseline: the model without learning, scored once (fixed seeds: it would score the same at every point).
   const baseDir = path.join(o.outDir, "runs", "baseline");
   fs.rmSync(baseDir, { recursive: true, force: true });
@@ -200,7 +203,7 @@ interface MethodCtx {
   fluency: FluencyMeter | null;
 }
 
-async function runMethod(client: CoreClient, core: RunningCore | null, method: EvalMethod, c: MethodCtx): Promise<MethodRun> {
+async function runMethod(client: CoreClient, core: EvalCore | null, method: EvalMethod, c: MethodCtx): Promise<MethodRun> {
   const t = performance.now();
   const s = c.o.scenario;
   const run = emptyRun(method);

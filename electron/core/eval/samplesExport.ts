@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { RunningCore } from "../core.js";
+import type { EvalCore } from "./inProcessCore.js";
 import { samplesFor } from "../rollout/samples.js";
 import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import type { Sample } from "../../../models/samples/sample.js";
@@ -13,7 +13,7 @@ import { lrScalesOf, runBatchSize, runLearningRate, trainSettingsOf } from "../t
  * commands that replay the chain (each run resumes from the previous one, with the settings and
  * learning-rate scale the supervisor used), plus all of them in one samples.jsonl.
  */
-export function exportSamples(core: RunningCore, ckpts: CheckpointView[], dir: string, model: string, method: string, stepsPerRun: number): { samplesPath: string | null; replay: string[]; notes: string[] } {
+export function exportSamples(core: EvalCore, ckpts: CheckpointView[], dir: string, model: string, method: string, stepsPerRun: number): { samplesPath: string | null; replay: string[]; notes: string[] } {
   const notes: string[] = [];
   const byN = new Map(ckpts.map((c) => [c.n, c]));
   const active = ckpts.find((c) => c.active) ?? null;
@@ -56,7 +56,7 @@ export function exportSamples(core: RunningCore, ckpts: CheckpointView[], dir: s
 const q = (s: string) => (/^[\w./@:+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
 /** The trainer sample of a turn, built as the sample pool builds it (served tokens, reward, hint; at-least-one promotion). */
-function sampleOf(core: RunningCore, id: string): Sample {
+function sampleOf(core: EvalCore, id: string): Sample {
   const e = core.store.turnEntry(id);
   if (!e) throw new Error(`sample ${id} is not in the log`);
   const made = samplesFor(core.store, e);

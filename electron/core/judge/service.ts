@@ -1,5 +1,5 @@
 import type { EventBus } from "../rollout/events.js";
-import type { JudgeSource } from "../store/settings.js";
+import type { JudgeSource } from "../api/settings.js";
 import type { Store } from "../store/store.js";
 import type { JudgeBackend } from "./backends.js";
 import { judgeTurn, type JudgeOptions } from "./judge.js";

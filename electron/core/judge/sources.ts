@@ -1,5 +1,5 @@
 import type { Engine } from "../inference/engine.js";
-import type { JudgeSource } from "../store/settings.js";
+import type { JudgeSource } from "../api/settings.js";
 import { EndpointJudgeBackend, JudgeUnavailableError, LocalJudgeBackend, type JudgeBackend } from "./backends.js";
 import type { BackendFactory } from "./service.js";
 

@@ -1,5 +1,6 @@
 import type { ChatMessage } from "../api/chatTypes.js";
-import type { Preference } from "./schema.js";
+import type { Preference } from "../api/preferenceSchema.js";
+import type { PlannedBlock } from "../rollout/rollout.js";
 
 /**
  * The preference block: the active preferences as a few lines of the system prompt. The header
@@ -13,17 +14,6 @@ export function blockLine(p: Pick<Preference, "text">): string {
 
 export function renderBlock(prefs: ReadonlyArray<Pick<Preference, "text">>): string {
   return [BLOCK_HEADER, ...prefs.map(blockLine)].join("\n");
-}
-
-export interface PlannedBlock {
-  /** the block's text; "" when no preference is in it */
-  text: string;
-  /** preferences in the block, in block order */
-  ids: string[];
-  /** the block's tokens (as the model counts them) */
-  tokens: number;
-  /** active preferences left out because the budget was spent */
-  overBudget: string[];
 }
 
 /**

@@ -2,8 +2,9 @@ import type { Token } from "node-llama-cpp";
 import type { PreferenceBlockView } from "../api/sessions.js";
 import { ContextLengthError, type Engine, type GenerateRequest } from "../inference/engine.js";
 import type { TurnType } from "../store/records.js";
-import type { Settings } from "../store/settings.js";
-import { plainPrefix, withBlock, type PlannedBlock } from "./block.js";
+import type { Settings } from "../api/settings.js";
+import type { PlannedBlock } from "../rollout/rollout.js";
+import { plainPrefix, withBlock } from "./block.js";
 import type { PreferenceService } from "./service.js";
 
 /** What a turn records about the preference block it was served with (the contract's PreferenceBlockView). */

@@ -5,7 +5,7 @@ import { isHeldBack } from "../rollout/heldBack.js";
 import type { TurnRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { plainPrefix, renderBlock, withBlock } from "./block.js";
-import type { Preference, PreferenceCheck } from "./schema.js";
+import type { Preference, PreferenceCheck } from "../api/preferenceSchema.js";
 import type { PreferenceService } from "./service.js";
 
 /** Newest held-back turns measured per preference: enough for a stable mean, bounded in time. */

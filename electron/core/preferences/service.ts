@@ -1,8 +1,9 @@
 import crypto from "node:crypto";
 import type { EventBus } from "../rollout/events.js";
 import { UnknownTurnError, type Store } from "../store/store.js";
-import { planBlock, type PlannedBlock } from "./block.js";
-import { PREFERENCE_MAX_CHARS, type Preference, type PreferenceChange, type PreferenceCheck, type PreferenceStatus } from "./schema.js";
+import type { PlannedBlock } from "../rollout/rollout.js";
+import { planBlock } from "./block.js";
+import { PREFERENCE_MAX_CHARS, type Preference, type PreferenceChange, type PreferenceCheck, type PreferenceStatus } from "../api/preferenceSchema.js";
 
 /** Deleted preferences kept for undo. */
 const TRASH_SIZE = 50;

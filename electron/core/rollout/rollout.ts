@@ -1,14 +1,12 @@
 import crypto from "node:crypto";
 import { messageText, type ChatMessage } from "../api/chatTypes.js";
-import type { AnswerTimingsView } from "../api/sessions.js";
+import type { AnswerTimingsView, PreferenceBlockView } from "../api/sessions.js";
 import type { TurnType } from "../store/records.js";
 import type { SessionMeta } from "../store/state.js";
 import type { Store, TurnEntry } from "../store/store.js";
 import type { EventBus } from "./events.js";
 import { answerMessage, canonicalMessage, chainHash, prefixChain, withoutInternalContext } from "./messages.js";
 import { readRlFields } from "./turnOrigin.js";
-import type { PlannedBlock } from "../preferences/block.js";
-import type { TurnPreferences } from "../preferences/inject.js";
 
 export type { TurnType } from "../store/records.js";
 export type { ChatMessage } from "../api/chatTypes.js";
@@ -24,8 +22,20 @@ export interface TurnOrigin {
   /** "completion": the prompt is plain text (one user message), no chat template */
   format?: "completion";
   /** the preference block added to the prompt (not part of `messages`), and the client's prompt's tokens without it */
-  preferences?: TurnPreferences;
+  preferences?: PreferenceBlockView;
   clientPromptTokens?: number[];
+}
+
+/** The preference block a request gets (preferences/block.ts planBlock makes it). */
+export interface PlannedBlock {
+  /** the block's text; "" when no preference is in it */
+  text: string;
+  /** preferences in the block, in block order */
+  ids: string[];
+  /** the block's tokens (as the model counts them) */
+  tokens: number;
+  /** active preferences left out because the budget was spent */
+  overBudget: string[];
 }
 
 /** Picks the preference block of a request whose turn type is known (core.ts wires electron/core/preferences/ in). */
@@ -67,7 +77,7 @@ interface Pending {
   fromUi: boolean;
   messages: ChatMessage[];
   format?: "completion";
-  preferences?: TurnPreferences;
+  preferences?: PreferenceBlockView;
   clientPromptTokens?: number[];
   /** the messages without internal context: what keys and next states are made of */
   visible: ChatMessage[];

@@ -1,4 +1,4 @@
-import type { Settings } from "./settings.js";
+import type { Settings } from "../api/settings.js";
 
 /**
  * Secrets in the settings (the judge endpoint's API key; later, MCP servers' env) never leave

@@ -3,9 +3,10 @@ import path from "node:path";
 import { LowSync, type SyncAdapter } from "lowdb";
 import { z } from "zod";
 import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
-import { SettingsSchema, formatIssue, type Settings } from "./settings.js";
+import { SettingsSchema, type Settings } from "../api/settings.js";
+import { formatIssue } from "./settings.js";
 import type { SessionView } from "../api/sessions.js";
-import { parseStoredPreferences, type Preference } from "../preferences/schema.js";
+import { PreferenceSchema, type Preference } from "../api/preferenceSchema.js";
 
 /** A session as stored: the shape GET /api/sessions lists (one declaration, in the contract). */
 export type SessionMeta = SessionView;
@@ -192,4 +193,16 @@ function normalise(raw: unknown, file: string): StateData {
     preferences: parseStoredPreferences(r.preferences, file),
     preferenceTrash: parseStoredPreferences(r.preferenceTrash, file),
   };
+}
+
+/** Reads the stored list, dropping (with a warning) entries a newer or damaged file holds. */
+export function parseStoredPreferences(raw: unknown, where: string): Preference[] {
+  if (!Array.isArray(raw)) return [];
+  const out: Preference[] = [];
+  for (const item of raw) {
+    const r = PreferenceSchema.safeParse(item);
+    if (r.success) out.push(r.data);
+    else console.warn(`${where}: a stored preference was skipped (${r.error.issues[0]?.message ?? "invalid"})`);
+  }
+  return out;
 }

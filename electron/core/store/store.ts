@@ -13,7 +13,8 @@ import {
   type TurnRecord,
   type TurnType,
 } from "./records.js";
-import { applySettingsPatch, type Settings } from "./settings.js";
+import type { Settings } from "../api/settings.js";
+import { applySettingsPatch } from "./settings.js";
 import { openState, type SessionMeta, type StateData } from "./state.js";
 
 export interface FeedbackState {
@@ -415,4 +416,4 @@ function indexRecord(ix: TurnIndex, rec: TrajectoryRecord, loc: LogLocation): Tu
 
 
 export type { SessionMeta, StateData } from "./state.js";
-export type { Settings } from "./settings.js";
+export type { Settings } from "../api/settings.js";

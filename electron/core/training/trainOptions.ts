@@ -1,4 +1,4 @@
-import type { Settings } from "../store/settings.js";
+import type { Settings } from "../api/settings.js";
 import type { TrainSettings } from "../../../trainer/protocol.js";
 import { APP_TRAIN_CONTEXT } from "../../../models/trainVerdict.js";
 

@@ -5,7 +5,7 @@ import { renderMarkdown } from "../../doctor/markdown.js";
 import { runDoctor, type DoctorSection } from "../../doctor/run.js";
 import { CliError, stringOpt, UsageError, type CommandSpec } from "../command.js";
 
-export { doctorReportSchema, type DoctorReport } from "../../doctor/schema.js";
+export { doctorReportSchema, type DoctorReport } from "../../api/doctorReport.js";
 
 const SECTIONS: readonly DoctorSection[] = ["inference", "training"];
 
@@ -17,7 +17,7 @@ export const doctor: CommandSpec = {
   options: {
     quick: { type: "boolean", description: "the short run (default; ~2 min on 2 cores): Qwen3-0.6B shape for inference, Qwen2.5-0.5B shape for training" },
     deep: { type: "boolean", description: "also Qwen3-1.7B for inference, trains the Qwen3-1.7B shape, longer measurements" },
-    json: { type: "boolean", description: "print the report as JSON (schema: doctorReportSchema in electron/core/doctor/schema.ts)" },
+    json: { type: "boolean", description: "print the report as JSON (schema: doctorReportSchema in electron/core/api/doctorReport.ts)" },
     model: { type: "string", value: "FILE|ID", description: "the served/selected model: a GGUF file, an installed or catalog id (default: the one chosen with 'models use'); nothing is downloaded" },
     out: { type: "string", value: "DIR", description: "also write DIR/report.md and DIR/report.json (for bug reports)" },
     webgpu: { type: "boolean", description: "measure WebGPU on a software adapter too (as CLAWRL_TF_BACKEND=webgpu or CLAWRL_WEBGPU_ROUTE do)" },

@@ -44,6 +44,8 @@ export const evalCommand: CommandSpec = {
     const report = await runEval({
       scenario, scenarioFile, model, methods: methods as EvalMethod[], interactions, seedCount: seeds, outDir, url, token,
       engine: { threads }, log: (l) => console.log(l),
+      // Loaded only for an in-process run, as before.
+      startCore: async (opts) => (await import("../../core.js")).startCore(opts),
     });
     const { publishLatest } = await import("../../eval/latest.js");
     const { formatInterval } = await import("../../eval/stats.js");

@@ -10,7 +10,7 @@ import { pullModel } from "../../../../models/pull.js";
 import { ModelRegistry } from "../../../../models/registry.js";
 import { assertLoadableGguf } from "../../../../models/gguf/loadable.js";
 import { APP_TRAIN_CONTEXT, serveOnly, trainabilityPhrase } from "../../../../models/trainVerdict.js";
-import { SettingsSchema } from "../../store/settings.js";
+import { SettingsSchema } from "../../api/settings.js";
 import { hostAvailableBytes } from "../../../../models/plan/available.js";
 
 const ACTIONS = ["list", "pull", "import", "use", "remove"] as const;

@@ -5,7 +5,7 @@
  * apart from the probes: importing a probe module starts its child main.
  */
 import { z } from "zod";
-import { inferenceRunSchema } from "../schema.js";
+import { inferenceRunSchema } from "../../api/doctorReport.js";
 
 export * from "../../../../trainer/entries/doctor/protocol.js";
 

@@ -8,7 +8,7 @@
 import { getLlama, LlamaLogLevel, type Token } from "node-llama-cpp";
 import { capCpuThreads, defaultThreads } from "../../inference/threads.js";
 import { probeMain } from "../../../../common/probeChild.js";
-import type { InferenceRun } from "../schema.js";
+import type { InferenceRun } from "../../api/doctorReport.js";
 import { llamaProbeRequestSchema, type LlamaProbeResult } from "./contracts.js";
 
 const TEXT = "The doctor measures how fast this machine reads a prompt and writes an answer with the model. ";

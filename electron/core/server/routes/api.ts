@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { notFound, parseBody } from "../errors.js";
-import { ChatDefaultsSchema } from "../../store/settings.js";
+import { ChatDefaultsSchema } from "../../api/settings.js";
 import { rewardOf } from "../../store/store.js";
 import { publicSettings, restoreMaskedSecrets } from "../../store/secrets.js";
 import { registerEventRoute } from "./apiEvents.js";

@@ -19,7 +19,7 @@ import { applyResponseFormat } from "./responseFormat.js";
 import { timingsOf, usageOf } from "./replyFigures.js";
 import type { ChatCompletionChunk, ChatCompletionReply, ChatLogprob, ModelListReply, ModelObject } from "../../api/openai.js";
 
-import type { PlannedBlock } from "../../preferences/block.js";
+import type { PlannedBlock } from "../../rollout/rollout.js";
 
 type ChunkChoice = ChatCompletionChunk["choices"][number];
 

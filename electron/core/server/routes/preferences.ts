@@ -1,9 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import { ApiError, parseBody } from "../errors.js";
-import type { Settings } from "../../store/settings.js";
+import type { Settings } from "../../api/settings.js";
 import { blockLine } from "../../preferences/block.js";
 import type { PreferenceCheckReply, PreferenceCheckResultView, PreferenceReply, PreferencesReply, PreferenceView } from "../../api/preferences.js";
-import { CreatePreferenceBody, PatchPreferenceBody, type Preference } from "../../preferences/schema.js";
+import type { Preference } from "../../api/preferenceSchema.js";
+import { CreatePreferenceBody, PatchPreferenceBody } from "../../preferences/schema.js";
 import type { PreferenceService } from "../../preferences/service.js";
 
 export interface PreferenceRouteDeps {

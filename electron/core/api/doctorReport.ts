@@ -1,7 +1,8 @@
 /**
  * The report of `clawrl doctor` (electron/core/doctor/run.ts): what this machine can do,
  * measured. The JSON form (`--json`, report.json) is this schema; report.md is rendered from it.
- * Versioned so that bug reports from older builds can still be read.
+ * Versioned so that bug reports from older builds can still be read. Part of the contract (GET
+ * /api/doctor sends it): the doctor (electron/core/doctor/) imports it from here.
  */
 import { z } from "zod";
 import { matmulRowSchema } from "../../../trainer/entries/doctor/protocol.js";
