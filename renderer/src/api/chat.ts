@@ -2,7 +2,7 @@ import type { ChatStreamData, FinishReason, ModelListReply } from "../../../elec
 import type { ChatMessage as WireMessage, ChatToolCall } from "../../../electron/core/api/chatTypes.js";
 import type { OpenAiToolsReply } from "../../../electron/core/api/tools.js";
 import { errorFromResponse, type CoreClient } from "./client.js";
-import { speedOfLlamaTimings, type AnswerSpeed } from "./shapes.js";
+import { speedOfLlamaTimings, type AnswerSpeed } from "../format/turns.js";
 
 /** A message of the conversation as sent to /v1 (assistant tool calls and `tool` results included). */
 export type ChatMessage = WireMessage;

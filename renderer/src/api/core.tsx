@@ -1,8 +1,8 @@
 import { createContext, useCallback, useContext, useEffect, useRef, useState, type ReactNode } from "react";
 import { ApiError, CoreClient, messageOf } from "./client.js";
 import { CoreConnection, type CoreEvent } from "./events.js";
-import { readStatus, type CoreStatus } from "./shapes.js";
 import type { CoreEventName } from "../../../electron/core/api/events.js";
+import type { StatusReply } from "../../../electron/core/api/status.js";
 
 /** Events after which the whole status is asked for again (they may carry only what changed). */
 const statusEvents: readonly string[] = ["status", "training", "checkpoint", "swap", "revert"] satisfies CoreEventName[];
@@ -13,7 +13,8 @@ interface CoreContextValue {
   connected: boolean;
   /** Bumped each time the core comes back: every page reloads its data. */
   epoch: number;
-  status: CoreStatus | null;
+  /** GET /api/status, kept current; null until the first reply */
+  status: StatusReply | null;
   reloadStatus(): void;
 }
 
@@ -99,7 +100,7 @@ export function CoreProvider({ client, children }: { client: CoreClient; childre
   const [connection] = useState(() => new CoreConnection(client));
   const [connected, setConnected] = useState(true);
   const [epoch, setEpoch] = useState(0);
-  const [status, setStatus] = useState<CoreStatus | null>(null);
+  const [status, setStatus] = useState<StatusReply | null>(null);
   const [statusTick, setStatusTick] = useState(0);
   const reloadStatus = useCallback(() => setStatusTick((t) => t + 1), []);
 
@@ -123,7 +124,7 @@ export function CoreProvider({ client, children }: { client: CoreClient; childre
     let live = true;
     client
       .getJson("/api/status")
-      .then((s) => live && setStatus(readStatus(s)))
+      .then((s) => live && setStatus(s))
       .catch(() => {
         // the banner or the page says what is wrong; the header just shows less
       });

@@ -1,10 +1,11 @@
 import { useEffect, useRef, useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
-import { readModels, type CatalogEntry } from "../api/shapes.js";
+import type { CatalogModelView } from "../../../electron/core/api/models.js";
+import { modelName } from "../format/models.js";
 import type { DownloadView } from "../../../electron/core/api/models.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
-import { fmtBytes, fmtDuration, modelName } from "../components/format.js";
+import { fmtBytes, fmtDuration } from "../components/format.js";
 import { TrainVerdict } from "../components/Trainability.js";
 import "./firstRun.css";
 
@@ -17,7 +18,7 @@ const useWhenDone = new Set<string>();
 /** What the chat shows while no model is served: the recommended model, or a GGUF file of the user's. */
 export function FirstRun({ onReady }: { onReady(): void }) {
   const { client } = useCore();
-  const models = useLive((c) => c.getJson("/api/models").then(readModels), ["models", "download"], [], 2000);
+  const models = useLive((c) => c.getJson("/api/models"), ["models", "download"], [], 2000);
   const [using, setUsing] = useState<string | null>(null);
   const [useError, setUseError] = useState<{ id: string; name: string; message: string } | null>(null);
 
@@ -66,7 +67,7 @@ export function FirstRun({ onReady }: { onReady(): void }) {
           {rec && (
             <RecommendedModel
               m={rec}
-              reason={models.data?.recommendation ?? null}
+              reason={models.data?.recommendation.reason ?? null}
               busy={using !== null}
               onDownloaded={() => models.reload()}
               onUse={() => void use(rec.id, rec.name)}
@@ -85,7 +86,7 @@ export function FirstRun({ onReady }: { onReady(): void }) {
   );
 }
 
-function RecommendedModel({ m, reason, busy, onDownloaded, onUse }: { m: CatalogEntry; reason: string | null; busy: boolean; onDownloaded(): void; onUse(): void }) {
+function RecommendedModel({ m, reason, busy, onDownloaded, onUse }: { m: CatalogModelView; reason: string | null; busy: boolean; onDownloaded(): void; onUse(): void }) {
   const { client } = useCore();
   const [error, setError] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
@@ -174,7 +175,7 @@ function ImportModel({ busy, onImported }: { busy: boolean; onImported(id: strin
       const r = await client.post<{ model?: { id?: string; name?: string; architecture?: string; path?: string } }>("/api/models/import", { path: file });
       const m = r.model;
       if (!m?.id) throw new Error("the core did not say which model it added");
-      onImported(m.id, modelName({ name: m.name ?? m.id, arch: m.architecture ?? null, path: m.path ?? null }));
+      onImported(m.id, modelName({ name: m.name ?? m.id, architecture: m.architecture ?? null, path: m.path ?? null }));
     } catch (e) {
       setError(`Could not import that file: ${messageOf(e)}`);
     } finally {

@@ -2,21 +2,14 @@ import { useEffect, useState } from "react";
 import { messageOf } from "../api/client.js";
 import { forgetServedModelId } from "../api/chat.js";
 import { useCore, useCoreEvents, useLive } from "../api/core.js";
-import type { UseModelReply } from "../../../electron/core/api/models.js";
-import { readModels, readModelSwitch, type ModelInfo, type ModelSwitch } from "../api/shapes.js";
-import { adapterLabel, fmtBytes, modelName as nameOf } from "./format.js";
-import type { ModelsEvent } from "../../../electron/core/api/models.js";
+import type { ModelsEvent, ModelSwitchEvent, UseModelReply } from "../../../electron/core/api/models.js";
+import { adapterLabel } from "./format.js";
+import { modelFacts as facts, modelName as nameOf, servedName } from "../format/models.js";
 
-/** "1.1 MB · F32": what a model is, in a few words. */
-function facts(m: Pick<ModelInfo, "sizeBytes" | "quantization">): string {
-  return [m.sizeBytes !== null ? fmtBytes(m.sizeBytes) : null, m.quantization].filter(Boolean).join(" · ");
-}
+/** A switch under way, as the picker shows it (progress null: not loading yet). */
+type SwitchNote = Pick<ModelSwitchEvent, "name" | "state"> & { progress: number | null };
 
-
-/** A switch under way, as the picker shows it. */
-type SwitchNote = Pick<ModelSwitch, "name" | "state" | "progress">;
-
-const stageText: Partial<Record<ModelSwitch["state"], string>> = { draining: "finishing answers in progress", loading: "loading into memory" };
+const stageText: Partial<Record<ModelSwitchEvent["state"], string>> = { draining: "finishing answers in progress", loading: "loading into memory" };
 
 /**
  * The served model, always in view: its name, size, quantization and backend, and the adapter
@@ -25,7 +18,7 @@ const stageText: Partial<Record<ModelSwitch["state"], string>> = { draining: "fi
  */
 export function ModelPicker() {
   const { client, status, reloadStatus } = useCore();
-  const models = useLive((c) => c.getJson("/api/models").then(readModels), ["models", "download"], [], 10000);
+  const models = useLive((c) => c.getJson("/api/models"), ["models", "download"], [], 10000);
   const [switching, setSwitching] = useState<SwitchNote | null>(null);
   const [error, setError] = useState<string | null>(null);
   // The model asked for: shown, and the picker kept busy, until the status says it serves (the
@@ -33,14 +26,14 @@ export function ModelPicker() {
   const [asked, setAsked] = useState<string | null>(null);
 
   useCoreEvents(["models"], (e) => {
-    const s = readModelSwitch(e.data as ModelsEvent);
-    if (!s) return;
+    const s = e.data as ModelsEvent;
+    if (s.change !== "switch") return;
     if (s.state === "ready" || s.state === "failed") {
       setSwitching(null);
       forgetServedModelId();
       reloadStatus();
       if (s.error) setError(`${s.name} could not be loaded: ${s.error}`);
-    } else setSwitching((cur) => ({ name: cur?.name ?? s.name, state: s.state, progress: s.progress }));
+    } else setSwitching((cur) => ({ name: cur?.name ?? s.name, state: s.state, progress: s.progress ?? null }));
   });
 
   const served = status?.model ?? null;
@@ -83,7 +76,7 @@ export function ModelPicker() {
           onChange={(e) => void choose(e.target.value)}
           title={served?.path ?? undefined}
         >
-          {!current && <option value="__served">{served ? served.name : status ? "No model loaded" : "…"}</option>}
+          {!current && <option value="__served">{served ? servedName(served) : status ? "No model loaded" : "…"}</option>}
           {installed.map((m) => (
             <option key={m.id} value={m.id} title={facts(m) || undefined}>
               {nameOf(m)}

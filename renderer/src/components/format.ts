@@ -37,12 +37,6 @@ export function adapterLabel(adapter: string | null | undefined): string {
   return `Adapter ${adapter}`;
 }
 
-/** A model's name for people: its own, unless that only names the architecture ("llama"): then its file's. */
-export function modelName(m: { name: string; arch: string | null; path: string | null }): string {
-  if (m.name && m.name !== m.arch) return m.name;
-  return m.path ? fileName(m.path).replace(/\.gguf$/i, "") : m.name;
-}
-
 /** The file name of a path, on any OS's separators. */
 export function fileName(p: string): string {
   return p.split(/[\\/]/).pop() ?? p;

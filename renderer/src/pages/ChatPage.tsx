@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useCore, useLive } from "../api/core.js";
-import { readSessions } from "../api/shapes.js";
+import { byLastActivity } from "../format/sessions.js";
 import { useChatSession } from "./chat/useChatSession.js";
 import { useAnswerStream } from "./chat/useAnswerStream.js";
 import { SessionList } from "./chat/SessionList.js";
@@ -13,7 +13,7 @@ export function ChatPage() {
   const { status, reloadStatus } = useCore();
   // No model served: the chat shows the first-run guide and the composer waits for a model.
   const noModel = status !== null && status.model === null;
-  const sessions = useLive((c) => c.getJson("/api/sessions").then(readSessions), ["session", "sessionDeleted", "turn"]);
+  const sessions = useLive((c) => c.getJson("/api/sessions").then(byLastActivity), ["session", "sessionDeleted", "turn"]);
   const session = useChatSession();
   const { sessionId, messages, setMessages, loadError, generation } = session;
   const { busy, ask, regenerate, stop, decide } = useAnswerStream(session, sessions.reload);

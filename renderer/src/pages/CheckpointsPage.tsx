@@ -1,5 +1,4 @@
 import { useCore, useLive } from "../api/core.js";
-import { readCheckpoints } from "../api/shapes.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { fileName } from "../components/format.js";
 import { ImportAdapter } from "./ImportAdapter.js";
@@ -12,13 +11,14 @@ import { isForward } from "./checkpoints/rollDirection.js";
 
 export function CheckpointsPage() {
   const { status, reloadStatus } = useCore();
-  const list = useLive((c) => c.getJson("/api/checkpoints").then(readCheckpoints), ["checkpoint", "swap", "revert"]);
+  const list = useLive((c) => c.getJson("/api/checkpoints"), ["checkpoint", "swap", "revert"]);
   const { confirm, swapping, done, error, outcome, ask, cancel, activate, pin } = useCheckpointActions(list.reload);
 
   const activeN = status?.training.activeCheckpoint ?? null;
   // One source for "active" (the live status, which SSE refreshes first), so a list fetched
   // just before a swap never shows two active rows.
-  const items = [...(list.data?.items ?? [])].map((c) => (status ? { ...c, active: c.n === activeN } : c)).sort((a, b) => b.n - a.n);
+  const served = list.data?.active ?? null;
+  const items = [...(list.data?.checkpoints ?? [])].map((c) => ({ ...c, active: status ? c.n === activeN : c.active || served === c.version })).sort((a, b) => b.n - a.n);
   const activeVersion = status?.adapter ?? null;
   // Checkpoints of more than one model (the served model was switched): say which is whose.
   const showModel = items.some((c) => !c.forServedModel);

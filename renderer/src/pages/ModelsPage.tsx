@@ -1,6 +1,7 @@
 import { useCore, useLive } from "../api/core.js";
-import { readModels, trainabilityOfMemory, type ModelInfo } from "../api/shapes.js";
-import type { TrainabilityView } from "../../../electron/core/api/models.js";
+import type { ModelView, TrainabilityView } from "../../../electron/core/api/models.js";
+import { activeModelOf } from "../format/models.js";
+import { trainabilityOfMemory } from "../format/training.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { DataTable } from "../components/DataTable.js";
 import { useModelActions } from "./models/useModelActions.js";
@@ -11,10 +12,10 @@ import { ImportModelForm } from "./models/ImportModelForm.js";
 
 export function ModelsPage() {
   const { status } = useCore();
-  const models = useLive((c) => c.getJson("/api/models").then(readModels), ["models", "download"], [], 2000);
+  const models = useLive((c) => c.getJson("/api/models"), ["models", "download"], [], 2000);
   const { act, busy, error, setError, importError, importPath, setImportPath, imported } = useModelActions(models.reload);
 
-  const active: ModelInfo | null = models.data?.active ?? status?.model ?? null;
+  const active: ModelView | null = activeModelOf(models.data?.active, status);
   // The installed entry (and so the catalog entry) that is served now.
   const activeId = models.data?.installed.find((i) => active?.path && i.path === active.path)?.id ?? null;
   // The served model: the trainer's own plan once it has made one (live, /api/status), else the core's plan from the file.
@@ -43,7 +44,7 @@ export function ModelsPage() {
       )}
 
       <h2>Catalog</h2>
-      {models.data?.recommendation && <p className="muted">Recommended for this computer: {models.data.recommendation}</p>}
+      {models.data?.recommendation.reason && <p className="muted">Recommended for this computer: {models.data.recommendation.reason}</p>}
       {models.error && <LoadProblem error={models.error} what="The model catalog" onRetry={models.reload} />}
       {models.data && models.data.catalog.length === 0 && <p className="muted">The catalog is empty.</p>}
       {models.data && models.data.catalog.length > 0 && (

@@ -1,6 +1,7 @@
 import { useCore } from "../api/core.js";
 import { ErrorNote, LoadProblem } from "../components/Notices.js";
 import { adapterLabel } from "../components/format.js";
+import { isPaused } from "../format/training.js";
 import { EvalReportSection } from "./EvalReportSection.js";
 import { useTrainingData } from "./training/useTrainingData.js";
 import { useTrainingActions } from "./training/useTrainingActions.js";
@@ -24,7 +25,7 @@ export function TrainingPage() {
           <button type="button" className="primary" aria-disabled={pending !== null} onClick={() => void act("Train now", "/api/training/run")}>
             {pending === "Train now" ? "Starting…" : "Train now"}
           </button>
-          {training?.paused ? (
+          {training && isPaused(training) ? (
             <button type="button" aria-disabled={pending !== null} onClick={() => void act("Resume", "/api/training/resume")}>
               Resume
             </button>

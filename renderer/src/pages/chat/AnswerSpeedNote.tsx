@@ -1,4 +1,4 @@
-import type { AnswerSpeed } from "../../api/shapes.js";
+import type { AnswerSpeed } from "../../format/turns.js";
 
 /** "21.3 tok/s · 48 tokens · 0.33 s to first token", as local-model apps show under an answer. */
 export function AnswerSpeedNote({ speed }: { speed: AnswerSpeed }) {

@@ -1,16 +1,17 @@
 import { useEffect, useRef, useState } from "react";
 import { useCore } from "../../api/core.js";
 import { humanError } from "../../api/humanError.js";
-import type { SessionSummary } from "../../api/shapes.js";
+import type { SessionView } from "../../../../electron/core/api/sessions.js";
 import { PencilIcon, TrashIcon } from "../../components/Icons.js";
 import { fmtTime } from "../../components/format.js";
-import { titleOf } from "./displayMessage.js";
+import { epochOf } from "../../format/time.js";
+import { titleOf } from "../../format/sessions.js";
 
 /** One chat in the sidebar: opens it, renames it in place, deletes it (after asking). */
-export function SessionItem({ session, active, onOpen, onChanged, onDeleted }: { session: SessionSummary; active: boolean; onOpen: () => void; onChanged: () => void; onDeleted: () => void }) {
+export function SessionItem({ session, active, onOpen, onChanged, onDeleted }: { session: SessionView; active: boolean; onOpen: () => void; onChanged: () => void; onDeleted: () => void }) {
   const { client } = useCore();
   const [renaming, setRenaming] = useState(false);
-  const [title, setTitle] = useState(session.title);
+  const [title, setTitle] = useState(session.title ?? "");
   const [error, setError] = useState<string | null>(null);
   const path = `/api/sessions/${encodeURIComponent(session.id)}`;
   // Keyboard: when the rename box closes (saved or Esc), the focus goes to the chat's button.
@@ -65,7 +66,7 @@ export function SessionItem({ session, active, onOpen, onChanged, onDeleted }: {
           <button type="button" className="session-open" ref={openButton} onClick={onOpen} aria-current={active ? "true" : undefined}>
             <span className="session-title">{titleOf(session)}</span>
             <span className="session-time">
-              {fmtTime(session.updatedAt)}
+              {fmtTime(epochOf(session.lastActivityAt))}
               {session.source === "outside" && (
                 <span className="tag" title="A conversation from an outside client (OpenClaw, an OpenAI SDK)">
                   API

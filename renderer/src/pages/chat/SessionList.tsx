@@ -1,10 +1,10 @@
 import { useMemo, useState } from "react";
 import type { Live } from "../../api/core.js";
-import type { SessionSummary } from "../../api/shapes.js";
+import type { SessionView } from "../../../../electron/core/api/sessions.js";
 import { LoadProblem } from "../../components/Notices.js";
 import { SidebarIcon } from "../../components/Icons.js";
 import { SessionItem } from "./SessionItem.js";
-import { titleOf } from "./displayMessage.js";
+import { titleOf } from "../../format/sessions.js";
 
 /** The chats sidebar: New chat, search by title, and the chats (each opens, renames, deletes). */
 export function SessionList({
@@ -15,7 +15,7 @@ export function SessionList({
   onOpen,
   onDeleted,
 }: {
-  sessions: Live<SessionSummary[]>;
+  sessions: Live<SessionView[]>;
   activeId: string | null;
   onNew: () => void;
   onClose: () => void;

@@ -1,5 +1,6 @@
 import type { ChatMessage } from "../../api/chat.js";
-import type { AnswerSpeed, SessionDetail, SessionSummary, Thumbs } from "../../api/shapes.js";
+import type { TurnView } from "../../../../electron/core/api/sessions.js";
+import { hintOf, preferenceCount, speedOfTimings, thumbsOf, userTextOf, type AnswerSpeed, type Thumbs } from "../../format/turns.js";
 import { answerToWire, type ToolCallView, type ToolStep } from "../../chat/agentLoop.js";
 import { toolStepsOf, type turnMessages } from "../../chat/history.js";
 
@@ -42,10 +43,6 @@ let keySeq = 0;
 /** A fresh React key for a message. */
 export const nextKey = () => `m${++keySeq}`;
 
-export function titleOf(s: SessionSummary): string {
-  return s.title || "Untitled chat";
-}
-
 /** The system prompt a recorded turn was asked with ("" when none). */
 export function systemPromptOf(messages: { role: string; content: string }[]): string {
   return messages.find((m) => m.role === "system")?.content ?? "";
@@ -56,17 +53,19 @@ export function systemPromptOf(messages: { role: string; content: string }[]): s
  * results continues the answer before it (the agent loop's next request). `prompts`: each turn's
  * recorded prompt messages, by turn id.
  */
-export function displayHistory(turns: SessionDetail["turns"], prompts: ReturnType<typeof turnMessages>): DisplayMessage[] {
+export function displayHistory(turns: TurnView[], prompts: ReturnType<typeof turnMessages>): DisplayMessage[] {
   const shown: DisplayMessage[] = [];
   for (const t of turns) {
-    const steps = toolStepsOf(prompts.get(t.id));
+    const steps = toolStepsOf(prompts.get(t.turnId));
     const prev = shown[shown.length - 1];
+    const answer = { content: t.text, turnId: t.turnId, adapter: t.adapter, model: t.model, thumbs: thumbsOf(t), hint: hintOf(t), preferences: preferenceCount(t), speed: speedOfTimings(t.timings) };
     if (steps && prev?.role === "assistant") {
-      shown[shown.length - 1] = { ...prev, content: t.response, steps, turnId: t.id, adapter: t.adapter, model: t.model, thumbs: t.thumbs, hint: t.hint, preferences: t.preferences, speed: t.speed };
+      shown[shown.length - 1] = { ...prev, ...answer, steps };
       continue;
     }
-    if (t.userText) shown.push({ key: nextKey(), role: "user", content: t.userText });
-    shown.push({ key: nextKey(), role: "assistant", content: t.response, turnId: t.id, adapter: t.adapter, model: t.model, thumbs: t.thumbs, hint: t.hint, preferences: t.preferences, speed: t.speed });
+    const userText = userTextOf(t);
+    if (userText) shown.push({ key: nextKey(), role: "user", content: userText });
+    shown.push({ key: nextKey(), role: "assistant", ...answer });
   }
   return shown;
 }

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { useCore } from "../../api/core.js";
 import { humanError } from "../../api/humanError.js";
-import type { Thumbs } from "../../api/shapes.js";
+import type { Thumbs } from "../../format/turns.js";
 import type { DisplayMessage } from "./displayMessage.js";
 
 /** An answer's feedback (thumbs, hint) sent to POST /api/feedback, shown on the answer once saved. */

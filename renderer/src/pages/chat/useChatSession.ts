@@ -1,8 +1,8 @@
 import { useCallback, useRef, useState } from "react";
 import { useCore } from "../../api/core.js";
 import { humanError } from "../../api/humanError.js";
-import { readSession } from "../../api/shapes.js";
 import { turnMessages } from "../../chat/history.js";
+import { promptTexts } from "../../format/turns.js";
 import { displayHistory, systemPromptOf, type DisplayMessage } from "./displayMessage.js";
 import { useChatGeneration } from "./useChatGeneration.js";
 
@@ -34,9 +34,8 @@ export function useChatSession() {
       try {
         const raw = await client.getJson(`/api/sessions/${encodeURIComponent(id)}`);
         if (opening.current !== id) return; // another chat was opened meanwhile
-        const detail = readSession(raw);
-        const mainTurns = detail.turns.filter((t) => t.type !== "side");
-        restore(id, detail.generation, mainTurns.length ? systemPromptOf(mainTurns[mainTurns.length - 1].messages) : null);
+        const mainTurns = raw.turns.filter((t) => t.type !== "side");
+        restore(id, raw.session.generation ?? null, mainTurns.length ? systemPromptOf(promptTexts(mainTurns[mainTurns.length - 1])) : null);
         setMessages(displayHistory(mainTurns, turnMessages(raw)));
       } catch (e) {
         setLoadError(humanError(e, "This chat is no longer in the history (it may have been deleted)."));

@@ -1,5 +1,6 @@
-import type { Checkpoint } from "../../api/shapes.js";
+import type { CheckpointView } from "../../../../electron/core/api/training.js";
 import { fmtNum, fmtTime } from "../../components/format.js";
+import { epochOf } from "../../format/time.js";
 import { isForward, usable } from "./rollDirection.js";
 
 /** One checkpoint in the table: its version and tags, figures, gate verdict, model, and Pin and Roll back/forward. */
@@ -11,31 +12,28 @@ export function CheckpointRow({
   onPin,
   onAsk,
 }: {
-  c: Checkpoint;
+  c: CheckpointView;
   activeN: number | null;
   showModel: boolean;
   swapping: boolean;
-  onPin: (c: Checkpoint) => void;
-  onAsk: (c: Checkpoint, button: HTMLButtonElement) => void;
+  onPin: (c: CheckpointView) => void;
+  onAsk: (c: CheckpointView, button: HTMLButtonElement) => void;
 }) {
+  const revertReason = c.reverted?.reason ?? null;
   return (
     <tr className={c.active ? "active-row" : undefined}>
       <td className="version-cell" id={`cp-${c.n}`}>
         <strong>{c.version}</strong> {c.active && <span className="tag tag-active">active</span>} {c.pinned && <span className="tag">pinned</span>} {c.imported && <span className="tag">imported</span>}
       </td>
-      <td className="nowrap">{fmtTime(c.at)}</td>
-      <td>{c.samples ?? "—"}</td>
+      <td className="nowrap">{fmtTime(epochOf(c.createdAt))}</td>
+      <td>{c.samples}</td>
       <td>{fmtNum(c.meanReward)}</td>
       <td>{fmtNum(c.kl, 4)}</td>
       <td>
-        {c.verdict ? (
-          <span className={/pass|publish|accept/i.test(c.verdict) ? "tag tag-ok" : /revert/i.test(c.verdict) ? "tag tag-warn" : "tag tag-bad"} title={c.revertReason ?? undefined}>
-            {/revert/i.test(c.verdict) ? "rolled back" : c.verdict}
-          </span>
-        ) : (
-          "—"
-        )}
-        {c.revertReason && <div className="small muted revert-reason">{c.revertReason}</div>}
+        <span className={/pass|publish|accept/i.test(c.verdict) ? "tag tag-ok" : /revert/i.test(c.verdict) ? "tag tag-warn" : "tag tag-bad"} title={revertReason ?? undefined}>
+          {/revert/i.test(c.verdict) ? "rolled back" : c.verdict}
+        </span>
+        {revertReason && <div className="small muted revert-reason">{revertReason}</div>}
       </td>
       {showModel && (
         <td className="clip model-cell" title={c.model ?? undefined}>

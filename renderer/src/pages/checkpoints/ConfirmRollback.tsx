@@ -1,9 +1,9 @@
 import { useEffect, useRef } from "react";
-import type { Checkpoint } from "../../api/shapes.js";
+import type { CheckpointView } from "../../../../electron/core/api/training.js";
 import { trapTab } from "../../components/ConfirmDialog.js";
 
 /** `forward`: the checkpoint is newer than the one served (after a roll back). */
-export function ConfirmRollback({ target, forward, onCancel, onConfirm }: { target: Checkpoint | "base"; forward: boolean; onCancel: () => void; onConfirm: () => void }) {
+export function ConfirmRollback({ target, forward, onCancel, onConfirm }: { target: CheckpointView | "base"; forward: boolean; onCancel: () => void; onConfirm: () => void }) {
   const ref = useRef<HTMLDialogElement | null>(null);
   const confirmButton = useRef<HTMLButtonElement | null>(null);
   useEffect(() => {

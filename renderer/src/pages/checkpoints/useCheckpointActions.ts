@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "react";
 import { messageOf } from "../../api/client.js";
 import { useCore } from "../../api/core.js";
 import type { ActivateReply } from "../../../../electron/core/api/training.js";
-import type { Checkpoint } from "../../api/shapes.js";
+import type { CheckpointView } from "../../../../electron/core/api/training.js";
 
 /**
  * The Checkpoints page's actions: ask to serve a checkpoint (or "base", the model with no adapter),
@@ -11,7 +11,7 @@ import type { Checkpoint } from "../../api/shapes.js";
 export function useCheckpointActions(onChanged: () => void) {
   const { client, reloadStatus } = useCore();
   // What the dialog asks to serve: a checkpoint, or "base" (the model with no adapter).
-  const [confirm, setConfirm] = useState<Checkpoint | "base" | null>(null);
+  const [confirm, setConfirm] = useState<CheckpointView | "base" | null>(null);
   const [swapping, setSwapping] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -28,7 +28,7 @@ export function useCheckpointActions(onChanged: () => void) {
   });
 
   /** Opens the dialog for `target`, from the button that asked (focus returns there on cancel). */
-  const ask = (target: Checkpoint | "base", button: HTMLButtonElement) => {
+  const ask = (target: CheckpointView | "base", button: HTMLButtonElement) => {
     opener.current = button;
     setConfirm(target);
   };
@@ -39,7 +39,7 @@ export function useCheckpointActions(onChanged: () => void) {
     setTimeout(() => opener.current?.focus(), 0);
   };
 
-  const activate = async (c: Checkpoint | "base") => {
+  const activate = async (c: CheckpointView | "base") => {
     const name = c === "base" ? "the model with no adapter" : c.version;
     setConfirm(null);
     setSwapping(name);
@@ -58,7 +58,7 @@ export function useCheckpointActions(onChanged: () => void) {
     }
   };
 
-  const pin = async (c: Checkpoint) => {
+  const pin = async (c: CheckpointView) => {
     try {
       await client.post(`/api/checkpoints/${c.n}/pin`, { pinned: !c.pinned });
       onChanged();

@@ -1,7 +1,7 @@
-import type { ModelInfo } from "../../api/shapes.js";
-import type { TrainabilityView } from "../../../../electron/core/api/models.js";
+import type { ModelView, TrainabilityView } from "../../../../electron/core/api/models.js";
 import { Card } from "../../components/Card.js";
-import { fmtBytes, modelName } from "../../components/format.js";
+import { fmtBytes } from "../../components/format.js";
+import { modelName } from "../../format/models.js";
 import { memoryNeed } from "../../components/Trainability.js";
 
 /** The active model's "Training here" card: a few words (the note below it says what is short). */
@@ -12,7 +12,7 @@ function trainingCard(t: TrainabilityView | null): string {
 }
 
 /** "Active model": the served model's figures, and a note when it cannot be trained here. */
-export function ActiveModel({ active, servedTraining, backend }: { active: ModelInfo | null; servedTraining: TrainabilityView | null; backend: string | null | undefined }) {
+export function ActiveModel({ active, servedTraining, backend }: { active: ModelView | null; servedTraining: TrainabilityView | null; backend: string | null | undefined }) {
   return (
     <>
       <h2>Active model</h2>

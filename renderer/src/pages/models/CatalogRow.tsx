@@ -1,10 +1,10 @@
-import type { CatalogEntry } from "../../api/shapes.js";
+import type { CatalogModelView } from "../../../../electron/core/api/models.js";
 import { fmtBytes, fmtDuration } from "../../components/format.js";
 import { TrainVerdict } from "../../components/Trainability.js";
 import type { ModelAction } from "./useModelActions.js";
 
 /** One catalog model: what it is, its download's progress, and what can be done with it (use, download, pause, resume, cancel). */
-export function CatalogRow({ m, serving, busy, onAct }: { m: CatalogEntry; serving: boolean; busy: boolean; onAct: ModelAction }) {
+export function CatalogRow({ m, serving, busy, onAct }: { m: CatalogModelView; serving: boolean; busy: boolean; onAct: ModelAction }) {
   const id = encodeURIComponent(m.id);
   const d = m.download;
   const active = d && /download|running|paused|queued/i.test(d.state);
@@ -18,7 +18,7 @@ export function CatalogRow({ m, serving, busy, onAct }: { m: CatalogEntry; servi
         <TrainVerdict t={m.training} />
       </td>
       <td className="nowrap">{fmtBytes(m.sizeBytes)}</td>
-      <td>{m.arch ?? "—"}</td>
+      <td>{m.architecture}</td>
       <td className="download-cell">
         {m.installed && !active ? (
           <span className="tag tag-ok">installed</span>

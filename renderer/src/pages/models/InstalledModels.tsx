@@ -1,12 +1,12 @@
-import type { ModelInfo, ModelsView } from "../../api/shapes.js";
-import type { TrainabilityView } from "../../../../electron/core/api/models.js";
+import type { InstalledModelView, ModelView, TrainabilityView } from "../../../../electron/core/api/models.js";
 import { DataTable } from "../../components/DataTable.js";
-import { fmtBytes, modelName } from "../../components/format.js";
+import { fmtBytes } from "../../components/format.js";
+import { modelName } from "../../format/models.js";
 import { TrainVerdict } from "../../components/Trainability.js";
 import type { ModelAction } from "./useModelActions.js";
 
 /** "On this computer": the installed models, each with a Use button (the served one is tagged active). */
-export function InstalledModels({ installed, active, servedTraining, busy, onAct }: { installed: ModelsView["installed"]; active: ModelInfo | null; servedTraining: TrainabilityView | null; busy: boolean; onAct: ModelAction }) {
+export function InstalledModels({ installed, active, servedTraining, busy, onAct }: { installed: InstalledModelView[]; active: ModelView | null; servedTraining: TrainabilityView | null; busy: boolean; onAct: ModelAction }) {
   return (
     <>
       <h2>On this computer</h2>
@@ -19,7 +19,7 @@ export function InstalledModels({ installed, active, servedTraining, busy, onAct
               <TrainVerdict t={active?.path && m.path === active.path ? servedTraining : m.training} />
             </td>
             <td className="nowrap">{fmtBytes(m.sizeBytes)}</td>
-            <td>{m.arch ?? "—"}</td>
+            <td>{m.architecture ?? "—"}</td>
             <td>{m.contextSize ? m.contextSize.toLocaleString() : "—"}</td>
             <td className="row-actions">
               {active?.path && m.path === active.path ? (

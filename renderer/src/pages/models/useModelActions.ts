@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { ApiError, messageOf } from "../../api/client.js";
 import { useCore } from "../../api/core.js";
-import { modelName } from "../../components/format.js";
+import { modelName } from "../../format/models.js";
 
 /** Runs one model action (use, download, pause, import …): what runs now, its error, and the model an import just added. */
 export type ModelAction = (label: string, path: string, body?: unknown, method?: "POST" | "DELETE") => Promise<void>;
@@ -27,7 +27,7 @@ export function useModelActions(onDone: () => void) {
       const added = reply?.model;
       if (label === "Import" && added?.id) {
         // The name the list below shows for it (a file named only by its architecture goes by its file name).
-        setImported({ id: added.id, name: modelName({ name: added.name ?? added.id, arch: added.architecture ?? null, path: added.path ?? null }) });
+        setImported({ id: added.id, name: modelName({ name: added.name ?? added.id, architecture: added.architecture ?? null, path: added.path ?? null }) });
         setImportPath("");
       }
       onDone();

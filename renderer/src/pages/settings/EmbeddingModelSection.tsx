@@ -1,5 +1,4 @@
 import { useLive } from "../../api/core.js";
-import { readModels } from "../../api/shapes.js";
 import type { Draft, SetField } from "./useSettingsForm.js";
 
 /** Architectures of embedding GGUFs (BERT family): listed first, as what this setting is for. */
@@ -12,10 +11,10 @@ const OTHER = "__other__";
  * GGUF file by its path. An embedding model runs beside the chat model with a context of its own.
  */
 export function EmbeddingModelSection({ form, set, disabled }: { form: Draft; set: SetField; disabled: boolean }) {
-  const models = useLive((c) => c.getJson("/api/models").then(readModels), ["models"]);
+  const models = useLive((c) => c.getJson("/api/models"), ["models"]);
   const installed = [...(models.data?.installed ?? [])]
     .filter((m) => m.path)
-    .sort((a, b) => Number(EMBEDDING_ARCHS.has(b.arch ?? "")) - Number(EMBEDDING_ARCHS.has(a.arch ?? "")));
+    .sort((a, b) => Number(EMBEDDING_ARCHS.has(b.architecture ?? "")) - Number(EMBEDDING_ARCHS.has(a.architecture ?? "")));
   const value = form.embeddingModelPath;
   const listed = value === null || installed.some((m) => m.path === value);
   return (
@@ -29,9 +28,9 @@ export function EmbeddingModelSection({ form, set, disabled }: { form: Draft; se
         >
           <option value="">The model you chat with</option>
           {installed.map((m) => (
-            <option key={m.id} value={m.path!}>
+            <option key={m.id} value={m.path}>
               {m.name}
-              {EMBEDDING_ARCHS.has(m.arch ?? "") ? " (embedding model)" : ""}
+              {EMBEDDING_ARCHS.has(m.architecture ?? "") ? " (embedding model)" : ""}
             </option>
           ))}
           <option value={OTHER}>Another model file on this computer (GGUF)</option>

@@ -1,4 +1,4 @@
-import type { Settings } from "../../api/shapes.js";
+import type { Settings } from "../../../../electron/core/api/settings.js";
 import { TermText } from "../../components/TermLabel.js";
 import { terms } from "../../components/terms.js";
 import type { Draft, SetField } from "./useSettingsForm.js";

@@ -1,14 +1,39 @@
 import { useEffect, useRef, useState } from "react";
 import { ApiError, messageOf } from "../../api/client.js";
 import { useCore, useLive } from "../../api/core.js";
-import { readSettings, type Settings } from "../../api/shapes.js";
+import type { Settings } from "../../../../electron/core/api/settings.js";
 import { readChatDefaults, type GenerationSettings } from "../../api/generation.js";
 import { engineName } from "../../components/terms.js";
 import { useUnsavedChanges } from "../../components/unsavedChanges.js";
 
 
+/** The settings the form edits (the core's schema: electron/core/api/settings.ts); the others are left alone. */
+const EDITED = [
+  "learningMethod",
+  "batchSize",
+  "learningRate",
+  "loraRank",
+  "teacherSource",
+  "judgeVotes",
+  "judgeSource",
+  "autoLearn",
+  "outsideDefaultTurnType",
+  "headerlessTurnsMain",
+  "klBeta",
+  "heldBackShare",
+  "embeddingModelPath",
+] as const satisfies readonly (keyof Settings)[];
+
 /** What the Settings form edits: the learning settings and the chat defaults, saved together. */
-export type Draft = Settings & { chatDefaults: GenerationSettings };
+export type Draft = Pick<Settings, (typeof EDITED)[number]> & { chatDefaults: GenerationSettings };
+
+/**
+ * The fields the form edits of GET /api/settings's reply (the core sends them all, with the
+ * defaults of its schema: the form waits for this reply instead of showing values of its own).
+ */
+function draftOf(s: Settings): Draft {
+  return { ...(Object.fromEntries(EDITED.map((k) => [k, s[k]])) as Pick<Settings, (typeof EDITED)[number]>), chatDefaults: readChatDefaults(s) };
+}
 
 /** Sets one field of the draft. */
 export type SetField = <K extends keyof Draft>(k: K, v: Draft[K]) => void;
@@ -23,7 +48,7 @@ function changes(draft: Draft | null, base: Draft | null): Partial<Draft> {
 export function useSettingsForm() {
   const { client } = useCore();
   // One GET for the learning settings and the chat defaults: the page saves them together.
-  const loaded = useLive((c) => c.getJson("/api/settings").then((b): Draft => ({ ...readSettings(b), chatDefaults: readChatDefaults(b) })), ["settings"]);
+  const loaded = useLive((c) => c.getJson("/api/settings").then(draftOf), ["settings"]);
   // null until GET /api/settings answers: the defaults are the core's (its settings schema), not the page's.
   const [form, setForm] = useState<Draft | null>(null);
   // What the core holds as far as this page knows: the last load, or what the last save sent.

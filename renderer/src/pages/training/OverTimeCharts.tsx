@@ -1,4 +1,4 @@
-import type { MetricPoint } from "../../api/shapes.js";
+import type { MetricPoint } from "../../format/metrics.js";
 import { LineChart, VerdictStrip } from "../../components/Charts.js";
 import { termTitle, terms } from "../../components/terms.js";
 

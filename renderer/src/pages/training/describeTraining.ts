@@ -1,17 +1,21 @@
-import type { TrainingStatus } from "../../api/shapes.js";
+import { finite } from "../../format/time.js";
+import { isPaused, type LearnerView } from "../../format/training.js";
 
 /** "Training step 3 of 8 · about 4 min left", "Checking the new adapter · about 2 min left", "Idle" … */
-export function describeTraining(t: TrainingStatus): string {
+export function describeTraining(t: LearnerView): string {
   const s = t.state.toLowerCase();
-  if (t.paused) return "Paused";
+  if (isPaused(t)) return "Paused";
   // The trainer's memory plan refused the served model: not a fault, the model is too large here.
   if (t.memory && !t.memory.fits && !s.includes("train")) return "Learning off";
-  const p = t.progress;
+  const p = t.progress ?? null;
   if (s.includes("train")) {
-    if (t.step === null || t.steps === null) return "Training";
+    const step = finite(t.step);
+    const steps = finite(t.steps);
+    const stepSeconds = finite(t.stepSeconds);
+    if (step === null || steps === null) return "Training";
     // The time left at the rate of this run so far, else from the last run's step time.
-    const left = timeLeft(p?.part === "steps" && p.secondsLeft !== null ? p.secondsLeft : t.stepSeconds !== null ? (t.steps - t.step) * t.stepSeconds : null);
-    return `Training step ${Math.min(t.steps, t.step + 1)} of ${t.steps}${left ? ` · ${left}` : ""}`;
+    const left = timeLeft(p?.part === "steps" && p.secondsLeft !== null ? p.secondsLeft : stepSeconds !== null ? (steps - step) * stepSeconds : null);
+    return `Training step ${Math.min(steps, step + 1)} of ${steps}${left ? ` · ${left}` : ""}`;
   }
   const label = phaseLabels[s] ?? s.charAt(0).toUpperCase() + s.slice(1);
   const left = s === "evaluating" && p && p.part !== "steps" ? timeLeft(p.secondsLeft) : null;
