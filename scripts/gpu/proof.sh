@@ -10,15 +10,24 @@
 # Everything comes from .gpu/: Node 20 (node.xz), the app at the packed commit (src.tar.xz),
 # the pruned node_modules (nm.tar.xz) and Debian's Vulkan loader (debs/, unpacked into / only
 # when no libvulkan is installed and we are root, as the device README says). Output in $OUT:
-# machine.txt, proof.log, inference/report.{json,md}, training/report.{json,md}, bench.log.
+# machine.txt, proof.log, decode.txt, inference/report.{json,md}, training/report.{json,md}, bench.log.
 # Each step gets what is left of PROOF_BUDGET_S (default 390 s; the run's timeout is 420 s).
 # PROOF_MODE=quick runs doctor's --quick plan (the CPU-only rehearsal of this script).
+# PROOF_STEPS: "decode inference training bench" (default: the last three). decode, when picked,
+# runs first: bench/server-vs-direct.ts on the CPU backend (the server's decode and TTFT against
+# node-llama-cpp called directly, issue 28) with PROOF_DECODE_ARGS (default: 2 threads, 48
+# tokens, 5 rounds), on a machine whose other cores are quiet. PROOF_DECODE_S caps it (150).
+# PROOF_BENCH_BACKENDS: the trainer bench's backends, in order (default "webgpu wasm").
 set -u
 START=$(date +%s)
 BUDGET=${PROOF_BUDGET_S:-390}
 MODE=${PROOF_MODE:-deep}
 BENCH_SHAPE=${PROOF_BENCH_SHAPE:-qwen2.5-0.5b}
 BENCH_S=${PROOF_BENCH_S:-90}
+BENCH_BACKENDS=${PROOF_BENCH_BACKENDS:-webgpu wasm}
+DECODE_S=${PROOF_DECODE_S:-150}
+DECODE_ARGS=${PROOF_DECODE_ARGS:---tokens 48 --rounds 5}
+DECODE_THREADS=${PROOF_DECODE_THREADS:-2}
 # PROOF_STEPS picks what runs (a short re-proof of the trainer after a change: "bench").
 STEPS=" ${PROOF_STEPS:-inference training bench} "
 has() { [[ "$STEPS" == *" $1 "* ]]; }
@@ -74,11 +83,27 @@ export CLAWRL_HOME="$W/home" # no installed models: doctor plans for its shapes 
 if [ "$MODE" = deep ]; then SHAPES="qwen3-0.6b qwen3-1.7b"; else SHAPES="qwen3-0.6b qwen2.5-0.5b"; fi
 has inference || has training || SHAPES=""
 has bench && SHAPES="$SHAPES $BENCH_SHAPE"
+has decode && SHAPES="$SHAPES qwen2.5-0.5b"
 SHAPES=$(echo $SHAPES | tr ' ' '\n' | sort -u | tr '\n' ' ')
 step "generating shape models in parallel: $SHAPES"
 pids=()
-for s in $SHAPES; do timeout -k 5 "$(cap 150 200)" node --import tsx scripts/gpu/shapes.ts "$s" & pids+=($!); done
+# Kept for the steps after: 200 s for doctor's, else 30 s a trainer backend; 60 s for decode.
+if has inference || has training; then reserve=200; elif has bench; then reserve=$((30 * $(echo $BENCH_BACKENDS | wc -w))); else reserve=0; fi
+has decode && reserve=$((reserve + 60))
+for s in $SHAPES; do timeout -k 5 "$(cap 150 $reserve)" node --import tsx scripts/gpu/shapes.ts "$s" & pids+=($!); done
 for p in "${pids[@]}"; do wait "$p" || echo "a shape generation failed (exit $?)"; done
+
+if has decode; then
+  # Keep for the steps after: inference 170 s, training 60 s, 30 s a trainer backend.
+  reserve=0
+  has inference && reserve=$((reserve + 170))
+  has training && reserve=$((reserve + 60))
+  has bench && reserve=$((reserve + 30 * $(echo $BENCH_BACKENDS | wc -w)))
+  t=$(cap "$DECODE_S" "$reserve")
+  step "decode: server vs direct, CLAWRL_THREADS=$DECODE_THREADS bench/server-vs-direct.ts --shape qwen2.5-0.5b $DECODE_ARGS --backend cpu (limit ${t} s)"
+  CLAWRL_THREADS=$DECODE_THREADS timeout -k 5 "$t" node --import tsx bench/server-vs-direct.ts --shape qwen2.5-0.5b $DECODE_ARGS --backend cpu 2>&1 | tee "$OUT/decode.txt"
+  echo "decode exit ${PIPESTATUS[0]}" | tee -a "$OUT/decode.txt"
+fi
 
 if has inference; then
   step "doctor --$MODE --only inference (node-llama-cpp: cuda, vulkan, cpu)"
@@ -92,8 +117,10 @@ if has training; then
   echo "doctor training exit $?"
 fi
 
-has bench && for b in webgpu wasm; do
-  t=$(cap "$BENCH_S" $([ $b = webgpu ] && echo 35 || echo 0))
+nb=$(echo $BENCH_BACKENDS | wc -w); i=0
+has bench && for b in $BENCH_BACKENDS; do
+  i=$((i + 1))
+  t=$(cap "$BENCH_S" $(( i < nb ? 35 : 0 )))
   if (( t < 25 )); then step "bench trainer-real-size $b: skipped, ${t} s left"; continue; fi
   step "bench trainer-real-size --backend $b --shapes $BENCH_SHAPE --configs 1x128 (limit ${t} s)"
   timeout -k 5 "$t" node --import tsx bench/trainer-real-size.ts --backend "$b" --shapes "$BENCH_SHAPE" --configs 1x128 --steps 2 2>&1 | tee -a "$OUT/bench.log"
@@ -102,3 +129,4 @@ done
 
 step "summary"
 node scripts/gpu/summary.mjs "$OUT"
+if [ -s "$OUT/decode.txt" ]; then echo "decode (server vs direct, CPU):"; grep -E '^(model|[a-z]+:$|  (TTFT|decode) )' "$OUT/decode.txt" | sed 's/^/  /'; fi

@@ -22,12 +22,18 @@ if (!srcRoot || !dest) {
 }
 const NM = path.join(srcRoot, "node_modules");
 
-/** What the doctor's probes and the trainer bench load (found by tracing a doctor run). */
-const ROOTS = [
+/**
+ * What the doctor's probes and the trainer bench load (found by tracing a doctor run), every
+ * package.json "dependencies" entry (bench/server-vs-direct.ts starts a real core: fastify,
+ * lowdb, undici, the MCP SDK, ...), and `openai`, the devDependency its client child imports.
+ */
+const ROOTS = [...new Set([
   "tsx", "zod", "node-llama-cpp", "@node-llama-cpp/linux-x64", "@node-llama-cpp/linux-x64-vulkan",
   "@tensorflow/tfjs-core", "@tensorflow/tfjs-backend-cpu", "@tensorflow/tfjs-backend-wasm",
   "@tensorflow/tfjs-backend-webgpu", "webgpu", "seedrandom", "long",
-];
+  ...Object.keys(JSON.parse(fs.readFileSync(path.join(srcRoot, "package.json"), "utf8")).dependencies ?? {}),
+  "openai",
+])];
 /** Optional dependencies never taken (other platforms, CUDA). */
 const SKIP = new Set([
   "fsevents", "@node-llama-cpp/linux-arm64", "@node-llama-cpp/linux-armv7l", "@node-llama-cpp/linux-x64-cuda",
