@@ -132,6 +132,8 @@ describe("first run: the chat guides from no model to an answer", { skip: browse
     await bar.waitFor({ timeout: 30_000 });
     const line = guide.locator(".first-run-progress [role=status]");
     assert.equal(await line.getAttribute("aria-live"), "polite");
+    // The download's reply comes before the hub's headers: the total shows with its first progress event.
+    await line.filter({ hasText: " of " }).waitFor({ timeout: 30_000 });
     assert.match((await line.textContent()) ?? "", /^[\d.]+ (B|KB|MB) of 1\.1 MB( · [\d.]+ [KM]?B\/s)?( · .+ left)? · downloading$/);
     await screenshot(page, "first-run-downloading-1280-light");
     // The download ends, the model is used ("and use") and the guide gives way to the chat.

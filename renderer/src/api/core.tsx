@@ -1,4 +1,4 @@
-import { createContext, useCallback, useContext, useEffect, useRef, useState, type ReactNode } from "react";
+import { createContext, useCallback, useContext, useEffect, useEffectEvent, useState, type ReactNode } from "react";
 import { ApiError, CoreClient, messageOf } from "./client.js";
 import { CoreConnection, type CoreEvent } from "./events.js";
 import type { CoreEventName } from "../../../electron/core/api/events.js";
@@ -15,7 +15,7 @@ interface CoreContextValue {
   epoch: number;
   /** GET /api/status, kept current; null until the first reply */
   status: StatusReply | null;
-  reloadStatus(): void;
+  reloadStatus: () => void;
 }
 
 const CoreContext = createContext<CoreContextValue | null>(null);
@@ -29,13 +29,13 @@ export function useCore(): CoreContextValue {
 /** Calls fn for each live event whose type is in `types` (all events when empty). */
 export function useCoreEvents(types: string[], fn: (e: CoreEvent) => void): void {
   const { connection } = useCore();
-  const ref = useRef(fn);
-  ref.current = fn;
+  // The latest fn, without subscribing again when it changes.
+  const onEvent = useEffectEvent(fn);
   const key = types.join(",");
   useEffect(
     () =>
       connection.onEvent((e) => {
-        if (key === "" || key.split(",").includes(e.type)) ref.current(e);
+        if (key === "" || key.split(",").includes(e.type)) onEvent(e);
       }),
     [connection, key],
   );
@@ -45,8 +45,11 @@ export interface Live<T> {
   data: T | null;
   error: ApiError | Error | null;
   loading: boolean;
-  reload(): void;
+  reload: () => void;
 }
+
+/** Whether two dependency lists hold the same values (as React compares them). */
+const sameDeps = (a: readonly unknown[], b: readonly unknown[]) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
 
 /**
  * Data from the core that stays current: loaded on mount, when the core comes back, on the
@@ -56,17 +59,17 @@ export function useLive<T>(load: (client: CoreClient) => Promise<T>, events: Cor
   const { client, connection, epoch, connected } = useCore();
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<ApiError | Error | null>(null);
-  const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  const loadRef = useRef(load);
-  loadRef.current = load;
+  // Loading until the load of these very inputs has settled (a new input starts a new load).
+  const inputs = [client, epoch, tick, ...deps];
+  const [settled, setSettled] = useState<unknown[] | null>(null);
+  const loading = settled === null || !sameDeps(settled, inputs);
+  const loadNow = useEffectEvent(load);
 
   useEffect(() => {
     let live = true;
-    setLoading(true);
-    loadRef
-      .current(client)
+    loadNow(client)
       .then((d) => {
         if (!live) return;
         setData(d);
@@ -76,12 +79,12 @@ export function useLive<T>(load: (client: CoreClient) => Promise<T>, events: Cor
         if (!live) return;
         setError(e instanceof Error ? e : new Error(messageOf(e)));
       })
-      .finally(() => live && setLoading(false));
+      .finally(() => live && setSettled(inputs));
     return () => {
       live = false;
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps -- deps are the caller's
-  }, [client, epoch, tick, ...deps]);
+  }, inputs);
 
   useCoreEvents(events, reload);
 

@@ -80,7 +80,7 @@ export class CoreConnection {
   async check(): Promise<void> {
     if (this.checking) return;
     this.checking = true;
-    let ok = false;
+    let ok: boolean;
     try {
       const res = await fetch(this.client.url("/healthz"), { cache: "no-store" });
       ok = res.ok;

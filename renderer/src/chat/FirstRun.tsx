@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useEffectEvent, useState } from "react";
 import { ApiError, messageOf } from "../api/client.js";
 import { useCore, useLive } from "../api/core.js";
 import type { CatalogModelView } from "../../../electron/core/api/models.js";
@@ -16,7 +16,7 @@ import "./firstRun.css";
 const useWhenDone = new Set<string>();
 
 /** What the chat shows while no model is served: the recommended model, or a GGUF file of the user's. */
-export function FirstRun({ onReady }: { onReady(): void }) {
+export function FirstRun({ onReady }: { onReady: () => void }) {
   const { client } = useCore();
   const models = useLive((c) => c.getJson("/api/models"), ["models", "download"], [], 2000);
   const [using, setUsing] = useState<string | null>(null);
@@ -26,6 +26,9 @@ export function FirstRun({ onReady }: { onReady(): void }) {
   const use = async (id: string, name: string) => {
     setUsing(name);
     setUseError(null);
+    await post(id, name);
+  };
+  const post = async (id: string, name: string) => {
     try {
       await client.post("/api/models/use", { id });
       useWhenDone.delete(id);
@@ -38,16 +41,17 @@ export function FirstRun({ onReady }: { onReady(): void }) {
   };
 
   const rec = models.data?.catalog.find((m) => m.recommended) ?? null;
-  // A download chosen "and use" that has finished: use it, once.
-  const started = useRef<string | null>(null);
+  // A download chosen "and use" that has finished: use it, once (marked while rendering, posted by the effect below).
+  const [autoUse, setAutoUse] = useState<{ id: string; name: string } | null>(null);
+  if (rec && useWhenDone.has(rec.id) && autoUse?.id !== rec.id && rec.installed && (!rec.download || rec.download.state === "done")) {
+    setAutoUse({ id: rec.id, name: rec.name });
+    setUsing(rec.name);
+    setUseError(null);
+  }
+  const postNow = useEffectEvent(post);
   useEffect(() => {
-    if (!rec || !useWhenDone.has(rec.id) || started.current === rec.id) return;
-    if (rec.installed && (!rec.download || rec.download.state === "done")) {
-      started.current = rec.id;
-      void use(rec.id, rec.name);
-    }
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- runs when the catalog entry changes
-  }, [rec?.id, rec?.installed, rec?.download?.state]);
+    if (autoUse) void postNow(autoUse.id, autoUse.name);
+  }, [autoUse]);
 
   return (
     <section className="first-run" aria-labelledby="first-run-title">
@@ -86,7 +90,7 @@ export function FirstRun({ onReady }: { onReady(): void }) {
   );
 }
 
-function RecommendedModel({ m, reason, busy, onDownloaded, onUse }: { m: CatalogModelView; reason: string | null; busy: boolean; onDownloaded(): void; onUse(): void }) {
+function RecommendedModel({ m, reason, busy, onDownloaded, onUse }: { m: CatalogModelView; reason: string | null; busy: boolean; onDownloaded: () => void; onUse: () => void }) {
   const { client } = useCore();
   const [error, setError] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
@@ -162,7 +166,7 @@ function DownloadProgress({ name, d }: { name: string; d: DownloadView }) {
   );
 }
 
-function ImportModel({ busy, onImported }: { busy: boolean; onImported(id: string, name: string): void }) {
+function ImportModel({ busy, onImported }: { busy: boolean; onImported: (id: string, name: string) => void }) {
   const { client } = useCore();
   const [path, setPath] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -182,7 +186,8 @@ function ImportModel({ busy, onImported }: { busy: boolean; onImported(id: strin
       setImporting(false);
     }
   };
-  const pick = window.clawrl?.openModelFile;
+  // The desktop app's file picker (absent in a browser).
+  const bridge = window.clawrl;
 
   return (
     <>
@@ -195,11 +200,11 @@ function ImportModel({ busy, onImported }: { busy: boolean; onImported(id: strin
         }}
       >
         <input aria-label="GGUF file path" placeholder="/path/to/model.gguf" value={path} onChange={(e) => setPath(e.target.value)} />
-        {pick && (
+        {bridge?.openModelFile && (
           <button
             type="button"
             onClick={() => {
-              pick().then((p) => p && setPath(p), (e: unknown) => setError(messageOf(e)));
+              bridge.openModelFile().then((p) => p && setPath(p), (e: unknown) => setError(messageOf(e)));
             }}
           >
             Choose file…

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { messageOf } from "../api/client.js";
 import { forgetServedModelId } from "../api/chat.js";
 import { useCore, useCoreEvents, useLive } from "../api/core.js";
@@ -39,9 +39,8 @@ export function ModelPicker() {
   const served = status?.model ?? null;
   const installed = models.data?.installed ?? [];
   const current = installed.find((m) => served?.path && m.path === served.path) ?? null;
-  useEffect(() => {
-    if (asked !== null && current?.id === asked) setAsked(null);
-  }, [asked, current?.id]);
+  // The model asked for serves now: the picker is free again (state adjusted while rendering, not in an effect).
+  if (asked !== null && current?.id === asked) setAsked(null);
 
   const choose = async (id: string) => {
     const target = installed.find((m) => m.id === id);

@@ -24,35 +24,35 @@ function JudgedTurnRow({ turn: t, kept, onKeep }: { turn: TurnView; kept: boolea
   const hint = hintOf(t);
   const judgeHints = judgeHintsOf(t);
   return (
-        <tr>
-          <td className="nowrap">{fmtTime(epochOf(t.time))}</td>
-          <td className="clip" title={userText}>
-            {userText || "—"}
-          </td>
-          <td className="clip" title={t.text}>
-            {t.text || "—"}
-          </td>
-          <td>
-            <Votes turn={t} />
-          </td>
-          <td title="reward">{reward === null ? "—" : reward > 0 ? `+${reward}` : reward < 0 ? `−${-reward}` : "0"}</td>
-          <td className="wrap-cell">
-            {hint ?? judgeHints[0] ?? "—"}
-            {hint === null && judgeHints.length > 0 && (
-              <div className="small">
-                {kept ? (
-                  <span className="muted">
-                    Kept as a <a href="#/preferences">preference</a>
-                  </span>
-                ) : (
-                  <button type="button" className="link small" aria-label={`Keep “${judgeHints[0]}” as a preference`} onClick={() => onKeep(t.turnId, judgeHints[0])}>
-                    Keep as preference
-                  </button>
-                )}
-              </div>
+    <tr>
+      <td className="nowrap">{fmtTime(epochOf(t.time))}</td>
+      <td className="clip" title={userText}>
+        {userText || "—"}
+      </td>
+      <td className="clip" title={t.text}>
+        {t.text || "—"}
+      </td>
+      <td>
+        <Votes turn={t} />
+      </td>
+      <td title="reward">{reward === null ? "—" : reward > 0 ? `+${reward}` : reward < 0 ? `−${-reward}` : "0"}</td>
+      <td className="wrap-cell">
+        {hint ?? judgeHints[0] ?? "—"}
+        {hint === null && judgeHints.length > 0 && (
+          <div className="small">
+            {kept ? (
+              <span className="muted">
+                Kept as a <a href="#/preferences">preference</a>
+              </span>
+            ) : (
+              <button type="button" className="link small" aria-label={`Keep “${judgeHints[0]}” as a preference`} onClick={() => onKeep(t.turnId, judgeHints[0])}>
+                Keep as preference
+              </button>
             )}
-          </td>
-        </tr>
+          </div>
+        )}
+      </td>
+    </tr>
   );
 }
 

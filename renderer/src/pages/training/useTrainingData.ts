@@ -8,7 +8,14 @@ export function useTrainingData() {
   const { status } = useCore();
   // GET /api/training: the learner's detail (history, judged turns) when the core offers it; /api/status otherwise.
   // No model served yet (503 no_model): the status says what there is to say.
-  const detail = useLive((c) => c.getJson("/api/training").catch((e: unknown) => (e instanceof ApiError && (e.notAvailable || e.code === "no_model") ? null : Promise.reject(e))), ["training", "judge", "checkpoint", "revert", "models"]);
+  const detail = useLive(
+    (c) =>
+      c.getJson("/api/training").catch((e: unknown) => {
+        if (e instanceof ApiError && (e.notAvailable || e.code === "no_model")) return null;
+        throw e;
+      }),
+    ["training", "judge", "checkpoint", "revert", "models"],
+  );
   const checkpoints = useLive((c) => c.getJson("/api/checkpoints"), ["checkpoint", "training"]);
   // Which judged turns' hints are preferences already (a judge's hint can be kept from its row).
   const prefs = useLive((c) => c.get<PreferencesReply>("/api/preferences").catch(() => null), ["preferences"]);
