@@ -162,7 +162,8 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
             restarts: 0,
             judgeQueue: 2,
           },
-          history: checkpoints.map((c) => ({ n: c.n, at: c.createdAt, meanReward: c.meanReward, loss: c.loss, kl: c.kl, verdict: c.verdict, swapPauseMs: c.swapPauseMs })),
+          // The route's history points (no drift figures or fluency recorded for these candidates).
+          history: checkpoints.map((c) => ({ n: c.n, at: c.createdAt, meanReward: c.meanReward, loss: c.loss, kl: c.kl, klToBase: null, klToBaseHeldBack: null, driftBudget: null, fluency: null, fluencyBase: null, verdict: c.verdict, swapPauseMs: c.swapPauseMs })),
           recentJudged: [
             judgedTurn("t1", "What is the capital of France?", "Paris is the capital of France.", {
               judge: { time: new Date().toISOString(), reward: 1, votes: [{ score: 1, text: "\\boxed{1}" }, { score: 1, text: "\\boxed{1}" }, { score: 0, text: "\\boxed{0}" }], hints: [], representative: null, judge: "base" },
