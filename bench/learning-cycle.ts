@@ -33,7 +33,7 @@ const batch = Number(values.batch);
 const answerTokens = Number(values["answer-tokens"]);
 
 console.error(`preparing ${values.shape} (${values.type})…`);
-const modelPath = ensureShapeModel(values.shape!, values.type as ShapeType);
+const modelPath = ensureShapeModel(values.shape, values.type as ShapeType);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-cycle-"));
 const t0 = performance.now();
 const core = await startCore({ model: modelPath, dataDir, token: "bench", uiDir: "", training: { stepsPerRun: Number(values.steps) } });

@@ -34,7 +34,7 @@ const { values } = parseArgs({
 const batch = Number(values.batch);
 const cycles = Number(values.cycles);
 
-const modelPath = ensureShapeModel(values.shape!, "q8_0", { layers: Number(values.layers) });
+const modelPath = ensureShapeModel(values.shape, "q8_0", { layers: Number(values.layers) });
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-soak-"));
 const core = await startCore({ model: modelPath, dataDir, token: "bench", uiDir: "", training: { stepsPerRun: Number(values.steps) } });
 const { api, get, feedBatch } = liveCore(core, Number(values["answer-tokens"]));

@@ -23,7 +23,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import type { Token } from "node-llama-cpp";
 import { startCore } from "../electron/core/core.js";
 import type { BackendPreference } from "../electron/core/inference/backend.js";
 import { ensureShapeModel } from "../models/tiny/shapeCache.js";
@@ -77,7 +76,7 @@ function cpuNs(): { js: number; all: number } {
   let js = 0;
   let all = 0;
   for (const tid of fs.readdirSync("/proc/self/task")) {
-    let ns = 0;
+    let ns: number;
     try {
       ns = Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, "utf8").split(" ")[0]);
     } catch {
@@ -108,7 +107,7 @@ async function direct(): Promise<Timed> {
   let n = 0;
   // Rendering the chat template is part of answering a chat request, directly or not.
   const tokens = engine.renderPrompt({ messages }).tokens;
-  for await (const tok of directSeq.evaluate(tokens as Token[], { ...SAMPLING, topK: null as unknown as number, minP: 0 })) {
+  for await (const tok of directSeq.evaluate(tokens, { ...SAMPLING, topK: null as unknown as number, minP: 0 })) {
     void tok;
     last = performance.now();
     if (n === 0) first = last;

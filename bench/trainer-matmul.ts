@@ -26,9 +26,9 @@ function time(f: () => tf.Tensor, reps = 7): number {
 
 const N = 256;
 const D = 768;
-const x = tf.randomNormal([N, D], 0, 1, "float32", 1) as tf.Tensor2D;
-const w = tf.randomNormal([D, D], 0, 0.02, "float32", 2) as tf.Tensor2D;
-const g = tf.randomNormal([N, 16], 0, 1, "float32", 3) as tf.Tensor2D;
+const x = tf.randomNormal<tf.Rank.R2>([N, D], 0, 1, "float32", 1);
+const w = tf.randomNormal<tf.Rank.R2>([D, D], 0, 0.02, "float32", 2);
+const g = tf.randomNormal<tf.Rank.R2>([N, 16], 0, 1, "float32", 3);
 const flops = 2 * N * D * D;
 
 const base = time(() => tf.matMul(x, w));
@@ -46,14 +46,14 @@ const qs = tf.unstack(q);
 const ks = tf.unstack(k);
 rows.push(["batched [16,256,64]x[16,64,256] vs loop of 2-D", time(() => tf.matMul(q, k), 3), time(() => tf.stack(qs.map((qi, i) => tf.matMul(qi, ks[i]))))]);
 
-const wOI = tf.transpose(w) as tf.Tensor2D; // GGUF layout [out, in]
+const wOI = tf.transpose<tf.Tensor2D>(w); // GGUF layout [out, in]
 const v = tf.variable(tf.randomNormal([N, D], 0, 1, "float32", 6));
 const oldWay = time(() => {
-  const r = tf.variableGrads(() => tf.sum(tf.matMul(tf.mul(v, x), wOI, false, true)) as tf.Scalar, [v]);
+  const r = tf.variableGrads(() => tf.sum<tf.Scalar>(tf.matMul(tf.mul(v, x), wOI, false, true)), [v]);
   return r.grads[v.name];
 }, 3);
 const newWay = time(() => {
-  const r = tf.variableGrads(() => tf.sum(frozenLinear(tf.mul(v, x) as tf.Tensor2D, wOI)) as tf.Scalar, [v]);
+  const r = tf.variableGrads(() => tf.sum<tf.Scalar>(frozenLinear(tf.mul<tf.Tensor2D>(v, x), wOI)), [v]);
   return r.grads[v.name];
 });
 rows.push(["frozen linear fwd+bwd: autodiff vs frozenLinear", oldWay, newWay]);

@@ -84,8 +84,8 @@ function flopsPerStep(c: ModelConfig, B: number, T: number, scored: number, rank
 async function matmulPeak(c: ModelConfig, rows: number): Promise<number> {
   let best = 0;
   for (const [K, M] of [[c.nEmbd, c.nFf], [c.nFf, c.nEmbd]]) {
-    const w = tf.randomNormal([M, K]) as tf.Tensor2D;
-    const x = tf.randomNormal([rows, K]) as tf.Tensor2D;
+    const w = tf.randomNormal<tf.Rank.R2>([M, K]);
+    const x = tf.randomNormal<tf.Rank.R2>([rows, K]);
     const once = async () => {
       const y = tf.tidy(() => tf.transpose(tf.matMul(w, tf.transpose(x))));
       await y.data();
@@ -134,8 +134,8 @@ async function child(spec: string): Promise<void> {
     stepSeconds.push(m.seconds);
   }
   const mem = tf.memory() as tf.MemoryInfo & { numBytesInGPUAllocated?: number; numBytesInGPU?: number };
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the wasm backend's Emscripten module is not in its typings
-  const heap = tf.getBackend() === "wasm" ? ((tf.backend() as any).wasm.HEAPU8.length as number) : null;
+  // The wasm backend's Emscripten module is not in its typings.
+  const heap = tf.getBackend() === "wasm" ? (tf.backend() as unknown as { wasm: { HEAPU8: Uint8Array } }).wasm.HEAPU8.length : null;
   const result: ChildResult = {
     shape,
     B,
@@ -164,10 +164,10 @@ async function child(spec: string): Promise<void> {
 
 function parent(): void {
   const rows: ChildResult[] = [];
-  for (const shape of values.shapes!.split(",")) {
+  for (const shape of values.shapes.split(",")) {
     process.stderr.write(`preparing ${shape} (${values.type})…\n`);
     ensureShapeModel(shape, values.type as "q8_0", { onProgress: () => undefined });
-    for (const cfg of values.configs!.split(",")) {
+    for (const cfg of values.configs.split(",")) {
       process.stderr.write(`  ${shape} ${cfg} on ${values.backend}…\n`);
       const r = spawnSync(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "trainer-real-size.ts"), ...process.argv.slice(2), "--child", `${shape}@${cfg}`], {
         encoding: "utf8",

@@ -38,8 +38,8 @@ console.log(`backend: ${choice.name} (${choice.device})`);
 function matmulPeak(): { gflops: number; size: number } {
   let best = { gflops: 0, size: 0 };
   for (const n of [256, 512, 1024]) {
-    const a = tf.randomNormal([n, n], 0, 1, "float32", 1) as tf.Tensor2D;
-    const b = tf.randomNormal([n, n], 0, 1, "float32", 2) as tf.Tensor2D;
+    const a = tf.randomNormal<tf.Rank.R2>([n, n], 0, 1, "float32", 1);
+    const b = tf.randomNormal<tf.Rank.R2>([n, n], 0, 1, "float32", 2);
     tf.tidy(() => void tf.matMul(a, b).dataSync());
     const reps = n >= 1024 ? 3 : 8;
     const t0 = performance.now();

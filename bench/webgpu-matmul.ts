@@ -40,8 +40,8 @@ async function child(backend: string): Promise<void> {
       rows.push({ n, note: `left out: one product would take ~${(predicted / 1000).toFixed(0)} s` });
       continue;
     }
-    const a = tf.randomUniform([n, n], -1, 1, "float32", 1) as tf.Tensor2D;
-    const b = tf.randomUniform([n, n], -1, 1, "float32", 2) as tf.Tensor2D;
+    const a = tf.randomUniform<tf.Rank.R2>([n, n], -1, 1, "float32", 1);
+    const b = tf.randomUniform<tf.Rank.R2>([n, n], -1, 1, "float32", 2);
     await a.data();
     await b.data();
     // Warm-up: compiles the shader, and sizes the runs to about `seconds` each.
@@ -92,7 +92,7 @@ if (process.argv[2] === "--child") {
     const line = r.stdout.trim().split("\n").pop() ?? "";
     let res: { device: string; skipped: Array<{ name: string; why: string }>; rows: Row[] };
     try {
-      res = JSON.parse(line);
+      res = JSON.parse(line) as typeof res;
     } catch {
       const why = (r.stderr.split("\n").find((l) => /Error/.test(l)) ?? r.stderr.trim().split("\n").pop() ?? "").trim();
       console.log(`${backend}: did not run (exit ${r.status}): ${why}`);

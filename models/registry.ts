@@ -55,7 +55,7 @@ export class ModelRegistry {
       return indexSchema.parse(JSON.parse(fs.readFileSync(this.indexFile, "utf8")));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return { active: null, models: [] };
-      throw new Error(`${this.indexFile} is damaged (${(err as Error).message.split("\n")[0]}); move it away to start a fresh model list`);
+      throw new Error(`${this.indexFile} is damaged (${(err as Error).message.split("\n")[0]}); move it away to start a fresh model list`, { cause: err });
     }
   }
 

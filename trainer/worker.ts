@@ -94,7 +94,7 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
     try {
       return s.tokenizer.prepare(sample, { maxContext: s.plan.maxContext });
     } catch (e) {
-      throw new Error(`sample ${i + 1}: ${(e as Error).message}`);
+      throw new Error(`sample ${i + 1}: ${(e as Error).message}`, { cause: e });
     }
   });
   const V = s.model.config.nVocab;

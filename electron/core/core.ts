@@ -119,8 +119,8 @@ interface CoreBase {
 interface CoreServing {
   served: ServedModel<Engine, CoreParts>;
   initial: CoreParts | null;
-  latest(): CoreParts | null;
-  judge(): JudgeService;
+  latest: () => CoreParts | null;
+  judge: () => JudgeService;
   /** the judge of a core without a model, until a model's own takes over */
   modelless: { judge: JudgeService | null };
 }

@@ -64,7 +64,7 @@ export function readOptimizerState(file: string): { state: AdamWState; meta: Rec
   try {
     buf = fs.readFileSync(file);
   } catch (err) {
-    throw new Error(`cannot read optimizer state ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new Error(`cannot read optimizer state ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   const bad = (why: string) => new Error(`${file} is not a valid optimizer state: ${why}`);
   if (buf.length < 12 || buf.toString("latin1", 0, 8) !== MAGIC) throw bad("wrong magic");

@@ -175,7 +175,7 @@ export function decodeSafetensors(buf: Uint8Array, file = "<safetensors>"): Safe
     const [begin, end] = offs as [number, number];
     const count = (shape as number[]).reduce((a, b) => a * b, 1);
     if (end < begin || end - begin !== count * DTYPE_BYTES[dtype as string]) {
-      fail(`tensor '${name}' (${dtype} [${(shape as number[]).join(", ")}]) needs ${count * DTYPE_BYTES[dtype as string]} bytes, its data_offsets give ${end - begin}`);
+      fail(`tensor '${name}' (${dtype as string} [${(shape as number[]).join(", ")}]) needs ${count * DTYPE_BYTES[dtype as string]} bytes, its data_offsets give ${end - begin}`);
     }
     tensors.push({ name, dtype: dtype as string, shape: shape as number[], begin, end });
   }

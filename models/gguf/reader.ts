@@ -185,7 +185,9 @@ function minItemSize(t: GgufValueType): number {
 }
 
 function isValueType(t: number): t is GgufValueType {
-  return Number.isInteger(t) && t >= GgufValueType.UINT8 && t <= GgufValueType.FLOAT64;
+  const first: number = GgufValueType.UINT8;
+  const last: number = GgufValueType.FLOAT64;
+  return Number.isInteger(t) && t >= first && t <= last;
 }
 
 function readScalar(c: Cursor, t: Exclude<GgufValueType, GgufValueType.ARRAY>, what: Label, fail: (p: string) => never): number | bigint | boolean | string {
@@ -318,7 +320,7 @@ export function readGguf(path: string, opts: ReadGgufOptions = {}): GgufFile {
       const offset = c.count(`data offset of ${label}`, Number.MAX_SAFE_INTEGER);
       if (offset % alignment !== 0) fail(`${label} data offset ${offset} is not a multiple of the alignment ${alignment}`);
       const byteLength = (nElements / traits.blockSize) * traits.typeSize;
-      tensors.push({ name, dims, type: type as GgmlType, offset, byteLength, nElements });
+      tensors.push({ name, dims, type: type, offset, byteLength, nElements });
     }
 
     const tensorDataOffset = Math.ceil(c.pos / alignment) * alignment;

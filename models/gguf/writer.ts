@@ -137,7 +137,7 @@ function writeScalar(out: ByteSink, type: GgufValueType, v: number | bigint | bo
 function writeValue(out: ByteSink, file: string, key: string, mv: GgufMetaValue): void {
   out.u32(mv.type);
   if (mv.type === GgufValueType.ARRAY) {
-    if (mv.itemType === (GgufValueType.ARRAY as number)) throw new GgufError(file, `metadata '${key}': nested arrays are not supported`);
+    if ((mv.itemType as GgufValueType) === GgufValueType.ARRAY) throw new GgufError(file, `metadata '${key}': nested arrays are not supported`);
     out.u32(mv.itemType);
     out.u64(mv.value.length);
     for (const item of mv.value) {
@@ -258,7 +258,7 @@ export function encodeGguf(spec: GgufWriteSpec, file = "<gguf>"): Buffer {
 /** A tensor whose bytes are produced on demand, in order, when the file is written. */
 export interface GgufTensorStream extends GgufTensorHead {
   /** The tensor's bytes, in order; together exactly the length its dims and type need. */
-  chunks(): Iterable<Uint8Array>;
+  chunks: () => Iterable<Uint8Array>;
 }
 
 export interface GgufStreamSpec {

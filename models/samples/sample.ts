@@ -100,7 +100,7 @@ export function parseSamplesJsonl(text: string, file = "data"): Array<{ sample: 
     try {
       value = JSON.parse(raw);
     } catch (e) {
-      throw new Error(`${file}:${i + 1}: not valid JSON (${(e as Error).message.split("\n")[0]})`);
+      throw new Error(`${file}:${i + 1}: not valid JSON (${(e as Error).message.split("\n")[0]})`, { cause: e });
     }
     out.push({ sample: parseSample(value, i + 1, file), line: i + 1 });
   }

@@ -60,7 +60,7 @@ export async function prepareSamplesFile(modelPath: string, dataPath: string, ma
   try {
     text = fs.readFileSync(dataPath, "utf8");
   } catch (e) {
-    throw new Error(`cannot read ${dataPath}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new Error(`cannot read ${dataPath}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
   }
   const parsed = parseSamplesJsonl(text, dataPath);
   const tok = await SampleTokenizer.open(modelPath);
@@ -69,7 +69,7 @@ export async function prepareSamplesFile(modelPath: string, dataPath: string, ma
       try {
         return tok.prepare(sample, { maxContext }, line);
       } catch (e) {
-        throw new Error(`${dataPath}:${line}: ${(e as Error).message}`);
+        throw new Error(`${dataPath}:${line}: ${(e as Error).message}`, { cause: e });
       }
     });
   } finally {

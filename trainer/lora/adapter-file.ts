@@ -29,8 +29,8 @@ export async function writeLoraAdapter(path: string, model: BaseModel, lora: Lor
   const tensors: GgufTensorSpec[] = [];
   // Stable order: layer, then target (the order createLora made them).
   for (const [key, pair] of lora.pairs) {
-    const [nIn, rank] = pair.a.shape as [number, number];
-    const nOut = pair.b.shape[1] as number;
+    const [nIn, rank] = pair.a.shape;
+    const nOut = pair.b.shape[1];
     const [ta, tb] = tf.tidy(() => [tf.transpose(pair.a), tf.transpose(pair.b)]);
     const [aT, bT] = (await Promise.all([ta.data(), tb.data()])) as Float32Array[];
     tf.dispose([ta, tb]);
@@ -86,9 +86,9 @@ export function readLoraAdapter(path: string, model: BaseModel): LoraParams {
     for (const h of ordered) {
       const key = loraKey(h.layer, h.target);
       const [nIn, nOut] = linearShape(model.config, h.target);
-      const a = variableFrom(tf.tidy(() => tf.transpose(tf.tensor2d(readTensorF32(file, h.a!), [rank, nIn])) as tf.Tensor2D), true);
+      const a = variableFrom(tf.tidy(() => tf.transpose<tf.Tensor2D>(tf.tensor2d(readTensorF32(file, h.a!), [rank, nIn]))), true);
       made.push(a);
-      const b = variableFrom(tf.tidy(() => tf.transpose(tf.tensor2d(readTensorF32(file, h.b!), [nOut, rank])) as tf.Tensor2D), true);
+      const b = variableFrom(tf.tidy(() => tf.transpose<tf.Tensor2D>(tf.tensor2d(readTensorF32(file, h.b!), [nOut, rank]))), true);
       made.push(b);
       pairs.set(key, { a, b });
     }
@@ -112,13 +112,13 @@ function collectHalves(file: GgufFile, model: BaseModel, fail: (p: string) => ne
   for (const t of file.tensors) {
     const m = TENSOR_RE.exec(t.name);
     if (!m) fail(`tensor '${t.name}' is not a LoRA tensor the trainer can adapt (only blk.N.{${LINEAR_NAMES.join(",")}}.weight)`);
-    const layer = Number(m![1]);
-    const target = m![2] as LoraTarget;
+    const layer = Number(m[1]);
+    const target = m[2] as LoraTarget;
     if (!(LINEAR_NAMES as readonly string[]).includes(target)) fail(`tensor '${t.name}' adapts '${target}', which the trainer does not adapt`);
     if (layer >= model.config.nLayer) fail(`tensor '${t.name}' is for layer ${layer}; the base model has ${model.config.nLayer} layers`);
     const key = loraKey(layer, target);
     const h = halves.get(key) ?? { layer, target };
-    if (m![3] === "a") h.a = t;
+    if (m[3] === "a") h.a = t;
     else h.b = t;
     halves.set(key, h);
   }

@@ -63,8 +63,8 @@ export function createLora(model: BaseModel, opts: LoraOptions = {}): LoraParams
     for (const t of targets) {
       const [nIn, nOut] = linearShape(model.config, t);
       const bound = 1 / Math.sqrt(nIn);
-      const a = variableFrom(tf.randomUniform([nIn, rank], -bound, bound, "float32", seed++) as tf.Tensor2D, true);
-      const b = variableFrom(tf.zeros([rank, nOut]) as tf.Tensor2D, true);
+      const a = variableFrom(tf.randomUniform<tf.Rank.R2>([nIn, rank], -bound, bound, "float32", seed++), true);
+      const b = variableFrom(tf.zeros<tf.Rank.R2>([rank, nOut]), true);
       pairs.set(loraKey(l, t), { a, b });
     }
   }

@@ -44,7 +44,7 @@ export interface PpoResult {
 export function maskedMean(x: tf.Tensor, mask: tf.Tensor): tf.Scalar {
   return tf.tidy(() => {
     const n = tf.maximum(tf.sum(mask), tf.scalar(1));
-    return tf.div(tf.sum(tf.mul(x, mask)), n) as tf.Scalar;
+    return tf.div<tf.Scalar>(tf.sum(tf.mul(x, mask)), n);
   });
 }
 
@@ -88,6 +88,6 @@ export function ppoClipLoss(inp: PpoInputs, opts: PpoOptions = {}): PpoResult {
     // Clipped branch strictly smaller ⇒ that token contributes no gradient.
     const isClipped = tf.cast(tf.less(clipped, unclipped), "float32");
     const clipFraction = maskedMean(isClipped, mask);
-    return { loss: loss as tf.Scalar, clipFraction, kl };
+    return { loss: loss, clipFraction, kl };
   });
 }

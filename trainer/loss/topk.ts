@@ -68,6 +68,6 @@ export function topkOpdLoss(inp: TopkOpdInputs, opts: PpoOptions = {}): tf.Scala
     const ratio = tf.exp(tf.clipByValue(tf.sub(inp.logprobs, inp.oldLogprobs), -o.logRatioClamp, o.logRatioClamp));
     const surrogate = tf.minimum(tf.mul(ratio, adv), tf.mul(tf.clipByValue(ratio, 1 - o.epsLow, 1 + o.epsHigh), adv));
     const perPosition = tf.sum(tf.mul(w, surrogate), -1);
-    return tf.neg(maskedMean(perPosition, inp.mask)) as tf.Scalar;
+    return tf.neg<tf.Scalar>(maskedMean(perPosition, inp.mask));
   });
 }

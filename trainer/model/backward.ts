@@ -34,7 +34,7 @@ export function backwardBody(
   let dy = tf.tidy(() => {
     const rows = scoredRows(body.final, plan);
     const [dRows] = tf.grads((r: tf.Tensor) => rmsNorm(r as tf.Tensor2D, model.weights.outputNorm, rmsEps))([rows], dh);
-    return tf.reshape(layOut(dRows, plan, [nEmbd], 1), [-1, nEmbd]) as tf.Tensor2D;
+    return tf.reshape<tf.Rank.R2>(layOut(dRows, plan, [nEmbd], 1), [-1, nEmbd]);
   });
   body.final.dispose();
   try {

@@ -40,7 +40,7 @@ export interface SeqContext {
 /** RMSNorm over the last axis: x / sqrt(mean(x²) + eps) · w. */
 export function rmsNorm<T extends tf.Tensor>(x: T, w: tf.Tensor1D, eps: number): T {
   const ms = tf.mean(tf.square(x), -1, true);
-  return tf.mul(tf.mul(x, tf.rsqrt(tf.add(ms, eps))), w) as T;
+  return tf.mul<T>(tf.mul(x, tf.rsqrt(tf.add(ms, eps))), w);
 }
 
 /** Additive causal mask [T, T]: 0 on and below the diagonal, a large negative above. */
@@ -55,7 +55,7 @@ function linear(x: tf.Tensor2D, w: LayerWeights, name: LinearName, lora: BlockLo
   const y = frozenLinear(xw, w.linear[name]);
   const pair = lora?.pairs[name];
   if (!pair || !lora) return y;
-  return tf.add(y, tf.mul(mm(mm(x, pair.a), pair.b), lora.scale)) as tf.Tensor2D;
+  return tf.add<tf.Tensor2D>(y, tf.mul(mm(mm(x, pair.a), pair.b), lora.scale));
 }
 
 /**
@@ -81,7 +81,7 @@ function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, ctx: SeqConte
     out = tf.stack(
       qg.map((qi, i) => {
         const scores = tf.reshape(tf.mul(mmT(qi as tf.Tensor2D, kg[i] as tf.Tensor2D), scale), [g, T, T]);
-        const probs = tf.reshape(tf.softmax(tf.add(scores, ctx.mask)), [g * T, T]) as tf.Tensor2D;
+        const probs = tf.reshape<tf.Rank.R2>(tf.softmax(tf.add(scores, ctx.mask)), [g * T, T]);
         return mm(probs, vg[i] as tf.Tensor2D); // [g*T, Dv]
       }),
     );
@@ -111,20 +111,20 @@ export function blockForward(x: tf.Tensor2D, w: LayerWeights, lora: BlockLora | 
     k = tf.add(k, w.bias.k);
     v = tf.add(v, w.bias.v);
   }
-  let q4 = tf.reshape(q, [B, T, nHead, headDim]) as tf.Tensor4D;
-  let k4 = tf.reshape(k, [B, T, nHeadKv, headDim]) as tf.Tensor4D;
+  let q4 = tf.reshape<tf.Rank.R4>(q, [B, T, nHead, headDim]);
+  let k4 = tf.reshape<tf.Rank.R4>(k, [B, T, nHeadKv, headDim]);
   if (w.qNorm && w.kNorm) {
     q4 = rmsNorm(q4, w.qNorm, rmsEps);
     k4 = rmsNorm(k4, w.kNorm, rmsEps);
   }
   q4 = applyRope(q4, ctx.cos, ctx.sin, config);
   k4 = applyRope(k4, ctx.cos, ctx.sin, config);
-  const v4 = tf.reshape(v, [B, T, nHeadKv, headDimV]) as tf.Tensor4D;
+  const v4 = tf.reshape<tf.Rank.R4>(v, [B, T, nHeadKv, headDimV]);
   const att = attention(q4, k4, v4, ctx);
-  const x1 = tf.add(x, linear(att, w, "attn_output", lora, ctx)) as tf.Tensor2D;
+  const x1 = tf.add<tf.Tensor2D>(x, linear(att, w, "attn_output", lora, ctx));
   const h2 = rmsNorm(x1, w.ffnNorm, rmsEps);
   const gate = linear(h2, w, "ffn_gate", lora, ctx);
   const up = linear(h2, w, "ffn_up", lora, ctx);
-  const act = tf.mul(tf.mul(gate, tf.sigmoid(gate)), up) as tf.Tensor2D;
-  return tf.add(x1, linear(act, w, "ffn_down", lora, ctx)) as tf.Tensor2D;
+  const act = tf.mul<tf.Tensor2D>(tf.mul(gate, tf.sigmoid(gate)), up);
+  return tf.add<tf.Tensor2D>(x1, linear(act, w, "ffn_down", lora, ctx));
 }

@@ -73,7 +73,7 @@ export function mmT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
 export function frozenLinear(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
   const f = tf.customGrad((xi: In) => ({
     value: matMulBT(xi as tf.Tensor2D, w),
-    gradFunc: (dy: tf.Tensor) => tf.matMul(dy as tf.Tensor2D, w),
+    gradFunc: (dy: tf.Tensor) => tf.matMul(dy, w),
   }));
   return f(x) as tf.Tensor2D;
 }

@@ -52,7 +52,7 @@ function idLogits(base: FrozenBase, h: tf.Tensor2D, ids: Int32Array): tf.Tensor2
   const k = ids.length / N;
   return tf.tidy(() => {
     const rows = tf.reshape(base.outputRows(ids), [N, k, D]);
-    return tf.sum(tf.mul(rows, tf.expandDims(h, 1)), 2) as tf.Tensor2D;
+    return tf.sum<tf.Tensor2D>(tf.mul(rows, tf.expandDims(h, 1)), 2);
   });
 }
 
@@ -75,20 +75,20 @@ export function headForward(base: FrozenBase, req: HeadRequest): HeadResult {
           const p = parts[bi];
           tf.tidy(() => {
             const z = linearNoGrad(hb[bi], w);
-            const lseC = tf.logSumExp(z, 1) as tf.Tensor1D;
+            const lseC = tf.logSumExp<tf.Tensor1D>(z, 1);
             p.lse.push(tf.keep(lseC));
             if (ob) {
               const zo = linearNoGrad(ob[bi], w);
-              p.lseO.push(tf.keep(tf.logSumExp(zo, 1) as tf.Tensor1D));
+              p.lseO.push(tf.keep(tf.logSumExp<tf.Tensor1D>(zo, 1)));
               // Σ_v softmax_c(z)_v·(z_v − zo_v): the slice's part of E_p[z − zo].
               const pc = tf.exp(tf.sub(z, tf.expandDims(lseC, 1)));
-              p.klA.push(tf.keep(tf.sum(tf.mul(pc, tf.sub(z, zo)), 1) as tf.Tensor1D));
+              p.klA.push(tf.keep(tf.sum<tf.Tensor1D>(tf.mul(pc, tf.sub(z, zo)), 1)));
             }
             if (k > 0) {
               const kk = Math.min(k, z.shape[1]);
               const t = tf.topk(z, kk);
-              p.topV.push(tf.keep(t.values as tf.Tensor2D));
-              p.topI.push(tf.keep(tf.add(t.indices, tf.scalar(start, "int32")) as tf.Tensor2D));
+              p.topV.push(tf.keep(t.values));
+              p.topI.push(tf.keep(tf.add<tf.Tensor2D>(t.indices, tf.scalar(start, "int32"))));
             }
             if (req.expectation) {
               const pc = tf.exp(tf.sub(z, tf.expandDims(lseC, 1)));
@@ -105,39 +105,39 @@ export function headForward(base: FrozenBase, req: HeadRequest): HeadResult {
       const out: { lse?: tf.Tensor1D; kl: tf.Tensor1D[]; topV: tf.Tensor2D[]; topI: tf.Tensor2D[]; exp: tf.Tensor2D[] } = { kl: [], topV: [], topI: [], exp: [] };
       parts.forEach((p) => {
         const lseStack = tf.stack(p.lse); // [C, n]
-        const lse = tf.logSumExp(lseStack, 0) as tf.Tensor1D;
+        const lse = tf.logSumExp<tf.Tensor1D>(lseStack, 0);
         lseBlocks.push(lse);
         // Weight of each slice in the whole distribution: exp(lse_c − lse), [C, n].
         const sliceW = tf.exp(tf.sub(lseStack, tf.expandDims(lse, 0)));
         if (ob) {
           const lseO = tf.logSumExp(tf.stack(p.lseO), 0);
           const a = tf.sum(tf.mul(sliceW, tf.stack(p.klA)), 0);
-          out.kl.push(tf.add(tf.sub(a, lse), lseO) as tf.Tensor1D);
+          out.kl.push(tf.add<tf.Tensor1D>(tf.sub(a, lse), lseO));
         }
         if (k > 0) {
           const v = tf.concat(p.topV, 1);
           const i = tf.concat(p.topI, 1);
           const kk = Math.min(k, v.shape[1]);
           const t = tf.topk(v, kk);
-          out.topV.push(tf.sub(t.values, tf.expandDims(lse, 1)) as tf.Tensor2D);
+          out.topV.push(tf.sub<tf.Tensor2D>(t.values, tf.expandDims(lse, 1)));
           // Pick each row's merged ids by flat index (gather with batchDims is broken on wasm).
           const [rows, width] = i.shape;
           const rowBase = tf.mul(tf.range(0, rows, 1, "int32"), tf.scalar(width, "int32"));
           const flat = tf.add(t.indices, tf.expandDims(rowBase, 1));
-          out.topI.push(tf.reshape(tf.gather(tf.reshape(i, [-1]), tf.reshape(flat, [-1])), [rows, kk]) as tf.Tensor2D);
+          out.topI.push(tf.reshape<tf.Rank.R2>(tf.gather(tf.reshape(i, [-1]), tf.reshape(flat, [-1])), [rows, kk]));
         }
         if (req.expectation) {
           // Σ_c exp(lse_c − lse)·E_c, with E_c = Σ_{v∈c} softmax_c(z)_v·W[v]: [n, D].
           const e = tf.stack(p.exp); // [C, n, D]
-          out.exp.push(tf.sum(tf.mul(e, tf.expandDims(sliceW, 2)), 0) as tf.Tensor2D);
+          out.exp.push(tf.sum<tf.Tensor2D>(tf.mul(e, tf.expandDims(sliceW, 2)), 0));
         }
       });
-      const cat = <T extends tf.Tensor>(xs: T[]): T => (xs.length === 1 ? xs[0] : (tf.concat(xs, 0) as T));
+      const cat = <T extends tf.Tensor>(xs: T[]): T => (xs.length === 1 ? xs[0] : (tf.concat<T>(xs, 0)));
       const lse = cat(lseBlocks);
       const res: HeadResult = { lse };
-      if (req.ids) res.logprobs = tf.sub(idLogits(base, req.h, req.ids), tf.expandDims(lse, 1)) as tf.Tensor2D;
+      if (req.ids) res.logprobs = tf.sub<tf.Tensor2D>(idLogits(base, req.h, req.ids), tf.expandDims(lse, 1));
       if (k > 0) res.top = { ids: cat(out.topI), logprobs: cat(out.topV) };
-      if (ob) res.kl = tf.relu(cat(out.kl)) as tf.Tensor1D; // KL ≥ 0; tiny negatives are rounding
+      if (ob) res.kl = tf.relu<tf.Tensor1D>(cat(out.kl)); // KL ≥ 0; tiny negatives are rounding
       if (req.expectation) res.expectation = cat(out.exp);
       return res as unknown as tf.TensorContainer;
     }) as unknown as HeadResult;
@@ -159,6 +159,6 @@ export function headGradient(base: FrozenBase, ids: Int32Array, g: tf.Tensor2D, 
   return tf.tidy(() => {
     const rows = tf.reshape(base.outputRows(ids), [N, k, D]);
     const direct = tf.sum(tf.mul(rows, tf.expandDims(g, 2)), 1);
-    return tf.sub(direct, tf.mul(expectation, tf.sum(g, 1, true))) as tf.Tensor2D;
+    return tf.sub<tf.Tensor2D>(direct, tf.mul(expectation, tf.sum(g, 1, true)));
   });
 }

@@ -83,7 +83,7 @@ export function scoredRows(x: tf.Tensor2D, plan: BatchPlan): tf.Tensor2D {
   const D = x.shape[1];
   const T = plan.grid.T;
   const parts = plan.spans.filter((s) => s.end > s.start).map((s) => tf.slice(x, [s.b * T + s.start - 1, 0], [s.end - s.start, D]));
-  return parts.length === 1 ? parts[0] : (tf.concat(parts) as tf.Tensor2D);
+  return parts.length === 1 ? parts[0] : (tf.concat<tf.Tensor2D>(parts));
 }
 
 /**
@@ -171,5 +171,5 @@ export function outputLogits(model: BaseModel, h: tf.Tensor2D): tf.Tensor2D {
     parts.push(linearNoGrad(h, w));
     model.weights.releaseHeadChunk(w);
   }
-  return parts.length === 1 ? parts[0] : (tf.concat(parts, 1) as tf.Tensor2D);
+  return parts.length === 1 ? parts[0] : (tf.concat<tf.Tensor2D>(parts, 1));
 }

@@ -54,5 +54,5 @@ export function applyRope(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, co
     out = tf.reshape(tf.stack([y0, y1], 2), [B, T, H, nRot]);
   }
   if (nRot === D) return out;
-  return tf.concat([out, tf.slice(x, [0, 0, 0, nRot], [B, T, H, D - nRot])], 3) as tf.Tensor4D;
+  return tf.concat<tf.Tensor4D>([out, tf.slice(x, [0, 0, 0, nRot], [B, T, H, D - nRot])], 3);
 }

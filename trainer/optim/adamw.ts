@@ -53,8 +53,8 @@ export function clipByGlobalNorm(grads: Record<string, tf.Tensor>, maxNorm: numb
     const scale = clipOn ? tf.minimum(tf.scalar(1), tf.div(tf.scalar(maxNorm), tf.add(norm, tf.scalar(1e-6)))) : tf.scalar(1);
     const out: Record<string, tf.Tensor> = {};
     for (const n of names) out[n] = tf.mul(grads[n], scale);
-    return { grads: out, norm } as unknown as tf.TensorContainer;
-  }) as unknown as { grads: Record<string, tf.Tensor>; norm: tf.Scalar };
+    return { grads: out, norm };
+  });
 }
 
 export class AdamW {
@@ -142,7 +142,7 @@ export class AdamW {
       for (const n of want) {
         const d = src[n];
         if (d.shape.join(",") !== dst[n].shape.join(",")) {
-          throw new Error(`optimizer state for ${n} has shape [${d.shape}], the parameter has [${dst[n].shape}]`);
+          throw new Error(`optimizer state for ${n} has shape [${d.shape.join(",")}], the parameter has [${dst[n].shape.join(",")}]`);
         }
       }
     }

@@ -81,7 +81,7 @@ export function loadCheckpoint(dir: string, model: BaseModel, optimizerOptions: 
   try {
     metrics = JSON.parse(fs.readFileSync(path.join(dir, CHECKPOINT_FILES.metrics), "utf8")) as RunMetrics;
   } catch (e) {
-    throw new Error(`cannot resume from ${dir}: metrics.json is not valid JSON (${(e as Error).message.split("\n")[0]})`);
+    throw new Error(`cannot resume from ${dir}: metrics.json is not valid JSON (${(e as Error).message.split("\n")[0]})`, { cause: e });
   }
   const want = modelIdentity(model);
   const have = metrics.model;
@@ -106,6 +106,6 @@ export function loadCheckpoint(dir: string, model: BaseModel, optimizerOptions: 
     return { lora, optimizer, metrics };
   } catch (e) {
     disposeLora(lora);
-    throw new Error(`cannot resume from ${dir}: ${(e as Error).message}`);
+    throw new Error(`cannot resume from ${dir}: ${(e as Error).message}`, { cause: e });
   }
 }

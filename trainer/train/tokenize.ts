@@ -101,7 +101,7 @@ export class SampleTokenizer {
       const model = await llama.loadModel({ modelPath, vocabOnly: true });
       return new SampleTokenizer(llama, model);
     } catch (e) {
-      throw new Error(`cannot load the tokenizer of ${modelPath}: ${(e as Error).message.split("\n")[0]}`);
+      throw new Error(`cannot load the tokenizer of ${modelPath}: ${(e as Error).message.split("\n")[0]}`, { cause: e });
     }
   }
 

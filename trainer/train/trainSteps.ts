@@ -383,10 +383,13 @@ async function studentForward(g: Group, body: BodyResult): Promise<StudentForwar
   const h = own(tf.tidy(() => finalNorm(model, scoredRows(body.final, plan))));
   const head = headForward(model.weights, { h, ids: plan.targets, topK: g.k, expectation: true });
   own(head.lse);
-  const lp = own(tf.reshape(head.logprobs!, [1, n]) as tf.Tensor2D);
+  const lp = own(tf.reshape<tf.Rank.R2>(head.logprobs!, [1, n]));
   head.logprobs!.dispose();
   const expectation = own(head.expectation!);
-  if (head.top) own(head.top.ids), own(head.top.logprobs);
+  if (head.top) {
+    own(head.top.ids);
+    own(head.top.logprobs);
+  }
   const [lpArr, topIdsArr, topLpArr] = await readBack([lp, ...(head.top ? [head.top.ids, head.top.logprobs] : [])]);
   const oldResp = g.samples.map((s, b) => s.servedLogprobs ?? Array.from(lpArr.subarray(offsets[b], offsets[b] + lenOf(b))));
   return { head, lp, expectation, topIdsArr, topLpArr, oldResp };
@@ -399,8 +402,8 @@ async function studentForward(g: Group, body: BodyResult): Promise<StudentForwar
 async function teacherScores(g: Group, topIdsArr: Float32Array): Promise<{ teacherResp: Array<number[] | undefined>; topkTeacher: Array<Float32Array | undefined> }> {
   const { model } = g.state;
   const { samples, method, k, offsets, lenOf, teacherLora, tick } = g;
-  const teacherResp: Array<number[] | undefined> = new Array(samples.length).fill(undefined);
-  const topkTeacher: Array<Float32Array | undefined> = new Array(samples.length).fill(undefined);
+  const teacherResp = new Array<number[] | undefined>(samples.length).fill(undefined);
+  const topkTeacher = new Array<Float32Array | undefined>(samples.length).fill(undefined);
   const hinted = samples.map((s, b) => (s.teachers.length > 0 ? b : -1)).filter((b) => b >= 0);
   if (hinted.length === 0 || method === "binary") return { teacherResp, topkTeacher };
   if (method !== "topk") {
@@ -481,7 +484,7 @@ function anchorReference(g: Group): tf.Tensor2D | undefined {
   if (!((g.opts.ppo?.klBeta ?? 0) > 0)) return undefined;
   const refSamples = g.samples.map((s) => (g.method !== "binary" && s.teachers.length > 0 ? s.teachers[0] : s));
   const r = scoreResponses(g.state.model, null, refSamples, undefined, g.tick);
-  const ref = g.own(tf.reshape(r, [1, g.n]) as tf.Tensor2D);
+  const ref = g.own(tf.reshape<tf.Rank.R2>(r, [1, g.n]));
   r.dispose();
   return ref;
 }
@@ -511,7 +514,7 @@ function topkInputs(g: Group, student: StudentForward, topkTeacher: Array<Float3
     if (!rlMask.subarray(offsets[b], offsets[b] + lenOf(b)).some(Boolean)) trainedExtra += lenOf(b);
   });
   const topk = {
-    lp: own(tf.reshape(student.head.top!.logprobs, [1, n, k]) as tf.Tensor3D),
+    lp: own(tf.reshape<tf.Rank.R3>(student.head.top!.logprobs, [1, n, k])),
     old: own(tf.tensor3d(student.topLpArr, [1, n, k])),
     teacher: own(tf.tensor3d(tK, [1, n, k])),
     mask: own(tf.tensor2d(mK, [1, n])),
@@ -545,7 +548,7 @@ function lossGradient(
   const topkShare = topkIn.count / Math.max(1, totals.topkTokens);
   const lossOf = (lpx: tf.Tensor, lpK?: tf.Tensor): tf.Scalar => {
     // 0·Σ lp keeps the loss a function of its inputs when no token carries a signal.
-    let loss: tf.Scalar = tf.mul(tf.sum(lpx), 0) as tf.Scalar;
+    let loss: tf.Scalar = tf.mul<tf.Scalar>(tf.sum(lpx), 0);
     if (useRl) loss = tf.add(loss, tf.mul(ppoClipLoss(ppoIn(lpx), opts.ppo).loss, rlShare)); // w_rl is inside the advantages
     if (topk && lpK) {
       const lOpd = topkOpdLoss({ logprobs: lpK as tf.Tensor3D, oldLogprobs: topk.old, teacherLogprobs: topk.teacher, mask: topk.mask }, opts.ppo);
@@ -563,13 +566,13 @@ function lossGradient(
   }
   const out = tf.tidy(() => {
     const st = useRl ? ppoClipLoss(ppoIn(lp), opts.ppo) : { clipFraction: tf.scalar(0), kl: tf.scalar(0) };
-    const stats = { clipFraction: tf.mul(st.clipFraction, rlShare) as tf.Scalar, kl: tf.mul(st.kl, rlShare) as tf.Scalar };
+    const stats = { clipFraction: tf.mul<tf.Scalar>(st.clipFraction, rlShare), kl: tf.mul<tf.Scalar>(st.kl, rlShare) };
     if (!topk) {
       const [gr] = tf.grads((x: tf.Tensor) => lossOf(x))([lp]);
-      return { gFlat: tf.reshape(gr, [n, 1]) as tf.Tensor2D, lossT: lossOf(lp), clipT: stats.clipFraction, klT: stats.kl };
+      return { gFlat: tf.reshape<tf.Rank.R2>(gr, [n, 1]), lossT: lossOf(lp), clipT: stats.clipFraction, klT: stats.kl };
     }
     const [gr, gK] = tf.grads((x: tf.Tensor, y: tf.Tensor) => lossOf(x, y))([lp, topk.lp]);
-    const both = tf.concat([tf.reshape(gr, [n, 1]), tf.reshape(gK, [n, k])], 1) as tf.Tensor2D;
+    const both = tf.concat<tf.Tensor2D>([tf.reshape(gr, [n, 1]), tf.reshape(gK, [n, k])], 1);
     return { gFlat: both, lossT: lossOf(lp, topk.lp), clipT: stats.clipFraction, klT: stats.kl };
   });
   return { ...out, ids };

@@ -94,6 +94,7 @@ export function installInitShims(o: InitShimOptions): InitShims {
     },
   });
 
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept as is to be put back below, and called with URL as `this`
   const origCreateObjectURL = URL.createObjectURL;
   const markObjectURL = (obj: Blob): string => {
     const i = indexOf.get(obj);
@@ -120,14 +121,14 @@ export function installInitShims(o: InitShimOptions): InitShims {
       } else {
         super(file, options);
       }
-      const self: EmscriptenWorker = this;
-      workers.push(self);
-      super.on("error", (e: unknown) => o.onWorkerFailure(self, `a pthread worker failed: ${firstLine(e)}`));
-      super.on("exit", (code: number) => o.onWorkerFailure(self, `a pthread worker exited (code ${code})`));
+      workers.push(this);
+      super.on("error", (e: unknown) => o.onWorkerFailure(this, `a pthread worker failed: ${firstLine(e)}`));
+      super.on("exit", (code: number) => o.onWorkerFailure(this, `a pthread worker exited (code ${code})`));
     }
 
     // Emscripten's 'error' listener throws ("worker sent an error!"); our own listener above
     // reports the failure instead. Method syntax: the base class's overloads take `any`.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the listener type of Worker.on's overloads, which this overrides
     override on(event: string | symbol, listener: (...args: any[]) => void): this {
       if (event !== "error") return super.on(event, listener);
       return super.on(event, (...args: unknown[]) => {
@@ -143,7 +144,7 @@ export function installInitShims(o: InitShimOptions): InitShims {
   const origCpus = os.cpus;
   const doubledCpus = (): os.CpuInfo[] => {
     const real = origCpus.call(os);
-    return Array.from({ length: 2 * o.threads }, (_, i) => real[i % Math.max(1, real.length)]!);
+    return Array.from({ length: 2 * o.threads }, (_, i) => real[i % Math.max(1, real.length)]);
   };
 
   const workerDescriptor = Object.getOwnPropertyDescriptor(g, "Worker");

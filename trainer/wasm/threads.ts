@@ -139,7 +139,7 @@ function checkMatMul(): void {
   for (let i = 0; i < m; i++) {
     for (let j = 0; j < n; j++) {
       let s = 0;
-      for (let t = 0; t < k; t++) s += a[i * k + t]! * b[t * n + j]!;
+      for (let t = 0; t < k; t++) s += a[i * k + t] * b[t * n + j];
       if (got[i * n + j] !== s) throw new Error(`threaded matMul check failed: [${i},${j}] = ${got[i * n + j]}, want ${s}`);
     }
   }
@@ -191,7 +191,8 @@ async function startThreaded(wasm: WasmPackage, threads: number, log: (line: str
 
   let phase: Phase = "starting";
   const stopped = new Set<EmscriptenWorker>(); // terminated on purpose
-  let failure: Error | null = null;
+  // Asserted, not annotated: set from callbacks, so the narrowing to null here must not stick.
+  let failure = null as Error | null;
   let reject: (e: Error) => void = () => {};
   const failed = new Promise<never>((_, r) => {
     reject = r;

@@ -183,7 +183,7 @@ async function loadDawn(): Promise<{ create: CreateGpu; globals: Record<string, 
     const dawn = (await import(pkg)) as { create: CreateGpu; globals: Record<string, unknown> };
     return dawn;
   } catch (e) {
-    throw new Error(`Dawn failed to load: ${firstLine(e)}`);
+    throw new Error(`Dawn failed to load: ${firstLine(e)}`, { cause: e });
   }
 }
 
@@ -326,7 +326,7 @@ async function openDevice(adapter: GpuAdapterLike, deviceMs: number, name: strin
   try {
     return await within(adapter.requestDevice({ requiredFeatures, requiredLimits }), deviceMs, "requestDevice");
   } catch (e) {
-    throw new Error(`device on ${name}: ${firstLine(e)}`);
+    throw new Error(`device on ${name}: ${firstLine(e)}`, { cause: e });
   }
 }
 

@@ -58,6 +58,7 @@ const PATCHED = Symbol.for("clawrl.webgpu.readSyncPatched");
 function explainSyncReads(cls: WebGpuBackendClass): void {
   const proto = cls.prototype as WebGpuBackendClass["prototype"] & { [PATCHED]?: boolean };
   if (proto[PATCHED]) return;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- the original, called below with the backend as `this`
   const readSync = proto.readSync;
   proto.readSync = function (this: WebGpuBackendClass["prototype"], dataId: object) {
     this.hasReadSyncWarned = true; // its "performance ... is poor" warning precedes the failure
@@ -65,7 +66,7 @@ function explainSyncReads(cls: WebGpuBackendClass): void {
       return readSync.call(this, dataId);
     } catch (e) {
       if (e instanceof ReferenceError && /OffscreenCanvas/.test(e.message)) {
-        throw new Error("webgpu backend under Node: dataSync()/arraySync() cannot read GPU data (tfjs needs OffscreenCanvas for that); use await tensor.data() or tensor.array()");
+        throw new Error("webgpu backend under Node: dataSync()/arraySync() cannot read GPU data (tfjs needs OffscreenCanvas for that); use await tensor.data() or tensor.array()", { cause: e });
       }
       throw e;
     }
@@ -121,7 +122,7 @@ function failReadsAfterGpuErrors(backend: WebGpuBackendLike, dawn: DawnDevice): 
       // reported a moment later.
       await new Promise((r) => setImmediate(r));
       const lost = dawn.lostReason();
-      throw new Error(lost ? `webgpu: the GPU device was lost (${lost})` : `webgpu: reading a tensor failed: ${(e instanceof Error && e.message) || String(e)}`);
+      throw new Error(lost ? `webgpu: the GPU device was lost (${lost})` : `webgpu: reading a tensor failed: ${(e instanceof Error && e.message) || String(e)}`, { cause: e });
     }
     const err = dawn.firstError();
     if (err) throw new Error(`webgpu: a GPU command failed earlier, so results since may be wrong: ${err}`);

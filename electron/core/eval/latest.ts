@@ -28,7 +28,7 @@ export function readLatest(dataDir: string): (EvalReport & { reportDir?: string 
   try {
     return JSON.parse(fs.readFileSync(p, "utf8")) as EvalReport & { reportDir?: string };
   } catch (e) {
-    throw new Error(`${p}: not valid JSON: ${(e as Error).message}`);
+    throw new Error(`${p}: not valid JSON: ${(e as Error).message}`, { cause: e });
   }
 }
 

@@ -54,7 +54,7 @@ export function makeScorer(s: Scenario, fetchImpl: typeof fetch = fetch): Answer
         body: JSON.stringify({ model: sc.model, messages: [{ role: "user", content }], temperature: 0, max_tokens: 64 }),
       });
     } catch (e) {
-      throw new Error(`judge ${base}: cannot connect: ${(e as Error).message}`);
+      throw new Error(`judge ${base}: cannot connect: ${(e as Error).message}`, { cause: e });
     }
     if (!res.ok) throw new Error(`judge ${base}: HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
     const body = (await res.json()) as { choices?: Array<{ message?: { content?: string | null } }> };

@@ -84,7 +84,7 @@ function fileHash(files: string[]): string {
 
 function packageVersion(file: string): string {
   try {
-    return String((JSON.parse(fs.readFileSync(file, "utf8")) as { version?: unknown }).version ?? "?");
+    return String((JSON.parse(fs.readFileSync(file, "utf8")) as { version?: string }).version ?? "?");
   } catch {
     return "?";
   }
@@ -283,7 +283,7 @@ export async function chooseBackend<T>(
       } catch (err) {
         await llama.dispose();
         if (skipped.length === 0) throw err;
-        throw new Error(`${(err as Error).message} (GPU backends skipped: ${describeSkips(skipped)})`);
+        throw new Error(`${(err as Error).message} (GPU backends skipped: ${describeSkips(skipped)})`, { cause: err });
       }
     }
     const absent = await precheck(b, pref);
@@ -306,7 +306,7 @@ export async function chooseBackend<T>(
     try {
       llama = await getLlama({ gpu: b, build: "never", skipDownload: true, progressLogs: false, logLevel: LlamaLogLevel.error });
     } catch (err) {
-      skipped.push({ backend: b, kind: "unavailable", reason: `the probe passed, but the core could not load it: ${(err as Error).message.split("\n")[0]}` });
+      skipped.push({ backend: b, kind: "unavailable", reason: `the probe passed, but the core could n, { cause: err }ot load it: ${(err as Error).message.split("\n")[0]}` });
       continue;
     }
     try {

@@ -228,7 +228,7 @@ export class Engine {
             (late) => late.dispose(),
           );
         } catch (err) {
-          throw new Error(`cannot load model ${opts.modelPath}: ${(err as Error).message}`);
+          throw new Error(`cannot load model ${opts.modelPath}: ${(err as Error).message}`, { cause: err });
         }
         const threads = opts.threads ?? defaultThreads(model.size);
         const maxCtx = Math.min(opts.maxContextSize ?? model.trainContextSize, model.trainContextSize);
@@ -375,7 +375,7 @@ export class Engine {
     const rendered = prepared ?? this.renderPrompt(req);
     // Only a request with tools waits for grammars: anything else queues for its sequence at once (FIFO order is the call order).
     const withTools = !!req.tools?.length && req.toolChoice !== "none";
-    const toolGrammars: ToolGrammars = withTools ? await this.toolGrammars(req) : new Map();
+    const toolGrammars: ToolGrammars = withTools ? await this.toolGrammars(req) : new Map<string, { grammar: LlamaGrammar; reserve: number }>();
     const queued = performance.now();
     const lease = await this.gate.acquire(rendered.tokens, hooks.signal);
     try {

@@ -205,7 +205,10 @@ const CACHE_SIZE = 32;
 
 function cached(llama: Llama, key: string, make: () => Promise<LlamaGrammar>): Promise<LlamaGrammar> {
   let m = cache.get(llama);
-  if (!m) cache.set(llama, (m = new Map()));
+  if (!m) {
+    m = new Map<string, Promise<LlamaGrammar>>();
+    cache.set(llama, m);
+  }
   let g = m.get(key);
   if (g) {
     m.delete(key);
@@ -213,7 +216,7 @@ function cached(llama: Llama, key: string, make: () => Promise<LlamaGrammar>): P
     return g;
   }
   g = make();
-  g.catch(() => m!.delete(key));
+  g.catch(() => m.delete(key));
   m.set(key, g);
   if (m.size > CACHE_SIZE) m.delete(m.keys().next().value!);
   return g;

@@ -63,13 +63,13 @@ async function probe(req: ProbeRequest): Promise<void> {
   await send({ type: "loaded", backend: req.backend, gpuLayers: model.gpuLayers, devices: await llama.getGpuDeviceNames().catch(() => []) });
   const context = await model.createContext({ contextSize: Math.min(256, model.trainContextSize), sequences: 1 });
   const seq = context.getSequence();
-  let prompt = model.tokenize(PROBE_TEXT) as Token[];
+  let prompt = model.tokenize(PROBE_TEXT);
   if (prompt.length < 2) prompt = [...(model.tokens.bos !== null ? [model.tokens.bos] : []), ...prompt, ...prompt];
   const last = prompt.length - 1;
   const batch = await seq.controlledEvaluate(prompt.map((t, i) => (i === last ? [t, { generateNext: { logits: true, token: true } }] : t)));
   const first = batch[last]?.next;
   const evaluations = [health(first?.logits, prompt.length)];
-  const next = (first?.token ?? prompt[0]) as Token;
+  const next = (first?.token ?? prompt[0]);
   const single = await seq.controlledEvaluate([[next, { generateNext: { logits: true } }]]);
   evaluations.push(health(single[0]?.next.logits, 1));
   await send({ type: "result", evaluations, ms: Math.round(performance.now() - t0) });

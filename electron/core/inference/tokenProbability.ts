@@ -80,7 +80,7 @@ function plainGreedySamplers(bindings: { AddonSampler?: AddonSamplerClass } | un
   const Native = bindings.AddonSampler;
   class RecordingSampler extends Native {
     override applyConfig(config: object): void {
-      if (isPlainGreedy(config as SamplerConfigLike)) set.add(this);
+      if (isPlainGreedy(config)) set.add(this);
       else set.delete(this);
       return super.applyConfig(config);
     }
@@ -154,7 +154,7 @@ export function installExactTokenProbability(context: LlamaContext, model: Llama
   if (installed.has(addon)) return true;
   const plainGreedy = plainGreedySamplers(m._llama?._bindings);
   // Looked up on each call (not bound once), so the prototype's function is what runs.
-  const native: SampleTokenFn = (...args) => Object.getPrototypeOf(addon).sampleToken.apply(addon, args);
+  const native: SampleTokenFn = (...args) => (Object.getPrototypeOf(addon) as { sampleToken: SampleTokenFn }).sampleToken.apply(addon, args);
 
   // Greedy samplers, one per concurrent request (a sampler's candidate buffer is not shared).
   const pool: AddonSamplerLike[] = [];

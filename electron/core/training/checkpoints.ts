@@ -43,6 +43,22 @@ export class CheckpointError extends Error {
   }
 }
 
+/** The fields of an orphan checkpoint's metrics.json that recoverOrphans reads back. */
+interface OrphanMetrics {
+  checkpoint?: number;
+  createdAt?: string;
+  parent?: number | null;
+  gate?: GateResult;
+  reverted?: RevertInfo;
+  runId?: string;
+  sampleIds?: string[];
+  meanReward?: number | null;
+  loss?: number;
+  klToServing?: number | null;
+  totalSteps?: number;
+  sha256?: CheckpointEntry["sha256"];
+}
+
 function sha256File(file: string): string {
   return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 }
@@ -120,7 +136,7 @@ export class Checkpoints {
       if (!/^\d+$/.test(name) || known.has(Number(name))) continue;
       const dir = path.join(this.root, name);
       try {
-        const m = JSON.parse(fs.readFileSync(path.join(dir, CKPT_FILES.metrics), "utf8")) as Record<string, any>; // any: a file we wrote, fields checked below
+        const m = JSON.parse(fs.readFileSync(path.join(dir, CKPT_FILES.metrics), "utf8")) as OrphanMetrics; // a file we wrote; the fields that matter are checked below
         if (m.checkpoint !== Number(name) || !m.gate || !m.sha256 || !Array.isArray(m.sampleIds)) continue;
         found.push({
           id: Number(name),

@@ -70,9 +70,9 @@ export interface LrHistoryEntry {
  * What it cannot see (a hand activation, a restart) it leaves out.
  */
 export function lrEventsFromHistory(history: readonly LrHistoryEntry[], floor = MIN_LR_SCALE): LrEvent[] {
-  const moments = [
-    ...history.map((c) => ({ at: c.createdAt, n: c.n as number | null, checkpoint: c.n, kind: (c.verdict === "rejected" ? "rejected" : "published") as LrEventKind })),
-    ...history.flatMap((c) => (c.reverted ? [{ at: c.reverted.at, n: null, checkpoint: c.n, kind: "reverted" as LrEventKind }] : [])),
+  const moments: Array<{ at: string; n: number | null; checkpoint: number; kind: LrEventKind }> = [
+    ...history.map((c) => ({ at: c.createdAt, n: c.n, checkpoint: c.n, kind: c.verdict === "rejected" ? ("rejected" as const) : ("published" as const) })),
+    ...history.flatMap((c) => (c.reverted ? [{ at: c.reverted.at, n: null, checkpoint: c.n, kind: "reverted" as const }] : [])),
   ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : (a.n ?? Infinity) - (b.n ?? Infinity)));
   let scale = 1;
   return moments.map((m) => {

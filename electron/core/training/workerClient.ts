@@ -148,7 +148,7 @@ export class WorkerClient {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (r: Reply) => void, reject, onProgress });
-      this.child.send({ ...cmd, id } as Command, (err) => {
+      this.child.send({ ...cmd, id }, (err) => {
         if (err && this.pending.delete(id)) reject(new WorkerError(`cannot reach the trainer: ${err.message}`));
       });
     });

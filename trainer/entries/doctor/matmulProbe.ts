@@ -22,8 +22,8 @@ probeMain(matmulRequestSchema, async (req, progress) => {
       rows.push({ n, gflops: null, note: `left out: one product would take ~${predicted.toFixed(0)} s` });
       continue;
     }
-    const a = tf.randomUniform([n, n], -1, 1, "float32", 1) as tf.Tensor2D;
-    const b = tf.randomUniform([n, n], -1, 1, "float32", 2) as tf.Tensor2D;
+    const a = tf.randomUniform<tf.Rank.R2>([n, n], -1, 1, "float32", 1);
+    const b = tf.randomUniform<tf.Rank.R2>([n, n], -1, 1, "float32", 2);
     await a.data();
     await b.data();
     // Warm-up: compiles the kernel, and sizes the timed run.
