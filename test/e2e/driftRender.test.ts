@@ -24,6 +24,10 @@ const checkpoints = drift.map((d, i) => {
   return {
     n,
     version: `ckpt-${n}`,
+    // trained here, on the model served (as GET /api/checkpoints says of each)
+    imported: false,
+    model: null,
+    forServedModel: true,
     createdAt: new Date(t0 + n * hour).toISOString(),
     parent: n === 10 ? 7 : n > 1 ? n - 1 : null,
     samples: 16,
