@@ -21,7 +21,6 @@ import { findTensor, readTensorBytes, type GgufFile } from "../../models/gguf/re
 import { GGML_TYPE_TRAITS, GgmlType, GgufError, type GgufTensorInfo } from "../../models/gguf/types.js";
 import type { ModelConfig } from "../../models/arch/config.js";
 import { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type WeightPlacement } from "../../models/arch/layout.js";
-import { settleOnDevice } from "../webgpu/settle.js";
 
 export { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type Placement, type WeightPlacement } from "../../models/arch/layout.js";
 
@@ -177,7 +176,6 @@ export class FrozenBase {
           const w = upload(packed);
           deviceLayers.push(w);
           made.push(...layerTensors(w));
-          settleOnDevice(layerTensors(w));
         } else {
           packedLayers.push(placement.layers === "host-f32" ? new Map([...packed].map(([k, p]) => [k, toHostF32(p)])) : packed);
         }
@@ -190,7 +188,6 @@ export class FrozenBase {
           const t = this.uploadHeadChunk(c);
           chunks.push(t);
           made.push(t);
-          settleOnDevice([t]);
         }
         this.deviceHead = chunks;
       } else {
