@@ -79,6 +79,8 @@ export default tseslint.config(
       // `async` without `await` is how a function keeps a Promise-returning signature (fakes in
       // tests, interface implementations) and turns a throw into a rejection: not a defect here.
       "@typescript-eslint/require-await": "off",
+      // A caught error (typed unknown) may be passed on as a rejection, as it may be rethrown.
+      "@typescript-eslint/prefer-promise-reject-errors": ["error", { allowThrowingUnknown: true }],
     },
   },
   {

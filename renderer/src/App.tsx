@@ -76,7 +76,9 @@ function Shell() {
   // A page left with unsaved changes (Settings): where the user meant to go, while the dialog asks.
   const [leaving, setLeaving] = useState<PageId | null>(null);
   const pageRef = useRef(page);
-  pageRef.current = page;
+  useEffect(() => {
+    pageRef.current = page;
+  }, [page]);
   useEffect(() => {
     const on = () => {
       const next = pageFromHash();
@@ -157,7 +159,7 @@ function Shell() {
   );
 }
 
-function SignIn({ onToken, problem }: { onToken(t: string): void; problem: string | null }) {
+function SignIn({ onToken, problem }: { onToken: (t: string) => void; problem: string | null }) {
   const [t, setT] = useState("");
   return (
     <div className="signin">

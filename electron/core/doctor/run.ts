@@ -115,7 +115,7 @@ function precheckTrainer(backend: MatmulRequest["backend"]): string | null {
 
 function packageVersion(): string {
   try {
-    return String((JSON.parse(fs.readFileSync(path.join(appRoot, "package.json"), "utf8")) as { version?: unknown }).version ?? "?");
+    return String((JSON.parse(fs.readFileSync(path.join(appRoot, "package.json"), "utf8")) as { version?: string }).version ?? "?");
   } catch {
     return "?";
   }

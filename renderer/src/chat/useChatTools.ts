@@ -15,9 +15,9 @@ export function useChatTools(): { tools: ChatTool[]; always: ReadonlySet<string>
   const load = useCallback(async () => {
     try {
       const [tools, reply] = await Promise.all([loadOpenAiTools(client), loadTools(client)]);
-      return { tools, always: standingPermissions(reply) as ReadonlySet<string> };
+      return { tools, always: standingPermissions(reply) };
     } catch (e) {
-      if (e instanceof ApiError && e.status === 404) return { tools: [] as ChatTool[], always: new Set<string>() as ReadonlySet<string> };
+      if (e instanceof ApiError && e.status === 404) return { tools: [] as ChatTool[], always: new Set<string>() };
       throw e;
     }
   }, [client]);

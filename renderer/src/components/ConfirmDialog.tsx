@@ -34,8 +34,8 @@ export function ConfirmDialog({
   children: ReactNode;
   cancelLabel: string;
   confirmLabel: string;
-  onCancel(): void;
-  onConfirm(): void;
+  onCancel: () => void;
+  onConfirm: () => void;
   focus?: "cancel" | "confirm";
 }) {
   const ref = useRef<HTMLDialogElement | null>(null);

@@ -5,7 +5,7 @@ import { defaultMaxTokens, limits, type GenerationSettings } from "../api/genera
  * System prompt, temperature, top-p, max tokens and tool steps: the chat's own settings (chat header) or
  * the defaults (Settings). Max tokens left empty means "sized to the model".
  */
-export function GenerationForm({ value, onChange, contextSize }: { value: GenerationSettings; onChange(g: GenerationSettings): void; contextSize: number | null }) {
+export function GenerationForm({ value, onChange, contextSize }: { value: GenerationSettings; onChange: (g: GenerationSettings) => void; contextSize: number | null }) {
   const id = useId();
   const set = (patch: Partial<GenerationSettings>) => onChange({ ...value, ...patch });
   const auto = defaultMaxTokens(contextSize);

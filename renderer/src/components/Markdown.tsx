@@ -1,4 +1,4 @@
-import { memo, useState, type ReactNode } from "react";
+import { memo, useState } from "react";
 import ReactMarkdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import remarkMath from "remark-math";
@@ -46,7 +46,7 @@ export function CopyButton({ text, label = "Copy" }: { text: string; label?: str
 
 const components: Components = {
   pre({ node, children }) {
-    const code = textOf(node as unknown as HastNode).replace(/\n$/, "");
+    const code = textOf(node).replace(/\n$/, "");
     const first = (node as unknown as { children?: { properties?: { className?: unknown } }[] })?.children?.[0];
     const cls = Array.isArray(first?.properties?.className) ? (first.properties.className as string[]) : [];
     const lang = cls.find((c) => c.startsWith("language-"))?.slice(9);
@@ -56,7 +56,7 @@ const components: Components = {
           <span>{lang ?? "code"}</span>
           <CopyButton text={code} label="Copy code" />
         </div>
-        <pre>{children as ReactNode}</pre>
+        <pre>{children}</pre>
       </div>
     );
   },

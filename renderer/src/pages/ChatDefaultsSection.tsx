@@ -5,7 +5,7 @@ import { GenerationForm } from "../components/GenerationForm.js";
  * Settings › Chat defaults: what a new chat starts with (each chat can change its own in its
  * header). Part of the Settings form: saved with the page's one Save button.
  */
-export function ChatDefaultsSection({ value, onChange, contextSize }: { value: GenerationSettings; onChange(g: GenerationSettings): void; contextSize: number | null }) {
+export function ChatDefaultsSection({ value, onChange, contextSize }: { value: GenerationSettings; onChange: (g: GenerationSettings) => void; contextSize: number | null }) {
   return (
     <section className="chat-defaults" aria-labelledby="chat-defaults-title">
       <h2 id="chat-defaults-title">Chat defaults</h2>

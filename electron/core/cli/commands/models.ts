@@ -69,22 +69,22 @@ export const models: CommandSpec = {
         case "pull": {
           const ac = new AbortController();
           process.once("SIGINT", () => ac.abort());
-          const source = resolveModelSource(target!);
+          const source = resolveModelSource(target);
           console.error(`Downloading ${source.repo}/${source.file}…`);
-          const m = await pullModel(registry, target!, { onProgress: progressLine("Downloading"), signal: ac.signal });
+          const m = await pullModel(registry, target, { onProgress: progressLine("Downloading"), signal: ac.signal });
           if (process.stderr.isTTY) process.stderr.write("\n");
           console.log(`Downloaded ${m.id} to ${m.path} (${fmtBytes(m.sizeBytes)}, sha256 ${m.sha256})`);
           if (!m.trainable) console.log(`Note: architecture '${m.architecture}' can be served but not trained (the trainer supports llama, qwen2, qwen3).`);
           return 0;
         }
         case "import": {
-          const m = registry.importFile(target!);
+          const m = registry.importFile(target);
           console.log(`Imported ${m.id} (${m.architecture}, ${fmtBytes(m.sizeBytes)}) from ${m.path}`);
           if (!m.trainable) console.log(`Serve-only: the trainer does not support architecture '${m.architecture}' (it supports llama, qwen2, qwen3).`);
           return 0;
         }
         case "use": {
-          const m = registry.get(target!) ?? (fs.existsSync(target!) ? registry.importFile(target!) : undefined);
+          const m = registry.get(target) ?? (fs.existsSync(target) ? registry.importFile(target) : undefined);
           if (!m) throw new CliError(`no installed model '${target}' and no such file (see 'clawrl models list')`);
           assertLoadableGguf(m.path); // a file changed since its import is refused now, not at the next start
           registry.setActive(m.id);
@@ -92,7 +92,7 @@ export const models: CommandSpec = {
           return 0;
         }
         case "remove": {
-          const m = registry.remove(target!);
+          const m = registry.remove(target);
           console.log(`Removed ${m.id}${m.origin === "import" ? " from the list (the imported file was left in place)" : ` and deleted ${m.path}`}`);
           return 0;
         }

@@ -18,7 +18,7 @@ const statusClass: Record<ToolServerView["status"], string> = {
 };
 
 /** One server: its status, how it is started, its tools with their switches and permissions, its log. */
-export function ServerCard({ server, onChanged }: { server: ToolServerView; onChanged(): void }) {
+export function ServerCard({ server, onChanged }: { server: ToolServerView; onChanged: () => void }) {
   const { client } = useCore();
   const headingId = useId();
   const [busy, setBusy] = useState(false);
@@ -99,7 +99,7 @@ export function ServerCard({ server, onChanged }: { server: ToolServerView; onCh
 }
 
 /** One tool: name, description, on/off, and whether each call asks first (an "always" can be revoked). */
-function ToolRow({ server, tool, disabled, onAct }: { server: string; tool: ToolView; disabled: boolean; onAct(what: string, fn: () => Promise<unknown>): Promise<void> }) {
+function ToolRow({ server, tool, disabled, onAct }: { server: string; tool: ToolView; disabled: boolean; onAct: (what: string, fn: () => Promise<unknown>) => Promise<void> }) {
   const { client } = useCore();
   return (
     <li className={tool.enabled ? "tool-row" : "tool-row tool-row-off"}>
