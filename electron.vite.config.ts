@@ -34,6 +34,10 @@ export default defineConfig({
     root: resolve(import.meta.dirname, "renderer"),
     plugins: [react()],
     // The same bundle as the headless build (renderer/vite.config.ts): minified, vendor chunks.
-    build: { minify: "esbuild", assetsInlineLimit, rollupOptions: { input: { index: resolve(import.meta.dirname, "renderer/index.html") }, output: { manualChunks } } },
+    build: {
+      minify: "esbuild",
+      assetsInlineLimit,
+      rollupOptions: { input: { index: resolve(import.meta.dirname, "renderer/index.html") }, output: { manualChunks } },
+    },
   },
 });

@@ -36,16 +36,7 @@ const disableNeedsReason = {
 
 export default tseslint.config(
   {
-    ignores: [
-      "out/**",
-      "dist/**",
-      "release/**",
-      "**/node_modules/**",
-      ".cache/**",
-      "test-artifacts/**",
-      "models/cache/**",
-      ".scratch/**",
-    ],
+    ignores: ["out/**", "dist/**", "release/**", "**/node_modules/**", ".cache/**", "test-artifacts/**", "models/cache/**", ".scratch/**"],
   },
   {
     linterOptions: { reportUnusedDisableDirectives: "error" },
@@ -89,7 +80,11 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-floating-promises": [
         "error",
-        { allowForKnownSafeCalls: [{ from: "package", package: "node:test", name: ["test", "describe", "it", "suite", "before", "after", "beforeEach", "afterEach"] }] },
+        {
+          allowForKnownSafeCalls: [
+            { from: "package", package: "node:test", name: ["test", "describe", "it", "suite", "before", "after", "beforeEach", "afterEach"] },
+          ],
+        },
       ],
       // Tests read JSON replies through helpers typed `any` on purpose (test/helpers/api.ts says
       // why) and check each field with assert; every use of such a body is not another `any`.

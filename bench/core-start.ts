@@ -26,7 +26,11 @@ process.send({ type: "ready", url: "http://127.0.0.1:9", token: "bench-token-123
 const variants: Record<string, CoreSupervisorOptions> = {
   "baseline: trivial child": { entry: trivial },
   "bundled core (out/main/core.js)": { entry: bundled, env: { ...process.env, CLAWRL_HOME: path.join(tmp, "a") } },
-  "dev core (entry.ts via tsx)": { entry: path.join(root, "electron", "core", "entry.ts"), execArgv: ["--import", "tsx"], env: { ...process.env, CLAWRL_HOME: path.join(tmp, "b") } },
+  "dev core (entry.ts via tsx)": {
+    entry: path.join(root, "electron", "core", "entry.ts"),
+    execArgv: ["--import", "tsx"],
+    env: { ...process.env, CLAWRL_HOME: path.join(tmp, "b") },
+  },
 };
 
 const times: Record<string, { start: number[]; stop: number[] }> = {};

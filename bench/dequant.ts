@@ -9,7 +9,7 @@
 import { dequantize, f16ToF32 } from "../models/gguf/dequant.js";
 import { GGML_TYPE_TRAITS, GgmlType } from "../models/gguf/types.js";
 
-const n = Math.round(Number(process.argv[2] ?? 4) * 1e6 / 256) * 256;
+const n = Math.round((Number(process.argv[2] ?? 4) * 1e6) / 256) * 256;
 
 function randomBytes(len: number): Uint8Array {
   const b = new Uint8Array(len);
@@ -34,8 +34,7 @@ function tame(type: GgmlType, b: Uint8Array): Uint8Array {
     else if (type === GgmlType.Q2_K) {
       fix(o + 80);
       fix(o + 82);
-    }
-    else if (type === GgmlType.F16 || type === GgmlType.BF16 || type === GgmlType.F32) break;
+    } else if (type === GgmlType.F16 || type === GgmlType.BF16 || type === GgmlType.F32) break;
     else {
       fix(o);
       if (type === GgmlType.Q4_1 || type === GgmlType.Q5_1 || type === GgmlType.Q4_K || type === GgmlType.Q5_K) fix(o + 2);
@@ -73,7 +72,22 @@ function bestTimes(cands: Array<[string, () => unknown]>, rounds = 9): Map<strin
 }
 
 const src = new Float32Array(n).fill(0.5);
-const types = [GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS];
+const types = [
+  GgmlType.F16,
+  GgmlType.BF16,
+  GgmlType.Q8_0,
+  GgmlType.Q4_0,
+  GgmlType.Q4_1,
+  GgmlType.Q5_0,
+  GgmlType.Q5_1,
+  GgmlType.Q2_K,
+  GgmlType.Q3_K,
+  GgmlType.Q4_K,
+  GgmlType.Q5_K,
+  GgmlType.Q6_K,
+  GgmlType.IQ4_NL,
+  GgmlType.IQ4_XS,
+];
 const cands: Array<[string, () => unknown]> = [["f32 copy", () => new Float32Array(src)]];
 for (const type of types) {
   const t = GGML_TYPE_TRAITS[type]!;

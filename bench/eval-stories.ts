@@ -17,7 +17,9 @@ import { formatInterval } from "../electron/core/eval/stats.js";
 import { EVAL_METHODS, type EvalMethod } from "../electron/core/eval/report.js";
 
 const root = path.resolve(import.meta.dirname, "..");
-const { values } = parseArgs({ options: { interactions: { type: "string" }, methods: { type: "string" }, out: { type: "string" }, seeds: { type: "string" }, scenario: { type: "string" } } });
+const { values } = parseArgs({
+  options: { interactions: { type: "string" }, methods: { type: "string" }, out: { type: "string" }, seeds: { type: "string" }, scenario: { type: "string" } },
+});
 const interactions = Number(values.interactions ?? 64);
 const methods = (values.methods ?? EVAL_METHODS.join(",")).split(",") as EvalMethod[];
 for (const m of methods) if (!(EVAL_METHODS as readonly string[]).includes(m)) throw new Error(`unknown method '${m}'`);
@@ -39,15 +41,26 @@ const report = await runEval({
   startCore,
 });
 const base = report.runs[0].points[0].score;
-console.log(`\n${report.scenario.name}: ${report.heldOutPrompts} held-out prompts × ${report.samplesPerPrompt} samples × ${report.seeds.length} seeds, ${interactions} interactions`);
+console.log(
+  `\n${report.scenario.name}: ${report.heldOutPrompts} held-out prompts × ${report.samplesPerPrompt} samples × ${report.seeds.length} seeds, ${interactions} interactions`,
+);
 const baseFl = report.runs[0].points[0].fluency;
-console.log(`baseline (no learning)  score ${formatInterval(base)}${baseFl ? `  fluency ${baseFl.meanLogprob.toFixed(3)} nats/token (base model's log-prob of the answers; "fl" below)` : ""}`);
+console.log(
+  `baseline (no learning)  score ${formatInterval(base)}${baseFl ? `  fluency ${baseFl.meanLogprob.toFixed(3)} nats/token (base model's log-prob of the answers; "fl" below)` : ""}`,
+);
 for (const r of report.runs.slice(1)) {
   const last = r.points[r.points.length - 1];
   const g = r.gain!;
-  const trail = r.points.map((p) => `${p.interactions}: ${p.score.mean.toFixed(3)}${p.gain ? ` (${formatInterval(p.gain, true)})` : ""}${p.fluency ? ` fl ${p.fluency.meanLogprob.toFixed(2)}` : ""} ${p.adapters.join("/")}`).join("; ");
+  const trail = r.points
+    .map(
+      (p) =>
+        `${p.interactions}: ${p.score.mean.toFixed(3)}${p.gain ? ` (${formatInterval(p.gain, true)})` : ""}${p.fluency ? ` fl ${p.fluency.meanLogprob.toFixed(2)}` : ""} ${p.adapters.join("/")}`,
+    )
+    .join("; ");
   console.log(`${r.method.padEnd(9)} per point: ${trail}`);
-  console.log(`${"".padEnd(9)} first gain beyond the CI at ${r.firstGainBeyondCi ?? "none"} interactions; best gain ${r.bestGain ? `${formatInterval(r.bestGain)} at ${r.bestGain.interactions}` : "-"}`);
+  console.log(
+    `${"".padEnd(9)} first gain beyond the CI at ${r.firstGainBeyondCi ?? "none"} interactions; best gain ${r.bestGain ? `${formatInterval(r.bestGain)} at ${r.bestGain.interactions}` : "-"}`,
+  );
   const ratio = base.mean > 0 ? `${(last.score.mean / base.mean).toFixed(2)}x baseline` : "baseline 0";
   console.log(
     `${r.method.padEnd(9)} score ${formatInterval(last.score)} (${ratio})  gain ${formatInterval(g, true)} ${g.significant && g.lo > 0 ? "beyond the CI" : "NOT beyond the CI"}  checkpoints ${r.checkpoints.map((c) => `${c.n}:${c.verdict[0]}`).join(" ") || "-"}  ${r.seconds.toFixed(0)} s`,

@@ -8,13 +8,30 @@ import { judgeTurn } from "../electron/core/judge/judge.js";
 import { judgeBackendFactory } from "../electron/core/judge/sources.js";
 import { tinyModel } from "../test/helpers/models.js";
 
-const { values } = parseArgs({ options: { model: { type: "string" }, rounds: { type: "string", default: "21" }, "judge-tokens": { type: "string", default: "128" }, layers: { type: "string", default: "2" }, dim: { type: "string", default: "64" } } });
+const { values } = parseArgs({
+  options: {
+    model: { type: "string" },
+    rounds: { type: "string", default: "21" },
+    "judge-tokens": { type: "string", default: "128" },
+    layers: { type: "string", default: "2" },
+    dim: { type: "string", default: "64" },
+  },
+});
 const ROUNDS = Number(values.rounds);
 const threads = Number(process.env.CLAWRL_THREADS) || undefined;
-const engine = await Engine.load({ modelPath: values.model ?? (await tinyModel({ arch: "qwen2", layers: Number(values.layers), dim: Number(values.dim) })), backend: "cpu", threads, sequences: 2, maxContextSize: 2048 });
+const engine = await Engine.load({
+  modelPath: values.model ?? (await tinyModel({ arch: "qwen2", layers: Number(values.layers), dim: Number(values.dim) })),
+  backend: "cpu",
+  threads,
+  sequences: 2,
+  maxContextSize: 2048,
+});
 const judge = await judgeBackendFactory(engine, { threads })({ kind: "base" }, 3);
 const input = {
-  context: [{ role: "system" as const, content: "You are a helpful assistant." }, { role: "user" as const, content: "Convert 5 miles to kilometres, please." }],
+  context: [
+    { role: "system" as const, content: "You are a helpful assistant." },
+    { role: "user" as const, content: "Convert 5 miles to kilometres, please." },
+  ],
   answer: "5 miles is about 8.05 kilometres.",
   nextState: [{ role: "user" as const, content: "Thanks! Now 10 miles?" }],
 };
@@ -26,7 +43,11 @@ async function ttft(i: number): Promise<number> {
   let first = 0;
   await engine.generate(
     { messages: [{ role: "user", content: `Tell me a story number ${i}.` }], maxTokens: 8, seed: i },
-    { onEvent: (e) => { if (!first && e.type === "content") first = performance.now(); } },
+    {
+      onEvent: (e) => {
+        if (!first && e.type === "content") first = performance.now();
+      },
+    },
   );
   return (first || performance.now()) - t0;
 }

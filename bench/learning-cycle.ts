@@ -65,7 +65,9 @@ for (;;) {
   const p = st.training.progress;
   const tenth = p ? `${p.part} ${Math.floor(p.fraction * 10) * 10}%` : null;
   if (p && tenth !== lastTenth) {
-    console.error(`  ${((performance.now() - cycleT0) / 1000).toFixed(1).padStart(7)} s    ${tenth}${p.secondsLeft !== null ? `, ${p.secondsLeft.toFixed(0)} s left` : ""}`);
+    console.error(
+      `  ${((performance.now() - cycleT0) / 1000).toFixed(1).padStart(7)} s    ${tenth}${p.secondsLeft !== null ? `, ${p.secondsLeft.toFixed(0)} s left` : ""}`,
+    );
   }
   lastTenth = tenth;
   const cks = await get("/api/checkpoints");
@@ -91,7 +93,9 @@ for (let i = 0; i < phases.length; i++) {
   const name = phases[i].phase.startsWith("training") ? "training" : phases[i].phase;
   spans.set(name, (spans.get(name) ?? 0) + ((phases[i + 1]?.at ?? end) - phases[i].at) / 1000);
 }
-console.log(`${values.shape} (${values.type}), ${os.cpus().length} CPUs; trainer ${st.training.backend} (${st.training.device}); batch ${batch} turns of ≤ ${answerTokens} answer tokens, ${values.steps} steps`);
+console.log(
+  `${values.shape} (${values.type}), ${os.cpus().length} CPUs; trainer ${st.training.backend} (${st.training.device}); batch ${batch} turns of ≤ ${answerTokens} answer tokens, ${values.steps} steps`,
+);
 console.log(`core start with the model ${loadS.toFixed(1)} s; ${asked} answers with thumbs ${feedS.toFixed(1)} s`);
 const g = metrics.gate;
 const parts = (name: string) =>
@@ -101,6 +105,12 @@ const parts = (name: string) =>
       ? ` (trainer: KL and log-probs ${g.evaluationSeconds?.toFixed(1) ?? "—"} s; fluency probe ${g.fluency?.seconds.toFixed(1) ?? "—"} s for ${g.fluency?.answers ?? 0} answers, ${g.fluency?.tokens ?? 0} tokens)`
       : "";
 for (const [name, s] of spans) if (name !== "idle") console.log(`  ${name.padEnd(12)} ${s.toFixed(1).padStart(7)} s${parts(name)}`);
-console.log(`  cycle        ${((end - cycleT0) / 1000).toFixed(1).padStart(7)} s from the last thumbs to ${ck.version} ${ck.verdict}${ck.gate.reasons.length ? `: ${ck.gate.reasons.join("; ")}` : ""}`);
-console.log(`  gate: KL to serving ${ck.kl?.toFixed(4) ?? "—"}, to base ${ck.klToBase?.recent?.toFixed(4) ?? "—"}; fluency ${ck.fluency?.candidate?.toFixed(2) ?? "—"} vs base ${ck.fluency?.base?.toFixed(2) ?? "—"}; swap pause ${ck.swapPauseMs?.toFixed(1) ?? "—"} ms`);
-console.log(`chat TTFT idle ${median(idle).toFixed(0)} ms (median of ${idle.length}), during the cycle ${during.length ? `${median(during).toFixed(0)} ms (median of ${during.length})` : "— (none asked)"}`);
+console.log(
+  `  cycle        ${((end - cycleT0) / 1000).toFixed(1).padStart(7)} s from the last thumbs to ${ck.version} ${ck.verdict}${ck.gate.reasons.length ? `: ${ck.gate.reasons.join("; ")}` : ""}`,
+);
+console.log(
+  `  gate: KL to serving ${ck.kl?.toFixed(4) ?? "—"}, to base ${ck.klToBase?.recent?.toFixed(4) ?? "—"}; fluency ${ck.fluency?.candidate?.toFixed(2) ?? "—"} vs base ${ck.fluency?.base?.toFixed(2) ?? "—"}; swap pause ${ck.swapPauseMs?.toFixed(1) ?? "—"} ms`,
+);
+console.log(
+  `chat TTFT idle ${median(idle).toFixed(0)} ms (median of ${idle.length}), during the cycle ${during.length ? `${median(during).toFixed(0)} ms (median of ${during.length})` : "— (none asked)"}`,
+);

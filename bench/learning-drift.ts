@@ -36,7 +36,9 @@ interface Point {
 
 console.log("run                     ckpt  KL(ckpt||base)  fluency (eval)  Δ vs base");
 for (const dir of positionals) {
-  const report = JSON.parse(fs.readFileSync(path.join(dir, "report.json"), "utf8")) as { runs: Array<{ method: string; points: Point[]; dataDir: string | null }> };
+  const report = JSON.parse(fs.readFileSync(path.join(dir, "report.json"), "utf8")) as {
+    runs: Array<{ method: string; points: Point[]; dataDir: string | null }>;
+  };
   const base = report.runs[0].points[0].fluency?.meanLogprob ?? null;
   for (const run of report.runs.slice(1)) {
     if (!run.dataDir) continue;

@@ -48,7 +48,12 @@ await tok.dispose();
 
 const w = new WorkerClient({ onLog: () => {} });
 const out = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-gate-kl-"));
-const ready = await w.request({ type: "init", modelPath, settings: { method: "combined", rank: 16, alpha: 32, lr: 1e-4, maxContext: 256, teacher: "current", seed: 0 }, resumeDir: null });
+const ready = await w.request({
+  type: "init",
+  modelPath,
+  settings: { method: "combined", rank: 16, alpha: 32, lr: 1e-4, maxContext: 256, teacher: "current", seed: 0 },
+  resumeDir: null,
+});
 console.log(`model ${path.basename(modelPath)}, trainer backend ${ready.backend} (${ready.device})`);
 console.log("lr       steps  KL(cand||base) nats/token   liked lp Δ   disliked lp Δ");
 const rows: Array<{ lr: number; kl: number }> = [];
@@ -62,7 +67,9 @@ for (const lr of [1e-5, 1e-4, 1e-3, 1e-2]) {
     const disliked = samples.filter((s) => s.reward === -1).map((s) => ({ tokens: [...s.prompt_tokens, ...s.response_tokens], start: s.prompt_tokens.length }));
     const ev = await w.request({ type: "evaluate", runId: `r${i}`, servingAdapter: null, prompts, liked, disliked });
     const d = (c: { candidate: number | null; serving: number | null }) => ((c.candidate ?? 0) - (c.serving ?? 0)).toFixed(4);
-    console.log(`${lr.toExponential(0).padEnd(8)} ${String(steps).padEnd(6)} ${(ev.kl ?? 0).toExponential(2).padEnd(26)} ${d(ev.liked).padEnd(12)} ${d(ev.disliked)}`);
+    console.log(
+      `${lr.toExponential(0).padEnd(8)} ${String(steps).padEnd(6)} ${(ev.kl ?? 0).toExponential(2).padEnd(26)} ${d(ev.liked).padEnd(12)} ${d(ev.disliked)}`,
+    );
     rows.push({ lr, kl: ev.kl ?? 0 });
   }
 }

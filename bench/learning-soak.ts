@@ -101,5 +101,7 @@ if (rows.length >= 3) {
     const b = f(rows[rows.length - 1]);
     return a === null || b === null ? "—" : `${((b - a) / (rows.length - 2)).toFixed(1)} MiB`;
   };
-  console.log(`growth per cycle after the first: core RSS ${growth((r) => r.coreRss)}, core heap ${growth((r) => r.heap)}, trainer RSS ${growth((r) => r.trainerRss)}, trainer tensors ${growth((r) => r.trainerTensors)}`);
+  console.log(
+    `growth per cycle after the first: core RSS ${growth((r) => r.coreRss)}, core heap ${growth((r) => r.heap)}, trainer RSS ${growth((r) => r.trainerRss)}, trainer tensors ${growth((r) => r.trainerTensors)}`,
+  );
 }

@@ -87,4 +87,6 @@ console.log(`TTFT ms          p50      p95     n`);
 console.log(`idle         ${f(q(idle, 0.5))}  ${f(q(idle, 0.95))}  ${idle.length}`);
 console.log(`training     ${f(q(during, 0.5))}  ${f(q(during, 0.95))}  ${during.length}`);
 console.log(`ratio p50 ${(q(during, 0.5) / q(idle, 0.5)).toFixed(2)}, p95 ${(q(during, 0.95) / q(idle, 0.95)).toFixed(2)} (goal <= 1.3)`);
-console.log(`checkpoints published: ${ck.filter((c) => c.verdict === "published").length}; swap pause ms: ${pauses.map((p) => p.toFixed(2)).join(", ") || "none"}${pauses.length ? ` (max ${Math.max(...pauses).toFixed(2)})` : ""}`);
+console.log(
+  `checkpoints published: ${ck.filter((c) => c.verdict === "published").length}; swap pause ms: ${pauses.map((p) => p.toFixed(2)).join(", ") || "none"}${pauses.length ? ` (max ${Math.max(...pauses).toFixed(2)})` : ""}`,
+);

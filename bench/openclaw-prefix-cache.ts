@@ -41,10 +41,19 @@ const core = await startCore({
 const engine = core.engine!;
 const info = engine.info();
 const client = new OpenAI({ baseURL: `${core.url}/v1`, apiKey: core.token, maxRetries: 0, timeout: 600_000 });
-const tools = openclawTools.flatMap((t) => (t.type === "function" ? [{ name: t.function.name, description: t.function.description, parameters: t.function.parameters }] : []));
+const tools = openclawTools.flatMap((t) =>
+  t.type === "function" ? [{ name: t.function.name, description: t.function.description, parameters: t.function.parameters }] : [],
+);
 
 // Size the system prompt so that system + tools is about TARGET tokens for this model's vocabulary.
-const countTokens = (system: string) => engine.renderPrompt({ messages: [{ role: "system", content: system }, { role: "user", content: "hi" }], tools }).tokens.length;
+const countTokens = (system: string) =>
+  engine.renderPrompt({
+    messages: [
+      { role: "system", content: system },
+      { role: "user", content: "hi" },
+    ],
+    tools,
+  }).tokens.length;
 let chars = 38_000;
 for (let i = 0; i < 4; i++) chars = Math.max(1000, Math.round((chars * TARGET) / countTokens(openclawSystemPrompt(chars))));
 const system: Msg = { role: "system", content: openclawSystemPrompt(chars) };
@@ -79,7 +88,12 @@ async function turn(messages: Msg[]): Promise<Timed> {
     if (chunk.usage) usage = chunk.usage;
   }
   const ms = performance.now() - t0;
-  return { ms, promptTokens: usage?.prompt_tokens ?? 0, cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0, answer: { role: "assistant", content: text } };
+  return {
+    ms,
+    promptTokens: usage?.prompt_tokens ?? 0,
+    cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+    answer: { role: "assistant", content: text },
+  };
 }
 
 /** Forgets every sequence's KV cache, so the next request pays the whole prefill. */
@@ -110,7 +124,9 @@ for (let r = 0; r < ROUNDS; r++) {
 const m1 = median(rows.map((x) => x.t1.ms));
 const m2 = median(rows.map((x) => x.t2.ms));
 const mc = median(rows.map((x) => x.cold.ms));
-console.log(`\nmodel ${info.modelId} (${info.backend}, context ${info.contextSize}, ${SEQUENCES} sequences), system prompt ${chars} chars, ${rows[0].t1.promptTokens}-token turn-1 prompt`);
+console.log(
+  `\nmodel ${info.modelId} (${info.backend}, context ${info.contextSize}, ${SEQUENCES} sequences), system prompt ${chars} chars, ${rows[0].t1.promptTokens}-token turn-1 prompt`,
+);
 console.log(`time to first token, median of ${ROUNDS}: turn 1 ${m1.toFixed(0)} ms, turn 2 ${m2.toFixed(0)} ms, turn 2 without the cache ${mc.toFixed(0)} ms`);
 console.log(`ratio turn 2 / turn 1 = ${(m2 / m1).toFixed(3)} (goal < 0.2)   turn 2 cold / turn 1 = ${(mc / m1).toFixed(3)}`);
 await core.close();

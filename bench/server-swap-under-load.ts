@@ -112,9 +112,15 @@ const failed = withSwaps.outcomes.filter((o) => !o.ok);
 const truncated = withSwaps.outcomes.filter((o) => o.truncated);
 const sorted = [...pauses].sort((a, b) => a - b);
 console.log(`model ${engine.modelId} (${engine.info().backend}), ${STREAMS} concurrent streams x ${TOKENS} tokens, ${SWAPS} swaps, drain bound 100 ms`);
-console.log(`responses during swaps: ${withSwaps.outcomes.length}, failed ${failed.length}, truncated ${truncated.length}${failed[0] ? ` (first error: ${failed[0].error})` : ""}`);
-console.log(`admission pause: longest ${sorted.at(-1)!.toFixed(1)} ms (goal < 250), median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} ms; generations finished on the old adapter: ${stragglers}`);
-console.log(`throughput: with swaps ${withSwaps.tokPerS.toFixed(0)} tok/s, without ${baseline.tokPerS.toFixed(0)} tok/s, ratio ${(withSwaps.tokPerS / baseline.tokPerS).toFixed(3)}`);
+console.log(
+  `responses during swaps: ${withSwaps.outcomes.length}, failed ${failed.length}, truncated ${truncated.length}${failed[0] ? ` (first error: ${failed[0].error})` : ""}`,
+);
+console.log(
+  `admission pause: longest ${sorted.at(-1)!.toFixed(1)} ms (goal < 250), median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} ms; generations finished on the old adapter: ${stragglers}`,
+);
+console.log(
+  `throughput: with swaps ${withSwaps.tokPerS.toFixed(0)} tok/s, without ${baseline.tokPerS.toFixed(0)} tok/s, ratio ${(withSwaps.tokPerS / baseline.tokPerS).toFixed(3)}`,
+);
 await core.close();
 fs.rmSync(dir, { recursive: true, force: true });
 if (failed.length > 0 || truncated.length > 0) process.exitCode = 1;

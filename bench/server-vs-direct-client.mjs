@@ -15,7 +15,17 @@ process.on("message", async (req) => {
   if (req.type === "exit") process.exit(0);
   try {
     const t0 = performance.now();
-    const stream = await client.chat.completions.create({ model: req.model, messages: req.messages, max_tokens: req.maxTokens, temperature: req.temperature, top_p: req.topP, seed: req.seed, stream: true, logprobs: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: req.model,
+      messages: req.messages,
+      max_tokens: req.maxTokens,
+      temperature: req.temperature,
+      top_p: req.topP,
+      seed: req.seed,
+      stream: true,
+      logprobs: true,
+      stream_options: { include_usage: true },
+    });
     let first = 0;
     let last = 0;
     let firstTokens = 0;

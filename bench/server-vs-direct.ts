@@ -48,10 +48,20 @@ if (!(TOKENS >= 2) || !(ROUNDS >= 1)) throw new Error("--tokens must be ≥ 2 an
 const threads = Number(process.env.CLAWRL_THREADS) || undefined;
 const model = values.model ?? (values.shape ? ensureShapeModel(values.shape, "q8_0") : await tinyModel({ arch: "qwen2" }));
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-bench-svd-"));
-const messages = [{ role: "system" as const, content: "You are a helpful assistant." }, { role: "user" as const, content: "Tell me a long story about a robot who learns to paint." }];
+const messages = [
+  { role: "system" as const, content: "You are a helpful assistant." },
+  { role: "user" as const, content: "Tell me a long story about a robot who learns to paint." },
+];
 
 // No learning loop: its trainer process (and the gate's own model instance) would compete for the cores being measured.
-const core = await startCore({ model, dataDir, token: "bench-token-1", uiDir: "", training: false, engine: { sequences: 1, maxContextSize: 4096, threads, backend: values.backend as BackendPreference } });
+const core = await startCore({
+  model,
+  dataDir,
+  token: "bench-token-1",
+  uiDir: "",
+  training: false,
+  engine: { sequences: 1, maxContextSize: 4096, threads, backend: values.backend as BackendPreference },
+});
 const engine = core.engine!;
 const info = engine.info();
 
@@ -172,7 +182,13 @@ function ask<T>(msg: object): Promise<T> {
 await ask({ type: "init", baseURL: `${core.url}/v1`, apiKey: core.token });
 async function server(): Promise<Timed> {
   await clearServingSequence();
-  const r = await ask<{ ttftMs: number; decodeMs: number; decodeTokens: number; tokens: number }>({ type: "run", model: info.modelId, messages, maxTokens: TOKENS, ...SAMPLING });
+  const r = await ask<{ ttftMs: number; decodeMs: number; decodeTokens: number; tokens: number }>({
+    type: "run",
+    model: info.modelId,
+    messages,
+    maxTokens: TOKENS,
+    ...SAMPLING,
+  });
   return { ttftMs: r.ttftMs, decodeTokS: rate(r.decodeTokens, r.decodeMs), tokens: r.tokens };
 }
 
@@ -183,10 +199,11 @@ const runs: Record<Mode, Run[]> = { direct: [], engine: [], server: [] };
 // The order turns each round: a mode that always ran right after another context's decode could
 // pay for it (caches, llama.cpp's threads waking) and read as slower.
 const order = Object.keys(modes) as Mode[];
-for (let i = 0; i < ROUNDS; i++) for (let k = 0; k < order.length; k++) {
-  const m = order[(i + k) % order.length];
-  runs[m].push(await measured(modes[m]));
-}
+for (let i = 0; i < ROUNDS; i++)
+  for (let k = 0; k < order.length; k++) {
+    const m = order[(i + k) % order.length];
+    runs[m].push(await measured(modes[m]));
+  }
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -211,16 +228,38 @@ function medRate(xs: Run[]): string {
   return `${med(r).toFixed(1)} tok/s`;
 }
 const d = runs.direct;
-console.log(`model ${info.modelId} (${info.backend}, ${info.gpuLayers} GPU layers, threads ${threads ?? "default"}), prompt ${prompt.length} tokens, ${TOKENS} tokens x ${ROUNDS} rounds, load average ${os.loadavg()[0].toFixed(1)}`);
+console.log(
+  `model ${info.modelId} (${info.backend}, ${info.gpuLayers} GPU layers, threads ${threads ?? "default"}), prompt ${prompt.length} tokens, ${TOKENS} tokens x ${ROUNDS} rounds, load average ${os.loadavg()[0].toFixed(1)}`,
+);
 console.log(`tokens generated: direct ${d[0].tokens}, engine ${runs.engine[0].tokens}, server ${runs.server[0].tokens}`);
 console.log(`medians; ratios are per-round medians [quartiles], 1 = as fast as direct, goal ≥ 0.95`);
 for (const m of ["engine", "server"] as const) {
   const r = runs[m];
   console.log(`${m}:`);
-  console.log(`  TTFT          direct ${med(d.map((x) => x.ttftMs)).toFixed(2)} ms   ${m} ${med(r.map((x) => x.ttftMs)).toFixed(2)} ms   ratio ${ratio((i) => d[i].ttftMs, (i) => r[i].ttftMs)}`);
-  console.log(`  decode        direct ${medRate(d)}   ${m} ${medRate(r)}   ratio ${ratio((i) => r[i].decodeTokS, (i) => d[i].decodeTokS)}`);
-  console.log(`  CPU/token JS  direct ${med(d.map((x) => x.jsUs)).toFixed(0)} µs   ${m} ${med(r.map((x) => x.jsUs)).toFixed(0)} µs   ratio ${ratio((i) => d[i].jsUs, (i) => r[i].jsUs)}`);
-  console.log(`  CPU/token all direct ${med(d.map((x) => x.procUs)).toFixed(0)} µs   ${m} ${med(r.map((x) => x.procUs)).toFixed(0)} µs   ratio ${ratio((i) => d[i].procUs, (i) => r[i].procUs)}`);
+  console.log(
+    `  TTFT          direct ${med(d.map((x) => x.ttftMs)).toFixed(2)} ms   ${m} ${med(r.map((x) => x.ttftMs)).toFixed(2)} ms   ratio ${ratio(
+      (i) => d[i].ttftMs,
+      (i) => r[i].ttftMs,
+    )}`,
+  );
+  console.log(
+    `  decode        direct ${medRate(d)}   ${m} ${medRate(r)}   ratio ${ratio(
+      (i) => r[i].decodeTokS,
+      (i) => d[i].decodeTokS,
+    )}`,
+  );
+  console.log(
+    `  CPU/token JS  direct ${med(d.map((x) => x.jsUs)).toFixed(0)} µs   ${m} ${med(r.map((x) => x.jsUs)).toFixed(0)} µs   ratio ${ratio(
+      (i) => d[i].jsUs,
+      (i) => r[i].jsUs,
+    )}`,
+  );
+  console.log(
+    `  CPU/token all direct ${med(d.map((x) => x.procUs)).toFixed(0)} µs   ${m} ${med(r.map((x) => x.procUs)).toFixed(0)} µs   ratio ${ratio(
+      (i) => d[i].procUs,
+      (i) => r[i].procUs,
+    )}`,
+  );
 }
 console.log("(CPU/token JS: this process's JS thread; all: every thread of this process, model included; the server's client is another process)");
 await new Promise((resolve) => {

@@ -23,8 +23,14 @@ try {
     const ctx = rollout.beginTurn({ headers: {}, bodyFields: {}, fromUi: false, messages: [...history] });
     const text = `answer ${i}`;
     rollout.completeTurn(ctx, {
-      model: "bench", adapter: "base", promptTokens, responseTokens: [1, 2, 3, 4], tokenLogprobs: [-0.1, -0.2, -0.3, -0.4],
-      text, finishReason: "stop", sampling: { temperature: 1, topP: 1 },
+      model: "bench",
+      adapter: "base",
+      promptTokens,
+      responseTokens: [1, 2, 3, 4],
+      tokenLogprobs: [-0.1, -0.2, -0.3, -0.4],
+      text,
+      finishReason: "stop",
+      sampling: { temperature: 1, topP: 1 },
     });
     history.push({ role: "assistant", content: text });
     return ctx;
@@ -58,7 +64,9 @@ try {
 
   console.log(`sessions inferred: ${sessions.length} (want 1), turns: ${turns}, last turn line: ${(bytes / 1024).toFixed(0)} KiB`);
   console.log(`record a turn: ${turnMs.toFixed(2)} ms; append+fdatasync of the same bytes: ${rawMs.toFixed(2)} ms; ratio ${(turnMs / rawMs).toFixed(2)}`);
-  console.log(`reopen (scan + index ${turns} turns, ${(fs.statSync(path.join(dir, "logs", "trajectories.jsonl")).size / 1e6).toFixed(1)} MB): ${reopenMs.toFixed(0)} ms`);
+  console.log(
+    `reopen (scan + index ${turns} turns, ${(fs.statSync(path.join(dir, "logs", "trajectories.jsonl")).size / 1e6).toFixed(1)} MB): ${reopenMs.toFixed(0)} ms`,
+  );
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });
 }

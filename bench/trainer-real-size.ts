@@ -83,7 +83,10 @@ function flopsPerStep(c: ModelConfig, B: number, T: number, scored: number, rank
 /** Best GFLOP/s of a plain matMul at the model's own widths, [rows, D] × [D, F] (B operand transient, as in training). */
 async function matmulPeak(c: ModelConfig, rows: number): Promise<number> {
   let best = 0;
-  for (const [K, M] of [[c.nEmbd, c.nFf], [c.nFf, c.nEmbd]]) {
+  for (const [K, M] of [
+    [c.nEmbd, c.nFf],
+    [c.nFf, c.nEmbd],
+  ]) {
     const w = tf.randomNormal<tf.Rank.R2>([M, K]);
     const x = tf.randomNormal<tf.Rank.R2>([rows, K]);
     const once = async () => {
@@ -169,10 +172,14 @@ function parent(): void {
     ensureShapeModel(shape, values.type as "q8_0", { onProgress: () => undefined });
     for (const cfg of values.configs.split(",")) {
       process.stderr.write(`  ${shape} ${cfg} on ${values.backend}…\n`);
-      const r = spawnSync(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "trainer-real-size.ts"), ...process.argv.slice(2), "--child", `${shape}@${cfg}`], {
-        encoding: "utf8",
-        maxBuffer: 64 * 2 ** 20,
-      });
+      const r = spawnSync(
+        process.execPath,
+        ["--import", "tsx", path.join(import.meta.dirname, "trainer-real-size.ts"), ...process.argv.slice(2), "--child", `${shape}@${cfg}`],
+        {
+          encoding: "utf8",
+          maxBuffer: 64 * 2 ** 20,
+        },
+      );
       const line = r.stdout.split("\n").find((l) => l.startsWith("RESULT "));
       if (!line) {
         const why = (r.stderr.split("\n").find((l) => /cannot train|Error|Aborted/.test(l)) ?? `exit ${r.status}`).trim();

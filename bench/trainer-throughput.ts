@@ -117,7 +117,12 @@ console.log("matmul peak (baseline):");
 const peak = matmulPeak();
 const rows = [
   await measure("tiny (llama dim 64, 2 layers)", modelFile(64, 2, "f32"), T, steps),
-  await measure(`big (llama dim ${values.dim}, ${values.layers} layers)`, modelFile(Number(values.dim), Number(values.layers), "f16"), T, Math.max(1, Math.min(steps, 2))),
+  await measure(
+    `big (llama dim ${values.dim}, ${values.layers} layers)`,
+    modelFile(Number(values.dim), Number(values.layers), "f16"),
+    T,
+    Math.max(1, Math.min(steps, 2)),
+  ),
 ];
 console.log(`\npeak: ${peak.gflops.toFixed(2)} GFLOP/s (matMul ${peak.size}x${peak.size})`);
 for (const r of rows) {

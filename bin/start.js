@@ -33,7 +33,11 @@ if (electron) {
 } else {
   console.log("Electron is not installed (its binary download failed or was skipped): starting the headless core; open the URL below in a browser.");
   if (!fs.existsSync(path.join(root, "out", "renderer", "index.html"))) {
-    const r = spawnSync(process.execPath, [path.join(root, "node_modules", "vite", "bin", "vite.js"), "build", "--config", "renderer/vite.config.ts", "--logLevel", "warn"], { cwd: root, stdio: "inherit" });
+    const r = spawnSync(
+      process.execPath,
+      [path.join(root, "node_modules", "vite", "bin", "vite.js"), "build", "--config", "renderer/vite.config.ts", "--logLevel", "warn"],
+      { cwd: root, stdio: "inherit" },
+    );
     if (r.status !== 0) process.exit(r.status ?? 1);
   }
   run(process.execPath, [path.join(root, "bin", "clawrl"), "serve", ...args]);

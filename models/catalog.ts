@@ -16,7 +16,10 @@ const entrySchema = z.object({
   parameters: z.number().int().positive(),
   quantization: z.string(),
   sizeBytes: z.number().int().positive(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
   contextLength: z.number().int().positive(),
   license: z.string(),
   serveMemoryBytes: z.number().int().positive(),
@@ -36,7 +39,10 @@ const embeddingEntrySchema = z.object({
   parameters: z.number().int().positive(),
   quantization: z.string(),
   sizeBytes: z.number().int().positive(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
   contextLength: z.number().int().positive(),
   /** width of its vectors */
   dimensions: z.number().int().positive(),
@@ -161,7 +167,8 @@ export function recommendModel(facts: MachineFacts, catalog = loadCatalog()): Re
   // First choice: trains at the app's full context, and (on a CPU backend) a batch takes
   // minutes, not an hour; then anything that trains at all.
   const good = (m: CatalogEntry, t: Trainability) =>
-    t.maxContext >= APP_TRAIN_CONTEXT && (facts.trainerOnGpu === true || cpuBatchSeconds(m, facts.cpuCores ?? os.availableParallelism()) <= MAX_CPU_BATCH_SECONDS);
+    t.maxContext >= APP_TRAIN_CONTEXT &&
+    (facts.trainerOnGpu === true || cpuBatchSeconds(m, facts.cpuCores ?? os.availableParallelism()) <= MAX_CPU_BATCH_SECONDS);
   const ranked = [...bySize.map((m) => ({ m, t: verdict(m) })).filter((x) => x.t?.fits && good(x.m, x.t)), ...bySize.map((m) => ({ m, t: verdict(m) }))];
   for (const { m, t } of ranked) {
     if (t?.fits) {
@@ -176,7 +183,8 @@ export function recommendModel(facts: MachineFacts, catalog = loadCatalog()): Re
   }
   const smallest = [...catalog].sort((a, b) => a.parameters - b.parameters)[0];
   const t = verdict(smallest);
-  if (!serves.includes(smallest)) return { entry: smallest, training: t, reason: `This machine has ${gib(facts.ramBytes)} of RAM: even the smallest model is tight; it may be slow.` };
+  if (!serves.includes(smallest))
+    return { entry: smallest, training: t, reason: `This machine has ${gib(facts.ramBytes)} of RAM: even the smallest model is tight; it may be slow.` };
   return {
     entry: smallest,
     training: t,

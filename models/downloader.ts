@@ -218,7 +218,10 @@ export async function downloadFile(opts: DownloadOptions): Promise<DownloadResul
         const type = res.headers.get("content-type") ?? "";
         if (/text\/html/i.test(type)) {
           await res.body?.cancel();
-          throw new DownloadError(`${new URL(opts.url).host} sent a web page instead of the file (a login or error page?): check the model name, or set HF_TOKEN for gated models`, "html");
+          throw new DownloadError(
+            `${new URL(opts.url).host} sent a web page instead of the file (a login or error page?): check the model name, or set HF_TOKEN for gated models`,
+            "html",
+          );
         }
         if (res.status === 200 && have > 0) start = 0; // server ignores Range: start over
         if (res.status === 206) {
@@ -327,7 +330,11 @@ async function receiveBody(
     if (opts.signal?.aborted || code === "ENOSPC" || code === "EDQUOT") throw err;
     // The connection dropped mid-body: what arrived is on disk; the retry resumes after it.
     await fh.sync().catch(() => undefined);
-    throw new DownloadError(`the connection closed early (${fmtBytes(received)}${total !== null ? ` of ${fmtBytes(total)}` : ""}); resuming`, "truncated", true);
+    throw new DownloadError(
+      `the connection closed early (${fmtBytes(received)}${total !== null ? ` of ${fmtBytes(total)}` : ""}); resuming`,
+      "truncated",
+      true,
+    );
   } finally {
     await fh.close();
   }

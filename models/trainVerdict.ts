@@ -43,7 +43,11 @@ export interface Trainability {
 }
 
 /** A plan (the trainer's MemoryPlan, or its summary in /api/status) as a verdict. */
-export function verdictOfPlan(plan: Pick<MemoryPlan, "fits" | "placement" | "maxContext" | "needDeviceBytes" | "availableDeviceBytes" | "needHostBytes" | "availableHostBytes">, backend: string, summary: string): Trainability {
+export function verdictOfPlan(
+  plan: Pick<MemoryPlan, "fits" | "placement" | "maxContext" | "needDeviceBytes" | "availableDeviceBytes" | "needHostBytes" | "availableHostBytes">,
+  backend: string,
+  summary: string,
+): Trainability {
   return {
     fits: plan.fits,
     backend,
@@ -85,7 +89,9 @@ export function serveOnly(architecture: string, backend = WASM_BACKEND.name): Tr
  * wasm when the trainer has not started yet. Approximate where the trainer's report is short:
  * a WebGPU adapter's largest buffer is not in it (no limit is assumed).
  */
-export function backendOfStatus(st: { backend: string | null; device: string | null; memory: Pick<MemoryPlanSummary, "availableDeviceBytes"> | null } | null | undefined): BackendMemory {
+export function backendOfStatus(
+  st: { backend: string | null; device: string | null; memory: Pick<MemoryPlanSummary, "availableDeviceBytes"> | null } | null | undefined,
+): BackendMemory {
   if (!st?.backend) return WASM_BACKEND;
   const device = st.device ?? "";
   const reported = st.memory?.availableDeviceBytes;
@@ -112,10 +118,16 @@ export function shortfall(t: Trainability): string | null {
   if (t.limit !== "memory") return null;
   const short: Array<{ ratio: number; text: string }> = [];
   if (t.needDeviceBytes !== null && t.availableDeviceBytes !== null && t.needDeviceBytes > t.availableDeviceBytes) {
-    short.push({ ratio: t.needDeviceBytes / Math.max(1, t.availableDeviceBytes), text: `needs ${gib(t.needDeviceBytes)} ${t.backend} memory, ${(t.availableDeviceBytes / GiB).toFixed(1)} available` });
+    short.push({
+      ratio: t.needDeviceBytes / Math.max(1, t.availableDeviceBytes),
+      text: `needs ${gib(t.needDeviceBytes)} ${t.backend} memory, ${(t.availableDeviceBytes / GiB).toFixed(1)} available`,
+    });
   }
   if (t.needHostBytes !== null && t.availableHostBytes !== null && t.needHostBytes > t.availableHostBytes) {
-    short.push({ ratio: t.needHostBytes / Math.max(1, t.availableHostBytes), text: `needs ${gib(t.needHostBytes)} RAM, ${(t.availableHostBytes / GiB).toFixed(1)} available` });
+    short.push({
+      ratio: t.needHostBytes / Math.max(1, t.availableHostBytes),
+      text: `needs ${gib(t.needHostBytes)} RAM, ${(t.availableHostBytes / GiB).toFixed(1)} available`,
+    });
   }
   return short.sort((a, b) => b.ratio - a.ratio)[0]?.text ?? "needs more memory than there is";
 }

@@ -176,7 +176,10 @@ if (!quiet) {
 
 const problems = [];
 const warnings = [];
-for (const [level, graph] of [["top-level rooms", top], ["core rooms", core]]) {
+for (const [level, graph] of [
+  ["top-level rooms", top],
+  ["core rooms", core],
+]) {
   for (const comp of cyclesOf(graph)) {
     const line = `  import cycle between ${level}: ${comp.join(", ")}\n${cycleEdges(graph, comp).join("\n")}`;
     (coreWarnOnly && graph === core ? warnings : problems).push(line);
@@ -184,7 +187,9 @@ for (const [level, graph] of [["top-level rooms", top], ["core rooms", core]]) {
 }
 if (warnings.length > 0) console.warn(`check-imports: ${warnings.length} warning${warnings.length === 1 ? "" : "s"}\n${warnings.join("\n")}`);
 if (forbidden.length > 0) {
-  problems.push(`  electron/ imports trainer/ internals (only trainer/protocol.ts, trainer/worker.ts and trainer/entries/** may be imported):\n${forbidden.join("\n")}`);
+  problems.push(
+    `  electron/ imports trainer/ internals (only trainer/protocol.ts, trainer/worker.ts and trainer/entries/** may be imported):\n${forbidden.join("\n")}`,
+  );
 }
 if (problems.length > 0) {
   console.error(`check-imports: ${problems.length} problem${problems.length === 1 ? "" : "s"}\n${problems.join("\n")}`);

@@ -30,9 +30,9 @@ if (files.length === 0) {
 // One file at a time: several tests start real model servers and trainers, and the CI
 // machine has two cores; parallel files would only make timings flaky.
 const concurrency = process.env.CLAWRL_TEST_CONCURRENCY ?? "1";
-const r = spawnSync(
-  process.execPath,
-  ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...passThrough, ...files],
-  { cwd: root, stdio: "inherit", env: { ...process.env, CLAWRL_TEST: "1" } },
-);
+const r = spawnSync(process.execPath, ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...passThrough, ...files], {
+  cwd: root,
+  stdio: "inherit",
+  env: { ...process.env, CLAWRL_TEST: "1" },
+});
 process.exit(r.status ?? 1);

@@ -104,11 +104,24 @@ export { memoryPlanSchema, type MemoryPlanSummary } from "../models/plan/planSum
 const lpCompare = z.object({ candidate: z.number().nullable(), serving: z.number().nullable(), count: z.number().int().nonnegative() });
 
 /** Mean KL(candidate || base model) per token (nats), on recent prompts and on held-back turns; null = nothing to measure. */
-const klToBase = z.object({ recent: z.number().nullable(), heldBack: z.number().nullable(), recentPositions: z.number().int().nonnegative(), heldBackPositions: z.number().int().nonnegative() });
+const klToBase = z.object({
+  recent: z.number().nullable(),
+  heldBack: z.number().nullable(),
+  recentPositions: z.number().int().nonnegative(),
+  heldBackPositions: z.number().int().nonnegative(),
+});
 
 export const replySchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready"), id, backend: z.string(), device: z.string(), step: z.number().int().nonnegative(), plan: memoryPlanSchema }),
-  z.object({ type: z.literal("progress"), id, runId: z.string(), step: z.number().int(), steps: z.number().int(), loss: z.number(), optimizerStep: z.number().int() }),
+  z.object({
+    type: z.literal("progress"),
+    id,
+    runId: z.string(),
+    step: z.number().int(),
+    steps: z.number().int(),
+    loss: z.number(),
+    optimizerStep: z.number().int(),
+  }),
   /**
    * How far a long command is, from the block passes it has run (trainer/train/workMeter.ts), at
    * most once a second: `train` counts in steps (2.4 of 4), `evaluate` in a fraction of its passes (of 1).

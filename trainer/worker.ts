@@ -41,8 +41,34 @@ const HISTORY = 200;
 const PLAN_BATCH = 16;
 
 function planSummary(p: MemoryPlan): MemoryPlanSummary {
-  const { fits, backend, summary, placement, maxContext, requestedMaxContext, maxContextThatFits, microBatchTokens, needDeviceBytes, availableDeviceBytes, needHostBytes, availableHostBytes } = p;
-  return { fits, backend, summary, placement, maxContext, requestedMaxContext, maxContextThatFits, microBatchTokens, needDeviceBytes, availableDeviceBytes, needHostBytes, availableHostBytes };
+  const {
+    fits,
+    backend,
+    summary,
+    placement,
+    maxContext,
+    requestedMaxContext,
+    maxContextThatFits,
+    microBatchTokens,
+    needDeviceBytes,
+    availableDeviceBytes,
+    needHostBytes,
+    availableHostBytes,
+  } = p;
+  return {
+    fits,
+    backend,
+    summary,
+    placement,
+    maxContext,
+    requestedMaxContext,
+    maxContextThatFits,
+    microBatchTokens,
+    needDeviceBytes,
+    availableDeviceBytes,
+    needHostBytes,
+    availableHostBytes,
+  };
 }
 
 function send(msg: Reply): void {
@@ -79,7 +105,11 @@ function setState(dir: string | null): number {
 async function init(cmd: Extract<Command, { type: "init" }>): Promise<Reply> {
   if (w) throw new Error("the trainer is already initialised");
   const backend = await initBackend(cmd.settings.backend);
-  const { model, plan } = await loadForTraining(cmd.modelPath, backend, { rank: cmd.settings.rank, maxContext: cmd.settings.maxContext, batchSize: PLAN_BATCH });
+  const { model, plan } = await loadForTraining(cmd.modelPath, backend, {
+    rank: cmd.settings.rank,
+    maxContext: cmd.settings.maxContext,
+    batchSize: PLAN_BATCH,
+  });
   const tokenizer = await SampleTokenizer.open(cmd.modelPath);
   const lora = createLora(model, { rank: cmd.settings.rank, alpha: cmd.settings.alpha, seed: cmd.settings.seed });
   const optimizer = new AdamW(loraParamRecord(lora), { lr: cmd.settings.lr });
@@ -108,7 +138,15 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
   const done = await trainSteps(
     { model: s.model, lora: s.lora, optimizer: s.optimizer },
     prepared,
-    { method: s.settings.method, steps: cmd.steps, batchSize: cmd.batchSize, lr: cmd.lr, teacher: s.settings.teacher, microBatchTokens: s.plan.microBatchTokens, ppo: { klBeta } },
+    {
+      method: s.settings.method,
+      steps: cmd.steps,
+      batchSize: cmd.batchSize,
+      lr: cmd.lr,
+      teacher: s.settings.teacher,
+      microBatchTokens: s.plan.microBatchTokens,
+      ppo: { klBeta },
+    },
     {
       onStep: (m) => send({ type: "progress", id: cmd.id, runId: cmd.runId, step: ++i, steps: cmd.steps, loss: m.loss, optimizerStep: m.step }),
       onProgress: (done, total) => send({ type: "work", id: cmd.id, done, total }),
@@ -136,7 +174,16 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
   await saveCheckpoint(cmd.outDir, { model: s.model, lora: s.lora, optimizer: s.optimizer }, metrics);
   fsyncDir(cmd.outDir);
   const loss = done.length ? done.reduce((a, m) => a + m.loss, 0) / done.length : 0;
-  return { type: "result", id: cmd.id, runId: cmd.runId, dir: cmd.outDir, totalSteps: s.optimizer.step, samples: prepared.length, loss, steps: done.map((m) => ({ ...m })) };
+  return {
+    type: "result",
+    id: cmd.id,
+    runId: cmd.runId,
+    dir: cmd.outDir,
+    totalSteps: s.optimizer.step,
+    samples: prepared.length,
+    loss,
+    steps: done.map((m) => ({ ...m })),
+  };
 }
 
 function fsyncDir(dir: string): void {
@@ -165,12 +212,28 @@ async function evaluate(cmd: Extract<Command, { type: "evaluate" }>): Promise<Re
     // KL to the serving adapter and drift from the base model (KL to no adapter) on the recent
     // turns, drift on the held-back ones, log-probs of liked and disliked answers: one pass per
     // policy over each distinct turn (the sets overlap).
-    const f = await gateFigures(s.model, s.lora, serving, { prompts, liked, disliked, heldBack }, {
-      batchTokens: s.plan.microBatchTokens,
-      onProgress: (fraction) => send({ type: "work", id: cmd.id, done: fraction, total: 1 }),
-    });
+    const f = await gateFigures(
+      s.model,
+      s.lora,
+      serving,
+      { prompts, liked, disliked, heldBack },
+      {
+        batchTokens: s.plan.microBatchTokens,
+        onProgress: (fraction) => send({ type: "work", id: cmd.id, done: fraction, total: 1 }),
+      },
+    );
     const klToBase = { recent: f.recent.kl, heldBack: f.heldBack.kl, recentPositions: f.recent.positions, heldBackPositions: f.heldBack.positions };
-    return { type: "evaluation", id: cmd.id, runId: cmd.runId, kl: f.kl.kl, positions: f.kl.positions, liked: f.liked, disliked: f.disliked, klToBase, seconds: (performance.now() - t0) / 1000 };
+    return {
+      type: "evaluation",
+      id: cmd.id,
+      runId: cmd.runId,
+      kl: f.kl.kl,
+      positions: f.kl.positions,
+      liked: f.liked,
+      disliked: f.disliked,
+      klToBase,
+      seconds: (performance.now() - t0) / 1000,
+    };
   } finally {
     if (serving) disposeLora(serving);
   }

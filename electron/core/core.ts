@@ -57,7 +57,12 @@ export interface CoreOptions {
   /** Largest request body (bytes); larger gets 413. */
   bodyLimit?: number;
   /** The learning loop (trainer process, gate, checkpoints); on when a model is served. */
-  training?: false | (Partial<Pick<SupervisorOptions, "stepsPerRun" | "gate" | "evalTurns" | "restartBackoffMs" | "worker" | "watch">> & { pool?: SamplePool; probe?: FluencyMeasure | null });
+  training?:
+    | false
+    | (Partial<Pick<SupervisorOptions, "stepsPerRun" | "gate" | "evalTurns" | "restartBackoffMs" | "worker" | "watch">> & {
+        pool?: SamplePool;
+        probe?: FluencyMeasure | null;
+      });
 }
 
 export interface RunningCore {
@@ -172,7 +177,12 @@ function openCoreBase(opts: CoreOptions): CoreBase {
 }
 
 /** The served model and what is built on it; all of it is rebuilt when the model is switched. */
-async function bringUp(base: CoreBase, modelPath: string, adapter: { path: string; version: string } | undefined, onLoadProgress?: (fraction: number) => void): Promise<CoreParts> {
+async function bringUp(
+  base: CoreBase,
+  modelPath: string,
+  adapter: { path: string; version: string } | undefined,
+  onLoadProgress?: (fraction: number) => void,
+): Promise<CoreParts> {
   const { opts, paths, store, bus, checkpoints, threads, samples } = base;
   const engine = await Engine.load({
     ...opts.engine,
@@ -297,7 +307,10 @@ function registerInferenceRoutes(server: FastifyInstance, base: CoreBase, servin
   const { served } = serving;
   // A prompt that cannot fit the context is refused from its byte length, and a long one is
   // counted in chunks that yield, before a route tokenizes it in one blocking call (issue 26 F4).
-  server.addHook("preHandler", promptLengthGuard(() => served.now?.engine ?? null));
+  server.addHook(
+    "preHandler",
+    promptLengthGuard(() => served.now?.engine ?? null),
+  );
   // A /v1 request that arrives during a model switch waits for the new model (bounded; then the
   // route's 503 says why) rather than failing: outside clients rarely retry. Without a model the
   // routes answer 503 "No model is loaded".
@@ -305,12 +318,26 @@ function registerInferenceRoutes(server: FastifyInstance, base: CoreBase, servin
     if (req.url.startsWith("/v1/")) await served.settled(SWITCH_WAIT_MS);
   });
   const engine = forwarder(() => served.current().engine);
-  registerOpenAiRoutes(server, { engine, rollout, defaultMaxTokens: () => defaultAnswerTokens(served.now?.engine.info().contextSize, store.settings.defaultMaxTokens) });
+  registerOpenAiRoutes(server, {
+    engine,
+    rollout,
+    defaultMaxTokens: () => defaultAnswerTokens(served.now?.engine.info().contextSize, store.settings.defaultMaxTokens),
+  });
   registerCompletionRoutes(server, { engine, rollout });
   // /v1/embeddings: the settings' embedding GGUF (its own model and context), else the served model.
-  const embeddings = settingsEmbeddings({ served: () => served.current().engine, modelPath: () => store.settings.embeddingModelPath, idOf: (p) => models.registry.snapshot().models.find((m) => m.path === p)?.id ?? null, threads });
+  const embeddings = settingsEmbeddings({
+    served: () => served.current().engine,
+    modelPath: () => store.settings.embeddingModelPath,
+    idOf: (p) => models.registry.snapshot().models.find((m) => m.path === p)?.id ?? null,
+    threads,
+  });
   registerEmbeddingRoutes(server, { source: embeddings.source });
-  registerResponseRoutes(server, { engine, rollout, store: new ResponseStore(path.join(paths.root, "responses")), defaultMaxTokens: () => defaultAnswerTokens(served.now?.engine.info().contextSize, store.settings.defaultMaxTokens) });
+  registerResponseRoutes(server, {
+    engine,
+    rollout,
+    store: new ResponseStore(path.join(paths.root, "responses")),
+    defaultMaxTokens: () => defaultAnswerTokens(served.now?.engine.info().contextSize, store.settings.defaultMaxTokens),
+  });
   return embeddings;
 }
 
@@ -438,7 +465,15 @@ function servedStatus(served: ServedModel<Engine, CoreParts>, facts: ReturnType<
 function engineStatus(engine: Engine, facts: ReturnType<typeof modelFacts>, installedName: (file: string) => string | null) {
   const i = engine.info();
   return {
-    model: { id: i.modelId, name: installedName(i.modelPath) ?? i.modelId, path: i.modelPath, contextSize: i.contextSize, trainContextSize: i.trainContextSize, chatWrapper: i.chatWrapper, ...facts(i.modelPath) },
+    model: {
+      id: i.modelId,
+      name: installedName(i.modelPath) ?? i.modelId,
+      path: i.modelPath,
+      contextSize: i.contextSize,
+      trainContextSize: i.trainContextSize,
+      chatWrapper: i.chatWrapper,
+      ...facts(i.modelPath),
+    },
     backend: i.backend,
     /** backends tried before the serving one: [{ backend, kind: "unavailable" | "broken", reason, rememberedSince? }] */
     backendSkipped: i.backendSkipped,

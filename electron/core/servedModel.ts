@@ -78,7 +78,8 @@ export class ServedModel<E, P extends ServedParts<E>> {
 
   /** The parts serving now; a 503 with a readable reason while a switch is under way. */
   current(): P {
-    if (this.switching) throw new UnavailableError(`The model is being switched to ${this.switching.name}; try again in a moment.`, { code: "model_switching" });
+    if (this.switching)
+      throw new UnavailableError(`The model is being switched to ${this.switching.name}; try again in a moment.`, { code: "model_switching" });
     if (!this.parts) throw new UnavailableError("No model is loaded.", { code: "no_model" });
     return this.parts;
   }
@@ -98,7 +99,8 @@ export class ServedModel<E, P extends ServedParts<E>> {
     const old = this.parts;
     const oldPath = old ? this.o.pathOf(old.engine) : null;
     if (oldPath === target.path) return;
-    const emit = (state: ModelSwitchEvent["state"], extra: Pick<ModelSwitchEvent, "progress" | "error"> = {}) => this.o.bus.emit("models", { change: "switch", state, id: target.id, name: target.name, ...extra });
+    const emit = (state: ModelSwitchEvent["state"], extra: Pick<ModelSwitchEvent, "progress" | "error"> = {}) =>
+      this.o.bus.emit("models", { change: "switch", state, id: target.id, name: target.name, ...extra });
     this.switching = { id: target.id, name: target.name, state: "draining", progress: null, startedAt: new Date().toISOString() };
     emit("draining");
     try {

@@ -224,7 +224,12 @@ export class CoreSupervisor extends EventEmitter<CoreSupervisorEvents> {
         if (wasReady && Date.now() - startedAt >= this.opts.stableAfterMs) this.crashes = 0;
         this.crashes += 1;
         if (!wasReady && this.failedStarts >= this.opts.maxFailedStarts) {
-          this.emit("failed", new Error(`core failed to start ${this.failedStarts} times in a row; giving up: ${failure ?? lastLine(this.stderrTail) ?? describeExit(code, signal)}`));
+          this.emit(
+            "failed",
+            new Error(
+              `core failed to start ${this.failedStarts} times in a row; giving up: ${failure ?? lastLine(this.stderrTail) ?? describeExit(code, signal)}`,
+            ),
+          );
           return;
         }
         // The first launch's failure is reported to start()'s caller, which decides.
@@ -306,6 +311,9 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null): strin
 }
 
 function lastLine(text: string): string | null {
-  const lines = text.trim().split("\n").filter((l) => l.trim() !== "");
+  const lines = text
+    .trim()
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   return lines.length ? lines[lines.length - 1].trim() : null;
 }

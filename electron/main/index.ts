@@ -2,7 +2,21 @@
 // process (coreProcess.ts). Every decision lives in a plain function in this folder (tested
 // without Electron); this file only wires them to Electron.
 import path from "node:path";
-import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, screen, session, shell, Tray, type IpcMainEvent, type IpcMainInvokeEvent, type WebContents } from "electron";
+import {
+  app,
+  BrowserWindow,
+  dialog,
+  ipcMain,
+  Menu,
+  nativeImage,
+  screen,
+  session,
+  shell,
+  Tray,
+  type IpcMainEvent,
+  type IpcMainInvokeEvent,
+  type WebContents,
+} from "electron";
 import { coreEnv } from "../shared/coreMessages.js";
 import { ipcChannels, type BridgeConfig } from "../shared/ipc.js";
 import { CoreSupervisor, type CoreEndpoint } from "./coreProcess.js";

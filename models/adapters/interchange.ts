@@ -16,7 +16,17 @@ import { GgmlType, GgufError, GgufValueType, type GgufMetaValue } from "../gguf/
 import { f32Bytes, writeGguf } from "../gguf/writer.js";
 import { readModelConfig, type ModelConfig } from "../arch/config.js";
 import { LINEAR_NAMES, linearShape, type LinearName } from "../arch/layout.js";
-import { hfRepoFromMetadata, isRopePermuted, parsePeftTensorName, peftConfig, peftTensorName, permuteRowsGgufToHf, permuteRowsHfToGguf, readPeftConfig, PEFT_MODULES } from "./peft.js";
+import {
+  hfRepoFromMetadata,
+  isRopePermuted,
+  parsePeftTensorName,
+  peftConfig,
+  peftTensorName,
+  permuteRowsGgufToHf,
+  permuteRowsHfToGguf,
+  readPeftConfig,
+  PEFT_MODULES,
+} from "./peft.js";
 import { readSafetensors, SafetensorsError, tensorF32, writeSafetensors, type SafetensorsFile } from "./safetensors.js";
 
 /** One adapted linear layer, in llama.cpp's layout. */
@@ -76,7 +86,10 @@ function where(layer: number, target: LinearName): string {
  * values. `a` is [rank, in], `b` is [out, rank], each with the shape it was stored with.
  */
 function checkPairs(
-  halves: Map<string, { layer: number; target: LinearName; a?: { v: Float32Array; shape: number[]; name: string }; b?: { v: Float32Array; shape: number[]; name: string } }>,
+  halves: Map<
+    string,
+    { layer: number; target: LinearName; a?: { v: Float32Array; shape: number[]; name: string }; b?: { v: Float32Array; shape: number[]; name: string } }
+  >,
   base: ModelConfig,
 ): { rank: number; pairs: AdapterPair[] } {
   if (halves.size === 0) throw new AdapterMismatchError("the adapter has no LoRA tensors");
@@ -86,12 +99,16 @@ function checkPairs(
   const ordered = [...halves.values()].sort((x, y) => x.layer - y.layer || LINEAR_NAMES.indexOf(x.target) - LINEAR_NAMES.indexOf(y.target));
   for (const h of ordered) {
     const w = where(h.layer, h.target);
-    if (h.layer >= base.nLayer) throw new AdapterMismatchError(`the adapter adapts layer ${h.layer}; the served model has ${base.nLayer} layers (${base.arch}, hidden size ${base.nEmbd}): it was made for another model`);
+    if (h.layer >= base.nLayer)
+      throw new AdapterMismatchError(
+        `the adapter adapts layer ${h.layer}; the served model has ${base.nLayer} layers (${base.arch}, hidden size ${base.nEmbd}): it was made for another model`,
+      );
     if (!h.a || !h.b) throw new AdapterMismatchError(`${w}: lora_${h.a ? "B" : "A"} is missing (only one half of the pair is in the file)`);
     const [nIn, nOut] = linearShape(base, h.target);
     const [ra, ina] = h.a.shape;
     const [outb, rb] = h.b.shape;
-    if (h.a.shape.length !== 2 || h.b.shape.length !== 2) throw new AdapterMismatchError(`${w}: lora_A and lora_B must be matrices, found [${h.a.shape.join(", ")}] and [${h.b.shape.join(", ")}]`);
+    if (h.a.shape.length !== 2 || h.b.shape.length !== 2)
+      throw new AdapterMismatchError(`${w}: lora_A and lora_B must be matrices, found [${h.a.shape.join(", ")}] and [${h.b.shape.join(", ")}]`);
     if (ina !== nIn || outb !== nOut) {
       throw new AdapterMismatchError(
         `${w}: lora_A is [${h.a.shape.join(", ")}] and lora_B [${h.b.shape.join(", ")}] (rank, in / out, rank), but the served model's layer maps ${nIn} → ${nOut} (${base.arch}, hidden size ${base.nEmbd}, ${base.nHead} heads, ${base.nHeadKv} KV heads, FFN ${base.nFf}): it was made for another model`,
@@ -101,7 +118,10 @@ function checkPairs(
     if (ra < 1) throw new AdapterMismatchError(`${w}: rank 0`);
     if (rank !== 0 && ra !== rank) throw new AdapterMismatchError(`${w} has rank ${ra}, other layers have rank ${rank}: one rank for every layer is needed`);
     rank = ra;
-    for (const [half, t] of [["A", h.a], ["B", h.b]] as const) {
+    for (const [half, t] of [
+      ["A", h.a],
+      ["B", h.b],
+    ] as const) {
       const bad = t.v.findIndex((x) => !Number.isFinite(x));
       if (bad >= 0) throw new AdapterMismatchError(`${w}: lora_${half} (${t.name}) holds ${t.v[bad]} at index ${bad}: the adapter is damaged`);
     }
@@ -122,18 +142,24 @@ export function readGgufAdapter(file: string, base: ModelConfig): PortableAdapte
   const type = metaString(g, "general.type");
   const adapterType = metaString(g, "adapter.type");
   if (type !== "adapter" || adapterType !== "lora") {
-    throw new AdapterMismatchError(`not a LoRA adapter (general.type=${type ?? "absent"}, adapter.type=${adapterType ?? "absent"})${type === "model" || type === undefined ? ": this looks like a model, not an adapter" : ""}`);
+    throw new AdapterMismatchError(
+      `not a LoRA adapter (general.type=${type ?? "absent"}, adapter.type=${adapterType ?? "absent"})${type === "model" || type === undefined ? ": this looks like a model, not an adapter" : ""}`,
+    );
   }
   const arch = metaString(g, "general.architecture");
   if (arch !== base.arch) throw new AdapterMismatchError(`the adapter is for architecture '${arch ?? "absent"}', the served model is '${base.arch}'`);
   const alphaRaw = metaNumber(g, "adapter.lora.alpha") ?? 0;
-  const halves = new Map<string, { layer: number; target: LinearName; a?: { v: Float32Array; shape: number[]; name: string }; b?: { v: Float32Array; shape: number[]; name: string } }>();
+  const halves = new Map<
+    string,
+    { layer: number; target: LinearName; a?: { v: Float32Array; shape: number[]; name: string }; b?: { v: Float32Array; shape: number[]; name: string } }
+  >();
   const dtypes = new Set<string>();
   for (const t of g.tensors) {
     const m = GGUF_LORA_RE.exec(t.name);
     if (!m) throw new AdapterMismatchError(`tensor '${t.name}' is not one the app can adapt (only blk.N.{${LINEAR_NAMES.join(",")}}.weight.lora_a/lora_b)`);
     const target = m[2] as LinearName;
-    if (!(LINEAR_NAMES as readonly string[]).includes(target)) throw new AdapterMismatchError(`tensor '${t.name}' adapts '${target}', which the app does not adapt (only ${LINEAR_NAMES.join(", ")})`);
+    if (!(LINEAR_NAMES as readonly string[]).includes(target))
+      throw new AdapterMismatchError(`tensor '${t.name}' adapts '${target}', which the app does not adapt (only ${LINEAR_NAMES.join(", ")})`);
     const layer = Number(m[1]);
     let v: Float32Array;
     try {
@@ -165,7 +191,9 @@ export function peftFiles(p: string): { dir: string; config: string; weights: st
   const config = path.join(dir, "adapter_config.json");
   if (!fs.existsSync(weights)) {
     if (fs.existsSync(path.join(dir, "adapter_model.bin"))) {
-      throw new AdapterMismatchError(`${dir} holds adapter_model.bin (a pickled PyTorch file), which is not read for safety: save the adapter with safetensors (PEFT's default, save_pretrained(..., safe_serialization=True))`);
+      throw new AdapterMismatchError(
+        `${dir} holds adapter_model.bin (a pickled PyTorch file), which is not read for safety: save the adapter with safetensors (PEFT's default, save_pretrained(..., safe_serialization=True))`,
+      );
     }
     throw new AdapterMismatchError(`${dir} has no adapter_model.safetensors: not a PEFT adapter directory`);
   }
@@ -182,7 +210,11 @@ export function looksLikePeft(p: string): boolean {
 }
 
 /** Reads a PEFT LoRA directory, checks it against the base, and brings it into llama.cpp's layout. */
-export function readPeftAdapter(p: string, base: ModelConfig, baseIdentity: { hfRepo: string | null; name: string | null } = { hfRepo: null, name: null }): PortableAdapter {
+export function readPeftAdapter(
+  p: string,
+  base: ModelConfig,
+  baseIdentity: { hfRepo: string | null; name: string | null } = { hfRepo: null, name: null },
+): PortableAdapter {
   const files = peftFiles(p);
   let rawConfig: unknown;
   try {
@@ -203,7 +235,10 @@ export function readPeftAdapter(p: string, base: ModelConfig, baseIdentity: { hf
     if (e instanceof SafetensorsError) throw new AdapterMismatchError(`${path.basename(files.weights)} is damaged: ${e.problem}`);
     throw e;
   }
-  const halves = new Map<string, { layer: number; target: LinearName; a?: { v: Float32Array; shape: number[]; name: string }; b?: { v: Float32Array; shape: number[]; name: string } }>();
+  const halves = new Map<
+    string,
+    { layer: number; target: LinearName; a?: { v: Float32Array; shape: number[]; name: string }; b?: { v: Float32Array; shape: number[]; name: string } }
+  >();
   const dtypes = new Set<string>();
   for (const t of st.tensors) {
     const parsed = parsePeftTensorName(t.name);
@@ -236,17 +271,24 @@ export function readPeftAdapter(p: string, base: ModelConfig, baseIdentity: { hf
   const layers = new Set(pairs.map((x) => x.layer));
   if (layers.size < base.nLayer) warnings.push(`the adapter adapts ${layers.size} of the served model's ${base.nLayer} layers`);
   if (cfg.baseModel && (baseIdentity.hfRepo || baseIdentity.name)) {
-    const norm = (s: string) => s.toLowerCase().replace(/^.*\//, "").replace(/[^a-z0-9.]/g, "");
+    const norm = (s: string) =>
+      s
+        .toLowerCase()
+        .replace(/^.*\//, "")
+        .replace(/[^a-z0-9.]/g, "");
     const ours = [baseIdentity.hfRepo, baseIdentity.name].filter((x): x is string => !!x).map(norm);
     if (!ours.includes(norm(cfg.baseModel))) {
-      warnings.push(`adapter_config.json names the base '${cfg.baseModel}'; the served model is '${baseIdentity.hfRepo ?? baseIdentity.name}' (the shapes match; make sure it was trained on this model)`);
+      warnings.push(
+        `adapter_config.json names the base '${cfg.baseModel}'; the served model is '${baseIdentity.hfRepo ?? baseIdentity.name}' (the shapes match; make sure it was trained on this model)`,
+      );
     }
   }
   return { arch: base.arch, rank, alpha, pairs, source: { format: "peft", path: files.dir, baseModel: cfg.baseModel, dtypes: [...dtypes] }, warnings };
 }
 
 function unusablePeftTensor(name: string): string {
-  if (/lora_embedding_[AB]|embed_tokens/.test(name)) return `${name}: the adapter changes the token embeddings (often after adding tokens), which the app cannot import`;
+  if (/lora_embedding_[AB]|embed_tokens/.test(name))
+    return `${name}: the adapter changes the token embeddings (often after adding tokens), which the app cannot import`;
   if (/lm_head/.test(name)) return `${name}: the adapter changes the output layer (lm_head), which the app cannot import`;
   if (/lora_magnitude_vector/.test(name)) return `${name}: a DoRA adapter, which llama.cpp cannot apply`;
   if (/\.lora_[AB]\.bias$/.test(name) || /\.bias$/.test(name)) return `${name}: the adapter trains biases, which a llama.cpp LoRA cannot carry`;
@@ -289,7 +331,10 @@ export function writeGgufAdapter(file: string, adapter: Pick<PortableAdapter, "a
 }
 
 /** The PEFT tensors of an adapter (B of llama's q/k un-permuted back to HF's layout). */
-export function peftTensors(adapter: Pick<PortableAdapter, "rank" | "pairs">, base: ModelConfig): Array<{ name: string; shape: number[]; values: Float32Array }> {
+export function peftTensors(
+  adapter: Pick<PortableAdapter, "rank" | "pairs">,
+  base: ModelConfig,
+): Array<{ name: string; shape: number[]; values: Float32Array }> {
   const out: Array<{ name: string; shape: number[]; values: Float32Array }> = [];
   for (const p of adapter.pairs) {
     const [nIn, nOut] = linearShape(base, p.target);
@@ -304,7 +349,12 @@ export function peftTensors(adapter: Pick<PortableAdapter, "rank" | "pairs">, ba
  * Writes a PEFT adapter directory: adapter_model.safetensors (F32, PEFT's names and shapes) and
  * adapter_config.json. `baseModel`: base_model_name_or_path (null when unknown).
  */
-export function writePeftAdapter(dir: string, adapter: Pick<PortableAdapter, "rank" | "alpha" | "pairs">, base: ModelConfig, baseModel: string | null): { files: string[]; config: ReturnType<typeof peftConfig> } {
+export function writePeftAdapter(
+  dir: string,
+  adapter: Pick<PortableAdapter, "rank" | "alpha" | "pairs">,
+  base: ModelConfig,
+  baseModel: string | null,
+): { files: string[]; config: ReturnType<typeof peftConfig> } {
   fs.mkdirSync(dir, { recursive: true });
   const weights = path.join(dir, "adapter_model.safetensors");
   const configFile = path.join(dir, "adapter_config.json");

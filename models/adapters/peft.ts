@@ -119,7 +119,13 @@ export interface PeftLoraConfig {
  * halves it has. A full product of layers × modules is written as a module list (with
  * layers_to_transform when not every layer is adapted); anything else as an exact regex.
  */
-export function peftConfig(opts: { rank: number; alpha: number; nLayer: number; pairs: Array<{ layer: number; target: LinearName }>; baseModel: string | null }): PeftLoraConfig {
+export function peftConfig(opts: {
+  rank: number;
+  alpha: number;
+  nLayer: number;
+  pairs: Array<{ layer: number; target: LinearName }>;
+  baseModel: string | null;
+}): PeftLoraConfig {
   const layers = [...new Set(opts.pairs.map((p) => p.layer))].sort((a, b) => a - b);
   const order = Object.keys(PEFT_MODULES) as LinearName[];
   const targets = order.filter((t) => opts.pairs.some((p) => p.target === t));
@@ -167,7 +173,8 @@ export function readPeftConfig(raw: unknown): { rank: number; alpha: number; rsl
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error("adapter_config.json is not a JSON object");
   const c = raw as Record<string, unknown>;
   const peftType = c.peft_type;
-  if (peftType !== undefined && peftType !== "LORA") throw new Error(`adapter_config.json says peft_type ${JSON.stringify(peftType)}; only LoRA adapters (LORA) can be imported`);
+  if (peftType !== undefined && peftType !== "LORA")
+    throw new Error(`adapter_config.json says peft_type ${JSON.stringify(peftType)}; only LoRA adapters (LORA) can be imported`);
   const r = c.r;
   if (typeof r !== "number" || !Number.isInteger(r) || r < 1) throw new Error(`adapter_config.json has no valid rank r (${JSON.stringify(r)})`);
   const alpha = c.lora_alpha ?? 8; // PEFT's default
@@ -175,12 +182,15 @@ export function readPeftConfig(raw: unknown): { rank: number; alpha: number; rsl
   if (c.use_dora === true) throw new Error("the adapter uses DoRA (use_dora), which llama.cpp cannot apply");
   if (c.fan_in_fan_out === true) throw new Error("the adapter has fan_in_fan_out: true (Conv1D layers), not the nn.Linear layout of llama/qwen models");
   const nonEmpty = (v: unknown) => typeof v === "object" && v !== null && Object.keys(v).length > 0;
-  if (nonEmpty(c.rank_pattern)) throw new Error(`the adapter sets per-module ranks (rank_pattern ${JSON.stringify(c.rank_pattern)}); only one rank for every module can be imported`);
-  if (nonEmpty(c.alpha_pattern)) throw new Error(`the adapter sets per-module alphas (alpha_pattern ${JSON.stringify(c.alpha_pattern)}); only one lora_alpha can be imported`);
+  if (nonEmpty(c.rank_pattern))
+    throw new Error(`the adapter sets per-module ranks (rank_pattern ${JSON.stringify(c.rank_pattern)}); only one rank for every module can be imported`);
+  if (nonEmpty(c.alpha_pattern))
+    throw new Error(`the adapter sets per-module alphas (alpha_pattern ${JSON.stringify(c.alpha_pattern)}); only one lora_alpha can be imported`);
   if (Array.isArray(c.modules_to_save) && c.modules_to_save.length > 0) {
     throw new Error(`the adapter also trains whole modules (modules_to_save: ${c.modules_to_save.join(", ")}), which a LoRA file cannot carry`);
   }
-  if (c.bias !== undefined && c.bias !== "none") throw new Error(`the adapter trains biases (bias: ${JSON.stringify(c.bias)}), which a llama.cpp LoRA cannot carry`);
+  if (c.bias !== undefined && c.bias !== "none")
+    throw new Error(`the adapter trains biases (bias: ${JSON.stringify(c.bias)}), which a llama.cpp LoRA cannot carry`);
   if (c.lora_bias === true) throw new Error("the adapter has LoRA biases (lora_bias), which a llama.cpp LoRA cannot carry");
   const base = c.base_model_name_or_path;
   return { rank: r, alpha, rslora: c.use_rslora === true, baseModel: typeof base === "string" && base !== "" ? base : null };
@@ -192,7 +202,14 @@ export function readPeftConfig(raw: unknown): { rank: number; alpha: number; rsl
  * GGUF repositories (…-GGUF) are not models PEFT can load, and are skipped.
  */
 export function hfRepoFromMetadata(get: (key: string) => string | undefined): string | null {
-  const keys = ["general.source.repo_url", "general.source.url", "general.source.huggingface.repository", "model.general.hf_hub_model_id", "general.repo_url", "general.url"];
+  const keys = [
+    "general.source.repo_url",
+    "general.source.url",
+    "general.source.huggingface.repository",
+    "model.general.hf_hub_model_id",
+    "general.repo_url",
+    "general.url",
+  ];
   for (const k of keys) {
     const v = get(k)?.trim();
     if (!v) continue;

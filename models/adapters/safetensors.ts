@@ -22,7 +22,21 @@ import { f16BitsToF32, f32ToF16Bits } from "../gguf/writer.js";
 export type SafetensorsDtype = "F32" | "F16" | "BF16" | "F64";
 
 const DTYPE_BYTES: Record<string, number> = {
-  F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U64: 8, U32: 4, U16: 2, U8: 1, BOOL: 1, F8_E4M3: 1, F8_E5M2: 1,
+  F64: 8,
+  F32: 4,
+  F16: 2,
+  BF16: 2,
+  I64: 8,
+  I32: 4,
+  I16: 2,
+  I8: 1,
+  U64: 8,
+  U32: 4,
+  U16: 2,
+  U8: 1,
+  BOOL: 1,
+  F8_E4M3: 1,
+  F8_E5M2: 1,
 };
 
 /** Larger headers are refused (the reference implementation's limit is 100 MB). */
@@ -171,11 +185,14 @@ export function decodeSafetensors(buf: Uint8Array, file = "<safetensors>"): Safe
     const { dtype, shape, data_offsets: offs } = info!;
     if (typeof dtype !== "string" || !(dtype in DTYPE_BYTES)) fail(`tensor '${name}' has unknown dtype ${JSON.stringify(dtype)}`);
     if (!Array.isArray(shape) || shape.some((d) => !Number.isSafeInteger(d) || d < 0)) fail(`tensor '${name}' has an invalid shape ${JSON.stringify(shape)}`);
-    if (!Array.isArray(offs) || offs.length !== 2 || offs.some((o) => !Number.isSafeInteger(o) || o < 0)) fail(`tensor '${name}' has invalid data_offsets ${JSON.stringify(offs)}`);
+    if (!Array.isArray(offs) || offs.length !== 2 || offs.some((o) => !Number.isSafeInteger(o) || o < 0))
+      fail(`tensor '${name}' has invalid data_offsets ${JSON.stringify(offs)}`);
     const [begin, end] = offs as [number, number];
     const count = (shape as number[]).reduce((a, b) => a * b, 1);
     if (end < begin || end - begin !== count * DTYPE_BYTES[dtype as string]) {
-      fail(`tensor '${name}' (${dtype as string} [${(shape as number[]).join(", ")}]) needs ${count * DTYPE_BYTES[dtype as string]} bytes, its data_offsets give ${end - begin}`);
+      fail(
+        `tensor '${name}' (${dtype as string} [${(shape as number[]).join(", ")}]) needs ${count * DTYPE_BYTES[dtype as string]} bytes, its data_offsets give ${end - begin}`,
+      );
     }
     tensors.push({ name, dtype: dtype as string, shape: shape as number[], begin, end });
   }
@@ -185,7 +202,8 @@ export function decodeSafetensors(buf: Uint8Array, file = "<safetensors>"): Safe
     if (t.begin !== at) fail(t.begin < at ? `tensor '${t.name}' overlaps the tensor before it` : `gap in the data before tensor '${t.name}'`);
     at = t.end;
   }
-  if (at !== data.length) fail(at > data.length ? `truncated: the tensors need ${at} bytes of data, the file has ${data.length}` : `${data.length - at} bytes after the last tensor`);
+  if (at !== data.length)
+    fail(at > data.length ? `truncated: the tensors need ${at} bytes of data, the file has ${data.length}` : `${data.length - at} bytes after the last tensor`);
   return { path: file, metadata, tensors, data };
 }
 
@@ -196,7 +214,10 @@ export function readSafetensors(file: string): SafetensorsFile {
     buf = fs.readFileSync(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new SafetensorsError(file, code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : `cannot read (${code ?? (e as Error).message})`);
+    throw new SafetensorsError(
+      file,
+      code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : `cannot read (${code ?? (e as Error).message})`,
+    );
   }
   return decodeSafetensors(buf, file);
 }

@@ -16,7 +16,8 @@ export function f16ToF32Table(): Float32Array {
     const sign = h & 0x8000 ? -1 : 1;
     const exp = (h >> 10) & 0x1f;
     const mant = h & 0x3ff;
-    if (exp === 0) t[h] = sign * mant * 2 ** -24; // zero and subnormals
+    if (exp === 0)
+      t[h] = sign * mant * 2 ** -24; // zero and subnormals
     else if (exp === 31) t[h] = mant === 0 ? sign * Infinity : NaN;
     else t[h] = sign * (1 + mant / 1024) * 2 ** (exp - 15);
   }
@@ -316,8 +317,10 @@ function q4_K(b: Uint8Array, nb: number): Float32Array {
     unpackScaleMin(b, o + 4, sc, mn);
     let q = o + 16;
     for (let s = 0; s < 8; s += 2, q += 32) {
-      const d1 = d * sc[s], m1 = dmin * mn[s];
-      const d2 = d * sc[s + 1], m2 = dmin * mn[s + 1];
+      const d1 = d * sc[s],
+        m1 = dmin * mn[s];
+      const d2 = d * sc[s + 1],
+        m2 = dmin * mn[s + 1];
       for (let l = 0; l < 32; l++) out[y + l] = d1 * (b[q + l] & 0xf) - m1;
       for (let l = 0; l < 32; l++) out[y + 32 + l] = d2 * (b[q + l] >> 4) - m2;
       y += 64;
@@ -342,8 +345,10 @@ function q5_K(b: Uint8Array, nb: number): Float32Array {
     const qh = o + 16;
     let q = o + 48;
     for (let s = 0; s < 8; s += 2, q += 32) {
-      const d1 = d * sc[s], m1 = dmin * mn[s];
-      const d2 = d * sc[s + 1], m2 = dmin * mn[s + 1];
+      const d1 = d * sc[s],
+        m1 = dmin * mn[s];
+      const d2 = d * sc[s + 1],
+        m2 = dmin * mn[s + 1];
       for (let l = 0; l < 32; l++) out[y + l] = d1 * ((b[q + l] & 0xf) | (((b[qh + l] >> s) & 1) << 4)) - m1;
       for (let l = 0; l < 32; l++) out[y + 32 + l] = d2 * ((b[q + l] >> 4) | (((b[qh + l] >> (s + 1)) & 1) << 4)) - m2;
       y += 64;
@@ -374,7 +379,9 @@ function q6_K(b: Uint8Array, nb: number): Float32Array {
         const s2 = d * ((b[sc + g + 4] << 24) >> 24);
         const s3 = d * ((b[sc + g + 6] << 24) >> 24);
         for (let l = g * 16; l < g * 16 + 16; l++) {
-          const a = b[ql + l], c = b[ql + l + 32], hb = b[qh + l];
+          const a = b[ql + l],
+            c = b[ql + l + 32],
+            hb = b[qh + l];
           out[y + l] = s0 * (((a & 0xf) | ((hb & 3) << 4)) - 32);
           out[y + l + 32] = s1 * (((c & 0xf) | (((hb >> 2) & 3) << 4)) - 32);
           out[y + l + 64] = s2 * (((a >> 4) | (((hb >> 4) & 3) << 4)) - 32);

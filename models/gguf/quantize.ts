@@ -103,12 +103,20 @@ function fitScaleMin(x: Float32Array, o: number, w: Float32Array, search: boolea
   for (let step = -4; step <= 8; step++) {
     const scale0 = (hi - lo) / (15 + 0.25 * step);
     // Weighted least squares for x ≈ scale * l + offset, on the levels scale0 gives.
-    let sw = 0, sl = 0, sll = 0, sx = 0, slx = 0;
+    let sw = 0,
+      sl = 0,
+      sll = 0,
+      sx = 0,
+      slx = 0;
     for (let i = 0; i < 32; i++) {
       const xi = x[o + i];
       const wi = w[i];
       const l = level((xi - lo) / scale0);
-      sw += wi; sl += wi * l; sll += wi * l * l; sx += wi * xi; slx += wi * l * xi;
+      sw += wi;
+      sl += wi * l;
+      sll += wi * l * l;
+      sx += wi * xi;
+      slx += wi * l * xi;
     }
     const det = sw * sll - sl * sl;
     if (det <= 0) continue;

@@ -6,16 +6,7 @@
  */
 import fs from "node:fs";
 import { canDequantize, dequantize, typeName } from "./dequant.js";
-import {
-  GGML_TYPE_TRAITS,
-  GGUF_DEFAULT_ALIGNMENT,
-  GGUF_MAGIC,
-  GgmlType,
-  GgufError,
-  GgufValueType,
-  type GgufMetaValue,
-  type GgufTensorInfo,
-} from "./types.js";
+import { GGML_TYPE_TRAITS, GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GgmlType, GgufError, GgufValueType, type GgufMetaValue, type GgufTensorInfo } from "./types.js";
 
 export interface GgufFile {
   path: string;
@@ -136,7 +127,9 @@ class Cursor {
     // Compared as two halves: no BigInt in the per-string hot path.
     const v = hi * 2 ** 32 + lo;
     if (hi >= 2 ** 21 || v > max) {
-      this.fail(`${label(what)} ${(BigInt(hi) << 32n) | BigInt(lo)} at offset ${this.pos - 8} is impossible: file truncated or corrupt (at most ${Math.max(0, max)} fit in the rest of the file)`);
+      this.fail(
+        `${label(what)} ${(BigInt(hi) << 32n) | BigInt(lo)} at offset ${this.pos - 8} is impossible: file truncated or corrupt (at most ${Math.max(0, max)} fit in the rest of the file)`,
+      );
     }
     return v;
   }
@@ -327,7 +320,8 @@ export function readGguf(path: string, opts: ReadGgufOptions = {}): GgufFile {
     if (nTensors > 0 && tensorDataOffset > st.size) fail(`truncated: tensor data section would start at ${tensorDataOffset}, past the end (${st.size} bytes)`);
     for (const t of tensors) {
       const end = tensorDataOffset + t.offset + t.byteLength;
-      if (end > st.size) fail(`tensor '${t.name}' data (${t.byteLength} bytes at ${tensorDataOffset + t.offset}) runs past the end of the file (${st.size} bytes)`);
+      if (end > st.size)
+        fail(`tensor '${t.name}' data (${t.byteLength} bytes at ${tensorDataOffset + t.offset}) runs past the end of the file (${st.size} bytes)`);
     }
     const file: GgufFile = { path, version, alignment, metadata, tensors, tensorDataOffset, fileSize: st.size };
     if (opts.loadData) {

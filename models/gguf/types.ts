@@ -58,7 +58,18 @@ export enum GgufValueType {
 
 /** A metadata value with its wire type (needed to write it back unchanged). */
 export type GgufMetaValue =
-  | { type: GgufValueType.UINT8 | GgufValueType.INT8 | GgufValueType.UINT16 | GgufValueType.INT16 | GgufValueType.UINT32 | GgufValueType.INT32 | GgufValueType.FLOAT32 | GgufValueType.FLOAT64; value: number }
+  | {
+      type:
+        | GgufValueType.UINT8
+        | GgufValueType.INT8
+        | GgufValueType.UINT16
+        | GgufValueType.INT16
+        | GgufValueType.UINT32
+        | GgufValueType.INT32
+        | GgufValueType.FLOAT32
+        | GgufValueType.FLOAT64;
+      value: number;
+    }
   | { type: GgufValueType.UINT64 | GgufValueType.INT64; value: bigint }
   | { type: GgufValueType.BOOL; value: boolean }
   | { type: GgufValueType.STRING; value: string }

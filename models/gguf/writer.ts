@@ -5,15 +5,7 @@
  */
 import fs from "node:fs";
 import { writeFileAtomicSync, writeFileAtomicWith } from "../../common/fs/atomicFile.js";
-import {
-  GGML_TYPE_TRAITS,
-  GGUF_DEFAULT_ALIGNMENT,
-  GGUF_MAGIC,
-  GgmlType,
-  GgufError,
-  GgufValueType,
-  type GgufMetaValue,
-} from "./types.js";
+import { GGML_TYPE_TRAITS, GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GgmlType, GgufError, GgufValueType, type GgufMetaValue } from "./types.js";
 
 export interface GgufTensorSpec {
   name: string;
@@ -46,20 +38,75 @@ class ByteSink {
     this.buf.copy(next, 0, 0, this.length);
     this.buf = next;
   }
-  u8(v: number): void { this.reserve(1); this.buf.writeUInt8(v, this.length); this.length += 1; }
-  i8(v: number): void { this.reserve(1); this.buf.writeInt8(v, this.length); this.length += 1; }
-  u16(v: number): void { this.reserve(2); this.buf.writeUInt16LE(v, this.length); this.length += 2; }
-  i16(v: number): void { this.reserve(2); this.buf.writeInt16LE(v, this.length); this.length += 2; }
-  u32(v: number): void { this.reserve(4); this.buf.writeUInt32LE(v, this.length); this.length += 4; }
-  i32(v: number): void { this.reserve(4); this.buf.writeInt32LE(v, this.length); this.length += 4; }
-  f32(v: number): void { this.reserve(4); this.buf.writeFloatLE(v, this.length); this.length += 4; }
-  f64(v: number): void { this.reserve(8); this.buf.writeDoubleLE(v, this.length); this.length += 8; }
-  u64(v: bigint | number): void { this.reserve(8); this.buf.writeBigUInt64LE(BigInt(v), this.length); this.length += 8; }
-  i64(v: bigint): void { this.reserve(8); this.buf.writeBigInt64LE(v, this.length); this.length += 8; }
-  bytes(b: Uint8Array): void { this.reserve(b.length); this.buf.set(b, this.length); this.length += b.length; }
-  str(s: string): void { const b = Buffer.from(s, "utf8"); this.u64(b.length); this.bytes(b); }
-  pad(alignment: number): void { const n = padding(this.length, alignment); this.reserve(n); this.buf.fill(0, this.length, this.length + n); this.length += n; }
-  result(): Buffer { return this.buf.subarray(0, this.length); }
+  u8(v: number): void {
+    this.reserve(1);
+    this.buf.writeUInt8(v, this.length);
+    this.length += 1;
+  }
+  i8(v: number): void {
+    this.reserve(1);
+    this.buf.writeInt8(v, this.length);
+    this.length += 1;
+  }
+  u16(v: number): void {
+    this.reserve(2);
+    this.buf.writeUInt16LE(v, this.length);
+    this.length += 2;
+  }
+  i16(v: number): void {
+    this.reserve(2);
+    this.buf.writeInt16LE(v, this.length);
+    this.length += 2;
+  }
+  u32(v: number): void {
+    this.reserve(4);
+    this.buf.writeUInt32LE(v, this.length);
+    this.length += 4;
+  }
+  i32(v: number): void {
+    this.reserve(4);
+    this.buf.writeInt32LE(v, this.length);
+    this.length += 4;
+  }
+  f32(v: number): void {
+    this.reserve(4);
+    this.buf.writeFloatLE(v, this.length);
+    this.length += 4;
+  }
+  f64(v: number): void {
+    this.reserve(8);
+    this.buf.writeDoubleLE(v, this.length);
+    this.length += 8;
+  }
+  u64(v: bigint | number): void {
+    this.reserve(8);
+    this.buf.writeBigUInt64LE(BigInt(v), this.length);
+    this.length += 8;
+  }
+  i64(v: bigint): void {
+    this.reserve(8);
+    this.buf.writeBigInt64LE(v, this.length);
+    this.length += 8;
+  }
+  bytes(b: Uint8Array): void {
+    this.reserve(b.length);
+    this.buf.set(b, this.length);
+    this.length += b.length;
+  }
+  str(s: string): void {
+    const b = Buffer.from(s, "utf8");
+    this.u64(b.length);
+    this.bytes(b);
+  }
+  pad(alignment: number): void {
+    const n = padding(this.length, alignment);
+    this.reserve(n);
+    this.buf.fill(0, this.length, this.length + n);
+    this.length += n;
+  }
+  result(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
 }
 
 function padding(offset: number, alignment: number): number {
@@ -84,22 +131,31 @@ export function tensorByteLength(file: string, name: string, dims: number[], typ
 function checkScalar(file: string, key: string, type: GgufValueType, v: unknown): void {
   const bad = (why: string) => new GgufError(file, `metadata '${key}': ${why}`);
   switch (type) {
-    case GgufValueType.UINT8: case GgufValueType.INT8: case GgufValueType.UINT16: case GgufValueType.INT16:
-    case GgufValueType.UINT32: case GgufValueType.INT32: {
+    case GgufValueType.UINT8:
+    case GgufValueType.INT8:
+    case GgufValueType.UINT16:
+    case GgufValueType.INT16:
+    case GgufValueType.UINT32:
+    case GgufValueType.INT32: {
       if (typeof v !== "number" || !Number.isInteger(v)) throw bad(`expected an integer, got ${String(v)}`);
       const ranges: Record<number, [number, number]> = {
-        [GgufValueType.UINT8]: [0, 0xff], [GgufValueType.INT8]: [-0x80, 0x7f],
-        [GgufValueType.UINT16]: [0, 0xffff], [GgufValueType.INT16]: [-0x8000, 0x7fff],
-        [GgufValueType.UINT32]: [0, 0xffffffff], [GgufValueType.INT32]: [-0x80000000, 0x7fffffff],
+        [GgufValueType.UINT8]: [0, 0xff],
+        [GgufValueType.INT8]: [-0x80, 0x7f],
+        [GgufValueType.UINT16]: [0, 0xffff],
+        [GgufValueType.INT16]: [-0x8000, 0x7fff],
+        [GgufValueType.UINT32]: [0, 0xffffffff],
+        [GgufValueType.INT32]: [-0x80000000, 0x7fffffff],
       };
       const [lo, hi] = ranges[type];
       if (v < lo || v > hi) throw bad(`${v} is out of range for ${GgufValueType[type]}`);
       return;
     }
-    case GgufValueType.FLOAT32: case GgufValueType.FLOAT64:
+    case GgufValueType.FLOAT32:
+    case GgufValueType.FLOAT64:
       if (typeof v !== "number") throw bad(`expected a number, got ${String(v)}`);
       return;
-    case GgufValueType.UINT64: case GgufValueType.INT64:
+    case GgufValueType.UINT64:
+    case GgufValueType.INT64:
       if (typeof v !== "bigint") throw bad(`expected a bigint, got ${String(v)}`);
       if (type === GgufValueType.UINT64 ? v < 0n || v >= 1n << 64n : v < -(1n << 63n) || v >= 1n << 63n) {
         throw bad(`${v} is out of range for ${GgufValueType[type]}`);
@@ -118,19 +174,44 @@ function checkScalar(file: string, key: string, type: GgufValueType, v: unknown)
 
 function writeScalar(out: ByteSink, type: GgufValueType, v: number | bigint | boolean | string): void {
   switch (type) {
-    case GgufValueType.UINT8: out.u8(v as number); break;
-    case GgufValueType.INT8: out.i8(v as number); break;
-    case GgufValueType.UINT16: out.u16(v as number); break;
-    case GgufValueType.INT16: out.i16(v as number); break;
-    case GgufValueType.UINT32: out.u32(v as number); break;
-    case GgufValueType.INT32: out.i32(v as number); break;
-    case GgufValueType.FLOAT32: out.f32(v as number); break;
-    case GgufValueType.FLOAT64: out.f64(v as number); break;
-    case GgufValueType.UINT64: out.u64(v as bigint); break;
-    case GgufValueType.INT64: out.i64(v as bigint); break;
-    case GgufValueType.BOOL: out.u8(v ? 1 : 0); break;
-    case GgufValueType.STRING: out.str(v as string); break;
-    default: throw new Error(`unreachable value type ${type}`);
+    case GgufValueType.UINT8:
+      out.u8(v as number);
+      break;
+    case GgufValueType.INT8:
+      out.i8(v as number);
+      break;
+    case GgufValueType.UINT16:
+      out.u16(v as number);
+      break;
+    case GgufValueType.INT16:
+      out.i16(v as number);
+      break;
+    case GgufValueType.UINT32:
+      out.u32(v as number);
+      break;
+    case GgufValueType.INT32:
+      out.i32(v as number);
+      break;
+    case GgufValueType.FLOAT32:
+      out.f32(v as number);
+      break;
+    case GgufValueType.FLOAT64:
+      out.f64(v as number);
+      break;
+    case GgufValueType.UINT64:
+      out.u64(v as bigint);
+      break;
+    case GgufValueType.INT64:
+      out.i64(v as bigint);
+      break;
+    case GgufValueType.BOOL:
+      out.u8(v ? 1 : 0);
+      break;
+    case GgufValueType.STRING:
+      out.str(v as string);
+      break;
+    default:
+      throw new Error(`unreachable value type ${type}`);
   }
 }
 
@@ -245,7 +326,10 @@ export function encodeGguf(spec: GgufWriteSpec, file = "<gguf>"): Buffer {
   const layout = encodeGgufHeader(spec.metadata, spec.tensors, { alignment: spec.alignment, file });
   spec.tensors.forEach((t, i) => {
     if (t.data.length !== layout.byteLengths[i]) {
-      throw new GgufError(file, `tensor '${t.name}': data is ${t.data.length} bytes, dims ${t.dims.join("x")} of ${GGML_TYPE_TRAITS[t.type]!.name} need ${layout.byteLengths[i]}`);
+      throw new GgufError(
+        file,
+        `tensor '${t.name}': data is ${t.data.length} bytes, dims ${t.dims.join("x")} of ${GGML_TYPE_TRAITS[t.type]!.name} need ${layout.byteLengths[i]}`,
+      );
     }
   });
   // Zero-filled, so the padding between tensors is zeros.
@@ -332,7 +416,10 @@ export function writeGgufStream(file: string, spec: GgufStreamSpec, onProgress?:
         out.write(chunk);
       }
       if (got !== need) {
-        throw new GgufError(file, `tensor '${t.name}': data is ${got > need ? "more than " : ""}${got} bytes, dims ${t.dims.join("x")} of ${GGML_TYPE_TRAITS[t.type]!.name} need ${need}`);
+        throw new GgufError(
+          file,
+          `tensor '${t.name}': data is ${got > need ? "more than " : ""}${got} bytes, dims ${t.dims.join("x")} of ${GGML_TYPE_TRAITS[t.type]!.name} need ${need}`,
+        );
       }
       onProgress?.({ tensor: i + 1, tensors: spec.tensors.length, name: t.name, bytesWritten: out.written, totalBytes });
     });

@@ -191,7 +191,8 @@ function headBytes(c: ModelConfig, rows: number, chunkRows: number): number {
 
 /** How a placement reads in a summary. */
 export function describePlacement(p: WeightPlacement): string {
-  const part = (x: WeightPlacement["layers"]) => (x === "device" ? "on the backend" : x === "host-f32" ? "streamed from f32 copies in RAM" : "streamed from the packed file data");
+  const part = (x: WeightPlacement["layers"]) =>
+    x === "device" ? "on the backend" : x === "host-f32" ? "streamed from f32 copies in RAM" : "streamed from the packed file data";
   return p.layers === p.head ? `all weights ${part(p.layers)}` : `blocks ${part(p.layers)}, vocabulary ${part(p.head)}`;
 }
 
@@ -295,11 +296,19 @@ export function planMemory(req: PlanRequest): MemoryPlan {
   };
   const leanContext = maxContextFor(lean);
   const context = Math.min(req.maxContext, leanContext);
-  const base = { backend: backend.name, headChunkRows, availableDeviceBytes: deviceAvail, availableHostBytes: hostAvail, maxContextThatFits: leanContext, requestedMaxContext: req.maxContext };
+  const base = {
+    backend: backend.name,
+    headChunkRows,
+    availableDeviceBytes: deviceAvail,
+    availableHostBytes: hostAvail,
+    maxContextThatFits: leanContext,
+    requestedMaxContext: req.maxContext,
+  };
   if (context < Math.min(MIN_TRAIN_CONTEXT, req.maxContext)) {
     const e = estimate(req, lean, 1, req.maxContext);
     const short: string[] = [];
-    if (deviceAvail !== undefined && e.needDevice > deviceAvail) short.push(`${formatBytes(e.needDevice)} of ${backend.name} memory, ${formatBytes(deviceAvail)} available`);
+    if (deviceAvail !== undefined && e.needDevice > deviceAvail)
+      short.push(`${formatBytes(e.needDevice)} of ${backend.name} memory, ${formatBytes(deviceAvail)} available`);
     if (e.needHost > hostAvail) short.push(`${formatBytes(e.needHost)} of RAM, ${formatBytes(hostAvail)} available`);
     return {
       ...base,

@@ -30,7 +30,11 @@ export const sampleSchema = z
     messages: z.array(messageSchema).min(1).optional(),
     response: z.string().optional(),
     /** −1, 0 or 1; a value between is a weak reward (the live loop's at-least-one rule: electron/core/rollout/atLeastOne.ts) */
-    reward: z.number({ error: "reward must be a number from -1 to 1" }).min(-1, { error: "reward must be a number from -1 to 1" }).max(1, { error: "reward must be a number from -1 to 1" }).optional(),
+    reward: z
+      .number({ error: "reward must be a number from -1 to 1" })
+      .min(-1, { error: "reward must be a number from -1 to 1" })
+      .max(1, { error: "reward must be a number from -1 to 1" })
+      .optional(),
     hint: z.string().min(1).optional(),
     hints: z.array(z.string().min(1)).min(1).optional(),
     prompt_tokens: tokenIds.min(1).optional(),

@@ -8,8 +8,16 @@ import { SUPPORTED_ARCHS, type Arch } from "../arch/config.js";
 import { quantizeQ4_K, quantizeQ8_0 } from "../gguf/quantize.js";
 import { GgmlType, GgufValueType, type GgufMetaValue } from "../gguf/types.js";
 import {
-  encodeGguf, f16Bytes, f32Bytes, writeFileAtomic, writeGgufStream,
-  type GgufStreamProgress, type GgufStreamSpec, type GgufTensorSpec, type GgufTensorStream, type GgufWriteSpec,
+  encodeGguf,
+  f16Bytes,
+  f32Bytes,
+  writeFileAtomic,
+  writeGgufStream,
+  type GgufStreamProgress,
+  type GgufStreamSpec,
+  type GgufTensorSpec,
+  type GgufTensorStream,
+  type GgufWriteSpec,
 } from "../gguf/writer.js";
 import { CHATML_TOOLS_TEMPLATE } from "./chatTemplate.js";
 import { Prng } from "./prng.js";
@@ -87,8 +95,17 @@ export function resolveTinyDims(opts: TinyModelOptions): TinyDims {
     throw new TinyModelError(`contextLength must be an integer between 64 and ${1 << 20}, got ${contextLength}`);
   }
   return {
-    arch: opts.arch, type, seed, layers, dim, heads: HEADS, kvHeads: KV_HEADS, headDim,
-    ffn: 2 * dim, vocab: VOCAB().tokens.length, contextLength,
+    arch: opts.arch,
+    type,
+    seed,
+    layers,
+    dim,
+    heads: HEADS,
+    kvHeads: KV_HEADS,
+    headDim,
+    ffn: 2 * dim,
+    vocab: VOCAB().tokens.length,
+    contextLength,
   };
 }
 
@@ -108,10 +125,14 @@ const CHUNK_VALUES = 1 << 20;
 /** `search`: fit Q4_K scales by search (tiny models) or take each sub-block's range (bulk, ~15x faster). */
 function encodeValues(values: Float32Array, type: TinyType, search: boolean): Uint8Array {
   switch (type) {
-    case "f32": return f32Bytes(values);
-    case "f16": return f16Bytes(values);
-    case "q8_0": return quantizeQ8_0(values);
-    case "q4_k": return quantizeQ4_K(values, { search });
+    case "f32":
+      return f32Bytes(values);
+    case "f16":
+      return f16Bytes(values);
+    case "q8_0":
+      return quantizeQ8_0(values);
+    case "q4_k":
+      return quantizeQ4_K(values, { search });
   }
 }
 
@@ -142,7 +163,16 @@ interface ModelPlan extends Omit<ShapeDimensions, "vocab"> {
 }
 
 /** Random values with std `std` (and mean `mean`) from the tensor's own PRNG stream, `rowLen` at a time, encoded. */
-function* randomChunks(seed: number, name: string, rowLen: number, rows: number, std: number, mean: number, type: TinyType, q4kSearch = true): Generator<Uint8Array> {
+function* randomChunks(
+  seed: number,
+  name: string,
+  rowLen: number,
+  rows: number,
+  std: number,
+  mean: number,
+  type: TinyType,
+  q4kSearch = true,
+): Generator<Uint8Array> {
   const rng = Prng.forName(seed, name);
   const rowsPer = Math.max(1, Math.floor(CHUNK_VALUES / rowLen));
   const buf = new Float32Array(Math.min(rows, rowsPer) * rowLen);
@@ -210,7 +240,12 @@ function planTensors(p: ModelPlan): { tensors: GgufTensorStream[]; fallbacks: st
       type = "q8_0";
       fallbacks.push(name);
     }
-    tensors.push({ name, dims: [inDim, outDim], type: GGML[type], chunks: () => randomChunks(p.seed, name, inDim, outDim, gain / Math.sqrt(inDim), 0, type, p.q4kSearch) });
+    tensors.push({
+      name,
+      dims: [inDim, outDim],
+      type: GGML[type],
+      chunks: () => randomChunks(p.seed, name, inDim, outDim, gain / Math.sqrt(inDim), 0, type, p.q4kSearch),
+    });
   };
   const norm = (name: string, n: number) => vector(name, n, 0.05, 1);
 
@@ -261,8 +296,16 @@ function tinyPlan(opts: TinyModelOptions): ModelPlan {
   const d = resolveTinyDims(opts);
   const isQwen = d.arch !== "llama";
   return {
-    ...d, name: `ClawRL tiny ${d.arch}`, rmsEps: isQwen ? 1e-6 : 1e-5, ropeBase: isQwen ? 1_000_000 : 10_000,
-    headDimKeys: d.arch === "qwen3", qkvBias: d.arch === "qwen2", qkNorm: d.arch === "qwen3", vocab: VOCAB(), tied: false, q4kSearch: true,
+    ...d,
+    name: `ClawRL tiny ${d.arch}`,
+    rmsEps: isQwen ? 1e-6 : 1e-5,
+    ropeBase: isQwen ? 1_000_000 : 10_000,
+    headDimKeys: d.arch === "qwen3",
+    qkvBias: d.arch === "qwen2",
+    qkNorm: d.arch === "qwen3",
+    vocab: VOCAB(),
+    tied: false,
+    q4kSearch: true,
   };
 }
 
@@ -328,8 +371,18 @@ export function resolveShapeDims(opts: ShapeModelOptions): ShapeDims {
     throw new TinyModelError(`context must be an integer between ${SHAPE_LIMITS.context.min} and ${SHAPE_LIMITS.context.max}, got ${contextLength}`);
   }
   return {
-    arch: shape.arch, type, seed, layers, dim: shape.dim, heads: shape.heads, kvHeads: shape.kvHeads, headDim: shape.headDim,
-    ffn: shape.ffn, vocab: shape.vocab, contextLength, shape,
+    arch: shape.arch,
+    type,
+    seed,
+    layers,
+    dim: shape.dim,
+    heads: shape.heads,
+    kvHeads: shape.kvHeads,
+    headDim: shape.headDim,
+    ffn: shape.ffn,
+    vocab: shape.vocab,
+    contextLength,
+    shape,
   };
 }
 
@@ -370,9 +423,17 @@ export function buildShapeModel(opts: ShapeModelOptions): ShapeModel {
   const d = resolveShapeDims(opts);
   const s = d.shape;
   const plan: ModelPlan = {
-    ...d, name: `ClawRL random-weight ${s.name} shape`, rmsEps: s.rmsEps, ropeBase: s.ropeBase, headDimKeys: true,
-    qkvBias: s.qkvBias, qkNorm: s.qkNorm, vocab: paddedVocab(s.vocab), tied: s.tiedOutput,
-    ropeFreqs: s.ropeScaling ? llama3RopeFactors(s.headDim, s.ropeBase, s.ropeScaling) : undefined, q4kSearch: false,
+    ...d,
+    name: `ClawRL random-weight ${s.name} shape`,
+    rmsEps: s.rmsEps,
+    ropeBase: s.ropeBase,
+    headDimKeys: true,
+    qkvBias: s.qkvBias,
+    qkNorm: s.qkNorm,
+    vocab: paddedVocab(s.vocab),
+    tied: s.tiedOutput,
+    ropeFreqs: s.ropeScaling ? llama3RopeFactors(s.headDim, s.ropeBase, s.ropeScaling) : undefined,
+    q4kSearch: false,
   };
   const { tensors, fallbacks } = planTensors(plan);
   return { dims: d, spec: { metadata: planMetadata(plan), tensors }, fallbacks };

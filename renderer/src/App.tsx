@@ -118,7 +118,10 @@ function Shell() {
                   e.preventDefault();
                   setLeaving(p.id);
                 }}
-                aria-current={p.id === page ? "page" : undefined} className={p.id === page ? "active" : undefined} title={p.label}>
+                aria-current={p.id === page ? "page" : undefined}
+                className={p.id === page ? "active" : undefined}
+                title={p.label}
+              >
                 <span className="nav-icon">
                   <p.Icon />
                 </span>
@@ -134,7 +137,12 @@ function Shell() {
               {connected ? (status ? `${adapterLabel(status.adapter)} · ${describeTraining(status.training).toLowerCase()}` : "connected") : "offline"}
             </span>
           </div>
-          <button type="button" className="link theme-toggle" onClick={toggleTheme} aria-label={theme === "dark" ? "Switch to light theme" : "Switch to dark theme"}>
+          <button
+            type="button"
+            className="link theme-toggle"
+            onClick={toggleTheme}
+            aria-label={theme === "dark" ? "Switch to light theme" : "Switch to dark theme"}
+          >
             {theme === "dark" ? <SunIcon /> : <MoonIcon />}
             <span className="nav-label">{theme === "dark" ? "Light theme" : "Dark theme"}</span>
           </button>

@@ -27,19 +27,38 @@ const NM = path.join(srcRoot, "node_modules");
  * package.json "dependencies" entry (bench/server-vs-direct.ts starts a real core: fastify,
  * lowdb, undici, the MCP SDK, ...), and `openai`, the devDependency its client child imports.
  */
-const ROOTS = [...new Set([
-  "tsx", "zod", "node-llama-cpp", "@node-llama-cpp/linux-x64", "@node-llama-cpp/linux-x64-vulkan",
-  "@tensorflow/tfjs-core", "@tensorflow/tfjs-backend-cpu", "@tensorflow/tfjs-backend-wasm",
-  "@tensorflow/tfjs-backend-webgpu", "webgpu", "seedrandom", "long",
-  ...Object.keys(JSON.parse(fs.readFileSync(path.join(srcRoot, "package.json"), "utf8")).dependencies ?? {}),
-  "openai",
-])];
+const ROOTS = [
+  ...new Set([
+    "tsx",
+    "zod",
+    "node-llama-cpp",
+    "@node-llama-cpp/linux-x64",
+    "@node-llama-cpp/linux-x64-vulkan",
+    "@tensorflow/tfjs-core",
+    "@tensorflow/tfjs-backend-cpu",
+    "@tensorflow/tfjs-backend-wasm",
+    "@tensorflow/tfjs-backend-webgpu",
+    "webgpu",
+    "seedrandom",
+    "long",
+    ...Object.keys(JSON.parse(fs.readFileSync(path.join(srcRoot, "package.json"), "utf8")).dependencies ?? {}),
+    "openai",
+  ]),
+];
 /** Optional dependencies never taken (other platforms, CUDA). */
 const SKIP = new Set([
-  "fsevents", "@node-llama-cpp/linux-arm64", "@node-llama-cpp/linux-armv7l", "@node-llama-cpp/linux-x64-cuda",
-  "@node-llama-cpp/linux-x64-cuda-ext", "@node-llama-cpp/mac-arm64-metal", "@node-llama-cpp/mac-x64",
-  "@node-llama-cpp/win-arm64", "@node-llama-cpp/win-x64", "@node-llama-cpp/win-x64-cuda",
-  "@node-llama-cpp/win-x64-cuda-ext", "@node-llama-cpp/win-x64-vulkan",
+  "fsevents",
+  "@node-llama-cpp/linux-arm64",
+  "@node-llama-cpp/linux-armv7l",
+  "@node-llama-cpp/linux-x64-cuda",
+  "@node-llama-cpp/linux-x64-cuda-ext",
+  "@node-llama-cpp/mac-arm64-metal",
+  "@node-llama-cpp/mac-x64",
+  "@node-llama-cpp/win-arm64",
+  "@node-llama-cpp/win-x64",
+  "@node-llama-cpp/win-x64-cuda",
+  "@node-llama-cpp/win-x64-cuda-ext",
+  "@node-llama-cpp/win-x64-vulkan",
 ]);
 
 /** Node's lookup: DIR/node_modules/NAME, then each parent's. */

@@ -22,20 +22,35 @@ const m = (tr ?? inf)?.machine;
 if (m) {
   // Each report probed its own routes (--only): cuda and vulkan from inference, webgpu from training.
   const route = (name) => (name === "webgpu" ? (tr ?? inf) : (inf ?? tr)).machine.gpus.find((g) => g.route === name);
-  console.log(`machine: ${m.cpuModel}, ${m.cores} cores; ${["cuda", "vulkan", "webgpu"].map(route).filter(Boolean).map((g) => `${g.route}: ${g.status}${g.devices?.length ? ` [${g.devices.join(", ")}]` : ""}${g.reason ? ` (${g.reason})` : ""}`).join("; ")}`);
+  console.log(
+    `machine: ${m.cpuModel}, ${m.cores} cores; ${["cuda", "vulkan", "webgpu"]
+      .map(route)
+      .filter(Boolean)
+      .map((g) => `${g.route}: ${g.status}${g.devices?.length ? ` [${g.devices.join(", ")}]` : ""}${g.reason ? ` (${g.reason})` : ""}`)
+      .join("; ")}`,
+  );
 }
 if (inf) {
   console.log("inference (node-llama-cpp):");
   for (const r of inf.inference.rows) {
     if (r.runs.length === 0) console.log(`  ${r.backend}: ${r.status}${r.reason ? ` (${r.reason})` : ""}`);
-    for (const run of r.runs) console.log(`  ${r.backend} ${run.model}: prefill ${f(run.promptTokensPerSecond)} tok/s, decode ${f(run.decodeTokensPerSecond)} tok/s, layers on GPU ${run.gpuLayers}/${run.totalLayers ?? "?"}, load ${f(run.loadSeconds)} s, threads ${run.threads ?? "-"}`);
+    for (const run of r.runs)
+      console.log(
+        `  ${r.backend} ${run.model}: prefill ${f(run.promptTokensPerSecond)} tok/s, decode ${f(run.decodeTokensPerSecond)} tok/s, layers on GPU ${run.gpuLayers}/${run.totalLayers ?? "?"}, load ${f(run.loadSeconds)} s, threads ${run.threads ?? "-"}`,
+      );
   }
   console.log(`  app's pick: ${inf.inference.pick.backend} (${inf.inference.pick.why})`);
 } else console.log("inference: no report");
 if (tr) {
   console.log("training (trainer backends, f32 matMul):");
-  for (const r of tr.training.rows) console.log(`  ${r.backend}: ${r.status}${r.device ? ` on ${r.device}` : ""}${r.matmul.length ? ` ${r.matmul.map((x) => `${x.n}² ${x.gflops === null ? "left out" : `${f(x.gflops)} GFLOP/s`}`).join(", ")}` : ""}${r.reason ? ` (${r.reason})` : ""}`);
+  for (const r of tr.training.rows)
+    console.log(
+      `  ${r.backend}: ${r.status}${r.device ? ` on ${r.device}` : ""}${r.matmul.length ? ` ${r.matmul.map((x) => `${x.n}² ${x.gflops === null ? "left out" : `${f(x.gflops)} GFLOP/s`}`).join(", ")}` : ""}${r.reason ? ` (${r.reason})` : ""}`,
+    );
   const t = tr.training.train;
-  if (t) console.log(`  LoRA step on ${t.backend} (${t.device}), ${t.shape} ${t.batch}x${t.context}: ${f(t.stepSeconds, 2)} s/step (best of ${t.steps}), ${f(t.trainedTokensPerSecond)} trained tok/s, ${f(t.gflops)} GFLOP/s = ${f((t.fractionOfPeak ?? NaN) * 100)}% of its matMul peak, load ${f(t.loadSeconds)} s, placement ${t.placement}`);
+  if (t)
+    console.log(
+      `  LoRA step on ${t.backend} (${t.device}), ${t.shape} ${t.batch}x${t.context}: ${f(t.stepSeconds, 2)} s/step (best of ${t.steps}), ${f(t.trainedTokensPerSecond)} trained tok/s, ${f(t.gflops)} GFLOP/s = ${f((t.fractionOfPeak ?? NaN) * 100)}% of its matMul peak, load ${f(t.loadSeconds)} s, placement ${t.placement}`,
+    );
   else console.log(`  LoRA step: none (${tr.training.trainReason})`);
 } else console.log("training: no report");

@@ -31,7 +31,10 @@ describe("app API", () => {
   let core: RunningCore;
   let auth: Record<string, string>;
   const api = (path: string, init: RequestInit = {}) =>
-    fetch(`${core.url}${path}`, { ...init, headers: { ...auth, ...(init.body ? { "content-type": "application/json" } : {}), ...(init.headers as Record<string, string>) } });
+    fetch(`${core.url}${path}`, {
+      ...init,
+      headers: { ...auth, ...(init.body ? { "content-type": "application/json" } : {}), ...(init.headers as Record<string, string>) },
+    });
 
   /** A completed turn through the rollout, as the /v1 route records it. */
   function turn(sessionId: string, messages: Array<{ role: "user" | "assistant"; content: string }>, answer: string) {
@@ -48,13 +51,24 @@ describe("app API", () => {
 
   it("lists sessions and shows one with its turns and next states", async () => {
     const t1 = turn("conv-1", [{ role: "user", content: "hi" }], "Hello!");
-    turn("conv-1", [{ role: "user", content: "hi" }, { role: "assistant", content: "Hello!" }, { role: "user", content: "how are you" }], "Fine.");
+    turn(
+      "conv-1",
+      [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: "Hello!" },
+        { role: "user", content: "how are you" },
+      ],
+      "Fine.",
+    );
     const list = await json(await api("/api/sessions"));
     const s = list.sessions.find((x: { id: string }) => x.id === "conv-1");
     assert.deepEqual([s.turnCount, s.mainTurnCount, s.title, s.closed], [2, 2, "hi", false]);
     const detail = await json(await api("/api/sessions/conv-1"));
     assert.equal(detail.session.id, "conv-1");
-    assert.deepEqual(detail.turns.map((t: { text: string }) => t.text), ["Hello!", "Fine."]);
+    assert.deepEqual(
+      detail.turns.map((t: { text: string }) => t.text),
+      ["Hello!", "Fine."],
+    );
     assert.equal(detail.turns[0].turnId, t1.turnId);
     assert.deepEqual(detail.turns[0].nextState, [{ role: "user", content: "how are you" }]);
     assert.equal(detail.turns[0].promptTokens, undefined);
@@ -119,9 +133,18 @@ describe("app API", () => {
     const own = { systemPrompt: "Answer in French.", temperature: 0.2, topP: 0.9, maxTokens: 300, toolSteps: 3 };
     let c = await startCore({ dataDir, port: 0 });
     const call = (path: string, body?: unknown) =>
-      fetch(`${c.url}${path}`, { method: body === undefined ? "GET" : "PATCH", headers: { authorization: `Bearer ${c.token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+      fetch(`${c.url}${path}`, {
+        method: body === undefined ? "GET" : "PATCH",
+        headers: { authorization: `Bearer ${c.token}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     const record = (content: string) => {
-      const ctx = c.rollout.beginTurn({ headers: { "x-session-id": "conv-gen", "x-turn-type": "main" }, bodyFields: {}, fromUi: true, messages: [{ role: "user", content }] });
+      const ctx = c.rollout.beginTurn({
+        headers: { "x-session-id": "conv-gen", "x-turn-type": "main" },
+        bodyFields: {},
+        fromUi: true,
+        messages: [{ role: "user", content }],
+      });
       c.rollout.completeTurn(ctx, result("ok"));
     };
     try {
@@ -150,7 +173,10 @@ describe("app API", () => {
   it("reads and changes settings, refusing bad values with the field named", async () => {
     const s = await json(await api("/api/settings"));
     assert.deepEqual([s.learningMethod, s.batchSize, s.judgeVotes, s.sessionIdleMinutes, s.outsideDefaultTurnType], ["combined", 16, 3, 30, "side"]);
-    let r = await api("/api/settings", { method: "PATCH", body: JSON.stringify({ batchSize: 8, judgeSource: { kind: "endpoint", baseUrl: "http://127.0.0.1:9/v1", model: "judge" } }) });
+    let r = await api("/api/settings", {
+      method: "PATCH",
+      body: JSON.stringify({ batchSize: 8, judgeSource: { kind: "endpoint", baseUrl: "http://127.0.0.1:9/v1", model: "judge" } }),
+    });
     assert.equal(r.status, 200);
     const changed = await json(r);
     assert.deepEqual([changed.batchSize, changed.judgeSource.kind, changed.learningMethod], [8, "endpoint", "combined"]);
@@ -211,7 +237,10 @@ describe("app API wiring", () => {
     const base = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}`;
     try {
       const status = await json(await fetch(`${base}/api/status`, { headers: { authorization: `Bearer ${"t".repeat(24)}` } }));
-      assert.deepEqual([status.model.id, status.backend, status.adapter, status.contextSize, status.training.state], ["tiny-qwen2", "cpu", "v2", 32768, "idle"]);
+      assert.deepEqual(
+        [status.model.id, status.backend, status.adapter, status.contextSize, status.training.state],
+        ["tiny-qwen2", "cpu", "v2", 32768, "idle"],
+      );
       const res = await fetch(`${base}/api/events?token=${"t".repeat(24)}`);
       const text = await readSseUntil(res, (s) => (s.match(/: keep-alive\n\n/g) ?? []).length >= 2);
       assert.match(text, /^retry: \d+\n: connected\n\n/);

@@ -47,14 +47,23 @@ describe("conversation capture through /v1 and the app API", () => {
     const s = list.body.sessions.find((x: { id: string }) => x.id === t1.sessionId);
     assert.deepEqual([s.turnCount, s.mainTurnCount, s.source], [2, 2, "outside"]);
     const detail = await api(`/api/sessions/${t1.sessionId}`);
-    assert.deepEqual(detail.body.turns.map((t: { turnId: string; type: string }) => [t.turnId, t.type]), [[t1.turnId, "main"], [t2.turnId, "main"]]);
+    assert.deepEqual(
+      detail.body.turns.map((t: { turnId: string; type: string }) => [t.turnId, t.type]),
+      [
+        [t1.turnId, "main"],
+        [t2.turnId, "main"],
+      ],
+    );
     assert.deepEqual(detail.body.turns[0].nextState, [{ role: "user", content: "Tell me a short story." }]);
     assert.equal(detail.body.turns[0].text, (t1.answer as { content: string }).content);
 
     const fb = await callApi(core, "POST", "/api/feedback", { turnId: t2.turnId, thumbs: "down", hint: "Make the story about a cat." });
     assert.equal(fb.status, 200);
     const after = await api(`/api/sessions/${t1.sessionId}`);
-    assert.deepEqual([after.body.turns[1].feedback.thumbs, after.body.turns[1].feedback.hint, after.body.turns[1].reward], ["down", "Make the story about a cat.", -1]);
+    assert.deepEqual(
+      [after.body.turns[1].feedback.thumbs, after.body.turns[1].feedback.hint, after.body.turns[1].reward],
+      ["down", "Make the story about a cat.", -1],
+    );
 
     // The learning loop's trigger went out on the bus, and SSE carried it.
     const reader = events.body!.getReader();
@@ -78,7 +87,10 @@ describe("conversation capture through /v1 and the app API", () => {
     const side = await streamTurn([{ role: "user", content: "Summarise: hi" }], { "X-Session-Id": "plugin-session-1", "X-Turn-Type": "side" });
     const b = await streamTurn([{ role: "user", content: "hi" }, a.answer, { role: "user", content: "bye" }], { ...h, "X-Session-Done": "1" });
     const detail = await api("/api/sessions/plugin-session-1");
-    assert.deepEqual(detail.body.turns.map((t: { type: string }) => t.type), ["main", "side", "main"]);
+    assert.deepEqual(
+      detail.body.turns.map((t: { type: string }) => t.type),
+      ["main", "side", "main"],
+    );
     assert.deepEqual(detail.body.turns[0].nextState, [{ role: "user", content: "bye" }]);
     assert.equal(detail.body.turns[1].turnId, side.turnId);
     assert.equal(detail.body.turns[2].turnId, b.turnId);

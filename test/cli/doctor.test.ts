@@ -44,7 +44,10 @@ test("a probe child that aborts or hangs is a failed row, and doctor finishes", 
   // The sections not asked for are rows that say so; the verdicts are still there.
   assert.ok(report.inference.rows.filter((r) => ["cuda", "vulkan", "cpu"].includes(r.backend)).every((r) => r.status === "skipped"));
   assert.ok(report.meaning.lines.length >= 3);
-  assert.ok(lines.some((l) => l.startsWith("training.simulated: failed")), lines.join("\n"));
+  assert.ok(
+    lines.some((l) => l.startsWith("training.simulated: failed")),
+    lines.join("\n"),
+  );
 });
 
 test("clawrl doctor --quick --json: the report validates, every backend has a row, the CPU rows have figures", { timeout: 420_000 }, async () => {

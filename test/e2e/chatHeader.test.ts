@@ -28,7 +28,14 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
   before(async () => {
     ensureRendererBuilt();
     tiny = await tinyModel({ arch: "qwen2", seed: 5 });
-    core = await startCore({ port: 0, dataDir: tempDir("clawrl-header-"), token, model: storiesModelPath(), training: false, engine: { threads: 1, sequences: 1, backend: "cpu" } });
+    core = await startCore({
+      port: 0,
+      dataDir: tempDir("clawrl-header-"),
+      token,
+      model: storiesModelPath(),
+      training: false,
+      engine: { threads: 1, sequences: 1, backend: "cpu" },
+    });
     core.models.registry.importFile(storiesModelPath());
     core.models.registry.importFile(tiny);
     browser = await launchBrowser();
@@ -87,12 +94,16 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
   test("a chat's own settings are kept with it by the core: another browser opens the chat with them", async () => {
     const own = { systemPrompt: "You are a terse storyteller.", temperature: 0.7, topP: 0.95, maxTokens: 7, toolSteps: 8 };
     // Saved once the core has recorded the new chat's first turn.
-    for (let i = 0; i < 100 && (await callApi(core, "GET", `/api/sessions/${ownChat}`)).body.session.generation === undefined; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && (await callApi(core, "GET", `/api/sessions/${ownChat}`)).body.session.generation === undefined; i++)
+      await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual((await callApi(core, "GET", `/api/sessions/${ownChat}`)).body.session.generation, own);
     const other = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage(); // no storage of its own
     try {
       await other.goto(signInUrl(core.url, token));
-      await other.getByRole("button", { name: /Once upon a time/ }).first().click();
+      await other
+        .getByRole("button", { name: /Once upon a time/ })
+        .first()
+        .click();
       await other.locator(".msg.assistant").first().waitFor();
       await other.getByRole("button", { name: "Chat settings" }).click();
       const panel = other.getByRole("region", { name: "Chat settings" });
@@ -101,7 +112,8 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
       await panel.getByText("This chat has its own settings.").waitFor();
       // Back to the defaults: stored as such (null clears it).
       await panel.getByRole("button", { name: "Use the defaults" }).click();
-      for (let i = 0; i < 100 && (await callApi(core, "GET", `/api/sessions/${ownChat}`)).body.session.generation !== undefined; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 100 && (await callApi(core, "GET", `/api/sessions/${ownChat}`)).body.session.generation !== undefined; i++)
+        await new Promise((r) => setTimeout(r, 100));
       assert.equal((await callApi(core, "GET", `/api/sessions/${ownChat}`)).body.session.generation, undefined);
       await panel.getByText("This chat uses the defaults from Settings.").waitFor();
     } finally {
@@ -114,7 +126,10 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
     const served = path.basename(tiny, ".gguf");
     const picker = page.getByRole("combobox", { name: "Model" });
     await picker.selectOption(tinyId);
-    await page.getByRole("status").filter({ hasText: /Switching to/ }).waitFor();
+    await page
+      .getByRole("status")
+      .filter({ hasText: /Switching to/ })
+      .waitFor();
     await screenshot(page, "chat-header-switching");
     // Done when the picker is usable again and shows the new model.
     await page.locator(".model-select:not([disabled])").waitFor({ timeout: 120_000 });
@@ -127,7 +142,11 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
     await page.locator(".msg.assistant").nth(1).locator(".tag").waitFor();
     await answerDone();
     assert.equal(((await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "").trim(), `${served} · No adapter`);
-    assert.equal(((await page.locator(".msg.assistant .answer-source").first().textContent()) ?? "").trim(), "stories260K · No adapter", "the earlier answer keeps its model");
+    assert.equal(
+      ((await page.locator(".msg.assistant .answer-source").first().textContent()) ?? "").trim(),
+      "stories260K · No adapter",
+      "the earlier answer keeps its model",
+    );
     await screenshot(page, "chat-header-switched");
   });
 
@@ -203,6 +222,9 @@ describe("chat header, generation settings, deep links, layout", { skip: browser
 
   test("no errors in the console", () => {
     // The browser's own line for each failed load says no more than the status: the 404 lines above name the paths.
-    assert.deepEqual(problems.filter((p) => !/^Failed to load resource/.test(p)), []);
+    assert.deepEqual(
+      problems.filter((p) => !/^Failed to load resource/.test(p)),
+      [],
+    );
   });
 });

@@ -12,7 +12,7 @@ import { tempDir } from "../helpers/cli.js";
 
 const answer = [
   "## Plan\n\nHere is **bold** text and a list:\n\n- one\n- two\n\n",
-  "```ts\nconst x: number = 42; // the answer\nfunction f() { return \"hi\"; }\n```\n\n",
+  '```ts\nconst x: number = 42; // the answer\nfunction f() { return "hi"; }\n```\n\n',
   'Raw markup stays text: <script>window.__pwned = 1</script> <img src="x" onerror="window.__pwned = 2">\n\n',
   "| a | b |\n|---|---|\n| 1 | 2 |\n",
 ];
@@ -21,8 +21,14 @@ const answer = [
 let scripted = answer;
 
 function sseBody(chunks: string[]): string {
-  const lines = chunks.map((c, i) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "tiny-test", choices: [{ index: 0, delta: i === 0 ? { role: "assistant", content: c } : { content: c }, finish_reason: null }] })}\n\n`);
-  return lines.join("") + `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "tiny-test", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`;
+  const lines = chunks.map(
+    (c, i) =>
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "tiny-test", choices: [{ index: 0, delta: i === 0 ? { role: "assistant", content: c } : { content: c }, finish_reason: null }] })}\n\n`,
+  );
+  return (
+    lines.join("") +
+    `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "tiny-test", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`
+  );
 }
 
 describe("chat rendering in headless Chromium", { skip: browserMissing() ?? false, timeout: 300_000 }, () => {
@@ -38,7 +44,13 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
     requests.push({ headers: r.request().headers(), body: r.request().postDataJSON() });
     await r.fulfill({
       status: 200,
-      headers: { "content-type": "text/event-stream", "x-clawrl-session-id": "s-render", "x-clawrl-turn-id": `t-render-${requests.length}`, "x-clawrl-adapter": "3", "access-control-expose-headers": "*" },
+      headers: {
+        "content-type": "text/event-stream",
+        "x-clawrl-session-id": "s-render",
+        "x-clawrl-turn-id": `t-render-${requests.length}`,
+        "x-clawrl-adapter": "3",
+        "access-control-expose-headers": "*",
+      },
       body: sseBody(scripted),
     });
   };
@@ -64,9 +76,17 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
       }),
     );
     await page.route("**/api/sessions", (r) =>
-      r.fulfill({ json: { sessions: requests.length ? [{ id: "s-render", title: "Show me some code", lastActivityAt: new Date().toISOString(), turnCount: requests.length, source: "ui" }] : [] } }),
+      r.fulfill({
+        json: {
+          sessions: requests.length
+            ? [{ id: "s-render", title: "Show me some code", lastActivityAt: new Date().toISOString(), turnCount: requests.length, source: "ui" }]
+            : [],
+        },
+      }),
     );
-    await page.route("**/api/sessions/s-render", (r) => (r.request().method() === "PATCH" ? r.fulfill({ json: { session: { id: "s-render", title: "Show me some code" } } }) : r.continue()));
+    await page.route("**/api/sessions/s-render", (r) =>
+      r.request().method() === "PATCH" ? r.fulfill({ json: { session: { id: "s-render", title: "Show me some code" } } }) : r.continue(),
+    );
     await page.route("**/v1/models", (r) => r.fulfill({ json: { object: "list", data: [{ id: "tiny-test", object: "model" }] } }));
     await page.route("**/v1/chat/completions", scriptedAnswer);
   });
@@ -98,7 +118,11 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
     assert.equal(requests[0].headers["x-clawrl-client"], "ui");
     assert.equal(requests[0].body.stream, true);
     assert.deepEqual(requests[0].body.messages, [{ role: "user", content: "Show me some code" }]);
-    assert.match((await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "", /^tiny-test · Adapter 3$/, "the model (the chunks' model) and the adapter that wrote it");
+    assert.match(
+      (await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "",
+      /^tiny-test · Adapter 3$/,
+      "the model (the chunks' model) and the adapter that wrote it",
+    );
     await screenshot(page, "chat-markdown");
   });
 
@@ -155,7 +179,11 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
       const box = page.getByRole("textbox", { name: "Message" });
       await box.fill("Talk forever");
       await box.press("Enter");
-      await page.locator(".msg.assistant").last().getByText(/word word word/).waitFor();
+      await page
+        .locator(".msg.assistant")
+        .last()
+        .getByText(/word word word/)
+        .waitFor();
       await page.keyboard.press("Escape");
       await page.getByRole("button", { name: "Send" }).waitFor();
       const last = page.locator(".msg.assistant").last();
@@ -175,11 +203,19 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
   });
 
   test("a thinking model's thought is collapsed, math is typeset, long words wrap, an empty answer says so (issue 32)", async () => {
-    const fits = (sel: string) => page.locator(sel).last().evaluate((el) => el.scrollWidth <= el.clientWidth + 1);
+    const fits = (sel: string) =>
+      page
+        .locator(sel)
+        .last()
+        .evaluate((el) => el.scrollWidth <= el.clientWidth + 1);
     // The Esc test above pointed the route elsewhere: script the answers again.
     await page.unroute("**/v1/chat/completions");
     await page.route("**/v1/chat/completions", scriptedAnswer);
-    scripted = ["<think>The user wants the area.\nUse pi r squared.</think>\n\nThe area is $\\pi r^2$, and\n\n", "$$\n\\int_0^1 x\\,dx = \\tfrac12\n$$\n\n", `See ${"x".repeat(400)}`];
+    scripted = [
+      "<think>The user wants the area.\nUse pi r squared.</think>\n\nThe area is $\\pi r^2$, and\n\n",
+      "$$\n\\int_0^1 x\\,dx = \\tfrac12\n$$\n\n",
+      `See ${"x".repeat(400)}`,
+    ];
     const box = page.getByRole("textbox", { name: "Message" });
     await box.fill("Area of a circle?");
     await box.press("Enter");

@@ -65,7 +65,9 @@ describe("drift from the base model and rollbacks on the Training and Checkpoint
     core = await startCore({ port: 0, dataDir: tempDir("clawrl-drift-"), token });
     browser = await launchBrowser();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    await page.route("**/api/checkpoints", (r) => r.fulfill({ json: { checkpoints: checkpoints.map((c) => ({ ...c, active: c.n === active })).reverse(), active: `ckpt-${active}` } }));
+    await page.route("**/api/checkpoints", (r) =>
+      r.fulfill({ json: { checkpoints: checkpoints.map((c) => ({ ...c, active: c.n === active })).reverse(), active: `ckpt-${active}` } }),
+    );
     await page.route("**/api/training", (r) =>
       r.fulfill({
         json: {
@@ -128,7 +130,9 @@ describe("drift from the base model and rollbacks on the Training and Checkpoint
 
   test("Training: drift over time against the budget, the rollback notice, the watch on the new checkpoint", async () => {
     await page.getByRole("link", { name: "Training" }).click();
-    const chart = page.getByRole("figure").filter({ has: page.getByRole("img", { name: "Distance from the original model (drift: KL to the base model) over time" }) });
+    const chart = page
+      .getByRole("figure")
+      .filter({ has: page.getByRole("img", { name: "Distance from the original model (drift: KL to the base model) over time" }) });
     await chart.waitFor();
     // Recent prompts (solid, a point per candidate) and held-back turns (dashed), the budget as a limit line.
     assert.equal(await chart.locator("svg path").count(), 2);
@@ -137,8 +141,14 @@ describe("drift from the base model and rollbacks on the Training and Checkpoint
     assert.match((await chart.locator("figcaption").textContent()) ?? "", /Distance from the original model \(drift: KL to the base model\)0\.36/);
     assert.match((await chart.locator(".chart-legend").textContent()) ?? "", /recent prompts.*conversations kept aside/);
     const notice = page.getByRole("status", { name: "Rolled back" });
-    assert.match((await notice.textContent()) ?? "", /^Rolled back ckpt-9 to ckpt-7 by itself \(.*\): its answers were rated worse than checkpoint 7's: mean reward −0\.60/);
-    assert.match((await page.getByLabel("Watch on the served adapter").textContent()) ?? "", /Watching ckpt-10 against ckpt-7: 5 rated turns so far \(mean reward \+0\.60 vs \+0\.45\)/);
+    assert.match(
+      (await notice.textContent()) ?? "",
+      /^Rolled back ckpt-9 to ckpt-7 by itself \(.*\): its answers were rated worse than checkpoint 7's: mean reward −0\.60/,
+    );
+    assert.match(
+      (await page.getByLabel("Watch on the served adapter").textContent()) ?? "",
+      /Watching ckpt-10 against ckpt-7: 5 rated turns so far \(mean reward \+0\.60 vs \+0\.45\)/,
+    );
     await page.getByRole("img", { name: "Gate verdicts: 8 published of 10" }).waitFor();
     assert.equal(await page.locator(".verdicts .verdict.reverted").count(), 1);
     await screenshot(page, "training-drift");
@@ -152,7 +162,14 @@ describe("drift from the base model and rollbacks on the Training and Checkpoint
     assert.match((await row.locator(".revert-reason").textContent()) ?? "", /rated worse than checkpoint 7's/);
     // Back or forward depends on what the (real, model-less) core says serves: either way, the button.
     assert.equal(await row.getByRole("button", { name: /^Roll (back|forward)$/ }).isDisabled(), false);
-    assert.equal(await page.locator("tbody tr").filter({ hasText: "ckpt-8" }).getByRole("button", { name: /^Roll (back|forward)$/ }).isDisabled(), true);
+    assert.equal(
+      await page
+        .locator("tbody tr")
+        .filter({ hasText: "ckpt-8" })
+        .getByRole("button", { name: /^Roll (back|forward)$/ })
+        .isDisabled(),
+      true,
+    );
     await screenshot(page, "checkpoints-reverted");
   });
 });

@@ -78,7 +78,10 @@ describe("Checkpoints: Import adapter…", { skip: browserMissing() ?? false, ti
 
   test("an adapter for another model is refused with the reason; nothing changes", async () => {
     const dialog = await importPath(foreign);
-    await dialog.getByRole("alert").getByText(/Not imported: .*the adapter is for architecture 'llama', the served model is 'qwen2'/).waitFor({ timeout: 60_000 });
+    await dialog
+      .getByRole("alert")
+      .getByText(/Not imported: .*the adapter is for architecture 'llama', the served model is 'qwen2'/)
+      .waitFor({ timeout: 60_000 });
     await screenshot(page, "import-adapter-refused");
     await dialog.getByRole("button", { name: "Cancel" }).click();
     await dialog.waitFor({ state: "detached" });
@@ -88,7 +91,9 @@ describe("Checkpoints: Import adapter…", { skip: browserMissing() ?? false, ti
 
   test("an adapter that moves the model too far is kept as rejected; the served one stays", async () => {
     const dialog = await importPath(big);
-    await dialog.getByText(/Imported as ckpt-2, but the publish gate rejected it: KL to the serving adapter .* is above the bound/).waitFor({ timeout: 120_000 });
+    await dialog
+      .getByText(/Imported as ckpt-2, but the publish gate rejected it: KL to the serving adapter .* is above the bound/)
+      .waitFor({ timeout: 120_000 });
     await screenshot(page, "import-adapter-rejected");
     await dialog.getByRole("button", { name: "Close" }).click();
     const top = page.locator("tbody tr").first();

@@ -40,7 +40,13 @@ const checkpoints = [1, 2, 3, 4].map((n) => ({
 /** Checkpoints the page lists beside those (one test adds some trained on another model). */
 let moreCheckpoints: CheckpointView[] = [];
 /** The learner's phase both /api/status and /api/training report: step 4 of 8 under way, 45% of the run done. */
-const trainingRun: Pick<TrainingStatusView, "state" | "step" | "steps" | "stepSeconds" | "progress"> = { state: "training", step: 3, steps: 8, stepSeconds: 95, progress: { part: "steps", fraction: 0.45, secondsLeft: 470 } };
+const trainingRun: Pick<TrainingStatusView, "state" | "step" | "steps" | "stepSeconds" | "progress"> = {
+  state: "training",
+  step: 3,
+  steps: 8,
+  stepSeconds: 95,
+  progress: { part: "steps", fraction: 0.45, secondsLeft: 470 },
+};
 let trainingNow = trainingRun;
 
 /** A turn as GET /api/training's recentJudged lists it (the store's TurnView). */
@@ -115,19 +121,39 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     await page.route("**/api/status", (r) =>
       r.fulfill({
         json: {
-          model: { id: "qwen2.5-0.5b-instruct-q4_k_m", name: "Qwen2.5 0.5B Instruct", path: "/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", contextSize: 32768, sizeBytes: 491_400_032, quantization: "Q4_K_M" },
+          model: {
+            id: "qwen2.5-0.5b-instruct-q4_k_m",
+            name: "Qwen2.5 0.5B Instruct",
+            path: "/models/qwen2.5-0.5b-instruct-q4_k_m.gguf",
+            contextSize: 32768,
+            sizeBytes: 491_400_032,
+            quantization: "Q4_K_M",
+          },
           backend: "cpu",
           gpu: null,
           adapter: `ckpt-${active}`,
           modelSwitch: null,
-          training: { ...trainingNow, samplesWaiting: 5, judgeQueue: 2, backend: "wasm", device: "CPU", activeCheckpoint: active, lastSwap: { pauseMs: 3, version: `ckpt-${active}`, at: new Date().toISOString() } },
+          training: {
+            ...trainingNow,
+            samplesWaiting: 5,
+            judgeQueue: 2,
+            backend: "wasm",
+            device: "CPU",
+            activeCheckpoint: active,
+            lastSwap: { pauseMs: 3, version: `ckpt-${active}`, at: new Date().toISOString() },
+          },
           sessions: 2,
           turns: 2,
         },
       }),
     );
     await page.route("**/api/checkpoints", (r) =>
-      r.fulfill({ json: { checkpoints: [...checkpoints.map((c) => ({ ...c, active: c.n === active })).reverse(), ...moreCheckpoints], active: `ckpt-${active}` } satisfies CheckpointsReply }),
+      r.fulfill({
+        json: {
+          checkpoints: [...checkpoints.map((c) => ({ ...c, active: c.n === active })).reverse(), ...moreCheckpoints],
+          active: `ckpt-${active}`,
+        } satisfies CheckpointsReply,
+      }),
     );
     await page.route(/\/api\/checkpoints\/\d+\/(activate|pin)$/, async (r) => {
       record(r);
@@ -163,21 +189,67 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
             judgeQueue: 2,
           },
           // The route's history points (no drift figures or fluency recorded for these candidates).
-          history: checkpoints.map((c) => ({ n: c.n, at: c.createdAt, meanReward: c.meanReward, loss: c.loss, kl: c.kl, klToBase: null, klToBaseHeldBack: null, driftBudget: null, fluency: null, fluencyBase: null, verdict: c.verdict, swapPauseMs: c.swapPauseMs })),
+          history: checkpoints.map((c) => ({
+            n: c.n,
+            at: c.createdAt,
+            meanReward: c.meanReward,
+            loss: c.loss,
+            kl: c.kl,
+            klToBase: null,
+            klToBaseHeldBack: null,
+            driftBudget: null,
+            fluency: null,
+            fluencyBase: null,
+            verdict: c.verdict,
+            swapPauseMs: c.swapPauseMs,
+          })),
           recentJudged: [
             judgedTurn("t1", "What is the capital of France?", "Paris is the capital of France.", {
-              judge: { time: new Date().toISOString(), reward: 1, votes: [{ score: 1, text: "\\boxed{1}" }, { score: 1, text: "\\boxed{1}" }, { score: 0, text: "\\boxed{0}" }], hints: [], representative: null, judge: "base" },
+              judge: {
+                time: new Date().toISOString(),
+                reward: 1,
+                votes: [
+                  { score: 1, text: "\\boxed{1}" },
+                  { score: 1, text: "\\boxed{1}" },
+                  { score: 0, text: "\\boxed{0}" },
+                ],
+                hints: [],
+                representative: null,
+                judge: "base",
+              },
               reward: 1,
               rewardSource: "judge",
             }),
             judgedTurn("t2", "What is 2+2?", "The answer is 5.", {
               feedback: { thumbs: "down", hint: "Show the working.", time: new Date().toISOString() },
-              judge: { time: new Date().toISOString(), reward: -1, votes: [{ score: -1, text: "\\boxed{-1}" }, { score: -1, text: "\\boxed{-1}" }, { score: null, text: "no verdict" }], hints: [], representative: null, judge: "base" },
+              judge: {
+                time: new Date().toISOString(),
+                reward: -1,
+                votes: [
+                  { score: -1, text: "\\boxed{-1}" },
+                  { score: -1, text: "\\boxed{-1}" },
+                  { score: null, text: "no verdict" },
+                ],
+                hints: [],
+                representative: null,
+                judge: "base",
+              },
               reward: -1,
               rewardSource: "thumbs",
             }),
             judgedTurn("t3", "Explain photosynthesis.", "Plants eat light and it is a long story that goes on and on.", {
-              judge: { time: new Date().toISOString(), reward: -1, votes: [{ score: -1, text: "\\boxed{-1}" }, { score: -1, text: "\\boxed{-1}" }, { score: -1, text: "\\boxed{-1}" }], hints: ["Answer in two sentences."], representative: null, judge: "base" },
+              judge: {
+                time: new Date().toISOString(),
+                reward: -1,
+                votes: [
+                  { score: -1, text: "\\boxed{-1}" },
+                  { score: -1, text: "\\boxed{-1}" },
+                  { score: -1, text: "\\boxed{-1}" },
+                ],
+                hints: ["Answer in two sentences."],
+                representative: null,
+                judge: "base",
+              },
               reward: -1,
               rewardSource: "judge",
             }),
@@ -194,7 +266,9 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
         kept.push({ id: "pref-1", text: body.text, source: "judge", status: "active", turnIds: [body.turnId] });
         return r.fulfill({ status: 201, json: { preference: kept[0] } });
       }
-      return r.fulfill({ json: { preferences: kept, deleted: [], block: { enabled: true, outsideClients: true, budget: 256, text: "", tokens: null, ids: [] }, fromJudge: true } });
+      return r.fulfill({
+        json: { preferences: kept, deleted: [], block: { enabled: true, outsideClients: true, budget: 256, text: "", tokens: null, ids: [] }, fromJudge: true },
+      });
     });
     await page.route(/\/api\/training\/(run|pause|resume)$/, (r) => {
       record(r);
@@ -203,14 +277,72 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     await page.route("**/api/models", (r) =>
       r.fulfill({
         json: {
-          active: { id: "qwen2.5-0.5b-instruct-q4_k_m", name: "Qwen2.5 0.5B Instruct", path: "/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", sizeBytes: 491_400_032, quantization: "Q4_K_M", contextSize: 32768, gpuLayers: 25, architecture: "qwen2", trainable: true, training: trains(1024) },
+          active: {
+            id: "qwen2.5-0.5b-instruct-q4_k_m",
+            name: "Qwen2.5 0.5B Instruct",
+            path: "/models/qwen2.5-0.5b-instruct-q4_k_m.gguf",
+            sizeBytes: 491_400_032,
+            quantization: "Q4_K_M",
+            contextSize: 32768,
+            gpuLayers: 25,
+            architecture: "qwen2",
+            trainable: true,
+            training: trains(1024),
+          },
           installed: [
-            { id: "qwen2.5-0.5b-instruct-q4_k_m", path: "/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", origin: "catalog", name: "Qwen2.5 0.5B Instruct", architecture: "qwen2", trainable: true, sizeBytes: 491_400_032, training: trains(1024) },
-            { id: "local:phi-3-mini", path: "/models/phi-3-mini.gguf", origin: "import", name: "Phi 3 mini", architecture: "phi3", trainable: false, sizeBytes: 2_393_231_072, training: { fits: false, backend: "wasm", maxContext: 0, summary: "the trainer does not support architecture phi3 (it supports llama, qwen2, qwen3): serve only", limit: "architecture", weights: null, needDeviceBytes: null, availableDeviceBytes: null, needHostBytes: null, availableHostBytes: null } },
+            {
+              id: "qwen2.5-0.5b-instruct-q4_k_m",
+              path: "/models/qwen2.5-0.5b-instruct-q4_k_m.gguf",
+              origin: "catalog",
+              name: "Qwen2.5 0.5B Instruct",
+              architecture: "qwen2",
+              trainable: true,
+              sizeBytes: 491_400_032,
+              training: trains(1024),
+            },
+            {
+              id: "local:phi-3-mini",
+              path: "/models/phi-3-mini.gguf",
+              origin: "import",
+              name: "Phi 3 mini",
+              architecture: "phi3",
+              trainable: false,
+              sizeBytes: 2_393_231_072,
+              training: {
+                fits: false,
+                backend: "wasm",
+                maxContext: 0,
+                summary: "the trainer does not support architecture phi3 (it supports llama, qwen2, qwen3): serve only",
+                limit: "architecture",
+                weights: null,
+                needDeviceBytes: null,
+                availableDeviceBytes: null,
+                needHostBytes: null,
+                availableHostBytes: null,
+              },
+            },
           ],
           catalog: [
-            { id: "qwen2.5-0.5b-instruct-q4_k_m", name: "Qwen2.5 0.5B Instruct (Q4_K_M)", sizeBytes: 491_400_032, architecture: "qwen2", license: "Apache-2.0", installed: true, serveMemoryBytes: 900_000_000, training: trains(1024) },
-            { id: "qwen3-1.7b-q8_0", name: "Qwen3 1.7B (Q8_0)", sizeBytes: 1_834_426_016, architecture: "qwen3", license: "Apache-2.0", installed: false, download: { state: "downloading", bytes: 734_003_200, total: 1_834_426_016, speed: 12_582_912, etaSeconds: 87 }, training: trains(700) },
+            {
+              id: "qwen2.5-0.5b-instruct-q4_k_m",
+              name: "Qwen2.5 0.5B Instruct (Q4_K_M)",
+              sizeBytes: 491_400_032,
+              architecture: "qwen2",
+              license: "Apache-2.0",
+              installed: true,
+              serveMemoryBytes: 900_000_000,
+              training: trains(1024),
+            },
+            {
+              id: "qwen3-1.7b-q8_0",
+              name: "Qwen3 1.7B (Q8_0)",
+              sizeBytes: 1_834_426_016,
+              architecture: "qwen3",
+              license: "Apache-2.0",
+              installed: false,
+              download: { state: "downloading", bytes: 734_003_200, total: 1_834_426_016, speed: 12_582_912, etaSeconds: 87 },
+              training: trains(700),
+            },
             {
               id: "llama-3.2-3b-instruct",
               name: "Llama 3.2 3B Instruct",
@@ -218,7 +350,18 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
               architecture: "llama",
               license: "Llama 3.2 Community",
               installed: false,
-              training: { fits: false, backend: "wasm", maxContext: 0, summary: "cannot train llama (28 layers, dim 3072, vocab 128256) on wasm: …", limit: "memory", weights: "streamed", needDeviceBytes: 6.5 * 2 ** 30, availableDeviceBytes: 3.4 * 2 ** 30, needHostBytes: 9.1 * 2 ** 30, availableHostBytes: 6 * 2 ** 30 },
+              training: {
+                fits: false,
+                backend: "wasm",
+                maxContext: 0,
+                summary: "cannot train llama (28 layers, dim 3072, vocab 128256) on wasm: …",
+                limit: "memory",
+                weights: "streamed",
+                needDeviceBytes: 6.5 * 2 ** 30,
+                availableDeviceBytes: 3.4 * 2 ** 30,
+                needHostBytes: 9.1 * 2 ** 30,
+                availableHostBytes: 6 * 2 ** 30,
+              },
             },
           ],
           // the rest of the contract's ModelsReply (no recommendation note on this page)
@@ -276,13 +419,24 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
   });
 
   test("Checkpoints trained on another model: a Model column, and Roll back says to serve that model", async () => {
-    moreCheckpoints = [{ ...checkpoints[0], n: 9, version: "ckpt-9", parent: null, pinned: false, model: "qwen3-1.7b-q4_k_m.gguf", forServedModel: false, active: false }];
+    moreCheckpoints = [
+      { ...checkpoints[0], n: 9, version: "ckpt-9", parent: null, pinned: false, model: "qwen3-1.7b-q4_k_m.gguf", forServedModel: false, active: false },
+    ];
     try {
       await page.getByRole("link", { name: "Models" }).click();
       await page.getByRole("link", { name: "Checkpoints" }).click();
       const row = page.locator("tbody tr").filter({ hasText: "ckpt-9" });
       await row.waitFor();
-      assert.deepEqual(await page.locator("thead th").allTextContents(), ["Version", "Time", "Answers", "Rating", "Change", "Safety check", "Model", "Actions"]);
+      assert.deepEqual(await page.locator("thead th").allTextContents(), [
+        "Version",
+        "Time",
+        "Answers",
+        "Rating",
+        "Change",
+        "Safety check",
+        "Model",
+        "Actions",
+      ]);
       assert.equal(await row.locator(".model-cell").getAttribute("title"), "qwen3-1.7b-q4_k_m.gguf");
       assert.match((await row.textContent()) ?? "", /qwen3-1\.7b-q4_k_m/);
       const [scrollW, clientW] = await page.evaluate<[number, number]>('(s => [s.scrollWidth, s.clientWidth])(document.querySelector(".table-scroll"))');
@@ -308,7 +462,10 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     assert.match((await learner.textContent()) ?? "", /Answers ready to learn from5/);
     assert.match((await learner.textContent()) ?? "", /Answers waiting for the judge2/);
     assert.equal(await learner.getByText("Answers ready to learn from").getAttribute("title"), "samples waiting");
-    assert.match((await page.getByLabel("Trainer").textContent()) ?? "", /Training error \(loss\) 0\.61\. The trainer holds 1\.6 GB of memory \(the model and adapter 1\.2 GB\)\./);
+    assert.match(
+      (await page.getByLabel("Trainer").textContent()) ?? "",
+      /Training error \(loss\) 0\.61\. The trainer holds 1\.6 GB of memory \(the model and adapter 1\.2 GB\)\./,
+    );
     // One line per metric, one point per checkpoint; the verdict strip shows 3 of 4 published.
     assert.equal(await page.locator(".chart svg path").count(), 3);
     assert.equal(await page.locator(".chart svg circle").count(), 12);
@@ -321,7 +478,13 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
     const votes = judged.nth(1).getByLabel("2 of 3 judges: bad (2 bad, 1 no verdict)");
     assert.equal(await votes.getAttribute("title"), "Judge votes: −1 −1 no verdict");
     // A judge's hint can be kept as a preference from its row; the user's own hint already is one.
-    assert.equal(await judged.nth(1).getByRole("button", { name: /as a preference/ }).count(), 0);
+    assert.equal(
+      await judged
+        .nth(1)
+        .getByRole("button", { name: /as a preference/ })
+        .count(),
+      0,
+    );
     await judged.nth(2).getByRole("button", { name: "Keep “Answer in two sentences.” as a preference" }).click();
     await judged.nth(2).getByText("Kept as a preference").waitFor();
     assert.deepEqual(calls.find((c) => c.path === "/api/preferences")?.body, { text: "Answer in two sentences.", turnId: "t3" });

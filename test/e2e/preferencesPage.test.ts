@@ -48,7 +48,10 @@ describe("Preferences page", { skip: browserMissing() ?? false, timeout: 300_000
     const box = page.getByRole("textbox", { name: "Message" });
     await box.fill(text);
     await box.press("Enter");
-    await page.locator(".msg.assistant .msg-tools").nth(answers - 1).waitFor({ timeout: 60_000 });
+    await page
+      .locator(".msg.assistant .msg-tools")
+      .nth(answers - 1)
+      .waitFor({ timeout: 60_000 });
     await page.getByRole("button", { name: "Send" }).waitFor();
   }
 
@@ -92,7 +95,10 @@ describe("Preferences page", { skip: browserMissing() ?? false, timeout: 300_000
     await edited.getByText(/You changed it from active to disabled/).waitFor();
     await screenshot(page, "preferences-disabled");
     const list = (await api(core, "GET", "/api/preferences")).json.preferences;
-    assert.deepEqual(list.map((p: { text: string; status: string }) => [p.text, p.status]), [["Always answer in French, briefly.", "disabled"]]);
+    assert.deepEqual(
+      list.map((p: { text: string; status: string }) => [p.text, p.status]),
+      [["Always answer in French, briefly.", "disabled"]],
+    );
 
     await page.getByRole("link", { name: "Chat" }).click();
     await send("And seals?");

@@ -53,7 +53,10 @@ describe("Tools page and the agent loop in headless Chromium", { skip: browserMi
     fs.writeFileSync(path.join(folder, "alpha-notes.txt"), "first file\n");
     fs.writeFileSync(path.join(folder, "beta-plan.md"), "# second file\n");
     fs.mkdirSync(path.join(folder, "gamma-dir"));
-    fs.writeFileSync(path.join(dataDir, "mcp.json"), JSON.stringify({ mcpServers: { files: { command: process.execPath, args: [fsServer, folder] } } }, null, 2));
+    fs.writeFileSync(
+      path.join(dataDir, "mcp.json"),
+      JSON.stringify({ mcpServers: { files: { command: process.execPath, args: [fsServer, folder] } } }, null, 2),
+    );
     const model = await tinyModel({ arch: "qwen2" });
     core = await startCore({ model, port: 0, dataDir, token });
     browser = await launchBrowser();
@@ -72,7 +75,14 @@ describe("Tools page and the agent loop in headless Chromium", { skip: browserMi
       // The first step of an answer (the user spoke last): the call a model would choose.
       if (body.tools?.some((t) => t.function.name === TOOL) && lastRole === "user") {
         sent.tool_choice = { type: "function", function: { name: TOOL } };
-        sent.tools = body.tools.map((t) => (t.function.name === TOOL ? { ...t, function: { ...t.function, parameters: { type: "object", properties: { path: { type: "string", enum: [folder] } }, required: ["path"] } } } : t));
+        sent.tools = body.tools.map((t) =>
+          t.function.name === TOOL
+            ? {
+                ...t,
+                function: { ...t.function, parameters: { type: "object", properties: { path: { type: "string", enum: [folder] } }, required: ["path"] } },
+              }
+            : t,
+        );
       }
       return r.continue({ postData: JSON.stringify(sent) });
     });
@@ -84,7 +94,8 @@ describe("Tools page and the agent loop in headless Chromium", { skip: browserMi
     fs.rmSync(folder, { recursive: true, force: true });
   });
 
-  const api = async (p: string, init: RequestInit = {}) => fetch(core.url + p, { ...init, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", ...(init.headers ?? {}) } });
+  const api = async (p: string, init: RequestInit = {}) =>
+    fetch(core.url + p, { ...init, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", ...(init.headers ?? {}) } });
 
   test("the Tools page lists the server, running, with its tools, and the config file", async () => {
     await page.goto(signInUrl(core.url, token));
@@ -145,7 +156,10 @@ describe("Tools page and the agent loop in headless Chromium", { skip: browserMi
     assert.match((await card.locator(".tool-call-args").textContent()) ?? "", new RegExp(`"path": "${folder.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&")}"`));
     assert.equal(toolCalls.length, 0, "nothing runs before the user answers");
     const first = chatRequests[before];
-    assert.ok(first.tools?.some((t) => t.function.name === TOOL), "the UI offered the enabled tools");
+    assert.ok(
+      first.tools?.some((t) => t.function.name === TOOL),
+      "the UI offered the enabled tools",
+    );
     await screenshot(page, "chat-tool-ask");
 
     await allow.click();
@@ -203,7 +217,11 @@ describe("Tools page and the agent loop in headless Chromium", { skip: browserMi
     const answered = next.messages.find((m) => m.role === "tool");
     assert.equal(answered?.content, DECLINED);
     // The core's record of the calls it ran (logs/tools.jsonl) has the allowed one only.
-    const ran = fs.readFileSync(path.join(dataDir, "logs", "tools.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { callId: string | null });
+    const ran = fs
+      .readFileSync(path.join(dataDir, "logs", "tools.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { callId: string | null });
     assert.equal(ran.length, toolCalls.length);
     assert.ok(!ran.some((l) => l.callId === answered?.tool_call_id), "the denied call is not in the core's call log");
     await page.getByRole("button", { name: "Switch to dark theme" }).click();
@@ -266,13 +284,17 @@ describe("Tools page and the agent loop in headless Chromium", { skip: browserMi
     assert.deepEqual(pageProblems, []);
   });
 
-  for (const [width, height] of [[1280, 800], [800, 700]] as const) {
+  for (const [width, height] of [
+    [1280, 800],
+    [800, 700],
+  ] as const) {
     for (const theme of ["light", "dark"] as const) {
       test(`the Tools page and a chat with a tool card at ${width}×${height}, ${theme}: nothing scrolls sideways`, async () => {
         await page.setViewportSize({ width, height });
         const toggle = page.getByRole("button", { name: theme === "dark" ? "Switch to dark theme" : "Switch to light theme" });
         if (await toggle.count()) await toggle.click();
-        const sideways = async () => await page.evaluate<number>("(() => { const m = document.querySelector('.main'); return m ? m.scrollWidth - m.clientWidth : 0; })()");
+        const sideways = async () =>
+          await page.evaluate<number>("(() => { const m = document.querySelector('.main'); return m ? m.scrollWidth - m.clientWidth : 0; })()");
         await page.goto(`${core.url}/#/tools`);
         await page.locator("section.tool-server").first().waitFor();
         assert.ok((await sideways()) <= 1, "the Tools page scrolls sideways");
@@ -345,7 +367,14 @@ describe("the agent loop against a real core, in Node", { timeout: 600_000 }, ()
       const out: ChatBody = { ...body, max_tokens: 24, seed: 3 };
       if (body.tool_choice !== "none" && body.tools?.some((t) => t.function.name === TOOL)) {
         out.tool_choice = { type: "function", function: { name: TOOL } };
-        out.tools = body.tools.map((t) => (t.function.name === TOOL ? { ...t, function: { ...t.function, parameters: { type: "object", properties: { path: { type: "string", enum: [folder] } }, required: ["path"] } } } : t));
+        out.tools = body.tools.map((t) =>
+          t.function.name === TOOL
+            ? {
+                ...t,
+                function: { ...t.function, parameters: { type: "object", properties: { path: { type: "string", enum: [folder] } }, required: ["path"] } },
+              }
+            : t,
+        );
       }
       return raw(p, { ...init, body: JSON.stringify(out) });
     };
@@ -357,7 +386,10 @@ describe("the agent loop against a real core, in Node", { timeout: 600_000 }, ()
     const { loadOpenAiTools } = await fromRenderer<{ loadOpenAiTools: (c: LoopClient) => Promise<NonNullable<ChatBody["tools"]>> }>("api/tools.ts");
     const client = await forcingClient();
     const tools = await loadOpenAiTools(client);
-    assert.ok(tools.some((t) => t.function.name === TOOL), "the enabled tools, as OpenAI tools");
+    assert.ok(
+      tools.some((t) => t.function.name === TOOL),
+      "the enabled tools, as OpenAI tools",
+    );
     const asked: string[] = [];
     const r = await runAgentLoop({
       client,
@@ -381,7 +413,9 @@ describe("the agent loop against a real core, in Node", { timeout: 600_000 }, ()
     assert.match(String(toolMsgs[0]), /only-file\.txt/);
     assert.equal(toolMsgs[1], DECLINED);
     assert.ok(r.sessionId, "one session for the whole answer");
-    const session = (await (await fetch(`${core.url}/api/sessions/${r.sessionId}`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { turns: { turnId: string; messages: WireMessage[] }[] };
+    const session = (await (await fetch(`${core.url}/api/sessions/${r.sessionId}`, { headers: { Authorization: `Bearer ${token}` } })).json()) as {
+      turns: { turnId: string; messages: WireMessage[] }[];
+    };
     assert.equal(session.turns.length, 3, "each request of the loop is a turn of the same session");
 
     // Read back as the chat does: the later turns continue the first answer, with its calls.
@@ -393,7 +427,9 @@ describe("the agent loop against a real core, in Node", { timeout: 600_000 }, ()
   });
 
   test("pasted server entries: Claude Desktop's file, one named entry, a bare entry with a typed name; bad ones say why", async () => {
-    const { parsePastedServers } = await fromRenderer<{ parsePastedServers: (text: string, name: string) => { ok: true; servers: { name: string }[] } | { ok: false; error: string } }>("pages/tools/serverEntry.ts");
+    const { parsePastedServers } = await fromRenderer<{
+      parsePastedServers: (text: string, name: string) => { ok: true; servers: { name: string }[] } | { ok: false; error: string };
+    }>("pages/tools/serverEntry.ts");
     const whole = parsePastedServers(JSON.stringify({ mcpServers: { a: { command: "npx", args: ["-y", "x"] }, b: { url: "https://e.com/mcp" } } }), "");
     assert.ok(whole.ok && whole.servers.map((s) => s.name).join() === "a,b");
     const line = parsePastedServers('"memory": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"] },', "");

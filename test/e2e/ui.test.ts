@@ -22,7 +22,8 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
   const token = "e2e-token-0123456789abcdef";
   const pageProblems: string[] = [];
 
-  const api = async (path: string, init: RequestInit = {}) => fetch(core.url + path, { ...init, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", ...(init.headers ?? {}) } });
+  const api = async (path: string, init: RequestInit = {}) =>
+    fetch(core.url + path, { ...init, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", ...(init.headers ?? {}) } });
 
   before(async () => {
     ensureRendererBuilt();
@@ -36,7 +37,9 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     // the real core and streams real tokens; only max_tokens and a seed are added to what the UI
     // sent. The seed makes the draws repeatable: unseeded, the first token is now and then the
     // end of turn, an empty answer.
-    await page.route("**/v1/chat/completions", (r) => r.continue({ postData: JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: 40, seed: 7 }) }));
+    await page.route("**/v1/chat/completions", (r) =>
+      r.continue({ postData: JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: 40, seed: 7 }) }),
+    );
     page.on("pageerror", (e) => pageProblems.push(`page error: ${e.message}`));
     page.on("console", (m) => {
       if (/Content Security Policy|Refused to/i.test(m.text())) pageProblems.push(`CSP: ${m.text()}`);
@@ -53,7 +56,12 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     try {
       await page.getByRole("button", { name: "Send" }).waitFor({ timeout: 900_000 });
     } catch (e) {
-      const shown = (await page.locator(".msg.assistant .bubble").last().textContent().catch(() => "")) ?? "";
+      const shown =
+        (await page
+          .locator(".msg.assistant .bubble")
+          .last()
+          .textContent()
+          .catch(() => "")) ?? "";
       await screenshot(page, "chat-timeout").catch(() => undefined);
       throw new Error(`the answer did not finish (${shown.length} characters shown so far): ${(e as Error).message.split("\n")[0]}`, { cause: e });
     }
@@ -84,7 +92,10 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
   test("a wrong token asks to sign in again with a readable message; the right one gets in", async () => {
     const p2 = await context.browser()!.newPage();
     await p2.goto(signInUrl(core.url, "wrong-token-000000000"));
-    await p2.getByRole("alert").filter({ hasText: /refused the sign-in token/ }).waitFor();
+    await p2
+      .getByRole("alert")
+      .filter({ hasText: /refused the sign-in token/ })
+      .waitFor();
     await p2.getByRole("textbox", { name: "Token" }).fill(token);
     await p2.getByRole("button", { name: "Sign in" }).click();
     await p2.getByRole("button", { name: "New chat" }).waitFor();
@@ -122,7 +133,9 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     assert.match(res.headers()["content-type"] ?? "", /text\/event-stream/);
     const events = (await res.text()).split("\n").filter((l) => l.startsWith("data: "));
     assert.equal(events.at(-1), "data: [DONE]");
-    const chunks = events.slice(0, -1).map((l) => JSON.parse(l.slice(6)) as { choices: { delta: { role?: string; content?: string }; finish_reason: string | null }[] });
+    const chunks = events
+      .slice(0, -1)
+      .map((l) => JSON.parse(l.slice(6)) as { choices: { delta: { role?: string; content?: string }; finish_reason: string | null }[] });
     assert.equal(chunks[0].choices[0].delta.role, "assistant");
     const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
     assert.ok(text.length > 0 && chunks.some((c) => c.choices[0]?.finish_reason), `stream: ${events.join(" | ").slice(0, 400)}`);
@@ -133,12 +146,20 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     const tag = (await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "";
     assert.match(tag, /No adapter|Adapter /);
     // How fast it was written, from the stream's last chunk (llama-server's timings).
-    const finish = chunks.find((c) => c.choices[0]?.finish_reason) as { timings?: { predicted_n: number; predicted_per_second: number | null; prompt_ms: number } };
+    const finish = chunks.find((c) => c.choices[0]?.finish_reason) as {
+      timings?: { predicted_n: number; predicted_per_second: number | null; prompt_ms: number };
+    };
     const speed = (await page.locator(".msg.assistant .answer-speed").last().textContent()) ?? "";
     const n = finish.timings!.predicted_n + 1;
     assert.equal(
       speed,
-      [finish.timings!.predicted_per_second !== null ? `${finish.timings!.predicted_per_second.toFixed(1)} tok/s` : null, `${n} token${n === 1 ? "" : "s"}`, `${(finish.timings!.prompt_ms / 1000).toFixed(2)} s to first token`].filter(Boolean).join(" · "),
+      [
+        finish.timings!.predicted_per_second !== null ? `${finish.timings!.predicted_per_second.toFixed(1)} tok/s` : null,
+        `${n} token${n === 1 ? "" : "s"}`,
+        `${(finish.timings!.prompt_ms / 1000).toFixed(2)} s to first token`,
+      ]
+        .filter(Boolean)
+        .join(" · "),
     );
     const sessions = (await (await api("/api/sessions")).json()) as { sessions: { id: string }[] };
     assert.equal(sessions.sessions.length, 1);
@@ -317,7 +338,15 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
       training: { stepsPerRun: 2, restartBackoffMs: 200, worker: { niceness: 5 }, gate: { klBound: 10, driftBudget: 10, fluencyMargin: 10 } },
     });
     // No held-back slice, as in the learning-loop tests: every rated answer trains.
-    const s = await coreApi(core, "PATCH", "/api/settings", { batchSize: 2, loraRank: 4, loraAlpha: 8, learningRate: 1e-3, maxTrainContext: 256, autoLearn: true, heldBackShare: 0 });
+    const s = await coreApi(core, "PATCH", "/api/settings", {
+      batchSize: 2,
+      loraRank: 4,
+      loraAlpha: 8,
+      learningRate: 1e-3,
+      maxTrainContext: 256,
+      autoLearn: true,
+      heldBackShare: 0,
+    });
     assert.equal(s.status, 200, JSON.stringify(s.json));
     // Two published checkpoints: a batch of two rated answers each (auto-learn trains a full
     // batch). The gate may reject a candidate (liked answers less likely): then another batch.
@@ -348,7 +377,11 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     assert.ok(published.length >= 2, `the learning loop published ${published.length} checkpoint(s) from four batches`);
     // The newest published one is served once its swap is done.
     const newest = published[0];
-    await waitFor(`${newest.version} served`, async () => ((await coreApi(core, "GET", "/api/status")).json.adapter === newest.version ? true : undefined), 120_000);
+    await waitFor(
+      `${newest.version} served`,
+      async () => ((await coreApi(core, "GET", "/api/status")).json.adapter === newest.version ? true : undefined),
+      120_000,
+    );
 
     browser = await launchBrowser();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
@@ -385,10 +418,16 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     const dialog = page.getByRole("dialog", { name: `Roll back to ${older.version}?` });
     await dialog.waitFor();
     await dialog.getByRole("button", { name: "Confirm roll back" }).click();
-    await page.getByRole("status").filter({ hasText: `Swapping to ${older.version}` }).waitFor();
+    await page
+      .getByRole("status")
+      .filter({ hasText: `Swapping to ${older.version}` })
+      .waitFor();
     await screenshot(page, "checkpoints-real-swapping");
     release();
-    await page.getByRole("status").filter({ hasText: `Now serving ${older.version}` }).waitFor({ timeout: 120_000 });
+    await page
+      .getByRole("status")
+      .filter({ hasText: `Now serving ${older.version}` })
+      .waitFor({ timeout: 120_000 });
     await page.unroute(/\/api\/checkpoints\/\d+\/activate$/);
     // The list follows (it refreshes on the swap event): the older one is active, the newest can be rolled forward to.
     await olderRow.getByText("active").waitFor();
@@ -413,9 +452,16 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     await box.fill("And now?");
     await box.press("Enter");
     await page.getByRole("button", { name: "Send" }).waitFor({ timeout: 900_000 });
-    assert.ok(((await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "").trim().endsWith(` · Adapter ${older.version}`), "the model, then the adapter that wrote it");
+    assert.ok(
+      ((await page.locator(".msg.assistant .answer-source").last().textContent()) ?? "").trim().endsWith(` · Adapter ${older.version}`),
+      "the model, then the adapter that wrote it",
+    );
     const sessions = (await coreApi(core, "GET", "/api/sessions")).json.sessions as { id: string; source?: string }[];
-    const turns = (await Promise.all(sessions.map(async (x) => (await coreApi(core, "GET", `/api/sessions/${x.id}`)).json.turns as { adapter: string; messages: { content: unknown }[] }[]))).flat();
+    const turns = (
+      await Promise.all(
+        sessions.map(async (x) => (await coreApi(core, "GET", `/api/sessions/${x.id}`)).json.turns as { adapter: string; messages: { content: unknown }[] }[]),
+      )
+    ).flat();
     const ours = turns.filter((t) => JSON.stringify(t.messages).includes("And now?"));
     assert.deepEqual(
       ours.map((t) => t.adapter),
@@ -450,7 +496,10 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     await page.getByRole("heading", { name: "Training", level: 1 }).waitFor();
     const rows = page.locator("table tbody tr");
     await rows.first().waitFor();
-    const detail = (await coreApi(core, "GET", "/api/training")).json as { recentJudged: { messages: { content: string }[]; feedback: { thumbs: string | null; hint: string | null } | null }[]; training: { judgeQueue: number } };
+    const detail = (await coreApi(core, "GET", "/api/training")).json as {
+      recentJudged: { messages: { content: string }[]; feedback: { thumbs: string | null; hint: string | null } | null }[];
+      training: { judgeQueue: number };
+    };
     assert.ok(detail.recentJudged.length >= 4, "the rated turns of the setup are listed");
     assert.equal(await rows.count(), detail.recentJudged.length);
     // Each row shows that turn's question, its thumbs and the hint, newest first.
@@ -481,12 +530,16 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
   /** The focused control draws a visible focus ring (keyboard focus, :focus-visible). */
   async function assertFocusRing(what: string): Promise<void> {
     // Page scripts as strings (this file compiles without the DOM's types): an expression, not a function.
-    const style = await page.evaluate<string>("(() => { const s = getComputedStyle(document.activeElement); return s.outlineStyle + ' ' + s.outlineWidth; })()");
+    const style = await page.evaluate<string>(
+      "(() => { const s = getComputedStyle(document.activeElement); return s.outlineStyle + ' ' + s.outlineWidth; })()",
+    );
     assert.match(style, /^(solid|dotted|dashed|double|auto) [1-9]/, `${what} has no visible focus outline (${style})`);
   }
 
   async function focusedName(): Promise<string> {
-    return await page.evaluate<string>("(() => { const el = document.activeElement; return el ? (el.getAttribute('aria-label') || el.textContent || el.tagName).trim() : ''; })()");
+    return await page.evaluate<string>(
+      "(() => { const el = document.activeElement; return el ? (el.getAttribute('aria-label') || el.textContent || el.tagName).trim() : ''; })()",
+    );
   }
 
   test("keyboard only: nav, Checkpoints' Roll back with its dialog, Chat's thumbs and hint, Train now, Settings' save, Models' import", async () => {
@@ -560,7 +613,14 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
     await page.getByText("Answer in one short sentence.").waitFor();
     await last.getByRole("button", { name: "Edit hint" }).and(page.locator(":focus")).waitFor();
     const sessions = (await coreApi(core, "GET", "/api/sessions")).json.sessions as { id: string }[];
-    const turns = (await Promise.all(sessions.map(async (x) => (await coreApi(core, "GET", `/api/sessions/${x.id}`)).json.turns as { feedback: { thumbs: string | null; hint: string | null } | null }[]))).flat();
+    const turns = (
+      await Promise.all(
+        sessions.map(
+          async (x) =>
+            (await coreApi(core, "GET", `/api/sessions/${x.id}`)).json.turns as { feedback: { thumbs: string | null; hint: string | null } | null }[],
+        ),
+      )
+    ).flat();
     assert.ok(
       turns.some((t) => t.feedback?.thumbs === "up" && t.feedback.hint === "Answer in one short sentence."),
       "the thumbs and hint given with the keyboard reached the core",
@@ -648,10 +708,14 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
 
   test("every page in the light and the dark theme, with real data, saved for a person to look at", async () => {
     const pages: [id: string, heading: string, ready: () => Promise<unknown>][] = [
-      ["chat", "", async () => {
-        await page.locator(".session-open").first().click();
-        await page.locator(".msg.assistant .answer-source").first().waitFor();
-      }],
+      [
+        "chat",
+        "",
+        async () => {
+          await page.locator(".session-open").first().click();
+          await page.locator(".msg.assistant .answer-source").first().waitFor();
+        },
+      ],
       ["training", "Training", () => page.locator("table tbody tr").first().waitFor()],
       ["checkpoints", "Checkpoints", () => page.locator("tbody tr").first().waitFor()],
       ["models", "Models", () => page.locator(".cards").first().waitFor()],
@@ -665,7 +729,10 @@ describe("UI rollback against the real learning loop", { skip: missing ?? false,
       }
       assert.equal(await page.evaluate("document.documentElement.dataset.theme"), theme);
       for (const [id, heading, ready] of pages) {
-        await page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name: id[0].toUpperCase() + id.slice(1) }).click();
+        await page
+          .getByRole("navigation", { name: "Pages" })
+          .getByRole("link", { name: id[0].toUpperCase() + id.slice(1) })
+          .click();
         if (heading) await page.getByRole("heading", { name: heading, exact: true }).waitFor();
         await ready();
         // Nothing wider than the window: a horizontal scrollbar means something overflows.

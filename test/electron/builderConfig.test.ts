@@ -129,14 +129,20 @@ describe("electron-builder configuration", () => {
       const pkgName = /^node_modules\/((?:@[^/]+\/)?[^/*]+)/.exec(glob)?.[1];
       if (hits.length === 0) {
         if (glob === "node_modules/node-llama-cpp/llama/localBuilds/**/*" || glob === "**/*.node") continue; // checked below
-        assert.ok(pkgName && pkg.optionalDependencies?.[pkgName] && !fs.existsSync(path.join(repoRoot, "node_modules", pkgName)), `asarUnpack glob ${glob} matches nothing`);
+        assert.ok(
+          pkgName && pkg.optionalDependencies?.[pkgName] && !fs.existsSync(path.join(repoRoot, "node_modules", pkgName)),
+          `asarUnpack glob ${glob} matches nothing`,
+        );
       }
     }
     // The pieces that must load from outside the asar: llama.cpp's addon and libraries, tfjs's wasm.
     const unpacked = (f: string) => config.asarUnpack.some((g) => new Minimatch(g, { dot: true }).match(f));
     const addon = files.find((f) => f.endsWith("/bins/linux-x64/llama-addon.node"));
     assert.ok(addon && unpacked(addon), "node-llama-cpp's linux-x64 addon is unpacked");
-    assert.ok(files.some((f) => f.endsWith("/libllama.v0.5.0.so") || /libllama.*\.so/.test(f)), "libllama is installed");
+    assert.ok(
+      files.some((f) => f.endsWith("/libllama.v0.5.0.so") || /libllama.*\.so/.test(f)),
+      "libllama is installed",
+    );
     for (const f of files.filter((x) => /\/bins\/.*\.(so|node|dll|dylib|metal)$/.test(x))) assert.ok(unpacked(f), `${f} is unpacked`);
     const wasm = files.filter((f) => f.startsWith("node_modules/@tensorflow/tfjs-backend-wasm/dist/") && f.endsWith(".wasm"));
     assert.ok(wasm.length >= 3, "tfjs wasm binaries are installed");
@@ -156,7 +162,11 @@ describe("electron-builder configuration", () => {
       const kept = llamaBinFiles.filter((f) => included(f, nodeModulePatterns, os, arch));
       for (const f of kept) assert.ok(binPlatform(f).startsWith(`${os}-${arch}`), `${os}/${arch} build would ship ${f}`);
       const expected = [...installedPlatforms].filter((p) => p.startsWith(`${os}-${arch}`));
-      for (const p of expected) assert.ok(kept.some((f) => binPlatform(f) === p), `${os}/${arch} build keeps ${p}'s binaries`);
+      for (const p of expected)
+        assert.ok(
+          kept.some((f) => binPlatform(f) === p),
+          `${os}/${arch} build keeps ${p}'s binaries`,
+        );
     }
     // The JavaScript of node-llama-cpp itself is never filtered out.
     assert.equal(included("node_modules/node-llama-cpp/dist/index.js", nodeModulePatterns, "linux", "x64"), true);

@@ -52,7 +52,10 @@ describe("build output", () => {
       const models = await fetch(`${ep.url}/api/models`, { headers: { authorization: `Bearer ${ep.token}` } });
       assert.equal(models.status, 200, await models.clone().text());
       const body = (await models.json()) as { catalog: Array<{ id: string }> };
-      assert.ok(body.catalog.some((m) => m.id === "qwen3-1.7b"), "the shipped catalog is listed");
+      assert.ok(
+        body.catalog.some((m) => m.id === "qwen3-1.7b"),
+        "the shipped catalog is listed",
+      );
       const r = await s.stop();
       assert.deepEqual([r.graceful, r.code], [true, 0]);
     });

@@ -40,7 +40,10 @@ async function get(ep: CoreEndpoint, route: string, token?: string): Promise<{ s
 describe("backoffDelay", () => {
   it("doubles from the initial delay and stops at the maximum", () => {
     const o = { initialMs: 100, maxMs: 1000, factor: 2 };
-    assert.deepEqual([1, 2, 3, 4, 5, 6].map((a) => backoffDelay(a, o)), [100, 200, 400, 800, 1000, 1000]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5, 6].map((a) => backoffDelay(a, o)),
+      [100, 200, 400, 800, 1000, 1000],
+    );
   });
   it("rejects attempt numbers below 1", () => {
     assert.throws(() => backoffDelay(0), /attempt must be a positive integer/);

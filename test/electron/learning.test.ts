@@ -5,14 +5,25 @@ import http from "node:http";
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { fetchLearningState, fetchLearningStatus, learningStateFromStatus, progressFromStatus, revertNoteFromStatus, setLearningPaused, trayMenuTemplate, trayTooltip, type TrayActions } from "../../electron/main/learning.js";
+import {
+  fetchLearningState,
+  fetchLearningStatus,
+  learningStateFromStatus,
+  progressFromStatus,
+  revertNoteFromStatus,
+  setLearningPaused,
+  trayMenuTemplate,
+  trayTooltip,
+  type TrayActions,
+} from "../../electron/main/learning.js";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { tempDir } from "../helpers/cli.js";
 
 describe("learningStateFromStatus", () => {
   const status = (state: string, model: { id: string } | null = { id: "m" }) => ({ model, training: { state, activeCheckpoint: null } });
   it("maps the core's training phases onto the tray's states", () => {
-    for (const state of ["starting", "training", "evaluating", "publishing", "restarting"]) assert.equal(learningStateFromStatus(status(state)), "learning", state);
+    for (const state of ["starting", "training", "evaluating", "publishing", "restarting"])
+      assert.equal(learningStateFromStatus(status(state)), "learning", state);
     assert.equal(learningStateFromStatus(status("paused")), "paused");
     for (const state of ["idle", "waiting"]) assert.equal(learningStateFromStatus(status(state)), "idle", state);
     assert.equal(learningStateFromStatus(status("error")), "off");
@@ -33,11 +44,14 @@ describe("learningStateFromStatus", () => {
 describe("revertNoteFromStatus", () => {
   const now = Date.parse("2030-01-02T12:00:00Z");
   it("says in the tray that the learner rolled back by itself, for a day", () => {
-    const body = (at: string, to: number | null, rule = "reward") => ({ training: { state: "idle", lastRevert: { checkpoint: 5, to, at, rule, reason: "…" } } });
+    const body = (at: string, to: number | null, rule = "reward") => ({
+      training: { state: "idle", lastRevert: { checkpoint: 5, to, at, rule, reason: "…" } },
+    });
     assert.equal(revertNoteFromStatus(body("2030-01-02T11:00:00Z", 4), now), "Rolled back ckpt-5 to ckpt-4 (its answers were rated worse)");
     assert.equal(revertNoteFromStatus(body("2030-01-02T11:00:00Z", null, "fluency"), now), "Rolled back ckpt-5 to the base model (its answers read worse)");
     assert.equal(revertNoteFromStatus(body("2029-12-31T11:00:00Z", 4), now), undefined, "older than a day");
-    for (const b of [null, {}, { training: { lastRevert: null } }, { training: { lastRevert: { checkpoint: "5" } } }]) assert.equal(revertNoteFromStatus(b, now), undefined);
+    for (const b of [null, {}, { training: { lastRevert: null } }, { training: { lastRevert: { checkpoint: "5" } } }])
+      assert.equal(revertNoteFromStatus(b, now), undefined);
     const menu = trayMenuTemplate("idle", { showWindow() {}, pause() {}, resume() {}, quit() {} }, revertNoteFromStatus(body("2030-01-02T11:00:00Z", 4), now));
     assert.equal(menu[1].label, "Rolled back ckpt-5 to ckpt-4 (its answers were rated worse)");
   });
@@ -47,7 +61,10 @@ describe("progressFromStatus", () => {
   const body = (training: object) => ({ model: { id: "m" }, training: { state: "training", ...training } });
   it("says the step under way and the run's share done, or the gate's", () => {
     assert.equal(progressFromStatus(body({ step: 1, steps: 4, progress: { part: "steps", fraction: 0.456, secondsLeft: 300 } })), "step 2 of 4, 45%");
-    assert.equal(progressFromStatus(body({ state: "evaluating", step: null, steps: null, progress: { part: "answers", fraction: 0.3, secondsLeft: null } })), "checking the new adapter, 30%");
+    assert.equal(
+      progressFromStatus(body({ state: "evaluating", step: null, steps: null, progress: { part: "answers", fraction: 0.3, secondsLeft: null } })),
+      "checking the new adapter, 30%",
+    );
     for (const b of [null, {}, body({ progress: null }), body({})]) assert.equal(progressFromStatus(b), undefined);
   });
   it("becomes the tray's status line while learning, and its tooltip", () => {
@@ -115,7 +132,10 @@ describe("talking to the core", () => {
     statusBody = { model: { id: "m" }, training: { state: "paused", activeCheckpoint: null } };
     assert.equal(await fetchLearningState({ apiBase: base, token: "tok-12345678" }), "paused");
     assert.equal(seen.at(-1), "GET /api/status Bearer tok-12345678");
-    statusBody = { model: { id: "m" }, training: { state: "training", step: 0, steps: 4, activeCheckpoint: null, progress: { part: "steps", fraction: 0.1, secondsLeft: 600 } } };
+    statusBody = {
+      model: { id: "m" },
+      training: { state: "training", step: 0, steps: 4, activeCheckpoint: null, progress: { part: "steps", fraction: 0.1, secondsLeft: 600 } },
+    };
     assert.deepEqual(await fetchLearningStatus({ apiBase: base, token: "tok-12345678" }), { state: "learning", note: undefined, detail: "step 1 of 4, 10%" });
   });
   it("pause succeeds; a refused resume carries the server's message", async () => {

@@ -18,7 +18,8 @@ describe("application menu", () => {
     for (const platform of ["linux", "win32"] as const) {
       const t = appMenuTemplate(platform, "ClawRL");
       const r = roles(t);
-      for (const role of ["editMenu", "windowMenu", "help", "reload", "toggleDevTools", "togglefullscreen", "quit"]) assert.ok(r.includes(role), `${platform}: ${role}`);
+      for (const role of ["editMenu", "windowMenu", "help", "reload", "toggleDevTools", "togglefullscreen", "quit"])
+        assert.ok(r.includes(role), `${platform}: ${role}`);
       assert.equal(r.includes("services"), false);
       assert.equal(t[0].label, "File");
     }

@@ -21,7 +21,12 @@ describe("window state file", () => {
     const dir = tempDir();
     assert.equal(loadWindowState(path.join(dir, "none.json")), null);
     const bad = path.join(dir, "bad.json");
-    for (const text of ['{"bounds": {"x": 1', "[]", '{"bounds":{"x":0,"y":0,"width":-5,"height":10},"maximized":false}', '{"bounds":{"x":"0","y":0,"width":5,"height":10},"maximized":false}']) {
+    for (const text of [
+      '{"bounds": {"x": 1',
+      "[]",
+      '{"bounds":{"x":0,"y":0,"width":-5,"height":10},"maximized":false}',
+      '{"bounds":{"x":"0","y":0,"width":5,"height":10},"maximized":false}',
+    ]) {
       fs.writeFileSync(bad, text);
       assert.equal(loadWindowState(bad), null, text);
     }

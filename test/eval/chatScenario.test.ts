@@ -21,19 +21,38 @@ describe("eval: chat scenario mechanics on the tiny model", () => {
     const scenario = { ...base, heldOutPrompts: base.heldOutPrompts.slice(0, 2), samplesPerPrompt: 1, seeds: [1] };
     const out = tempDir("clawrl-eval-chat-");
     const model = await tinyModel({ arch: "qwen2" });
-    const report = await runEval({ scenario, scenarioFile: file, model, methods: ["combined"], interactions: 2, outDir: out, engine: { threads: 1, backend: "cpu" }, startCore });
+    const report = await runEval({
+      scenario,
+      scenarioFile: file,
+      model,
+      methods: ["combined"],
+      interactions: 2,
+      outDir: out,
+      engine: { threads: 1, backend: "cpu" },
+      startCore,
+    });
     const run = report.runs[1];
     assert.equal(run.method, "combined");
     const r = run.reactions;
     assert.equal(r.up + r.next, 2, `each answer is short (thumbs up) or long (next message): ${JSON.stringify(r)}`);
     assert.equal(r.hint, r.next, "long answers also get the hint");
-    assert.deepEqual(run.points.map((p) => p.interactions), [0, 2]);
+    assert.deepEqual(
+      run.points.map((p) => p.interactions),
+      [0, 2],
+    );
     // In the run's log: each long answer's turn has the user's complaint as its next state.
-    const lines = fs.readFileSync(run.logPath!, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { kind: string; messages?: Array<{ content: string }> });
+    const lines = fs
+      .readFileSync(run.logPath!, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { kind: string; messages?: Array<{ content: string }> });
     const nextStates = lines.filter((l) => l.kind === "next_state");
     assert.equal(nextStates.length, r.next);
     for (const n of nextStates) assert.match(JSON.stringify(n.messages), /far too long/);
     const turns = lines.filter((l) => l.kind === "turn");
-    assert.ok(turns.some((t) => JSON.stringify(t.messages).includes("Answer briefly.")), "the template's system message was sent");
+    assert.ok(
+      turns.some((t) => JSON.stringify(t.messages).includes("Answer briefly.")),
+      "the template's system message was sent",
+    );
   });
 });

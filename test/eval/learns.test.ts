@@ -28,7 +28,23 @@ describe("the learning loop improves a real model on held-out prompts (clawrl ev
     const scenario = path.join(repoRoot, "eval", "scenarios", "stories-animals.json");
     const out = path.join(dir, "out");
     const r = await runCliAsync(
-      ["eval", "--scenario", scenario, "--model", stories, "--out", out, "--method", "combined", "--interactions", "64", "--threads", "1", "--data-dir", path.join(dir, "app")],
+      [
+        "eval",
+        "--scenario",
+        scenario,
+        "--model",
+        stories,
+        "--out",
+        out,
+        "--method",
+        "combined",
+        "--interactions",
+        "64",
+        "--threads",
+        "1",
+        "--data-dir",
+        path.join(dir, "app"),
+      ],
       { CLAWRL_THREADS: "1" },
       1_700_000,
     );
@@ -38,7 +54,10 @@ describe("the learning loop improves a real model on held-out prompts (clawrl ev
 
   it("combined: the gain over the baseline is beyond its confidence interval after 64 interactions", (t) => {
     const [base, run] = report.runs;
-    for (const p of run.points) t.diagnostic(`${p.interactions} interactions: score ${p.score.mean.toFixed(3)}, gain ${p.gain ? formatInterval(p.gain, true) : "-"}, fluency ${p.fluency?.meanLogprob.toFixed(3)}, ${p.adapters.join("/")}`);
+    for (const p of run.points)
+      t.diagnostic(
+        `${p.interactions} interactions: score ${p.score.mean.toFixed(3)}, gain ${p.gain ? formatInterval(p.gain, true) : "-"}, fluency ${p.fluency?.meanLogprob.toFixed(3)}, ${p.adapters.join("/")}`,
+      );
     assert.equal(run.method, "combined");
     const last = run.points[run.points.length - 1];
     assert.equal(last.interactions, 64);

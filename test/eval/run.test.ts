@@ -12,13 +12,24 @@ const stories = storiesModelPath();
 describe("/v1/completions: a plain prompt, no chat template", () => {
   let core: RunningCore;
   before(async () => {
-    core = await startCore({ model: stories, dataDir: tempDir("clawrl-cmpl-"), token: "t", uiDir: "", training: false, engine: { maxContextSize: 256, sequences: 1, threads: 1, backend: "cpu" } });
+    core = await startCore({
+      model: stories,
+      dataDir: tempDir("clawrl-cmpl-"),
+      token: "t",
+      uiDir: "",
+      training: false,
+      engine: { maxContextSize: 256, sequences: 1, threads: 1, backend: "cpu" },
+    });
   });
   after(async () => {
     await core?.close();
   });
   const post = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${core.url}/v1/completions`, { method: "POST", headers: { authorization: "Bearer t", "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+    fetch(`${core.url}/v1/completions`, {
+      method: "POST",
+      headers: { authorization: "Bearer t", "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
 
   it("tokenizes the prompt as is (BOS + text) and records a turn with the served tokens", async () => {
     const prompt = "Once upon a time, there was a cat.";
@@ -46,7 +57,10 @@ describe("/v1/completions: a plain prompt, no chat template", () => {
   it("logprobs of generated tokens; echo + max_tokens 0 scores a text with the same numbers and records no turn", async () => {
     const prompt = "Once upon a time, there was a dog.";
     const gen = (await (await post({ prompt, max_tokens: 12, seed: 5, temperature: 1, logprobs: 2 })).json()) as {
-      choices: Array<{ text: string; logprobs: { tokens: string[]; token_logprobs: number[]; top_logprobs: Array<Record<string, number>>; text_offset: number[] } }>;
+      choices: Array<{
+        text: string;
+        logprobs: { tokens: string[]; token_logprobs: number[]; top_logprobs: Array<Record<string, number>>; text_offset: number[] };
+      }>;
     };
     const g = gen.choices[0].logprobs;
     assert.equal(g.tokens.join(""), gen.choices[0].text);
@@ -58,7 +72,10 @@ describe("/v1/completions: a plain prompt, no chat template", () => {
     const turnsBefore = [...core.store.turnEntries()].length;
     const res = await post({ prompt: prompt + gen.choices[0].text, max_tokens: 0, echo: true, logprobs: 0 });
     assert.equal(res.status, 200);
-    const s = (await res.json()) as { choices: Array<{ text: string; logprobs: { tokens: string[]; token_logprobs: Array<number | null> } }>; usage: { completion_tokens: number } };
+    const s = (await res.json()) as {
+      choices: Array<{ text: string; logprobs: { tokens: string[]; token_logprobs: Array<number | null> } }>;
+      usage: { completion_tokens: number };
+    };
     assert.equal(s.choices[0].text, prompt + gen.choices[0].text);
     assert.equal(s.usage.completion_tokens, 0);
     const lp = s.choices[0].logprobs.token_logprobs;
@@ -71,7 +88,10 @@ describe("/v1/completions: a plain prompt, no chat template", () => {
   });
 
   it("refuses echo with generation and max_tokens 0 without echo", async () => {
-    for (const body of [{ prompt: "a", echo: true, max_tokens: 4 }, { prompt: "a", max_tokens: 0 }]) {
+    for (const body of [
+      { prompt: "a", echo: true, max_tokens: 4 },
+      { prompt: "a", max_tokens: 0 },
+    ]) {
       const res = await post(body);
       assert.equal(res.status, 400);
       assert.match(((await res.json()) as { error: { message: string } }).error.message, /echo|max_tokens/);
@@ -102,10 +122,21 @@ describe("clawrl eval: a short real run on stories260K", () => {
     // This run checks the report and the replay, not the gate: the fluency check of one batch
     // (a few sampled answers to 4 prompts) is mostly sampling noise, and CPUs that round
     // differently sample other answers, so its margin is opened here (test/training/gate*.ts test it).
-    const scenario = { ...base, heldOutPrompts: base.heldOutPrompts.slice(0, 3), samplesPerPrompt: 2, seeds: [1], generation: { maxTokens: 32, temperature: 1 }, training: { ...base.training, fluencyMargin: 5 } };
+    const scenario = {
+      ...base,
+      heldOutPrompts: base.heldOutPrompts.slice(0, 3),
+      samplesPerPrompt: 2,
+      seeds: [1],
+      generation: { maxTokens: 32, temperature: 1 },
+      training: { ...base.training, fluencyMargin: 5 },
+    };
     const file = path.join(dir, "scenario.json");
     fs.writeFileSync(file, JSON.stringify(scenario));
-    const r = await runCliAsync(["eval", "--scenario", file, "--model", stories, "--out", out, "--interactions", "4", "--threads", "1", "--data-dir", appData], { CLAWRL_THREADS: "1" }, 540_000);
+    const r = await runCliAsync(
+      ["eval", "--scenario", file, "--model", stories, "--out", out, "--interactions", "4", "--threads", "1", "--data-dir", appData],
+      { CLAWRL_THREADS: "1" },
+      540_000,
+    );
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout, /combined\s+score [\d.]+ \[[\d.]+, [\d.]+\] after 4 interactions/);
     report = JSON.parse(fs.readFileSync(path.join(out, "report.json"), "utf8")) as EvalReport;
@@ -114,12 +145,18 @@ describe("clawrl eval: a short real run on stories260K", () => {
   it("writes a report: baseline and method, scores with intervals, the CI method, timings", () => {
     assert.equal(report.version, 1);
     assert.equal(report.mode, "in-process");
-    assert.deepEqual(report.runs.map((r) => r.method), ["baseline", "combined"]);
+    assert.deepEqual(
+      report.runs.map((r) => r.method),
+      ["baseline", "combined"],
+    );
     assert.equal(report.ci.method, "bootstrap-prompts");
     assert.deepEqual(report.seeds, [1]);
     const [base, run] = report.runs;
     assert.equal(base.points.length, 1);
-    assert.deepEqual(run.points.map((p) => p.interactions), [0, 4]);
+    assert.deepEqual(
+      run.points.map((p) => p.interactions),
+      [0, 4],
+    );
     for (const p of [...base.points, ...run.points]) {
       assert.equal(p.promptMeans.length, 3);
       assert.ok(p.score.lo <= p.score.mean && p.score.mean <= p.score.hi && p.score.lo >= 0 && p.score.hi <= 1, JSON.stringify(p.score));
@@ -127,7 +164,10 @@ describe("clawrl eval: a short real run on stories260K", () => {
       assert.ok(p.fluency && p.fluency.meanLogprob < 0 && p.fluency.meanLogprob > -10, JSON.stringify(p.fluency));
       assert.ok(p.fluency.tokens > 6 && p.fluency.tokens <= 3 * 2 * 32, String(p.fluency.tokens));
       assert.equal(p.examples?.length, 3);
-      assert.deepEqual(p.examples.map((e) => e.prompt), base.points[0].examples!.map((e) => e.prompt));
+      assert.deepEqual(
+        p.examples.map((e) => e.prompt),
+        base.points[0].examples!.map((e) => e.prompt),
+      );
     }
     // Fluency re-scores the answers with the base model; the baseline's answers were sampled from
     // it, so it must equal the log-probs they were served with (end-of-text tokens aside: no text).
@@ -143,7 +183,11 @@ describe("clawrl eval: a short real run on stories260K", () => {
     assert.ok(Math.abs(base.points[0].fluency!.meanLogprob - servedMean) < 1e-3, `fluency ${base.points[0].fluency!.meanLogprob}, served ${servedMean}`);
     assert.ok(run.gain !== null);
     assert.ok(Math.abs(run.gain.mean - (run.points[1].score.mean - base.points[0].score.mean)) < 1e-9, "gain = final − baseline");
-    assert.deepEqual(run.points.map((p) => p.gain?.mean), [0, run.gain.mean], "a gain at every point; none at the start");
+    assert.deepEqual(
+      run.points.map((p) => p.gain?.mean),
+      [0, run.gain.mean],
+      "a gain at every point; none at the start",
+    );
     assert.equal(run.firstGainBeyondCi, run.gain.lo > 0 ? 4 : null);
     assert.ok(report.timings.totalSeconds > 0 && run.seconds > 0);
     assert.equal(run.reactions.up + run.reactions.down, 4, "every story got a thumb");
@@ -198,8 +242,14 @@ describe("clawrl eval: a short real run on stories260K", () => {
       assert.equal(res.status, 200);
       const body = (await res.json()) as { report: EvalReport; summary: { rows: Array<{ method: string; adapters: string[]; fluency: number | null }> } };
       assert.equal(body.report.createdAt, report.createdAt);
-      assert.deepEqual(body.summary.rows.map((r) => r.method), ["baseline", "combined"]);
-      assert.deepEqual(body.summary.rows.map((r) => r.fluency), report.runs.map((r) => r.points[r.points.length - 1].fluency!.meanLogprob));
+      assert.deepEqual(
+        body.summary.rows.map((r) => r.method),
+        ["baseline", "combined"],
+      );
+      assert.deepEqual(
+        body.summary.rows.map((r) => r.fluency),
+        report.runs.map((r) => r.points[r.points.length - 1].fluency!.meanLogprob),
+      );
       const svg = await fetch(`${core.url}/api/eval/latest/chart.svg`, { headers: { authorization: "Bearer t" } });
       assert.equal(svg.status, 200);
       assert.match(svg.headers.get("content-type") ?? "", /image\/svg\+xml/);
@@ -221,5 +271,3 @@ describe("GET /api/eval/latest without a report", () => {
     }
   });
 });
-
-

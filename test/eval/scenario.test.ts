@@ -16,7 +16,11 @@ const minimal = () => ({
 });
 
 function rejects(value: unknown, re: RegExp) {
-  assert.throws(() => parseScenario(value, "s.json"), (e: Error) => e instanceof ScenarioError && re.test(e.message) && !e.message.includes("\n"), `expected ${re}`);
+  assert.throws(
+    () => parseScenario(value, "s.json"),
+    (e: Error) => e instanceof ScenarioError && re.test(e.message) && !e.message.includes("\n"),
+    `expected ${re}`,
+  );
 }
 
 describe("eval scenario format", () => {
@@ -26,8 +30,23 @@ describe("eval scenario format", () => {
     assert.deepEqual(s.seeds, [1, 2, 3]);
     assert.equal(s.training.batchSize, 4);
     assert.deepEqual(renderPrompt(s, "Once"), { kind: "completion", prompt: "Story: Once" });
-    const c = parseScenario({ ...minimal(), template: { kind: "chat", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "Q: {prompt}" }] } });
-    assert.deepEqual(renderPrompt(c, "hi"), { kind: "chat", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "Q: hi" }] });
+    const c = parseScenario({
+      ...minimal(),
+      template: {
+        kind: "chat",
+        messages: [
+          { role: "system", content: "be brief" },
+          { role: "user", content: "Q: {prompt}" },
+        ],
+      },
+    });
+    assert.deepEqual(renderPrompt(c, "hi"), {
+      kind: "chat",
+      messages: [
+        { role: "system", content: "be brief" },
+        { role: "user", content: "Q: hi" },
+      ],
+    });
   });
 
   it("refuses bad scenarios with one line naming the path", () => {
@@ -92,7 +111,13 @@ describe("eval rules and scorers", () => {
   it("picks the first matching reaction, else otherwise", () => {
     const s = parseScenario({
       ...minimal(),
-      reactions: { rules: [{ when: { contains: "cat" }, react: { thumbs: "up" } }, { when: { contains: "c" }, react: { next: "no" } }], otherwise: { thumbs: "down" } },
+      reactions: {
+        rules: [
+          { when: { contains: "cat" }, react: { thumbs: "up" } },
+          { when: { contains: "c" }, react: { next: "no" } },
+        ],
+        otherwise: { thumbs: "down" },
+      },
     });
     assert.deepEqual(reactionFor(s, "a cat"), { thumbs: "up" });
     assert.deepEqual(reactionFor(s, "a cow"), { next: "no" });
@@ -102,7 +127,10 @@ describe("eval rules and scorers", () => {
   });
 
   it("scores the weighted share of checks passed", async () => {
-    const checks = [{ rule: { contains: "cat" }, weight: 3 }, { rule: { not: { contains: "sorry" } }, weight: 1 }];
+    const checks = [
+      { rule: { contains: "cat" }, weight: 3 },
+      { rule: { not: { contains: "sorry" } }, weight: 1 },
+    ];
     assert.equal(ruleScore(checks, "a cat"), 1);
     assert.equal(ruleScore(checks, "sorry, a cat"), 0.75);
     assert.equal(ruleScore(checks, "sorry"), 0);

@@ -16,7 +16,7 @@ describe("eval confidence intervals", () => {
     const xs = [2, 4, 4, 4, 5, 5, 7, 9];
     assert.ok(Math.abs(sd(xs) - Math.sqrt(32 / 7)) < 1e-12);
     const ci = normalInterval(xs);
-    const half = 1.959964 * Math.sqrt(32 / 7) / Math.sqrt(8);
+    const half = (1.959964 * Math.sqrt(32 / 7)) / Math.sqrt(8);
     assert.equal(ci.mean, 5);
     assert.ok(Math.abs(ci.lo - (5 - half)) < 1e-5 && Math.abs(ci.hi - (5 + half)) < 1e-5);
   });
@@ -41,13 +41,20 @@ describe("eval confidence intervals", () => {
 
   it("clusters samples by prompt and pairs gains by prompt", () => {
     // Two prompts: one always scores 1, the other 0. The interval is over 2 prompt means, not 8 answers.
-    const rows = [[1, 1, 1, 1], [0, 0, 0, 0]];
+    const rows = [
+      [1, 1, 1, 1],
+      [0, 0, 0, 0],
+    ];
     const ci = scoreInterval(rows);
     assert.equal(ci.n, 2);
     assert.equal(ci.mean, 0.5);
     assert.ok(ci.lo === 0 && ci.hi === 1, `${ci.lo}..${ci.hi}`);
     // A uniform +0.25 gain on every prompt has no spread: the paired interval is exactly [0.25, 0.25].
-    const base = [[0, 0.5], [0.25, 0.25], [1, 0]];
+    const base = [
+      [0, 0.5],
+      [0.25, 0.25],
+      [1, 0],
+    ];
     const after = base.map((r) => r.map((x) => x + 0.25));
     const g = gainInterval(after, base);
     assert.ok(Math.abs(g.lo - 0.25) < 1e-12 && Math.abs(g.hi - 0.25) < 1e-12);
@@ -60,7 +67,14 @@ describe("eval chart and report", () => {
     const svg = renderChart(
       [
         { name: "baseline (no learning)", dashed: true, points: [{ x: 0, mean: 0.2, lo: 0.1, hi: 0.3 }] },
-        { name: "combined", points: [{ x: 0, mean: 0.2, lo: 0.1, hi: 0.3 }, { x: 8, mean: 0.6, lo: 0.5, hi: 0.7 }, { x: 16, mean: 0.8, lo: 0.7, hi: 0.9 }] },
+        {
+          name: "combined",
+          points: [
+            { x: 0, mean: 0.2, lo: 0.1, hi: 0.3 },
+            { x: 8, mean: 0.6, lo: 0.5, hi: 0.7 },
+            { x: 16, mean: 0.8, lo: 0.7, hi: 0.9 },
+          ],
+        },
         { name: "a<b", points: [{ x: 0, mean: 0.1, lo: 0, hi: 0.2 }] },
       ],
       { title: "cats & dogs" },
@@ -82,10 +96,38 @@ describe("eval chart and report", () => {
     const dir = tempDir("clawrl-eval-report-");
     const iv = { mean: 0.5, lo: 0.4, hi: 0.6, level: 0.95, method: "bootstrap-prompts" as const, n: 3 };
     const report: EvalReport = {
-      version: 1, scenario: { name: "s", file: "/s.json" }, model: "/m.gguf", mode: "in-process", createdAt: new Date().toISOString(), interactions: 4, evalEvery: 4,
-      seeds: [1], samplesPerPrompt: 1, heldOutPrompts: 3, ci: { method: "bootstrap-prompts", level: 0.95, resamples: 2000, unit: "prompt" },
-      runs: [{ method: "baseline", points: [{ interactions: 0, score: iv, promptMeans: [0.5, 0.5, 0.5], adapters: ["base"], seconds: 1 }], gain: null, firstGainBeyondCi: null, bestGain: null, adaptersServed: [], checkpoints: [], finalAdapter: null, reactions: { up: 0, down: 0, hint: 0, next: 0, none: 0 }, logPath: null, dataDir: null, samplesPath: null, replay: [], notes: [], seconds: 1 }],
-      timings: { totalSeconds: 2 }, chart: "chart.svg",
+      version: 1,
+      scenario: { name: "s", file: "/s.json" },
+      model: "/m.gguf",
+      mode: "in-process",
+      createdAt: new Date().toISOString(),
+      interactions: 4,
+      evalEvery: 4,
+      seeds: [1],
+      samplesPerPrompt: 1,
+      heldOutPrompts: 3,
+      ci: { method: "bootstrap-prompts", level: 0.95, resamples: 2000, unit: "prompt" },
+      runs: [
+        {
+          method: "baseline",
+          points: [{ interactions: 0, score: iv, promptMeans: [0.5, 0.5, 0.5], adapters: ["base"], seconds: 1 }],
+          gain: null,
+          firstGainBeyondCi: null,
+          bestGain: null,
+          adaptersServed: [],
+          checkpoints: [],
+          finalAdapter: null,
+          reactions: { up: 0, down: 0, hint: 0, next: 0, none: 0 },
+          logPath: null,
+          dataDir: null,
+          samplesPath: null,
+          replay: [],
+          notes: [],
+          seconds: 1,
+        },
+      ],
+      timings: { totalSeconds: 2 },
+      chart: "chart.svg",
     };
     const r = writeReport(dir, report);
     assert.deepEqual(JSON.parse(fs.readFileSync(r.reportPath, "utf8")), report);

@@ -59,7 +59,11 @@ describe("GGUF reader: bad input", () => {
     const p = path.join(dir, "trunc.gguf");
     for (let len = 0; len < whole.length; len++) {
       fs.writeFileSync(p, whole.subarray(0, len));
-      assert.throws(() => readGguf(p), (e: unknown) => e instanceof GgufError && /truncated|past the end|not a GGUF/.test(e.message), `length ${len}`);
+      assert.throws(
+        () => readGguf(p),
+        (e: unknown) => e instanceof GgufError && /truncated|past the end|not a GGUF/.test(e.message),
+        `length ${len}`,
+      );
     }
   });
 
@@ -74,7 +78,11 @@ describe("GGUF reader: bad input", () => {
     for (let len = header; len < whole.length; len += 9973) lengths.add(len);
     for (const len of [...lengths].sort((a, b) => b - a)) {
       fs.truncateSync(p, len);
-      assert.throws(() => readGguf(p), (e: unknown) => e instanceof GgufError, `length ${len}`);
+      assert.throws(
+        () => readGguf(p),
+        (e: unknown) => e instanceof GgufError,
+        `length ${len}`,
+      );
     }
   });
 
@@ -130,7 +138,10 @@ describe("GGUF reader: bad input", () => {
     rejects(file(ggufBytes({ tensors: [oneF32("t", [8, 0])], data: Buffer.alloc(32) })), /dimension 1 of size 0/);
     rejects(file(ggufBytes({ tensors: [oneF32("t", [2 ** 40, 2 ** 40])], data: Buffer.alloc(32) })), /too many elements/);
     // Q4_K (type 12) rows must be whole 256-weight super-blocks.
-    rejects(file(ggufBytes({ tensors: [oneF32("q", [100, 4], 12)], data: Buffer.alloc(1024) })), /Q4_K has 100 elements per row, not a multiple of its block size 256/);
+    rejects(
+      file(ggufBytes({ tensors: [oneF32("q", [100, 4], 12)], data: Buffer.alloc(1024) })),
+      /Q4_K has 100 elements per row, not a multiple of its block size 256/,
+    );
     rejects(file(ggufBytes({ tensors: [oneF32("t", [8], 0, 4)], data: Buffer.alloc(64) })), /data offset 4 is not a multiple of the alignment 32/);
     rejects(file(ggufBytes({ kvs: [kvU32("general.alignment", 24)] })), /general.alignment 24 is not a power of two/);
     rejects(file(ggufBytes({ kvs: [kvString("general.alignment", "8")] })), /general.alignment has value type STRING/);
@@ -144,19 +155,28 @@ describe("GGUF reader: bad input", () => {
     const p = file(ggufBytes({ tensors: [oneF32("q8k", [256], 15 /* Q8_K */)], data: Buffer.alloc(292) }));
     const f = readGguf(p);
     assert.equal(readTensorBytes(f, "q8k").length, 292);
-    assert.throws(() => readTensorF32(f, "q8k"), (e: unknown) => e instanceof GgufError && e.message === `${p}: tensor 'q8k' has unsupported tensor type Q8_K`);
+    assert.throws(
+      () => readTensorF32(f, "q8k"),
+      (e: unknown) => e instanceof GgufError && e.message === `${p}: tensor 'q8k' has unsupported tensor type Q8_K`,
+    );
     // An IQ2_XXS model (66-byte blocks of 256) reads and lists; only dequantizing it is refused.
     const p2 = file(ggufBytes({ tensors: [oneF32("iq", [512], 16 /* IQ2_XXS */)], data: Buffer.alloc(132) }));
     const f2 = readGguf(p2);
     assert.equal(f2.tensors[0].byteLength, 132);
-    assert.throws(() => readTensorF32(f2, "iq"), (e: unknown) => e instanceof GgufError && /unsupported tensor type IQ2_XXS/.test(e.message));
+    assert.throws(
+      () => readTensorF32(f2, "iq"),
+      (e: unknown) => e instanceof GgufError && /unsupported tensor type IQ2_XXS/.test(e.message),
+    );
   });
 
   it("reports a file that shrank after its header was read", () => {
     const p = file(smallValidGguf());
     const f = readGguf(p);
     fs.truncateSync(p, f.tensorDataOffset + 40);
-    assert.throws(() => readTensorBytes(f, "b.weight"), (e: unknown) => e instanceof GgufError && /truncated/.test(e.message));
+    assert.throws(
+      () => readTensorBytes(f, "b.weight"),
+      (e: unknown) => e instanceof GgufError && /truncated/.test(e.message),
+    );
   });
 
   it("never throws anything but GgufError on randomly corrupted files", () => {

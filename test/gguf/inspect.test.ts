@@ -11,11 +11,16 @@ const stories = storiesModelPath();
 
 /** "label  value" lines of the text listing as a map. */
 function fields(stdout: string): Map<string, string> {
-  return new Map(stdout.trim().split("\n").map((l) => {
-    const m = /^(\S+(?: \S+)*?)\s{2,}(.*)$/.exec(l);
-    assert.ok(m, `unexpected line '${l}'`);
-    return [m[1], m[2]] as [string, string];
-  }));
+  return new Map(
+    stdout
+      .trim()
+      .split("\n")
+      .map((l) => {
+        const m = /^(\S+(?: \S+)*?)\s{2,}(.*)$/.exec(l);
+        assert.ok(m, `unexpected line '${l}'`);
+        return [m[1], m[2]] as [string, string];
+      }),
+  );
 }
 
 describe("clawrl inspect", () => {

@@ -46,8 +46,7 @@ function tame(type: GgmlType, b: Uint8Array): Uint8Array {
       scale(o + 80);
       scale(o + 82);
     }
-  }
-  else {
+  } else {
     const hasMin = type === GgmlType.Q4_1 || type === GgmlType.Q5_1 || type === GgmlType.Q4_K || type === GgmlType.Q5_K;
     for (let o = 0; o < b.length; o += size) {
       scale(o);
@@ -82,7 +81,7 @@ function probeModel(file: string, type: GgmlType, tokenizer: Array<[string, Gguf
     tensors: [
       f32("token_embd.weight", [D, V], f32Bytes(embd)),
       f32("output_norm.weight", [D], filled(D, 1 / 16)),
-      { name: "output.weight", dims: [D, V], type, data: tame(type, randomBytes((D * V / t.blockSize) * t.typeSize, 1000 + type)) },
+      { name: "output.weight", dims: [D, V], type, data: tame(type, randomBytes(((D * V) / t.blockSize) * t.typeSize, 1000 + type)) },
       f32("blk.0.attn_norm.weight", [D], filled(D, 1)),
       f32("blk.0.attn_q.weight", [D, D], zeros(D * D)),
       f32("blk.0.attn_k.weight", [D, D], zeros(D * D)),
@@ -104,7 +103,22 @@ describe("dequantization matches llama.cpp", () => {
     await llama?.dispose();
   });
 
-  const types = [GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS];
+  const types = [
+    GgmlType.F16,
+    GgmlType.BF16,
+    GgmlType.Q8_0,
+    GgmlType.Q4_0,
+    GgmlType.Q4_1,
+    GgmlType.Q5_0,
+    GgmlType.Q5_1,
+    GgmlType.Q2_K,
+    GgmlType.Q3_K,
+    GgmlType.Q4_K,
+    GgmlType.Q5_K,
+    GgmlType.Q6_K,
+    GgmlType.IQ4_NL,
+    GgmlType.IQ4_XS,
+  ];
   for (const type of types) {
     const name = GGML_TYPE_TRAITS[type]!.name;
     it(`${name}: llama.cpp logits equal our dequantized output weights`, async () => {

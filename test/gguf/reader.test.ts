@@ -1,17 +1,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { describe, it } from "node:test";
-import {
-  archNumber,
-  findTensor,
-  metaArch,
-  metaArray,
-  metaNumber,
-  metaString,
-  readGguf,
-  readTensorBytes,
-  readTensorF32,
-} from "../../models/gguf/reader.js";
+import { archNumber, findTensor, metaArch, metaArray, metaNumber, metaString, readGguf, readTensorBytes, readTensorF32 } from "../../models/gguf/reader.js";
 import { GgmlType, GgufError } from "../../models/gguf/types.js";
 import { storiesModelPath } from "../helpers/cli.js";
 
@@ -45,7 +35,10 @@ describe("GGUF reader on stories260K", () => {
     const f = readGguf(path);
     assert.equal(f.tensors.length, 48);
     assert.ok(f.tensors.every((t) => t.type === GgmlType.F32));
-    assert.equal(f.tensors.reduce((n, t) => n + t.nElements, 0), 292_800);
+    assert.equal(
+      f.tensors.reduce((n, t) => n + t.nElements, 0),
+      292_800,
+    );
     assert.deepEqual(findTensor(f, "token_embd.weight")?.dims, [64, 512]);
     assert.deepEqual(findTensor(f, "blk.0.attn_k.weight")?.dims, [64, 32]);
     assert.deepEqual(findTensor(f, "blk.4.ffn_down.weight")?.dims, [172, 64]);
@@ -92,6 +85,9 @@ describe("GGUF reader on stories260K", () => {
 
   it("names a missing tensor", () => {
     const f = readGguf(path);
-    assert.throws(() => readTensorF32(f, "nope.weight"), (e: unknown) => e instanceof GgufError && /no tensor named 'nope\.weight'/.test(e.message));
+    assert.throws(
+      () => readTensorF32(f, "nope.weight"),
+      (e: unknown) => e instanceof GgufError && /no tensor named 'nope\.weight'/.test(e.message),
+    );
   });
 });

@@ -69,7 +69,10 @@ describe("GGUF writer → reader round trip", () => {
       }
       assert.deepEqual(f.metadata, expectedMeta);
 
-      assert.deepEqual(f.tensors.map((t) => [t.name, t.dims, t.type]), tensors.map((t) => [t.name, t.dims, t.type]));
+      assert.deepEqual(
+        f.tensors.map((t) => [t.name, t.dims, t.type]),
+        tensors.map((t) => [t.name, t.dims, t.type]),
+      );
       for (const t of tensors) assert.deepEqual(readTensorBytes(f, t.name), t.data, t.name);
       for (const t of f.tensors) assert.equal((f.tensorDataOffset + t.offset) % f.alignment, 0);
       assert.deepEqual(readTensorF32(f, "a.weight"), a);

@@ -21,7 +21,11 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
  * Like runCli, without blocking this process's event loop: needed when the command talks to a
  * server running inside the test process.
  */
-export function runCliAsync(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCliAsync(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 120_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [clawrlBin, ...args], { cwd: repoRoot, env: { ...process.env, ...env } });
     let stdout = "";

@@ -78,7 +78,9 @@ describe("adapter gate", () => {
     // room for glibc malloc arenas warming up (tens of MB here, varying run to run).
     const leakMb = (990 * adapterBytes) / 2 ** 20;
     const boundMb = Math.max(96, leakMb / 4);
-    console.log(`RSS after 10 swaps ${(rss10 / 2 ** 20).toFixed(1)} MB, after 1000 ${(rss1000 / 2 ** 20).toFixed(1)} MB (growth ${growthMb.toFixed(1)} MB; unreleased adapters would add at least ${leakMb.toFixed(0)} MB)`);
+    console.log(
+      `RSS after 10 swaps ${(rss10 / 2 ** 20).toFixed(1)} MB, after 1000 ${(rss1000 / 2 ** 20).toFixed(1)} MB (growth ${growthMb.toFixed(1)} MB; unreleased adapters would add at least ${leakMb.toFixed(0)} MB)`,
+    );
     assert.ok(growthMb < boundMb, `RSS grew ${growthMb.toFixed(1)} MB over 990 swaps (bound ${boundMb.toFixed(1)} MB)`);
     const r = await engine.generate({ messages, temperature: 0, maxTokens: 2 });
     assert.equal(r.adapter, "v999");

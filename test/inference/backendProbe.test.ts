@@ -34,7 +34,14 @@ describe("backend probe: a GPU backend that crashes, hangs or computes NaN is sk
         threads: 1,
         maxContextSize: 512,
         sequences: 1,
-        probe: { script: fakeProbe, env: { FAKE_PROBE: fake, FAKE_PROBE_LOG: log }, precheck: async () => null, loadTimeoutMs: 20_000, evalTimeoutMs: 20_000, ...probe },
+        probe: {
+          script: fakeProbe,
+          env: { FAKE_PROBE: fake, FAKE_PROBE_LOG: log },
+          precheck: async () => null,
+          loadTimeoutMs: 20_000,
+          evalTimeoutMs: 20_000,
+          ...probe,
+        },
       },
     });
   }
@@ -87,7 +94,13 @@ describe("backend probe: a GPU backend that crashes, hangs or computes NaN is sk
       assert.deepEqual(probesRun(), []);
       const s = await status(again);
       assert.equal(s.backend, "cpu");
-      assert.deepEqual(s.backendSkipped.map((k) => [k.backend, k.kind, typeof k.rememberedSince]), [["cuda", "broken", "string"], ["vulkan", "broken", "string"]]);
+      assert.deepEqual(
+        s.backendSkipped.map((k) => [k.backend, k.kind, typeof k.rememberedSince]),
+        [
+          ["cuda", "broken", "string"],
+          ["vulkan", "broken", "string"],
+        ],
+      );
       assert.match(s.backendSkipped[0].reason, /SIGABRT/);
     } finally {
       await again.close();
@@ -129,21 +142,34 @@ describe("backend probe: a GPU backend that crashes, hangs or computes NaN is sk
     assert.deepEqual(backendOrder("cuda", "linux"), ["cuda", "cpu"]);
     assert.deepEqual(backendOrder("auto", "linux"), ["cuda", "vulkan", "cpu"]);
     assert.deepEqual(backendOrder("auto", "darwin"), ["metal", "cpu"]);
-    for (const [backend, probed] of [["vulkan", ["vulkan"]], ["cpu", []]] as const) {
+    for (const [backend, probed] of [
+      ["vulkan", ["vulkan"]],
+      ["cpu", []],
+    ] as const) {
       fs.rmSync(log, { force: true });
       const core = await startCore({
         model,
         dataDir: tempDir("clawrl-probe-"),
         uiDir: "",
         training: false,
-        engine: { backend, threads: 1, maxContextSize: 512, sequences: 1, probe: { script: fakeProbe, env: { FAKE_PROBE: "cuda=abort,vulkan=exit", FAKE_PROBE_LOG: log }, precheck: async () => null } },
+        engine: {
+          backend,
+          threads: 1,
+          maxContextSize: 512,
+          sequences: 1,
+          probe: { script: fakeProbe, env: { FAKE_PROBE: "cuda=abort,vulkan=exit", FAKE_PROBE_LOG: log }, precheck: async () => null },
+        },
       });
       try {
         assert.deepEqual(probesRun(), probed);
         const s = await status(core);
         assert.equal(s.backend, "cpu");
         if (backend === "cpu") assert.deepEqual(s.backendSkipped, []);
-        else assert.deepEqual(s.backendSkipped.map((k) => [k.backend, k.kind, k.reason]), [["vulkan", "broken", "exited with code 1 while loading the model: ggml_backend_load: failed to initialize the device"]]);
+        else
+          assert.deepEqual(
+            s.backendSkipped.map((k) => [k.backend, k.kind, k.reason]),
+            [["vulkan", "broken", "exited with code 1 while loading the model: ggml_backend_load: failed to initialize the device"]],
+          );
       } finally {
         await core.close();
       }
@@ -172,10 +198,31 @@ describe("clawrl serve --gpu cuda on a machine without CUDA", () => {
   const hasCuda = fs.existsSync("/proc/driver/nvidia/version");
   it("serves on the CPU and says why CUDA was not used", { skip: hasCuda ? "this machine has an NVIDIA driver" : false }, async () => {
     const model = await tinyModel({ arch: "qwen2" });
-    const child = spawn(process.execPath, [clawrlBin, "serve", "--model", model, "--port", "0", "--data-dir", tempDir("clawrl-serve-gpu-"), "--token", "serve-gpu-token", "--gpu", "cuda", "--context", "512", "--threads", "1"], {
-      cwd: repoRoot,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        clawrlBin,
+        "serve",
+        "--model",
+        model,
+        "--port",
+        "0",
+        "--data-dir",
+        tempDir("clawrl-serve-gpu-"),
+        "--token",
+        "serve-gpu-token",
+        "--gpu",
+        "cuda",
+        "--context",
+        "512",
+        "--threads",
+        "1",
+      ],
+      {
+        cwd: repoRoot,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let out = "";
     try {
       const base = await new Promise<string>((resolve, reject) => {
@@ -190,9 +237,15 @@ describe("clawrl serve --gpu cuda on a machine without CUDA", () => {
       });
       assert.match(out, /^Backend:\s+cpu, context 512$/m);
       assert.match(out, /^Skipped:\s+cuda: \S.*$/m);
-      const s = (await (await fetch(`${base.replace(/\/v1$/, "")}/api/status`, { headers: { authorization: "Bearer serve-gpu-token" } })).json()) as { backend: string; backendSkipped: BackendSkip[] };
+      const s = (await (await fetch(`${base.replace(/\/v1$/, "")}/api/status`, { headers: { authorization: "Bearer serve-gpu-token" } })).json()) as {
+        backend: string;
+        backendSkipped: BackendSkip[];
+      };
       assert.equal(s.backend, "cpu");
-      assert.deepEqual(s.backendSkipped.map((k) => [k.backend, k.kind]), [["cuda", "unavailable"]]);
+      assert.deepEqual(
+        s.backendSkipped.map((k) => [k.backend, k.kind]),
+        [["cuda", "unavailable"]],
+      );
     } finally {
       const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");

@@ -7,7 +7,7 @@ import { tinyModel } from "../helpers/models.js";
 
 // Multi-byte characters (split across byte tokens), leading spaces, newlines and long runs, so
 // that settling happens at many different points.
-const TEXT = " Once upon a time, a robot named Ünïcødé painted 🎨🖌️ 画家 in the rain.\n\nIt said: \"naïve café — ok?\"  Then   it   slept. ".repeat(4);
+const TEXT = ' Once upon a time, a robot named Ünïcødé painted 🎨🖌️ 画家 in the rain.\n\nIt said: "naïve café — ok?"  Then   it   slept. '.repeat(4);
 
 describe("incremental detokenizer", () => {
   let llama: Llama;

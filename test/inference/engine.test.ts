@@ -63,7 +63,8 @@ describe("inference engine", () => {
       const r = await engine.generate({ messages, maxTokens: 16, seed: 21, ...sampling });
       assert.equal(r.tokenLogprobs.length, r.responseTokens.length);
       const ref = await referenceLogprobs(r);
-      for (let j = 0; j < ref.length; j++) assert.ok(Math.abs(r.tokenLogprobs[j] - ref[j]) < 2e-3, `token ${j}: served ${r.tokenLogprobs[j]} vs reference ${ref[j]}`);
+      for (let j = 0; j < ref.length; j++)
+        assert.ok(Math.abs(r.tokenLogprobs[j] - ref[j]) < 2e-3, `token ${j}: served ${r.tokenLogprobs[j]} vs reference ${ref[j]}`);
     });
   }
 
@@ -87,11 +88,17 @@ describe("inference engine", () => {
     Object.setPrototypeOf(addon, spy);
     try {
       // Top-p included: the app's chat asks for 0.95 by default.
-      for (const [temperature, topP] of [[0, 1], [1, 1], [0.7, 1], [0.7, 0.9]]) {
+      for (const [temperature, topP] of [
+        [0, 1],
+        [1, 1],
+        [0.7, 1],
+        [0.7, 0.9],
+      ]) {
         calls.length = 0;
         const r = await engine.generate({ messages, maxTokens: 8, seed: 5, temperature, topP });
         const ref = await referenceLogprobs(r);
-        for (let j = 0; j < ref.length; j++) assert.ok(Math.abs(r.tokenLogprobs[j] - ref[j]) < 2e-3, `temperature ${temperature}, token ${j}: ${r.tokenLogprobs[j]} vs ${ref[j]}`);
+        for (let j = 0; j < ref.length; j++)
+          assert.ok(Math.abs(r.tokenLogprobs[j] - ref[j]) < 2e-3, `temperature ${temperature}, token ${j}: ${r.tokenLogprobs[j]} vs ${ref[j]}`);
         // Greedy: the pick and the sum in one call; sampled: the request's sampler picks, a greedy one measures.
         assert.equal(calls.length, (temperature === 0 ? 1 : 2) * r.responseTokens.length, `temperature ${temperature}: ${calls.length} native calls`);
         for (const [, , probabilities, confidence, logits] of calls) {
@@ -106,7 +113,10 @@ describe("inference engine", () => {
       const tail = scored.logprobs.slice(-r.responseTokens.length);
       for (let j = 0; j < tail.length; j++) assert.ok(Math.abs(tail[j] - r.tokenLogprobs[j]) < 2e-3, `scored token ${j}: ${tail[j]} vs ${r.tokenLogprobs[j]}`);
       for (const [, , probabilities, confidence, logits] of calls) {
-        assert.ok(!(probabilities === true || confidence === true || logits === true || (Array.isArray(logits) && Number(logits[4]) > 0)), JSON.stringify(logits));
+        assert.ok(
+          !(probabilities === true || confidence === true || logits === true || (Array.isArray(logits) && Number(logits[4]) > 0)),
+          JSON.stringify(logits),
+        );
       }
     } finally {
       Object.setPrototypeOf(addon, proto);
@@ -153,7 +163,13 @@ describe("prompt rendering", () => {
     const { tokens } = engine.renderPrompt({
       messages: [
         { role: "developer", content: "Obey the rules." },
-        { role: "user", content: [{ type: "text", text: "Weather " }, { type: "text", text: "in Paris?" }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Weather " },
+            { type: "text", text: "in Paris?" },
+          ],
+        },
         { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
         { role: "tool", tool_call_id: "c1", content: "Sunny, 21 C" },
         { role: "user", content: "Thanks" },
@@ -161,13 +177,17 @@ describe("prompt rendering", () => {
       tools: [{ name: "get_weather", description: "Weather in a city", parameters: { type: "object", properties: { city: { type: "string" } } } }],
     });
     const text = engine.model.detokenize(tokens, true);
-    for (const part of ["Obey the rules.", "Weather in Paris?", "get_weather", '"city"', "Paris", "Sunny, 21 C", "Thanks", "<|im_start|>assistant"]) assert.ok(text.includes(part), `missing ${JSON.stringify(part)} in:\n${text}`);
+    for (const part of ["Obey the rules.", "Weather in Paris?", "get_weather", '"city"', "Paris", "Sunny, 21 C", "Thanks", "<|im_start|>assistant"])
+      assert.ok(text.includes(part), `missing ${JSON.stringify(part)} in:\n${text}`);
     assert.ok(text.indexOf("Sunny, 21 C") < text.indexOf("Thanks"));
     assert.ok(text.trimEnd().endsWith("<|im_start|>assistant"), text.slice(-80));
   });
 
   it("throws ContextLengthError for a prompt that leaves no room", () => {
-    assert.throws(() => engine.renderPrompt({ messages: [{ role: "user", content: "many words ".repeat(2000) }] }), (e: Error) => e.name === "ContextLengthError");
+    assert.throws(
+      () => engine.renderPrompt({ messages: [{ role: "user", content: "many words ".repeat(2000) }] }),
+      (e: Error) => e.name === "ContextLengthError",
+    );
   });
 });
 
@@ -201,6 +221,9 @@ describe("tokens without text", () => {
     assert.ok(r.responseTokens.length >= 4, `only ${r.responseTokens.length} tokens`);
     assert.equal(r.text, "");
     const content = events.filter((e): e is Extract<GenerateEvent, { type: "content" }> => e.type === "content" && e.logprobs.length > 0);
-    assert.deepEqual(content.map((e) => e.logprobs.map((l) => l.token)), r.responseTokens.map((t) => [t]));
+    assert.deepEqual(
+      content.map((e) => e.logprobs.map((l) => l.token)),
+      r.responseTokens.map((t) => [t]),
+    );
   });
 });

@@ -74,7 +74,11 @@ describe("fluency probe (llama.cpp, own model instance)", () => {
       const prompt = prompts[0].tokens;
       const response = prompts[1].tokens.slice(1);
       await seq.evaluateWithoutGeneratingNewTokens(prompt.slice(0, -1) as Token[]);
-      const out = await seq.controlledEvaluate([prompt[prompt.length - 1], ...response.slice(0, -1)].map((t) => [t as Token, { generateNext: { logits: true } }] as [Token, { generateNext: { logits: true } }]));
+      const out = await seq.controlledEvaluate(
+        [prompt[prompt.length - 1], ...response.slice(0, -1)].map(
+          (t) => [t as Token, { generateNext: { logits: true } }] as [Token, { generateNext: { logits: true } }],
+        ),
+      );
       const reference = response.reduce((s, t, i) => s + tokenLogprob(out[i]!.next.logits!, t), 0) / response.length;
       const [scored] = await probe.score([{ prompt, response }]);
       assert.ok(scored !== null && Math.abs(scored - reference) < 1e-4, `${scored} vs ${reference}`);
@@ -105,7 +109,10 @@ describe("fluency probe (llama.cpp, own model instance)", () => {
       assert.ok(Math.abs(b.base.meanLogprob! - a.base.meanLogprob!) < 1e-3, `${b.base.meanLogprob} vs ${a.base.meanLogprob}`);
       // 6 candidate answers and 6 of the base model's, each sampled then scored.
       assert.equal(seen.length, 24);
-      assert.ok(seen.every((f, i) => i === 0 || f >= seen[i - 1]), "never goes back");
+      assert.ok(
+        seen.every((f, i) => i === 0 || f >= seen[i - 1]),
+        "never goes back",
+      );
       assert.equal(seen.at(-1), 1);
       // The base model's answers are remembered: a second candidate samples only its own.
       const again: number[] = [];

@@ -11,7 +11,15 @@ import type { FunctionTool } from "../../electron/core/inference/chatPrompt.js";
 import { tinyModel } from "../helpers/models.js";
 
 const tools: FunctionTool[] = [
-  { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string", maxLength: 6 }, unit: { enum: ["c", "f"] } }, required: ["city", "unit"], additionalProperties: false } },
+  {
+    name: "get_weather",
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string", maxLength: 6 }, unit: { enum: ["c", "f"] } },
+      required: ["city", "unit"],
+      additionalProperties: false,
+    },
+  },
   { name: "list_files", parameters: { type: "object", properties: { depth: { type: "integer" } }, required: ["depth"], additionalProperties: false } },
 ];
 
@@ -69,7 +77,10 @@ describe("a call the model opens itself (tool_choice auto)", () => {
           // Streamed: the calls' deltas assemble into the result's calls.
           const streamed: string[] = [];
           for (const e of events) if (e.type === "toolArguments") streamed[e.index] = (streamed[e.index] ?? "") + e.text;
-          assert.deepEqual(streamed, r.toolCalls.map((c) => c.arguments));
+          assert.deepEqual(
+            streamed,
+            r.toolCalls.map((c) => c.arguments),
+          );
           assert.equal(r.tokenLogprobs.length, r.responseTokens.length);
         }
       } finally {

@@ -4,13 +4,20 @@ import { JsonObjectPrefix } from "../../electron/core/inference/jsonPrefix.js";
 import { jsonValueEnd, parseAnswer, type ToolCallSyntax } from "../../electron/core/inference/toolCalls.js";
 
 // Qwen / Hermes style, as node-llama-cpp's QwenChatWrapper describes it.
-const qwen: ToolCallSyntax = { prefixes: ['<tool_call>\n{"name": "'], paramsPrefix: '", "arguments": ', suffix: "}\n</tool_call>", sectionPrefix: "", emptyArguments: "{}" };
+const qwen: ToolCallSyntax = {
+  prefixes: ['<tool_call>\n{"name": "'],
+  paramsPrefix: '", "arguments": ',
+  suffix: "}\n</tool_call>",
+  sectionPrefix: "",
+  emptyArguments: "{}",
+};
 // node-llama-cpp's generic syntax (Llama 2 / general wrappers).
 const generic: ToolCallSyntax = { prefixes: ["||call: ", "||call:"], paramsPrefix: "(", suffix: ")", sectionPrefix: "", emptyArguments: "{}" };
 
 describe("tool-call parsing", () => {
   it("splits content and complete calls (Qwen syntax), several calls in a row", () => {
-    const text = 'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris (FR)"}}\n</tool_call>\n<tool_call>\n{"name": "ls", "arguments": {}}\n</tool_call>';
+    const text =
+      'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris (FR)"}}\n</tool_call>\n<tool_call>\n{"name": "ls", "arguments": {}}\n</tool_call>';
     const p = parseAnswer(text, qwen, true);
     assert.equal(p.content, "Let me check.");
     assert.deepEqual(
@@ -57,7 +64,18 @@ describe("tool-call parsing", () => {
 
 describe("JSON prefix constraint", () => {
   it("accepts valid prefixes, rejects breaks, and closes any state into valid JSON", () => {
-    const samples = ['"a": 1, "b": [true, null, {"c": "x\\"y"}]}', '"k": -1.5e3}', '}', '"s": "unterminated', '"n": 12.', '"arr": [1, ', '"key', '"k" ', '"k": tr', '"a": "b\\'];
+    const samples = [
+      '"a": 1, "b": [true, null, {"c": "x\\"y"}]}',
+      '"k": -1.5e3}',
+      "}",
+      '"s": "unterminated',
+      '"n": 12.',
+      '"arr": [1, ',
+      '"key',
+      '"k" ',
+      '"k": tr',
+      '"a": "b\\',
+    ];
     for (const s of samples) {
       const st = JsonObjectPrefix.afterOpenBrace();
       assert.ok(st.pushText(s), s);

@@ -17,7 +17,10 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
   let judgeEp: Awaited<ReturnType<typeof scriptedJudge>>;
   let prmScript: string[] = [];
   const api = async (path: string, init: RequestInit = {}) => {
-    const r = await fetch(`${core.url}${path}`, { ...init, headers: { authorization: `Bearer ${core.token}`, ...(init.body ? { "content-type": "application/json" } : {}) } });
+    const r = await fetch(`${core.url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${core.token}`, ...(init.body ? { "content-type": "application/json" } : {}) },
+    });
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read response bodies structurally; `any` keeps the assertions readable
     const body: any = await r.json();
     return { status: r.status, body };
@@ -35,7 +38,10 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
     });
     client = new OpenAI({ baseURL: `${core.url}/v1`, apiKey: core.token, maxRetries: 0, timeout: 120_000 });
     // No held-back slice: these sessions have random ids, and the tests count the samples they make.
-    const s = await api("/api/settings", { method: "PATCH", body: JSON.stringify({ judgeSource: { kind: "endpoint", baseUrl: judgeEp.baseUrl, model: "scripted" }, heldBackShare: 0 }) });
+    const s = await api("/api/settings", {
+      method: "PATCH",
+      body: JSON.stringify({ judgeSource: { kind: "endpoint", baseUrl: judgeEp.baseUrl, model: "scripted" }, heldBackShare: 0 }),
+    });
     assert.equal(s.status, 200, JSON.stringify(s.body));
   });
   after(async () => {
@@ -44,8 +50,14 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
   });
 
   async function turn(messages: Msg[]) {
-    const { data, response } = await client.chat.completions.create({ model: core.engine!.modelId, messages, max_completion_tokens: 6, seed: 5 }).withResponse();
-    return { answer: { role: "assistant", content: data.choices[0].message.content ?? "" } as Msg, turnId: response.headers.get("x-clawrl-turn-id")!, sessionId: response.headers.get("x-clawrl-session-id")! };
+    const { data, response } = await client.chat.completions
+      .create({ model: core.engine!.modelId, messages, max_completion_tokens: 6, seed: 5 })
+      .withResponse();
+    return {
+      answer: { role: "assistant", content: data.choices[0].message.content ?? "" } as Msg,
+      turnId: response.headers.get("x-clawrl-turn-id")!,
+      sessionId: response.headers.get("x-clawrl-session-id")!,
+    };
   }
 
   /** Two user turns in one session; resolves when the first one is judged. */
@@ -68,7 +80,12 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
   }
 
   function judgeLines(): JudgeRecord[] {
-    return fs.readFileSync(core.paths.trajectories, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.kind === "judge");
+    return fs
+      .readFileSync(core.paths.trajectories, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.kind === "judge");
   }
 
   it("a correction: the first turn is judged -1 from the second message, its votes are logged, and it becomes an RL sample", async () => {
@@ -76,7 +93,10 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
     const { t1, t2, reward } = await conversation("What is 2+2?", "No, that's wrong. Try again.");
     assert.equal(reward, -1);
     const line = judgeLines().find((l) => l.turnId === t1.turnId)!;
-    assert.deepEqual(line.votes.map((v) => [v.score, v.text]), prmScript.map((t, i) => [[-1, -1, 1][i], t]));
+    assert.deepEqual(
+      line.votes.map((v) => [v.score, v.text]),
+      prmScript.map((t, i) => [[-1, -1, 1][i], t]),
+    );
     assert.equal(line.hintVotes!.length, 3);
     assert.equal(line.judge, `endpoint:scripted@${judgeEp.baseUrl}`);
     // The judge saw the answer and the next state.
@@ -84,13 +104,19 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
     assert.match(prompt, /No, that's wrong\. Try again\./);
     assert.match(prompt, /What is 2\+2\?/);
     // The second turn has no next state yet: not judged.
-    assert.equal(judgeLines().some((l) => l.turnId === t2.turnId), false);
+    assert.equal(
+      judgeLines().some((l) => l.turnId === t2.turnId),
+      false,
+    );
 
     const item = core.samples.get(t1.turnId)!;
     assert.ok(item, "no sample for the judged turn");
     const served = core.store.readTurn(t1.turnId);
     assert.deepEqual([item.reward, item.rewardSource, item.hints], [-1, "judge", []]);
-    assert.deepEqual([item.sample.prompt_tokens, item.sample.response_tokens, item.sample.logprobs], [served.promptTokens, served.responseTokens, served.tokenLogprobs]);
+    assert.deepEqual(
+      [item.sample.prompt_tokens, item.sample.response_tokens, item.sample.logprobs],
+      [served.promptTokens, served.responseTokens, served.tokenLogprobs],
+    );
     assert.equal(item.adapter, "base");
     const detail = await api(`/api/sessions/${t1.sessionId}`);
     assert.deepEqual([detail.body.turns[0].reward, detail.body.turns[0].rewardSource, detail.body.turns[0].judge.votes.length], [-1, "judge", 3]);
@@ -110,7 +136,10 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
     const { t1, reward } = await conversation("Tell me a story.", "Thanks, now tell me another one.");
     assert.equal(reward, 0);
     const line = judgeLines().find((l) => l.turnId === t1.turnId)!;
-    assert.deepEqual(line.votes.map((v) => v.score), [1, -1, null]);
+    assert.deepEqual(
+      line.votes.map((v) => v.score),
+      [1, -1, null],
+    );
     assert.equal(core.samples.get(t1.turnId), undefined);
     assert.equal(core.samples.readyCount, before);
     // Thumbs down on it now makes it a sample.
@@ -133,8 +162,25 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
     });
     const res = await fetch(`${core.url}/v1/chat/completions`, {
       method: "POST",
-      headers: { authorization: `Bearer ${core.token}`, "content-type": "application/json", "x-session-id": t1.sessionId, "x-turn-type": "main", "x-session-done": "1" },
-      body: JSON.stringify({ model: core.engine!.modelId, messages: [{ role: "user", content: "Tell me about owls." }, t1.answer, { role: "user", content: "Go on." }, t2.answer, { role: "user", content: "Thanks, bye." }], max_tokens: 6, seed: 5 }),
+      headers: {
+        authorization: `Bearer ${core.token}`,
+        "content-type": "application/json",
+        "x-session-id": t1.sessionId,
+        "x-turn-type": "main",
+        "x-session-done": "1",
+      },
+      body: JSON.stringify({
+        model: core.engine!.modelId,
+        messages: [
+          { role: "user", content: "Tell me about owls." },
+          t1.answer,
+          { role: "user", content: "Go on." },
+          t2.answer,
+          { role: "user", content: "Thanks, bye." },
+        ],
+        max_tokens: 6,
+        seed: 5,
+      }),
     });
     assert.equal(res.status, 200);
     await res.text();
@@ -160,7 +206,10 @@ describe("judge and samples end to end through /v1/chat/completions", () => {
     await conversation("Name a fruit.", "And a vegetable?");
     assert.equal(judgeEp.requests.length, n + 6);
     assert.ok(judgeEp.requests.slice(n).every((r) => (r.body.messages[1].content as string).includes("Name a fruit.")));
-    assert.equal(judgeLines().some((l) => l.turnId === t1.turnId), false);
+    assert.equal(
+      judgeLines().some((l) => l.turnId === t1.turnId),
+      false,
+    );
     assert.equal(core.samples.get(t1.turnId)!.reward, 1);
   });
 });

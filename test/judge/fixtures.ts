@@ -39,7 +39,14 @@ export async function scriptedJudge(script: (kind: "prm" | "hint", i: number, re
         return;
       }
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "x", object: "chat.completion", model: body.model, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: out } }] }));
+      res.end(
+        JSON.stringify({
+          id: "x",
+          object: "chat.completion",
+          model: body.model,
+          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: out } }],
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -62,7 +69,10 @@ let n = 0;
  * Appends a main turn (and, when `next` is given, a second turn whose request carries the
  * next state of the first). Returns the first turn's id.
  */
-export function addTurn(store: Store, opts: { sessionId?: string; messages?: ChatMessage[]; text?: string; next?: ChatMessage[]; type?: "main" | "side"; promptTokens?: number[] } = {}): string {
+export function addTurn(
+  store: Store,
+  opts: { sessionId?: string; messages?: ChatMessage[]; text?: string; next?: ChatMessage[]; type?: "main" | "side"; promptTokens?: number[] } = {},
+): string {
   const sessionId = opts.sessionId ?? `s${++n}`;
   const turnId = `t${++n}`;
   const time = new Date().toISOString();
@@ -88,7 +98,14 @@ export function addTurn(store: Store, opts: { sessionId?: string; messages?: Cha
   if (opts.next) {
     const nextId = `t${++n}`;
     store.appendTurn(
-      { ...base, turnId: nextId, index: store.sessionTurns(sessionId).length, messages: [...messages, { role: "assistant", content: text }, ...opts.next], text: "ok", prefixKey: `k${n}` },
+      {
+        ...base,
+        turnId: nextId,
+        index: store.sessionTurns(sessionId).length,
+        messages: [...messages, { role: "assistant", content: text }, ...opts.next],
+        text: "ok",
+        prefixKey: `k${n}`,
+      },
       { turnId, sessionId, messages: opts.next },
     );
   }

@@ -20,7 +20,12 @@ const input = {
 
 function judgeLines(store: Store): JudgeRecord[] {
   const file = `${store.dataDir}/logs/trajectories.jsonl`;
-  return fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.kind === "judge");
+  return fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((r) => r.kind === "judge");
 }
 
 describe("judge against an OpenAI-compatible endpoint (scripted texts)", () => {
@@ -36,11 +41,20 @@ describe("judge against an OpenAI-compatible endpoint (scripted texts)", () => {
       const backend = new EndpointJudgeBackend({ baseUrl: ep.baseUrl, model: "judge-model", apiKey: "sk-test" });
       const out = await judgeTurn(backend, input, { votes: 3, temperature: 0.6, seed: 100 });
       assert.equal(out.reward, -1);
-      assert.deepEqual(out.votes.map((v) => v.score), [-1, -1, null]);
-      assert.deepEqual(out.votes.map((v) => v.text), prm);
+      assert.deepEqual(
+        out.votes.map((v) => v.score),
+        [-1, -1, null],
+      );
+      assert.deepEqual(
+        out.votes.map((v) => v.text),
+        prm,
+      );
       assert.equal(out.representative, prm[0]);
       assert.deepEqual(out.hints, ["Give the answer in kilometres.", "Convert miles to kilometres by multiplying by 1.609."]);
-      assert.deepEqual(out.hintVotes!.map((v) => v.text), hints);
+      assert.deepEqual(
+        out.hintVotes!.map((v) => v.text),
+        hints,
+      );
       assert.equal(out.judge, `endpoint:judge-model@${ep.baseUrl}`);
 
       assert.equal(ep.requests.length, 6);
@@ -77,7 +91,9 @@ describe("judge against an OpenAI-compatible endpoint (scripted texts)", () => {
 
 describe("the judge service", () => {
   it("judges turns that got their next state, in the background; the log holds all votes and raw texts; thumbs skip it", async () => {
-    const ep = await scriptedJudge((kind, i) => (kind === "prm" ? `vote ${i}: \\boxed{1}` : `\\boxed{1} [HINT_START]Mention the distance in kilometres too (${i % 2}).[HINT_END]`));
+    const ep = await scriptedJudge((kind, i) =>
+      kind === "prm" ? `vote ${i}: \\boxed{1}` : `\\boxed{1} [HINT_START]Mention the distance in kilometres too (${i % 2}).[HINT_END]`,
+    );
     const { store, bus } = tempStore();
     store.updateSettings({ judgeSource: { kind: "endpoint", baseUrl: ep.baseUrl, model: "m" }, judgeVotes: 5, judgeTemperature: 0.3 });
     const judged: string[] = [];
@@ -166,7 +182,10 @@ describe("the judge service", () => {
     await service.whenIdle();
     await service.close();
     await ok.close();
-    assert.deepEqual(judgeLines(store).map((l) => [l.turnId, l.reward]), [[t, -1]]);
+    assert.deepEqual(
+      judgeLines(store).map((l) => [l.turnId, l.reward]),
+      [[t, -1]],
+    );
     store.close();
   });
 });
@@ -207,7 +226,10 @@ describe("judge on the local model (base, no adapter, own context)", () => {
         const input = { context: store.readTurn(turnId).messages, answer: "x", nextState: [{ role: "user" as const, content: "No." }] };
         const a = await judgeTurn(backend, input, { votes: 3, seed: 11, maxTokens: 16, hints: false });
         const b = await judgeTurn(backend, input, { votes: 3, seed: 11, maxTokens: 16, hints: false });
-        assert.deepEqual(a.votes.map((v) => v.text), b.votes.map((v) => v.text));
+        assert.deepEqual(
+          a.votes.map((v) => v.text),
+          b.votes.map((v) => v.text),
+        );
         assert.ok(new Set(a.votes.map((v) => v.text)).size > 1, `votes all equal: ${JSON.stringify(a.votes)}`);
       } finally {
         await backend.close();
@@ -225,7 +247,10 @@ describe("judge on the local model (base, no adapter, own context)", () => {
   it("a conversation too long for the judge's context is trimmed until it fits", async () => {
     const backend = await judgeBackendFactory(engine, { threads: 1, maxContextSize: 1024 })({ kind: "base" }, 1);
     try {
-      const long = { ...input, context: Array.from({ length: 40 }, (_, i) => ({ role: "user" as const, content: `turn ${i}: ${"lorem ipsum ".repeat(100)}` })) };
+      const long = {
+        ...input,
+        context: Array.from({ length: 40 }, (_, i) => ({ role: "user" as const, content: `turn ${i}: ${"lorem ipsum ".repeat(100)}` })),
+      };
       assert.equal(backend.fits(prmMessages(long), 8), false, "the default budget must not fit, or this test proves nothing");
       const out = await judgeTurn(backend, long, { votes: 1, seed: 2, maxTokens: 8, hints: false });
       assert.equal(out.votes[0].error, undefined, out.votes[0].error);
@@ -246,6 +271,9 @@ describe("judge on the local model (base, no adapter, own context)", () => {
     } finally {
       await backend.close();
     }
-    await assert.rejects(factory({ kind: "gguf", path: "/nonexistent/judge.gguf" }, 2), (e: Error) => e instanceof JudgeUnavailableError && /cannot load the judge model \/nonexistent\/judge\.gguf/.test(e.message));
+    await assert.rejects(
+      factory({ kind: "gguf", path: "/nonexistent/judge.gguf" }, 2),
+      (e: Error) => e instanceof JudgeUnavailableError && /cannot load the judge model \/nonexistent\/judge\.gguf/.test(e.message),
+    );
   });
 });

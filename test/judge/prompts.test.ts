@@ -24,7 +24,10 @@ describe("judge prompts", () => {
   });
 
   it("a single message over budget is clipped, not dropped", () => {
-    const user = prmMessages({ context: [{ role: "user", content: "y".repeat(5000) }], answer: "a", nextState: [] }, { context: 800, answer: 100, nextState: 100 })[1].content as string;
+    const user = prmMessages(
+      { context: [{ role: "user", content: "y".repeat(5000) }], answer: "a", nextState: [] },
+      { context: 800, answer: 100, nextState: 100 },
+    )[1].content as string;
     assert.match(user, /characters cut/);
     assert.ok(user.length < 3000);
   });

@@ -14,7 +14,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 import { readGguf, readTensorBytes } from "../../models/gguf/reader.js";
-import { AdapterMismatchError, readAdapterForBase, readBaseConfig, readGgufAdapter, readPeftAdapter, writeGgufAdapter, writePeftAdapter } from "../../models/adapters/interchange.js";
+import {
+  AdapterMismatchError,
+  readAdapterForBase,
+  readBaseConfig,
+  readGgufAdapter,
+  readPeftAdapter,
+  writeGgufAdapter,
+  writePeftAdapter,
+} from "../../models/adapters/interchange.js";
 import { hfRepoFromMetadata, parsePeftTensorName, peftTensorName, permuteRowsGgufToHf, permuteRowsHfToGguf } from "../../models/adapters/peft.js";
 import { readSafetensors, tensorF32, writeSafetensors } from "../../models/adapters/safetensors.js";
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
@@ -24,7 +32,14 @@ import { writeLoraAdapter as writeRandomAdapter } from "../inference/loraFixture
 /** The HF config of a base GGUF, as transformers names it (what PEFT's shapes follow). */
 function hfConfig(basePath: string) {
   const { config: c } = readBaseConfig(basePath);
-  return { hidden_size: c.nEmbd, num_attention_heads: c.nHead, num_key_value_heads: c.nHeadKv, head_dim: c.headDim, intermediate_size: c.nFf, num_hidden_layers: c.nLayer };
+  return {
+    hidden_size: c.nEmbd,
+    num_attention_heads: c.nHead,
+    num_key_value_heads: c.nHeadKv,
+    head_dim: c.headDim,
+    intermediate_size: c.nFf,
+    num_hidden_layers: c.nLayer,
+  };
 }
 
 /** nn.Linear(in_features, out_features) of each projection in LlamaDecoderLayer / Qwen2DecoderLayer / Qwen3DecoderLayer. */
@@ -107,15 +122,27 @@ describe("PEFT layout", () => {
     assert.ok(re.test("model.layers.0.self_attn.q_proj") && re.test("model.layers.1.mlp.down_proj") && !re.test("model.layers.1.self_attn.q_proj"));
     // Read back: the same pairs.
     const back = readPeftAdapter(path.join(dir, "p2"), config);
-    assert.deepEqual(back.pairs.map((p) => `${p.layer}:${p.target}`), ["0:attn_q", "1:ffn_down"]);
+    assert.deepEqual(
+      back.pairs.map((p) => `${p.layer}:${p.target}`),
+      ["0:attn_q", "1:ffn_down"],
+    );
   });
 
   test("tensor names parse both ways; foreign names are not taken", () => {
     assert.equal(peftTensorName(3, "ffn_gate", "B"), "base_model.model.model.layers.3.mlp.gate_proj.lora_B.weight");
     assert.deepEqual(parsePeftTensorName("base_model.model.model.layers.3.mlp.gate_proj.lora_B.weight"), { layer: 3, target: "ffn_gate", half: "B" });
-    assert.deepEqual(parsePeftTensorName("base_model.model.model.layers.0.self_attn.o_proj.lora_A.default.weight"), { layer: 0, target: "attn_output", half: "A" });
+    assert.deepEqual(parsePeftTensorName("base_model.model.model.layers.0.self_attn.o_proj.lora_A.default.weight"), {
+      layer: 0,
+      target: "attn_output",
+      half: "A",
+    });
     assert.deepEqual(parsePeftTensorName("model.layers.2.self_attn.k_proj.lora_A.weight"), { layer: 2, target: "attn_k", half: "A" });
-    for (const n of ["base_model.model.lm_head.lora_A.weight", "base_model.model.model.layers.0.mlp.q_proj.lora_A.weight", "base_model.model.model.embed_tokens.lora_embedding_A", "base_model.model.model.layers.0.self_attn.q_proj.lora_B.bias"]) {
+    for (const n of [
+      "base_model.model.lm_head.lora_A.weight",
+      "base_model.model.model.layers.0.mlp.q_proj.lora_A.weight",
+      "base_model.model.model.embed_tokens.lora_embedding_A",
+      "base_model.model.model.layers.0.self_attn.q_proj.lora_B.bias",
+    ]) {
       assert.equal(parsePeftTensorName(n), null, n);
     }
   });
@@ -164,7 +191,7 @@ print(json.dumps({"q": permute(w, n_head, n_head).ravel().tolist(), "k": permute
     const rank = 3;
     const scale = 2;
     let s = 12345;
-    const rnd = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5;
+    const rnd = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32 - 0.5;
     const mat = (r: number, c: number) => Float32Array.from({ length: r * c }, rnd);
     // The GGUF side: base weights and LoRA as llama.cpp holds them.
     const wq = mat(nHead * hd, nIn);
@@ -178,26 +205,29 @@ print(json.dumps({"q": permute(w, n_head, n_head).ravel().tolist(), "k": permute
       for (let i = 0; i < rows; i++) for (let j = 0; j < nIn; j++) for (let r = 0; r < rank; r++) out[i * nIn + j] += scale * b[i * rank + r] * a[r * nIn + j];
       return out;
     };
-    const mv = (w: Float32Array, x: Float32Array, rows: number) => Float64Array.from({ length: rows }, (_, i) => x.reduce((acc, v, j) => acc + w[i * nIn + j] * v, 0));
+    const mv = (w: Float32Array, x: Float32Array, rows: number) =>
+      Float64Array.from({ length: rows }, (_, i) => x.reduce((acc, v, j) => acc + w[i * nIn + j] * v, 0));
     const theta = (i: number) => 10000 ** (-(2 * i) / hd);
     const ropeNormal = (v: Float64Array, pos: number) => {
       const o = Float64Array.from(v);
-      for (let h = 0; h < v.length / hd; h++) for (let i = 0; i < hd / 2; i++) {
-        const [x0, x1] = [v[h * hd + 2 * i], v[h * hd + 2 * i + 1]];
-        const [c, sn] = [Math.cos(pos * theta(i)), Math.sin(pos * theta(i))];
-        o[h * hd + 2 * i] = x0 * c - x1 * sn;
-        o[h * hd + 2 * i + 1] = x0 * sn + x1 * c;
-      }
+      for (let h = 0; h < v.length / hd; h++)
+        for (let i = 0; i < hd / 2; i++) {
+          const [x0, x1] = [v[h * hd + 2 * i], v[h * hd + 2 * i + 1]];
+          const [c, sn] = [Math.cos(pos * theta(i)), Math.sin(pos * theta(i))];
+          o[h * hd + 2 * i] = x0 * c - x1 * sn;
+          o[h * hd + 2 * i + 1] = x0 * sn + x1 * c;
+        }
       return o;
     };
     const ropeRotateHalf = (v: Float64Array, pos: number) => {
       const o = Float64Array.from(v);
-      for (let h = 0; h < v.length / hd; h++) for (let i = 0; i < hd / 2; i++) {
-        const [x1, x2] = [v[h * hd + i], v[h * hd + i + hd / 2]];
-        const [c, sn] = [Math.cos(pos * theta(i)), Math.sin(pos * theta(i))];
-        o[h * hd + i] = x1 * c - x2 * sn;
-        o[h * hd + i + hd / 2] = x2 * c + x1 * sn;
-      }
+      for (let h = 0; h < v.length / hd; h++)
+        for (let i = 0; i < hd / 2; i++) {
+          const [x1, x2] = [v[h * hd + i], v[h * hd + i + hd / 2]];
+          const [c, sn] = [Math.cos(pos * theta(i)), Math.sin(pos * theta(i))];
+          o[h * hd + i] = x1 * c - x2 * sn;
+          o[h * hd + i + hd / 2] = x2 * c + x1 * sn;
+        }
       return o;
     };
     const scores = (q: Float64Array, k: Float64Array) => {
@@ -225,7 +255,10 @@ print(json.dumps({"q": permute(w, n_head, n_head).ravel().tolist(), "k": permute
     const badQ = eff(wrong(wq, nHead * hd, nIn, nHead), wrong(bq, nHead * hd, rank, nHead), aq, nHead * hd);
     const badK = eff(wrong(wk, nKv * hd, nIn, nKv), wrong(bk, nKv * hd, rank, nKv), ak, nKv * hd);
     const bad = scores(ropeRotateHalf(mv(badQ, x, nHead * hd), pq), ropeRotateHalf(mv(badK, y, nKv * hd), pk));
-    assert.ok(bad.some((v, h) => Math.abs(v - gg[h]) > 1e-3), "the test tells the directions apart");
+    assert.ok(
+      bad.some((v, h) => Math.abs(v - gg[h]) > 1e-3),
+      "the test tells the directions apart",
+    );
   });
 
   test("the export un-permutes llama's q/k lora_B (and only those); qwen2/qwen3 keep GGUF's rows", async () => {
@@ -233,7 +266,11 @@ print(json.dumps({"q": permute(w, n_head, n_head).ravel().tolist(), "k": permute
       const { out, gguf, config } = await exportPeft(arch, 4, 8);
       const g = readGguf(gguf);
       const st = readSafetensors(path.join(out, "adapter_model.safetensors"));
-      const peft = (n: string) => tensorF32(st, st.tensors.find((t) => t.name === n)!);
+      const peft = (n: string) =>
+        tensorF32(
+          st,
+          st.tensors.find((t) => t.name === n)!,
+        );
       const ggB = (key: string) => new Float32Array(Uint8Array.from(readTensorBytes(g, `${key}.lora_b`)).buffer);
       const ggA = (key: string) => new Float32Array(Uint8Array.from(readTensorBytes(g, `${key}.lora_a`)).buffer);
       const qRows = config.nHead * config.headDim;
@@ -272,7 +309,10 @@ describe("round trip and import", () => {
     const cfg = JSON.parse(fs.readFileSync(cfgFile, "utf8"));
     fs.writeFileSync(cfgFile, JSON.stringify({ ...cfg, use_rslora: true }));
     const st = readSafetensors(path.join(out, "adapter_model.safetensors"));
-    writeSafetensors(path.join(out, "adapter_model.safetensors"), st.tensors.map((t) => ({ name: t.name, shape: t.shape, values: tensorF32(st, t), dtype: "BF16" as const })));
+    writeSafetensors(
+      path.join(out, "adapter_model.safetensors"),
+      st.tensors.map((t) => ({ name: t.name, shape: t.shape, values: tensorF32(st, t), dtype: "BF16" as const })),
+    );
     const a = readAdapterForBase(out, base);
     assert.equal(a.alpha / a.rank, 8 / Math.sqrt(4));
     assert.deepEqual(a.source.dtypes, ["BF16"]);
@@ -284,32 +324,79 @@ describe("round trip and import", () => {
     const llamaBase = await tinyModel({ arch: "llama", layers: 2 });
     const wideBase = await tinyModel({ arch: "qwen2", layers: 2, dim: 96 });
     const oneLayer = await tinyModel({ arch: "qwen2", layers: 1 });
-    const refuse = (p: string, b: string, re: RegExp) => assert.throws(() => readAdapterForBase(p, b), (e: unknown) => e instanceof AdapterMismatchError && re.test(e.message), String(re));
+    const refuse = (p: string, b: string, re: RegExp) =>
+      assert.throws(
+        () => readAdapterForBase(p, b),
+        (e: unknown) => e instanceof AdapterMismatchError && re.test(e.message),
+        String(re),
+      );
     refuse(gguf, llamaBase, /the adapter is for architecture 'qwen2', the served model is 'llama'/);
     refuse(out, wideBase, /layer 0 q_proj \(attn_q\): lora_A is \[4, 64\] and lora_B \[64, 4\].*the served model's layer maps 96 → 96.*made for another model/);
     refuse(out, oneLayer, /adapts layer 1; the served model has 1 layers/);
     refuse(base, base, /not a LoRA adapter.*looks like a model/);
     refuse(path.join(dir, "nothing"), base, /no such file/);
 
-    const variant = (name: string, edit: (files: { config: Record<string, unknown>; tensors: Array<{ name: string; shape: number[]; values: Float32Array }> }) => void) => {
+    const variant = (
+      name: string,
+      edit: (files: { config: Record<string, unknown>; tensors: Array<{ name: string; shape: number[]; values: Float32Array }> }) => void,
+    ) => {
       const d = path.join(dir, name);
       fs.mkdirSync(d);
       const st = readSafetensors(path.join(out, "adapter_model.safetensors"));
-      const files = { config: JSON.parse(fs.readFileSync(path.join(out, "adapter_config.json"), "utf8")), tensors: st.tensors.map((t) => ({ name: t.name, shape: t.shape, values: tensorF32(st, t) })) };
+      const files = {
+        config: JSON.parse(fs.readFileSync(path.join(out, "adapter_config.json"), "utf8")),
+        tensors: st.tensors.map((t) => ({ name: t.name, shape: t.shape, values: tensorF32(st, t) })),
+      };
       edit(files);
       fs.writeFileSync(path.join(d, "adapter_config.json"), JSON.stringify(files.config));
       writeSafetensors(path.join(d, "adapter_model.safetensors"), files.tensors);
       return d;
     };
-    refuse(variant("dora", (f) => (f.config.use_dora = true)), base, /DoRA/);
-    refuse(variant("rankpattern", (f) => (f.config.rank_pattern = { q_proj: 8 })), base, /per-module ranks/);
-    refuse(variant("modules", (f) => (f.config.modules_to_save = ["lm_head"])), base, /modules_to_save: lm_head/);
-    refuse(variant("prefix", (f) => (f.config.peft_type = "PREFIX_TUNING")), base, /only LoRA adapters/);
-    refuse(variant("r", (f) => (f.config.r = 8)), base, /says r = 8, but the tensors have rank 4/);
-    refuse(variant("half", (f) => (f.tensors = f.tensors.filter((t) => t.name !== "base_model.model.model.layers.0.mlp.up_proj.lora_B.weight"))), base, /layer 0 up_proj \(ffn_up\): lora_B is missing/);
-    refuse(variant("nan", (f) => (f.tensors[3].values[2] = NaN)), base, /holds NaN at index 2: the adapter is damaged/);
-    refuse(variant("lmhead", (f) => f.tensors.push({ name: "base_model.model.lm_head.lora_A.weight", shape: [4, 64], values: new Float32Array(256) })), base, /output layer \(lm_head\)/);
-    refuse(variant("embed", (f) => f.tensors.push({ name: "base_model.model.model.embed_tokens.lora_embedding_A", shape: [4, 64], values: new Float32Array(256) })), base, /token embeddings/);
+    refuse(
+      variant("dora", (f) => (f.config.use_dora = true)),
+      base,
+      /DoRA/,
+    );
+    refuse(
+      variant("rankpattern", (f) => (f.config.rank_pattern = { q_proj: 8 })),
+      base,
+      /per-module ranks/,
+    );
+    refuse(
+      variant("modules", (f) => (f.config.modules_to_save = ["lm_head"])),
+      base,
+      /modules_to_save: lm_head/,
+    );
+    refuse(
+      variant("prefix", (f) => (f.config.peft_type = "PREFIX_TUNING")),
+      base,
+      /only LoRA adapters/,
+    );
+    refuse(
+      variant("r", (f) => (f.config.r = 8)),
+      base,
+      /says r = 8, but the tensors have rank 4/,
+    );
+    refuse(
+      variant("half", (f) => (f.tensors = f.tensors.filter((t) => t.name !== "base_model.model.model.layers.0.mlp.up_proj.lora_B.weight"))),
+      base,
+      /layer 0 up_proj \(ffn_up\): lora_B is missing/,
+    );
+    refuse(
+      variant("nan", (f) => (f.tensors[3].values[2] = NaN)),
+      base,
+      /holds NaN at index 2: the adapter is damaged/,
+    );
+    refuse(
+      variant("lmhead", (f) => f.tensors.push({ name: "base_model.model.lm_head.lora_A.weight", shape: [4, 64], values: new Float32Array(256) })),
+      base,
+      /output layer \(lm_head\)/,
+    );
+    refuse(
+      variant("embed", (f) => f.tensors.push({ name: "base_model.model.model.embed_tokens.lora_embedding_A", shape: [4, 64], values: new Float32Array(256) })),
+      base,
+      /token embeddings/,
+    );
     refuse(
       variant("mixed", (f) => {
         for (const t of f.tensors.filter((x) => x.name.includes("layers.1.mlp.down_proj"))) {

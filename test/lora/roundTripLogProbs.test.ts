@@ -28,7 +28,10 @@ for (const arch of ["llama", "qwen2", "qwen3", "stories260K"] as const) {
     const base = arch === "stories260K" ? storiesModelPath() : await tinyModel({ arch });
     const model = await loadBaseModel(base);
     try {
-      const tokens = arch === "stories260K" ? [1, 403, 407, 261, 378, 429, 267, 10, 55, 99, 300, 12, 70, 80, 90] : await llamaCppTokenize(base, "Once upon a time, a small cat sat by the warm fire and sang.");
+      const tokens =
+        arch === "stories260K"
+          ? [1, 403, 407, 261, 378, 429, 267, 10, 55, 99, 300, 12, 70, 80, 90]
+          : await llamaCppTokenize(base, "Once upon a time, a small cat sat by the warm fire and sang.");
       const lora = await trainedLora(model, tokens);
       const dir = tempDir();
       const original = path.join(dir, "adapter.gguf");

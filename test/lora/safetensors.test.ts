@@ -16,7 +16,13 @@ const a = Float32Array.from({ length: 6 }, (_, i) => i * 0.5 - 1.25);
 const b = Float32Array.from({ length: 12 }, (_, i) => Math.sin(i + 1) * 3);
 
 test("layout: u64 little-endian header length, a JSON header padded with spaces to 8 bytes, then the data in offset order", () => {
-  const buf = encodeSafetensors([{ name: "z.weight", shape: [2, 3], values: a }, { name: "b.weight", shape: [4, 3], values: b }], { format: "pt" });
+  const buf = encodeSafetensors(
+    [
+      { name: "z.weight", shape: [2, 3], values: a },
+      { name: "b.weight", shape: [4, 3], values: b },
+    ],
+    { format: "pt" },
+  );
   const n = Number(buf.readBigUInt64LE(0));
   assert.equal((8 + n) % 8, 0, "data starts 8-byte aligned");
   const text = buf.subarray(8, 8 + n).toString("utf8");
@@ -40,7 +46,11 @@ test("round trip in F32 exactly, F16 and BF16 within their precision", () => {
     { name: "empty", shape: [0, 3], values: new Float32Array(0) },
   ]);
   const f = readSafetensors(file);
-  const get = (n: string) => tensorF32(f, f.tensors.find((t) => t.name === n)!);
+  const get = (n: string) =>
+    tensorF32(
+      f,
+      f.tensors.find((t) => t.name === n)!,
+    );
   assert.deepEqual(get("f32"), b);
   for (let i = 0; i < b.length; i++) {
     assert.ok(Math.abs(get("f16")[i] - b[i]) <= Math.abs(b[i]) * 2 ** -11 + 1e-7, `f16 ${i}`);
@@ -53,7 +63,14 @@ test("round trip in F32 exactly, F16 and BF16 within their precision", () => {
 test("an independent reader (Python: struct, json, numpy) reads what we write", { skip: !hasNumpy() && "python3 with numpy not found" }, () => {
   const dir = tempDir();
   const file = path.join(dir, "t.safetensors");
-  writeSafetensors(file, [{ name: "x.lora_A.weight", shape: [2, 3], values: a }, { name: "x.lora_B.weight", shape: [4, 3], values: b, dtype: "F16" }], { format: "pt" });
+  writeSafetensors(
+    file,
+    [
+      { name: "x.lora_A.weight", shape: [2, 3], values: a },
+      { name: "x.lora_B.weight", shape: [4, 3], values: b, dtype: "F16" },
+    ],
+    { format: "pt" },
+  );
   const py = `
 import json, struct, sys
 import numpy as np
@@ -83,7 +100,10 @@ print(json.dumps(out))
 });
 
 test("a damaged file is refused with the reason", () => {
-  const good = encodeSafetensors([{ name: "w", shape: [2, 3], values: a }, { name: "v", shape: [4, 3], values: b }]);
+  const good = encodeSafetensors([
+    { name: "w", shape: [2, 3], values: a },
+    { name: "v", shape: [4, 3], values: b },
+  ]);
   const n = Number(good.readBigUInt64LE(0));
   const withHeader = (h: unknown, dataBytes: number) => {
     let j = JSON.stringify(h);
@@ -98,8 +118,25 @@ test("a damaged file is refused with the reason", () => {
     ["truncated data", good.subarray(0, good.length - 4), /truncated: the tensors need 72 bytes of data, the file has 68/],
     ["truncated header", good.subarray(0, 8 + n - 3), /truncated: the header needs/],
     ["trailing bytes", Buffer.concat([good, Buffer.alloc(4)]), /4 bytes after the last tensor/],
-    ["huge header length", (() => { const x = Buffer.from(good); x.writeBigUInt64LE(1n << 40n, 0); return x; })(), /implausible/],
-    ["header not JSON", (() => { const x = Buffer.from(good); x[9] = 0x7d; x[10] = 0x7d; return x; })(), /not valid JSON/],
+    [
+      "huge header length",
+      (() => {
+        const x = Buffer.from(good);
+        x.writeBigUInt64LE(1n << 40n, 0);
+        return x;
+      })(),
+      /implausible/,
+    ],
+    [
+      "header not JSON",
+      (() => {
+        const x = Buffer.from(good);
+        x[9] = 0x7d;
+        x[10] = 0x7d;
+        return x;
+      })(),
+      /not valid JSON/,
+    ],
     ["unknown dtype", withHeader({ w: { dtype: "Q4", shape: [2], data_offsets: [0, 2] } }, 2), /unknown dtype "Q4"/],
     ["size mismatch", withHeader({ w: { dtype: "F32", shape: [2, 3], data_offsets: [0, 20] } }, 20), /needs 24 bytes, its data_offsets give 20/],
     ["overlap", withHeader({ w: { dtype: "F32", shape: [2], data_offsets: [0, 8] }, v: { dtype: "F32", shape: [2], data_offsets: [4, 12] } }, 12), /overlaps/],
@@ -108,7 +145,11 @@ test("a damaged file is refused with the reason", () => {
     ["metadata not strings", withHeader({ __metadata__: { format: 1 } }, 0), /__metadata__.format is not a string/],
   ];
   for (const [what, bytes, re] of cases) {
-    assert.throws(() => decodeSafetensors(bytes, "x.safetensors"), (e: unknown) => e instanceof SafetensorsError && re.test(e.message) && e.message.startsWith("x.safetensors: "), what);
+    assert.throws(
+      () => decodeSafetensors(bytes, "x.safetensors"),
+      (e: unknown) => e instanceof SafetensorsError && re.test(e.message) && e.message.startsWith("x.safetensors: "),
+      what,
+    );
   }
   const dir = tempDir();
   assert.throws(() => readSafetensors(path.join(dir, "absent.safetensors")), /no such file/);
@@ -119,7 +160,14 @@ test("a damaged file is refused with the reason", () => {
 
 test("the writer refuses inconsistent input", () => {
   assert.throws(() => encodeSafetensors([{ name: "w", shape: [2, 2], values: a }]), /does not hold 6 values/);
-  assert.throws(() => encodeSafetensors([{ name: "w", shape: [6], values: a }, { name: "w", shape: [6], values: a }]), /duplicate/);
+  assert.throws(
+    () =>
+      encodeSafetensors([
+        { name: "w", shape: [6], values: a },
+        { name: "w", shape: [6], values: a },
+      ]),
+    /duplicate/,
+  );
   assert.throws(() => encodeSafetensors([{ name: "__metadata__", shape: [6], values: a }]), /invalid tensor name/);
 });
 

@@ -21,12 +21,19 @@ test("refusals write nothing; a base the trainer cannot adapt is a refusal with 
   const llamaAdapter = path.join(dir, "llama.gguf");
   writeRandomAdapter(llamaAdapter, await tinyModel({ arch: "llama" }), { rank: 2 });
   const staging = path.join(dir, ".staging-x");
-  assert.throws(() => stageImport(llamaAdapter, qwen, staging), (e: unknown) => e instanceof AdapterMismatchError && /architecture 'llama'/.test(e.message));
+  assert.throws(
+    () => stageImport(llamaAdapter, qwen, staging),
+    (e: unknown) => e instanceof AdapterMismatchError && /architecture 'llama'/.test(e.message),
+  );
   assert.equal(fs.existsSync(staging), false);
 
   const phi = path.join(dir, "phi3.gguf");
   writeGguf(phi, { metadata: [["general.architecture", { type: GgufValueType.STRING, value: "phi3" }]], tensors: [] });
-  assert.throws(() => stageImport(llamaAdapter, phi, staging), (e: unknown) => e instanceof AdapterMismatchError && /the served model cannot take an adapter from the app: .*architecture 'phi3' is not supported/.test(e.message));
+  assert.throws(
+    () => stageImport(llamaAdapter, phi, staging),
+    (e: unknown) =>
+      e instanceof AdapterMismatchError && /the served model cannot take an adapter from the app: .*architecture 'phi3' is not supported/.test(e.message),
+  );
   assert.equal(fs.existsSync(staging), false);
 });
 

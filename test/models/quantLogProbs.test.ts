@@ -77,14 +77,17 @@ async function logProbs(file: string, tokens: Token[]): Promise<number[]> {
 function f32Twin(file: string): string {
   const g = readGguf(file);
   const out = path.join(dir, `twin-${path.basename(file)}`);
-  const metadata = [...g.metadata].map(([k, v]): [string, GgufMetaValue] => (k === "general.file_type" ? [k, { type: GgufValueType.UINT32, value: 0 }] : [k, v]));
+  const metadata = [...g.metadata].map(([k, v]): [string, GgufMetaValue] =>
+    k === "general.file_type" ? [k, { type: GgufValueType.UINT32, value: 0 }] : [k, v],
+  );
   writeGguf(out, { metadata, tensors: g.tensors.map((t) => ({ name: t.name, dims: t.dims, type: GgmlType.F32, data: f32Bytes(readTensorF32(g, t)) })) });
   return out;
 }
 
 function distance(a: number[], b: number[]): { mean: number; max: number } {
   assert.equal(a.length, b.length);
-  let sum = 0, max = 0;
+  let sum = 0,
+    max = 0;
   for (let i = 0; i < a.length; i++) {
     const d = Math.abs(a[i] - b[i]);
     sum += d;

@@ -15,7 +15,8 @@ function gaussian(n: number, seed: number, std = 1): Float32Array {
 }
 
 function relRmsError(x: Float32Array, y: Float32Array): number {
-  let e = 0, s = 0;
+  let e = 0,
+    s = 0;
   for (let i = 0; i < x.length; i++) {
     e += (x[i] - y[i]) ** 2;
     s += x[i] ** 2;
@@ -53,7 +54,10 @@ describe("Q8_0", () => {
   });
 
   it("rejects a partial block", () => {
-    assert.throws(() => quantizeQ8_0(new Float32Array(33)), (e: Error) => e instanceof GgufError && /33 values is not a multiple of the block size 32/.test(e.message));
+    assert.throws(
+      () => quantizeQ8_0(new Float32Array(33)),
+      (e: Error) => e instanceof GgufError && /33 values is not a multiple of the block size 32/.test(e.message),
+    );
   });
 });
 
@@ -118,6 +122,9 @@ describe("Q4_K", () => {
   });
 
   it("rejects a partial super-block", () => {
-    assert.throws(() => quantizeQ4_K(new Float32Array(128)), (e: Error) => e instanceof GgufError && /128 values is not a multiple of the block size 256/.test(e.message));
+    assert.throws(
+      () => quantizeQ4_K(new Float32Array(128)),
+      (e: Error) => e instanceof GgufError && /128 values is not a multiple of the block size 256/.test(e.message),
+    );
   });
 });

@@ -22,8 +22,7 @@ import { testCacheDir } from "../helpers/cli.js";
 function parameterCount(s: RealShape): number {
   const q = s.heads * s.headDim;
   const kv = s.kvHeads * s.headDim;
-  const perLayer = s.dim * (q + 2 * kv) + q * s.dim + 3 * s.dim * s.ffn + 2 * s.dim
-    + (s.qkvBias ? q + 2 * kv : 0) + (s.qkNorm ? 2 * s.headDim : 0);
+  const perLayer = s.dim * (q + 2 * kv) + q * s.dim + 3 * s.dim * s.ffn + 2 * s.dim + (s.qkvBias ? q + 2 * kv : 0) + (s.qkNorm ? 2 * s.headDim : 0);
   return s.vocab * s.dim + s.layers * perLayer + s.dim + (s.tiedOutput ? 0 : s.vocab * s.dim);
 }
 
@@ -39,7 +38,11 @@ describe("shape table", () => {
       assert.equal(findShape(m.id), s, "catalog id resolves to its shape");
       assert.equal(findShape(s.id), s);
     }
-    for (const s of MODEL_SHAPES) assert.ok(catalog.some((m) => m.id === s.catalogId), `${s.id}: no catalog model ${s.catalogId}`);
+    for (const s of MODEL_SHAPES)
+      assert.ok(
+        catalog.some((m) => m.id === s.catalogId),
+        `${s.id}: no catalog model ${s.catalogId}`,
+      );
     assert.equal(new Set(MODEL_SHAPES.map((s) => s.id)).size, MODEL_SHAPES.length);
   });
 
@@ -103,8 +106,12 @@ function tensorValues(g: GgufFile, name: string, from: number, n: number): Float
 }
 
 function std(v: Float32Array): number {
-  let s = 0, ss = 0;
-  for (const x of v) { s += x; ss += x * x; }
+  let s = 0,
+    ss = 0;
+  for (const x of v) {
+    s += x;
+    ss += x * x;
+  }
   const mean = s / v.length;
   return Math.sqrt(ss / v.length - mean * mean);
 }
@@ -148,7 +155,8 @@ describe("shape model files", () => {
         ["blk.0.ffn_down.weight", [s.ffn, s.dim], q4kOk(s.ffn)],
         ["output_norm.weight", [s.dim], GgmlType.F32],
       ];
-      if (s.qkvBias) expected.push(["blk.0.attn_q.bias", [q], GgmlType.F32], ["blk.0.attn_k.bias", [kv], GgmlType.F32], ["blk.0.attn_v.bias", [kv], GgmlType.F32]);
+      if (s.qkvBias)
+        expected.push(["blk.0.attn_q.bias", [q], GgmlType.F32], ["blk.0.attn_k.bias", [kv], GgmlType.F32], ["blk.0.attn_v.bias", [kv], GgmlType.F32]);
       if (s.qkNorm) expected.push(["blk.0.attn_q_norm.weight", [s.headDim], GgmlType.F32], ["blk.0.attn_k_norm.weight", [s.headDim], GgmlType.F32]);
       if (s.ropeScaling) expected.push(["rope_freqs.weight", [s.headDim / 2], GgmlType.F32]);
       assert.deepEqual(g.tensors.map((t) => t.name).sort(), expected.map(([n]) => n).sort(), "tensor names (no output.weight: tied)");
@@ -229,9 +237,20 @@ describe("shape models in node-llama-cpp", () => {
         const pad = s.vocab - 1;
         assert.equal(model.detokenize([pad as never]), `[PAD${pad}]`, "padding tokens detokenize to their text");
 
-        const wrapper = resolveChatWrapper({ fileInfo: model.fileInfo, tokenizer: model.tokenizer, bosString: model.tokens.bosString, filename: model.filename });
+        const wrapper = resolveChatWrapper({
+          fileInfo: model.fileInfo,
+          tokenizer: model.tokenizer,
+          bosString: model.tokens.bosString,
+          filename: model.filename,
+        });
         assert.ok(wrapper, "no chat wrapper");
-        const prompt = wrapper.generateContextState({ chatHistory: [{ type: "system", text: "Be brief." }, { type: "user", text: "Hi there" }, { type: "model", response: [] }] }).contextText;
+        const prompt = wrapper.generateContextState({
+          chatHistory: [
+            { type: "system", text: "Be brief." },
+            { type: "user", text: "Hi there" },
+            { type: "model", response: [] },
+          ],
+        }).contextText;
         assert.equal(prompt.toString(), "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n");
 
         const tokens = prompt.tokenize(model.tokenizer);
@@ -243,7 +262,9 @@ describe("shape models in node-llama-cpp", () => {
             const logits = out[i]?.next?.logits;
             assert.ok(logits, `no logits at ${i}`);
             assert.equal(logits.size, s.vocab);
-            let max = -Infinity, sum = 0, sumSq = 0;
+            let max = -Infinity,
+              sum = 0,
+              sumSq = 0;
             for (const l of logits.values()) {
               assert.ok(Number.isFinite(l), `logit ${l}`);
               max = Math.max(max, l);

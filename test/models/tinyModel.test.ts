@@ -193,13 +193,24 @@ describe("tiny chat template", () => {
   for (const arch of TINY_ARCHS) {
     it(`${arch}: node-llama-cpp resolves a function-calling wrapper that renders ChatML`, async () => {
       await withModel(await tinyModel({ arch }), async (model) => {
-        const wrapper = resolveChatWrapper({ fileInfo: model.fileInfo, tokenizer: model.tokenizer, bosString: model.tokens.bosString, filename: model.filename });
+        const wrapper = resolveChatWrapper({
+          fileInfo: model.fileInfo,
+          tokenizer: model.tokenizer,
+          bosString: model.tokens.bosString,
+          filename: model.filename,
+        });
         assert.ok(wrapper, "no chat wrapper resolved");
         // qwen archs resolve to the built-in Qwen wrapper (our template is equivalent to it); llama to the Jinja one.
         assert.equal(wrapper.wrapperName, arch === "llama" ? "JinjaTemplate" : "Qwen");
         assert.match(wrapper.settings.functions.call.prefix.toString(), /<tool_call>/);
 
-        const plain = wrapper.generateContextState({ chatHistory: [{ type: "system", text: "Be brief." }, { type: "user", text: "Hi" }, { type: "model", response: [] }] });
+        const plain = wrapper.generateContextState({
+          chatHistory: [
+            { type: "system", text: "Be brief." },
+            { type: "user", text: "Hi" },
+            { type: "model", response: [] },
+          ],
+        });
         assert.equal(plain.contextText.toString(), "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
 
         const text = wrapper.generateContextState({ chatHistory: history, availableFunctions: functions }).contextText.toString();

@@ -16,7 +16,11 @@ describe("clawrl tiny-model", () => {
     const a = path.join(dir, "a.gguf");
     const b = path.join(dir, "b.gguf");
     const c = path.join(dir, "c.gguf");
-    for (const [out, seed] of [[a, "7"], [b, "7"], [c, "8"]] as const) {
+    for (const [out, seed] of [
+      [a, "7"],
+      [b, "7"],
+      [c, "8"],
+    ] as const) {
       const r = runCli(["tiny-model", "--arch", "qwen2", "--out", out, "--seed", seed, "--type", "q8_0"]);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /qwen2 q8_0, 2 layers, dim 64, 4 heads \(2 kv\), ffn 128, vocab \d+, context 32768, \d+ bytes/);
@@ -32,11 +36,18 @@ describe("clawrl tiny-model", () => {
     const a = path.join(dir, "shape-a.gguf");
     const b = path.join(dir, "shape-b.gguf");
     const c = path.join(dir, "shape-c.gguf");
-    const runs: Array<[string, string, string]> = [[a, "smollm2-135m", "3"], [b, "smollm2-135m-instruct", "3"], [c, "smollm2-135m", "4"]];
+    const runs: Array<[string, string, string]> = [
+      [a, "smollm2-135m", "3"],
+      [b, "smollm2-135m-instruct", "3"],
+      [c, "smollm2-135m", "4"],
+    ];
     for (const [out, shape, seed] of runs) {
       const r = runCli(["tiny-model", "--shape", shape, "--layers", "1", "--context", "4096", "--seed", seed, "--out", out]);
       assert.equal(r.code, 0, r.stderr);
-      assert.match(r.stdout, /smollm2-135m shape, llama q8_0, 1 layers, dim 576, 9 heads \(3 kv\) of 64, ffn 1536, vocab 49152, context 4096, tied output, \d+ bytes in [\d.]+ s\n$/);
+      assert.match(
+        r.stdout,
+        /smollm2-135m shape, llama q8_0, 1 layers, dim 576, 9 heads \(3 kv\) of 64, ffn 1536, vocab 49152, context 4096, tied output, \d+ bytes in [\d.]+ s\n$/,
+      );
     }
     assert.equal(sha(a), sha(b));
     assert.notEqual(sha(a), sha(c));
@@ -46,7 +57,11 @@ describe("clawrl tiny-model", () => {
     assert.equal(archNumber(g, "block_count"), 1);
     assert.equal(findTensor(g, "token_embd.weight")?.type, GgmlType.Q8_0);
     assert.equal(findTensor(g, "output.weight"), undefined);
-    assert.deepEqual(fs.readdirSync(dir).filter((f) => f.startsWith(".")), [], "no temp files left");
+    assert.deepEqual(
+      fs.readdirSync(dir).filter((f) => f.startsWith(".")),
+      [],
+      "no temp files left",
+    );
   });
 
   it("--shape with q4_k names the matrices that fall back to q8_0", () => {
@@ -54,7 +69,10 @@ describe("clawrl tiny-model", () => {
     const r = runCli(["tiny-model", "--shape", "smollm2-135m", "--layers", "1", "--type", "q4_k", "--out", out]);
     assert.equal(r.code, 0, r.stderr);
     // 576 (dim, and q = 9 heads × 64) is not a multiple of 256; 1536 (ffn_down's rows) is.
-    assert.match(r.stdout, /; q8_0 instead of q4_k for 7 matrices whose rows are not a multiple of 256 \(token_embd\.weight, blk\.\*\.attn_q\.weight, blk\.\*\.attn_k\.weight, blk\.\*\.attn_v\.weight, blk\.\*\.attn_output\.weight, blk\.\*\.ffn_gate\.weight, blk\.\*\.ffn_up\.weight\)\n$/);
+    assert.match(
+      r.stdout,
+      /; q8_0 instead of q4_k for 7 matrices whose rows are not a multiple of 256 \(token_embd\.weight, blk\.\*\.attn_q\.weight, blk\.\*\.attn_k\.weight, blk\.\*\.attn_v\.weight, blk\.\*\.attn_output\.weight, blk\.\*\.ffn_gate\.weight, blk\.\*\.ffn_up\.weight\)\n$/,
+    );
     const g = readGguf(out);
     assert.equal(findTensor(g, "blk.0.ffn_down.weight")?.type, GgmlType.Q4_K);
     assert.equal(findTensor(g, "blk.0.ffn_up.weight")?.type, GgmlType.Q8_0);
@@ -72,7 +90,10 @@ describe("clawrl tiny-model", () => {
     [["--arch", "llama", "--out", "x.gguf", "--type", "q4_k", "--dim", "128"], /--dim must be a multiple of 256 for q4_k/],
     [["--arch", "llama", "--out", path.join(dir, "missing", "x.gguf")], /--out: directory .* does not exist/],
     [["--arch", "llama", "--out", "x.gguf", "--context", "10"], /--context must be between 64 and 1048576, got 10/],
-    [["--shape", "gpt-5", "--out", "x.gguf"], /--shape must be one of smollm2-135m, smollm2-360m, qwen2\.5-0\.5b, qwen2\.5-1\.5b, qwen3-0\.6b, qwen3-1\.7b, qwen3-4b, llama-3\.2-1b, llama-3\.2-3b, got 'gpt-5'/],
+    [
+      ["--shape", "gpt-5", "--out", "x.gguf"],
+      /--shape must be one of smollm2-135m, smollm2-360m, qwen2\.5-0\.5b, qwen2\.5-1\.5b, qwen3-0\.6b, qwen3-1\.7b, qwen3-4b, llama-3\.2-1b, llama-3\.2-3b, got 'gpt-5'/,
+    ],
     [["--shape", "qwen3-0.6b"], /--out is required/],
     [["--shape", "qwen3-0.6b", "--arch", "qwen3", "--out", "x.gguf"], /--arch and --shape exclude each other/],
     [["--shape", "qwen3-0.6b", "--dim", "64", "--out", "x.gguf"], /--dim cannot be used with --shape/],

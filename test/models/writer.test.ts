@@ -17,8 +17,17 @@ const str = (value: string) => ({ type: GgufValueType.STRING as const, value });
 describe("f16 encoding", () => {
   it("encodes exactly representable values exactly", () => {
     const cases: Array<[number, number]> = [
-      [0, 0x0000], [-0, 0x8000], [1, 0x3c00], [-2, 0xc000], [0.5, 0x3800], [65504, 0x7bff],
-      [2 ** -14, 0x0400], [2 ** -24, 0x0001], [2 ** -14 - 2 ** -24, 0x03ff], [Infinity, 0x7c00], [-Infinity, 0xfc00],
+      [0, 0x0000],
+      [-0, 0x8000],
+      [1, 0x3c00],
+      [-2, 0xc000],
+      [0.5, 0x3800],
+      [65504, 0x7bff],
+      [2 ** -14, 0x0400],
+      [2 ** -24, 0x0001],
+      [2 ** -14 - 2 ** -24, 0x03ff],
+      [Infinity, 0x7c00],
+      [-Infinity, 0xfc00],
     ];
     for (const [x, bits] of cases) assert.equal(f32ToF16Bits(x), bits, `f16(${x})`);
     assert.equal(f32ToF16Bits(NaN) & 0x7c00, 0x7c00);
@@ -72,20 +81,33 @@ describe("GGUF layout", () => {
     assert.equal(v.getBigUint64(8, true), 2n);
     assert.equal(v.getBigUint64(16, true), 1n);
     let o = 24;
-    assert.equal(v.getBigUint64(o, true), 1n); o += 8;
-    assert.equal(buf.toString("latin1", o, o + 1), "a"); o += 1;
-    assert.equal(v.getUint32(o, true), GgufValueType.UINT8); o += 4;
-    assert.equal(v.getUint8(o), 7); o += 1;
+    assert.equal(v.getBigUint64(o, true), 1n);
+    o += 8;
+    assert.equal(buf.toString("latin1", o, o + 1), "a");
+    o += 1;
+    assert.equal(v.getUint32(o, true), GgufValueType.UINT8);
+    o += 4;
+    assert.equal(v.getUint8(o), 7);
+    o += 1;
     // tensor "x": name, n_dims, dims, type, offset
-    assert.equal(v.getBigUint64(o, true), 1n); o += 8 + 1;
-    assert.equal(v.getUint32(o, true), 1); o += 4;
-    assert.equal(v.getBigUint64(o, true), 3n); o += 8;
-    assert.equal(v.getUint32(o, true), GgmlType.F32); o += 4;
-    assert.equal(v.getBigUint64(o, true), 0n); o += 8;
+    assert.equal(v.getBigUint64(o, true), 1n);
+    o += 8 + 1;
+    assert.equal(v.getUint32(o, true), 1);
+    o += 4;
+    assert.equal(v.getBigUint64(o, true), 3n);
+    o += 8;
+    assert.equal(v.getUint32(o, true), GgmlType.F32);
+    o += 4;
+    assert.equal(v.getBigUint64(o, true), 0n);
+    o += 8;
     o += 8 + 1 + 4 + 8 + 4;
-    assert.equal(v.getBigUint64(o, true), 32n, "second tensor starts at the next 32-byte boundary"); o += 8;
+    assert.equal(v.getBigUint64(o, true), 32n, "second tensor starts at the next 32-byte boundary");
+    o += 8;
     const dataStart = Math.ceil(o / 32) * 32;
-    assert.ok(buf.subarray(o, dataStart).every((b) => b === 0), "padding is zeros");
+    assert.ok(
+      buf.subarray(o, dataStart).every((b) => b === 0),
+      "padding is zeros",
+    );
     assert.equal(v.getFloat32(dataStart + 8, true), 3);
     assert.equal(v.getFloat32(dataStart + 32, true), 4);
     assert.equal(buf.length % 32, 0);
@@ -101,26 +123,51 @@ describe("GGUF layout", () => {
 
 describe("GGUF writer validation", () => {
   const t = (over: Partial<{ dims: number[]; type: GgmlType; data: Uint8Array; name: string }>) => ({
-    name: "w", dims: [4], type: GgmlType.F32, data: new Uint8Array(16), ...over,
+    name: "w",
+    dims: [4],
+    type: GgmlType.F32,
+    data: new Uint8Array(16),
+    ...over,
   });
   const cases: Array<[string, Parameters<typeof encodeGguf>[0], RegExp]> = [
     ["short data", { metadata: [], tensors: [t({ data: new Uint8Array(12) })] }, /tensor 'w': data is 12 bytes, dims 4 of F32 need 16/],
-    ["partial block", { metadata: [], tensors: [t({ dims: [48], type: GgmlType.Q8_0, data: new Uint8Array(51) })] }, /row length 48 is not a multiple of Q8_0's block size 32/],
+    [
+      "partial block",
+      { metadata: [], tensors: [t({ dims: [48], type: GgmlType.Q8_0, data: new Uint8Array(51) })] },
+      /row length 48 is not a multiple of Q8_0's block size 32/,
+    ],
     ["zero dim", { metadata: [], tensors: [t({ dims: [4, 0] })] }, /bad dim 0/],
     ["five dims", { metadata: [], tensors: [t({ dims: [1, 1, 1, 1, 4] })] }, /needs 1 to 4 dims/],
     ["unknown type", { metadata: [], tensors: [t({ type: 99 as GgmlType })] }, /unsupported type 99/],
     ["too long a tensor name", { metadata: [], tensors: [t({ name: "n".repeat(64) })] }, /tensor name 'n+' must be 1 to 63 bytes/],
     ["duplicate tensor", { metadata: [], tensors: [t({}), t({})] }, /tensor 'w' appears twice/],
-    ["duplicate key", { metadata: [["k", str("a")], ["k", str("b")]], tensors: [] }, /metadata key 'k' appears twice/],
+    [
+      "duplicate key",
+      {
+        metadata: [
+          ["k", str("a")],
+          ["k", str("b")],
+        ],
+        tensors: [],
+      },
+      /metadata key 'k' appears twice/,
+    ],
     ["u8 out of range", { metadata: [["k", { type: GgufValueType.UINT8, value: 256 }]], tensors: [] }, /'k': 256 is out of range for UINT8/],
     ["wrong value kind", { metadata: [["k", { type: GgufValueType.UINT64, value: 3 as unknown as bigint }]], tensors: [] }, /'k': expected a bigint/],
-    ["bad array item", { metadata: [["k", { type: GgufValueType.ARRAY, itemType: GgufValueType.STRING, value: ["a", 1] }]], tensors: [] }, /'k': expected a string/],
+    [
+      "bad array item",
+      { metadata: [["k", { type: GgufValueType.ARRAY, itemType: GgufValueType.STRING, value: ["a", 1] }]], tensors: [] },
+      /'k': expected a string/,
+    ],
     ["alignment not power of two", { metadata: [], tensors: [], alignment: 48 }, /alignment must be a power of two/],
     ["alignment disagrees", { metadata: [["general.alignment", { type: GgufValueType.UINT32, value: 64 }]], tensors: [], alignment: 32 }, /disagrees/],
   ];
   for (const [what, spec, re] of cases) {
     it(`rejects ${what}`, () => {
-      assert.throws(() => encodeGguf(spec, "m.gguf"), (err: Error) => err instanceof GgufError && re.test(err.message) && err.message.startsWith("m.gguf: "));
+      assert.throws(
+        () => encodeGguf(spec, "m.gguf"),
+        (err: Error) => err instanceof GgufError && re.test(err.message) && err.message.startsWith("m.gguf: "),
+      );
     });
   }
 
@@ -130,7 +177,10 @@ describe("GGUF writer validation", () => {
     const before = fs.readFileSync(file);
     assert.throws(() => writeGguf(file, { metadata: [], tensors: [t({ data: new Uint8Array(3) })] }), GgufError);
     assert.deepEqual(fs.readFileSync(file), before);
-    assert.deepEqual(fs.readdirSync(dir).filter((f) => f.includes("keep")), ["keep.gguf"]);
+    assert.deepEqual(
+      fs.readdirSync(dir).filter((f) => f.includes("keep")),
+      ["keep.gguf"],
+    );
   });
 
   it("replaces an existing file atomically with the new content", () => {
@@ -138,7 +188,10 @@ describe("GGUF writer validation", () => {
     writeGguf(file, { metadata: [["general.name", str("first")]], tensors: [] });
     writeGguf(file, { metadata: [["general.name", str("second")]], tensors: [] });
     assert.ok(fs.readFileSync(file).includes(Buffer.from("second")));
-    assert.deepEqual(fs.readdirSync(dir).filter((f) => f.includes("replace")), ["replace.gguf"]);
+    assert.deepEqual(
+      fs.readdirSync(dir).filter((f) => f.includes("replace")),
+      ["replace.gguf"],
+    );
   });
 });
 
@@ -153,7 +206,10 @@ describe("streaming GGUF writer", () => {
     { name: "b", dims: [5], type: GgmlType.F32, data: f32Bytes(new Float32Array([1, 2, 3, 4, 5])) },
     { name: "c", dims: [32, 9], type: GgmlType.Q8_0, data: q8(288, 2) },
   ];
-  const metadata: Array<[string, GgufMetaValue]> = [["general.name", str("stream")], ["n", { type: GgufValueType.UINT32, value: 3 }]];
+  const metadata: Array<[string, GgufMetaValue]> = [
+    ["general.name", str("stream")],
+    ["n", { type: GgufValueType.UINT32, value: 3 }],
+  ];
   /** The tensor's bytes in uneven chunks (one empty), as a generator yields them. */
   const chunked = (data: Uint8Array) => () => [data.subarray(0, 7), data.subarray(7, 7), data.subarray(7, 40), data.subarray(40)];
 
@@ -181,6 +237,9 @@ describe("streaming GGUF writer", () => {
     const long = tensors.map((t, i) => ({ ...t, chunks: () => [t.data, ...(i === 0 ? [new Uint8Array(1)] : [])] }));
     assert.throws(() => writeGgufStream(file, { metadata, tensors: long }), /tensor 'a': data is more than 205 bytes, dims 64x3 of Q8_0 need 204/);
     assert.deepEqual(fs.readFileSync(file), before);
-    assert.deepEqual(fs.readdirSync(dir).filter((f) => f.includes("stream-bad")), ["stream-bad.gguf"]);
+    assert.deepEqual(
+      fs.readdirSync(dir).filter((f) => f.includes("stream-bad")),
+      ["stream-bad.gguf"],
+    );
   });
 });

@@ -105,7 +105,12 @@ interface Verdict {
 describe("/api/models training verdicts", () => {
   let core: RunningCore;
   const saved = process.env.CLAWRL_TRAINER_RAM_LIMIT;
-  const models = async () => (await callApi(core, "GET", "/api/models")).body as { active: { training: Verdict }; installed: Array<{ id: string; training: Verdict | null }>; catalog: Array<{ id: string; training: Verdict | null }> };
+  const models = async () =>
+    (await callApi(core, "GET", "/api/models")).body as {
+      active: { training: Verdict };
+      installed: Array<{ id: string; training: Verdict | null }>;
+      catalog: Array<{ id: string; training: Verdict | null }>;
+    };
 
   before(async () => {
     delete process.env.CLAWRL_TRAINER_RAM_LIMIT;

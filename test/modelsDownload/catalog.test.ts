@@ -29,7 +29,10 @@ describe("model catalog", () => {
     const big = recommendModel({ ramBytes: 64 * GiB, vramBytes: 24 * GiB, planTraining }).entry;
     assert.ok(small.parameters < mid.parameters, `${small.id} < ${mid.id}`);
     assert.ok(mid.parameters <= big.parameters, `${mid.id} <= ${big.id}`);
-    assert.equal(recommendModel({ ramBytes: 1 * GiB, vramBytes: 0, planTraining }).entry.id, [...loadCatalog()].sort((a, b) => a.parameters - b.parameters)[0].id);
+    assert.equal(
+      recommendModel({ ramBytes: 1 * GiB, vramBytes: 0, planTraining }).entry.id,
+      [...loadCatalog()].sort((a, b) => a.parameters - b.parameters)[0].id,
+    );
   });
 
   it("recommends the largest model that serves, trains at the app's context, and on a CPU in minutes per batch", () => {
@@ -56,7 +59,11 @@ describe("model catalog", () => {
     }
     // More cores never get a smaller model (they train a batch faster); 2 cores keep to small ones.
     const size = (id: string) => catalog.find((m) => m.id === id)!.parameters;
-    for (const ram of [4, 8, 16, 64]) assert.ok(size(picks.get(`${ram}/8`)!) >= size(picks.get(`${ram}/2`)!), `${ram} GiB: 8 cores ${picks.get(`${ram}/8`)} vs 2 cores ${picks.get(`${ram}/2`)}`);
+    for (const ram of [4, 8, 16, 64])
+      assert.ok(
+        size(picks.get(`${ram}/8`)!) >= size(picks.get(`${ram}/2`)!),
+        `${ram} GiB: 8 cores ${picks.get(`${ram}/8`)} vs 2 cores ${picks.get(`${ram}/2`)}`,
+      );
     assert.ok(size(picks.get("64/2")!) < 1e9, `2 cores: ${picks.get("64/2")} trains a batch in minutes`);
   });
 

@@ -155,7 +155,10 @@ describe("model downloader against a Hugging Face-layout server", () => {
       await assert.rejects(pullModel(registry, "hf:acme/r/login.gguf", { env, retries: 0 }), /web page instead of the file/);
       await assert.rejects(pullModel(registry, "hf:acme/r/junk.gguf", { env, retries: 0 }), /not usable: .*junk\.gguf\.part/);
       await assert.rejects(pullModel(registry, "hf:acme/r/none.gguf", { env, retries: 0 }), /HTTP 404 .*no such repository or file/);
-      assert.deepEqual(fs.readdirSync(dir).filter((f) => f.endsWith(".gguf") || f.endsWith(".part")), []);
+      assert.deepEqual(
+        fs.readdirSync(dir).filter((f) => f.endsWith(".gguf") || f.endsWith(".part")),
+        [],
+      );
       assert.equal(registry.list().length, 0);
     } finally {
       await hub.close();

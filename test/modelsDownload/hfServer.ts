@@ -59,7 +59,11 @@ export async function startFakeHub(opts: FakeHubOptions) {
       }
     }
     const slice = f.body.subarray(start);
-    const headers: Record<string, string> = { "content-type": f.contentType ?? "application/octet-stream", "content-length": String(slice.length), "accept-ranges": opts.noRange ? "none" : "bytes" };
+    const headers: Record<string, string> = {
+      "content-type": f.contentType ?? "application/octet-stream",
+      "content-length": String(slice.length),
+      "accept-ranges": opts.noRange ? "none" : "bytes",
+    };
     if (start > 0) headers["content-range"] = `bytes ${start}-${f.body.length - 1}/${f.body.length}`;
     res.writeHead(start > 0 ? 206 : 200, headers);
     if (opts.stallAfterBytes !== undefined) {

@@ -67,7 +67,10 @@ describe("switching the served model", { timeout: 180_000 }, () => {
     const stories = { id: "local:stories260K", name: "stories260K", path: storiesModelPath() };
     const first = core.served.switchTo(stories);
     // Inside the core the engine is unavailable meanwhile, with the reason (what a request would get after its wait).
-    assert.throws(() => core.served.current(), (e: Error) => apiErrorOf(e).status === 503 && /being switched to stories260K/.test(e.message));
+    assert.throws(
+      () => core.served.current(),
+      (e: Error) => apiErrorOf(e).status === 503 && /being switched to stories260K/.test(e.message),
+    );
     const answer = call("POST", "/v1/chat/completions", { model: "x", messages: [{ role: "user", content: "hi" }], max_tokens: 3 });
     await assert.rejects(core.served.switchTo({ ...stories, path: tiny }), (e: Error) => apiErrorOf(e).status === 409);
     const r = await answer;
@@ -102,7 +105,11 @@ describe("switching the served model", { timeout: 180_000 }, () => {
     const use = await call("POST", "/api/models/use", { id: imported.id });
     assert.equal(use.status, 422, JSON.stringify(use.body));
     assert.match(use.body.error.message, /refused before loading.*runs past the end/);
-    assert.deepEqual(events.slice(seen).filter((e) => e.change === "switch"), [], "no switch started");
+    assert.deepEqual(
+      events.slice(seen).filter((e) => e.change === "switch"),
+      [],
+      "no switch started",
+    );
     assert.equal((await call("GET", "/v1/models")).body.data[0].id, "stories260K");
   });
 });

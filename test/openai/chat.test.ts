@@ -8,7 +8,11 @@ import type { LlamaTimings } from "../../electron/core/api/openai.js";
 const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
   {
     type: "function",
-    function: { name: "get_weather", description: "Current weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+    function: {
+      name: "get_weather",
+      description: "Current weather in a city",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    },
   },
   { type: "function", function: { name: "list_files", description: "List files", parameters: { type: "object", properties: { dir: { type: "string" } } } } },
 ];
@@ -35,7 +39,15 @@ describe("/v1/chat/completions through the openai client", () => {
   it("answers without streaming, with usage, X-Clawrl headers, and a recorded turn", async () => {
     const before = turnCount(core);
     const { data, response } = await client.chat.completions
-      .create({ model: modelId, messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello there" }], max_tokens: 12, seed: 7 })
+      .create({
+        model: modelId,
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "Hello there" },
+        ],
+        max_tokens: 12,
+        seed: 7,
+      })
       .withResponse();
     const c = data.choices[0];
     assert.equal(c.message.role, "assistant");
@@ -108,14 +120,32 @@ describe("/v1/chat/completions through the openai client", () => {
   });
 
   it("honours stop sequences and max_completion_tokens", async () => {
-    const base = await client.chat.completions.create({ model: modelId, messages: [{ role: "user", content: "go" }], max_completion_tokens: 30, seed: 3, temperature: 0 });
+    const base = await client.chat.completions.create({
+      model: modelId,
+      messages: [{ role: "user", content: "go" }],
+      max_completion_tokens: 30,
+      seed: 3,
+      temperature: 0,
+    });
     const full = base.choices[0].message.content!;
     assert.ok(full.length > 4);
     const stop = full.slice(2, 4);
-    const cut = await client.chat.completions.create({ model: modelId, messages: [{ role: "user", content: "go" }], max_completion_tokens: 30, seed: 3, temperature: 0, stop: [stop] });
+    const cut = await client.chat.completions.create({
+      model: modelId,
+      messages: [{ role: "user", content: "go" }],
+      max_completion_tokens: 30,
+      seed: 3,
+      temperature: 0,
+      stop: [stop],
+    });
     assert.equal(cut.choices[0].message.content, full.slice(0, full.indexOf(stop)));
     assert.equal(cut.choices[0].finish_reason, "stop");
-    const short = await client.chat.completions.create({ model: modelId, messages: [{ role: "user", content: "go" }], max_completion_tokens: 3, temperature: 0 });
+    const short = await client.chat.completions.create({
+      model: modelId,
+      messages: [{ role: "user", content: "go" }],
+      max_completion_tokens: 3,
+      temperature: 0,
+    });
     assert.equal(short.usage!.completion_tokens, 3);
     assert.equal(short.choices[0].finish_reason, "length");
   });
@@ -200,9 +230,19 @@ describe("/v1/chat/completions through the openai client", () => {
       messages: [
         { role: "system", content: "You are an agent." },
         { role: "user", content: "Weather in Paris?" },
-        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
+        },
         { role: "tool", tool_call_id: "call_1", content: "Sunny, 21 C" },
-        { role: "user", content: [{ type: "text", text: "Thanks! " }, { type: "text", text: "And tomorrow?" }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Thanks! " },
+            { type: "text", text: "And tomorrow?" },
+          ],
+        },
       ],
       max_tokens: 5,
     });
@@ -212,7 +252,12 @@ describe("/v1/chat/completions through the openai client", () => {
 
   it("reuses the KV cache of the conversation so far on the next turn (usage.prompt_tokens_details.cached_tokens)", async () => {
     const system = { role: "system" as const, content: "You are a helpful agent. ".repeat(20) };
-    const first = await client.chat.completions.create({ model: modelId, messages: [system, { role: "user", content: "first question" }], max_tokens: 6, seed: 1 });
+    const first = await client.chat.completions.create({
+      model: modelId,
+      messages: [system, { role: "user", content: "first question" }],
+      max_tokens: 6,
+      seed: 1,
+    });
     const answer = first.choices[0].message.content!;
     const second = await client.chat.completions.create({
       model: modelId,
@@ -230,7 +275,8 @@ describe("/v1/chat/completions through the openai client", () => {
     const long = "word ".repeat(3000);
     await assert.rejects(
       client.chat.completions.create({ model: modelId, messages: [{ role: "user", content: long }] }),
-      (err: { status?: number; code?: string | null; param?: string | null }) => err.status === 400 && err.code === "context_length_exceeded" && err.param === "messages",
+      (err: { status?: number; code?: string | null; param?: string | null }) =>
+        err.status === 400 && err.code === "context_length_exceeded" && err.param === "messages",
     );
     assert.equal(turnCount(core), before);
   });

@@ -54,7 +54,14 @@ describe("the OpenAI Agents SDK against a real core", () => {
       const runner = new Runner({ modelProvider: new OpenAIProvider({ baseURL: `${core.url}/v1`, apiKey: core.token, useResponses }), tracingDisabled: true });
       // toolChoice required: the tiny model's call is held to the schema; the SDK resets it to
       // auto after the call (resetToolChoice), so the second request answers the tool's output.
-      const agent = new Agent({ name: "weather", instructions: "You answer weather questions.", model, tools: [getWeather], outputType: Forecast, modelSettings: { toolChoice: "required", temperature: 0, maxTokens: 32 } });
+      const agent = new Agent({
+        name: "weather",
+        instructions: "You answer weather questions.",
+        model,
+        tools: [getWeather],
+        outputType: Forecast,
+        modelSettings: { toolChoice: "required", temperature: 0, maxTokens: 32 },
+      });
       const result = await runner.run(agent, "What is the weather in Paris?", { maxTurns: 4 });
       assert.equal(calls.length, 1, `one tool call (${calls.join(", ")})`);
       assert.equal(typeof calls[0], "string");
@@ -73,12 +80,29 @@ describe("the OpenAI Agents SDK against a real core", () => {
 
   it("previous_response_id: a follow-up run continues the stored conversation (tool call and output included) in the same session", async () => {
     calls.length = 0;
-    const runner = new Runner({ modelProvider: new OpenAIProvider({ baseURL: `${core.url}/v1`, apiKey: core.token, useResponses: true }), tracingDisabled: true });
-    const agent = new Agent({ name: "weather", instructions: "You answer weather questions.", model, tools: [getWeather], outputType: Forecast, modelSettings: { toolChoice: "required", temperature: 0, maxTokens: 32 } });
+    const runner = new Runner({
+      modelProvider: new OpenAIProvider({ baseURL: `${core.url}/v1`, apiKey: core.token, useResponses: true }),
+      tracingDisabled: true,
+    });
+    const agent = new Agent({
+      name: "weather",
+      instructions: "You answer weather questions.",
+      model,
+      tools: [getWeather],
+      outputType: Forecast,
+      modelSettings: { toolChoice: "required", temperature: 0, maxTokens: 32 },
+    });
     const first = await runner.run(agent, "What is the weather in Paris?", { maxTurns: 4 });
     assert.equal(calls.length, 1);
     const before = new Set(await sessionIds());
-    const followUp = new Agent({ name: "weather", instructions: "You answer weather questions.", model, tools: [getWeather], outputType: Forecast, modelSettings: { toolChoice: "none", temperature: 0, maxTokens: 32 } });
+    const followUp = new Agent({
+      name: "weather",
+      instructions: "You answer weather questions.",
+      model,
+      tools: [getWeather],
+      outputType: Forecast,
+      modelSettings: { toolChoice: "none", temperature: 0, maxTokens: 32 },
+    });
     const second = await runner.run(followUp, "And tomorrow?", { previousResponseId: first.lastResponseId, maxTurns: 2 });
     assert.equal(calls.length, 1, "no new tool call");
     assert.match(second.lastResponseId ?? "", /^resp_/);
@@ -87,7 +111,10 @@ describe("the OpenAI Agents SDK against a real core", () => {
     assert.equal(stored.body.previous_response_id, first.lastResponseId);
     // No new session: the follow-up was found to continue one already there, and its prompt holds the whole conversation.
     const sessions = await sessionIds();
-    assert.deepEqual(sessions.filter((id) => !before.has(id)), []);
+    assert.deepEqual(
+      sessions.filter((id) => !before.has(id)),
+      [],
+    );
     let found: Msg[] | null = null;
     for (const id of sessions) for (const t of await turnsOf(id)) if (t.messages.at(-1)?.content === "And tomorrow?") found = t.messages;
     assert.ok(found, "the follow-up turn is recorded");

@@ -59,7 +59,10 @@ describe("POST /v1/completions: streaming, array prompts, strict fields, with th
     const prompts = ["The cat", "A dog", "The cat"];
     const { data: r, response } = await client.completions.create({ model, prompt: prompts, max_tokens: 6, temperature: 0 }).withResponse();
     assert.equal(r.choices.length, 3);
-    assert.deepEqual(r.choices.map((c) => c.index), [0, 1, 2]);
+    assert.deepEqual(
+      r.choices.map((c) => c.index),
+      [0, 1, 2],
+    );
     assert.equal(r.choices[0].text, r.choices[2].text, "greedy: the same prompt, the same answer");
     const turnIds = response.headers.get("x-clawrl-turn-id")!.split(",");
     assert.equal(turnIds.length, 3);
@@ -70,8 +73,14 @@ describe("POST /v1/completions: streaming, array prompts, strict fields, with th
     }
     // usage covers all prompts
     const recorded = turnIds.map((id) => core.store.readTurn(id));
-    assert.equal(r.usage!.completion_tokens, recorded.reduce((n, t) => n + t.responseTokens.length, 0));
-    assert.equal(r.usage!.prompt_tokens, recorded.reduce((n, t) => n + t.promptTokens.length, 0));
+    assert.equal(
+      r.usage!.completion_tokens,
+      recorded.reduce((n, t) => n + t.responseTokens.length, 0),
+    );
+    assert.equal(
+      r.usage!.prompt_tokens,
+      recorded.reduce((n, t) => n + t.promptTokens.length, 0),
+    );
     // Each prompt answered alone gives its choice's text.
     const alone = await client.completions.create({ model, prompt: "A dog", max_tokens: 6, temperature: 0 });
     assert.equal(alone.choices[0].text, r.choices[1].text);
@@ -79,11 +88,15 @@ describe("POST /v1/completions: streaming, array prompts, strict fields, with th
     const stream = await client.completions.create({ model, prompt: prompts, max_tokens: 6, temperature: 0, stream: true });
     const texts = ["", "", ""];
     const finishes: Array<string | null> = [null, null, null];
-    for await (const c of stream) for (const ch of c.choices) {
-      texts[ch.index] += ch.text;
-      if (ch.finish_reason) finishes[ch.index] = ch.finish_reason;
-    }
-    assert.deepEqual(texts, r.choices.map((c) => c.text));
+    for await (const c of stream)
+      for (const ch of c.choices) {
+        texts[ch.index] += ch.text;
+        if (ch.finish_reason) finishes[ch.index] = ch.finish_reason;
+      }
+    assert.deepEqual(
+      texts,
+      r.choices.map((c) => c.text),
+    );
     assert.ok(finishes.every((f) => f === "stop" || f === "length"));
   });
 
@@ -105,7 +118,10 @@ describe("POST /v1/completions: streaming, array prompts, strict fields, with th
     }
     assert.equal(tokens.join(""), text);
     const scored = await client.completions.create({ model, prompt: ["a b c", "d e"], max_tokens: 0, echo: true, logprobs: 0 });
-    assert.deepEqual(scored.choices.map((c) => c.text), ["a b c", "d e"]);
+    assert.deepEqual(
+      scored.choices.map((c) => c.text),
+      ["a b c", "d e"],
+    );
     assert.ok(scored.choices.every((c) => c.logprobs!.tokens!.join("") === c.text));
   });
 
@@ -135,7 +151,11 @@ describe("POST /v1/completions: streaming, array prompts, strict fields, with th
         .create({ model, prompt: "The cat", max_tokens: 6, ...extra } as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming)
         .withResponse();
       const rec = core.store.readTurn(response.headers.get("x-clawrl-turn-id")!.split(",")[0]);
-      return { text: data.choices[0].text, tokens: rec.responseTokens.filter((t) => !core.engine!.model.isEogToken(t as never)), sampling: rec.sampling as { frequencyPenalty?: number; presencePenalty?: number } };
+      return {
+        text: data.choices[0].text,
+        tokens: rec.responseTokens.filter((t) => !core.engine!.model.isEogToken(t as never)),
+        sampling: rec.sampling as { frequencyPenalty?: number; presencePenalty?: number },
+      };
     };
     const greedy = await complete({ temperature: 0 });
     const favourite = greedy.tokens.find((t) => t !== greedy.tokens[0]) ?? greedy.tokens[0];
@@ -155,11 +175,22 @@ describe("POST /v1/completions: streaming, array prompts, strict fields, with th
     const r = await llm.generate(["The cat", "A dog"]);
     assert.equal(r.generations.length, 2);
     const direct = await client.completions.create({ model, prompt: ["The cat", "A dog"], max_tokens: 6, temperature: 0 });
-    assert.deepEqual(r.generations.map((g) => g[0].text), direct.choices.map((c) => c.text));
+    assert.deepEqual(
+      r.generations.map((g) => g[0].text),
+      direct.choices.map((c) => c.text),
+    );
     const one = await llm.invoke("A dog");
     assert.equal(one, direct.choices[1].text);
     // Streaming through LangChain too.
-    const streamed = new LangChainOpenAI({ model, apiKey: core.token, configuration: { baseURL: `${core.url}/v1` }, maxTokens: 6, temperature: 0, maxRetries: 0, streaming: true });
+    const streamed = new LangChainOpenAI({
+      model,
+      apiKey: core.token,
+      configuration: { baseURL: `${core.url}/v1` },
+      maxTokens: 6,
+      temperature: 0,
+      maxRetries: 0,
+      streaming: true,
+    });
     let s = "";
     for await (const piece of await streamed.stream("The cat")) s += piece;
     assert.equal(s, direct.choices[0].text);

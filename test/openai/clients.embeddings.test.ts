@@ -28,7 +28,10 @@ describe("POST /v1/embeddings with the real clients", () => {
     assert.equal(r.object, "list");
     assert.equal(r.model, model);
     assert.equal(r.data.length, 3);
-    assert.deepEqual(r.data.map((d) => d.index), [0, 1, 2]);
+    assert.deepEqual(
+      r.data.map((d) => d.index),
+      [0, 1, 2],
+    );
     const [a, b, c] = r.data.map((d) => d.embedding);
     assert.ok(a.length > 8, `width ${a.length}`);
     assert.ok(a.every(Number.isFinite));

@@ -7,7 +7,13 @@ import { startCore } from "../../electron/core/core.js";
 import { startTinyCore } from "./helpers.js";
 
 const tools: OpenAI.Responses.Tool[] = [
-  { type: "function", name: "get_weather", description: "The weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }, strict: false },
+  {
+    type: "function",
+    name: "get_weather",
+    description: "The weather in a city",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    strict: false,
+  },
 ];
 
 describe("POST /v1/responses with openai-node", () => {
@@ -25,11 +31,18 @@ describe("POST /v1/responses with openai-node", () => {
   const turnsOf = async (sessionId: string) => {
     const s = await callApi(core, "GET", `/api/sessions/${encodeURIComponent(sessionId)}`);
     assert.equal(s.status, 200);
-    return s.body.turns as Array<{ turnId: string; text: string; messages: Array<{ role: string; content: string | null; tool_call_id?: string }>; toolCalls?: Array<{ id: string; name: string }> }>;
+    return s.body.turns as Array<{
+      turnId: string;
+      text: string;
+      messages: Array<{ role: string; content: string | null; tool_call_id?: string }>;
+      toolCalls?: Array<{ id: string; name: string }>;
+    }>;
   };
 
   it("text input with instructions: a completed response, output_text, usage, a recorded turn", async () => {
-    const { data: r, response } = await client.responses.create({ model, input: "Say hello", instructions: "You are terse.", max_output_tokens: 8, temperature: 0 }).withResponse();
+    const { data: r, response } = await client.responses
+      .create({ model, input: "Say hello", instructions: "You are terse.", max_output_tokens: 8, temperature: 0 })
+      .withResponse();
     assert.equal(r.object, "response");
     assert.match(r.id, /^resp_/);
     assert.ok(r.status === "completed" || r.status === "incomplete");
@@ -46,7 +59,13 @@ describe("POST /v1/responses with openai-node", () => {
     const t = turns.find((x) => x.turnId === turnId);
     assert.ok(t, "the turn is recorded");
     assert.equal(t.text, r.output_text);
-    assert.deepEqual(t.messages.map((m) => [m.role, m.content]), [["system", "You are terse."], ["user", "Say hello"]]);
+    assert.deepEqual(
+      t.messages.map((m) => [m.role, m.content]),
+      [
+        ["system", "You are terse."],
+        ["user", "Say hello"],
+      ],
+    );
     // stored: GET gives it back
     const got = await client.responses.retrieve(r.id);
     assert.equal(got.output_text, r.output_text);
@@ -64,7 +83,14 @@ describe("POST /v1/responses with openai-node", () => {
     const sessionId = response.headers.get("x-clawrl-session-id")!;
 
     const { data: second, response: res2 } = await client.responses
-      .create({ model, previous_response_id: first.id, input: [{ type: "function_call_output", call_id: call.call_id, output: '{"temp": 21}' }], tools, max_output_tokens: 8, temperature: 0 })
+      .create({
+        model,
+        previous_response_id: first.id,
+        input: [{ type: "function_call_output", call_id: call.call_id, output: '{"temp": 21}' }],
+        tools,
+        max_output_tokens: 8,
+        temperature: 0,
+      })
       .withResponse();
     assert.equal(second.previous_response_id, first.id);
     assert.ok(second.output.length >= 1);
@@ -73,7 +99,10 @@ describe("POST /v1/responses with openai-node", () => {
     const turns = await turnsOf(sessionId);
     const t2 = turns.find((x) => x.turnId === res2.headers.get("x-clawrl-turn-id"))!;
     assert.ok(t2);
-    assert.deepEqual(t2.messages.map((m) => m.role), ["user", "assistant", "tool"]);
+    assert.deepEqual(
+      t2.messages.map((m) => m.role),
+      ["user", "assistant", "tool"],
+    );
     assert.equal(t2.messages[2].tool_call_id, call.call_id);
     assert.equal(t2.messages[2].content, '{"temp": 21}');
     const t1 = turns.find((x) => x.turnId === response.headers.get("x-clawrl-turn-id"))!;
@@ -84,16 +113,30 @@ describe("POST /v1/responses with openai-node", () => {
     // A third turn through previous_response_id again, with a plain message.
     const third = await client.responses.create({ model, previous_response_id: second.id, input: "thanks", max_output_tokens: 4 });
     const t3 = (await turnsOf(sessionId)).at(-1)!;
-    assert.deepEqual(t3.messages.map((m) => m.role), ["user", "assistant", "tool", "assistant", "user"]);
+    assert.deepEqual(
+      t3.messages.map((m) => m.role),
+      ["user", "assistant", "tool", "assistant", "user"],
+    );
     assert.equal(third.previous_response_id, second.id);
   });
 
   it("the same conversation given as explicit items (function_call + function_call_output) is the same prompt", async () => {
-    const first = await client.responses.create({ model, input: "weather in Rome?", tools, tool_choice: { type: "function", name: "get_weather" }, max_output_tokens: 120 });
+    const first = await client.responses.create({
+      model,
+      input: "weather in Rome?",
+      tools,
+      tool_choice: { type: "function", name: "get_weather" },
+      max_output_tokens: 120,
+    });
     const call = first.output.find((o) => o.type === "function_call")!;
     assert.ok(call.type === "function_call");
     const follow = { tools, max_output_tokens: 6, temperature: 0 } as const;
-    const viaId = await client.responses.create({ model, previous_response_id: first.id, input: [{ type: "function_call_output", call_id: call.call_id, output: "sunny" }], ...follow });
+    const viaId = await client.responses.create({
+      model,
+      previous_response_id: first.id,
+      input: [{ type: "function_call_output", call_id: call.call_id, output: "sunny" }],
+      ...follow,
+    });
     const explicit = await client.responses.create({
       model,
       input: [
@@ -125,12 +168,22 @@ describe("POST /v1/responses with openai-node", () => {
     assert.equal(types[0], "response.created");
     assert.equal(types[1], "response.in_progress");
     assert.ok(["response.completed", "response.incomplete"].includes(types.at(-1)!));
-    for (const t of ["response.output_item.added", "response.content_part.added", "response.output_text.delta", "response.output_text.done", "response.content_part.done", "response.output_item.done"])
+    for (const t of [
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+    ])
       assert.ok(types.includes(t), `${t} in ${types.join(",")}`);
     assert.ok(types.indexOf("response.output_text.delta") < types.indexOf("response.output_text.done"));
     assert.equal(doneText, deltas);
     assert.ok(final);
-    assert.equal(final.output_text ?? (final.output[0].type === "message" && final.output[0].content[0].type === "output_text" ? final.output[0].content[0].text : null), deltas);
+    assert.equal(
+      final.output_text ?? (final.output[0].type === "message" && final.output[0].content[0].type === "output_text" ? final.output[0].content[0].text : null),
+      deltas,
+    );
     const got = await client.responses.retrieve(final.id);
     assert.equal(got.status, final.status);
   });
@@ -158,9 +211,20 @@ describe("POST /v1/responses with openai-node", () => {
   });
 
   it("text.format json_schema: the output is JSON valid against the schema at any temperature, and the response says the format", async () => {
-    const schema = { type: "object", properties: { city: { type: "string", maxLength: 12 }, days: { type: "integer" } }, required: ["city", "days"], additionalProperties: false };
+    const schema = {
+      type: "object",
+      properties: { city: { type: "string", maxLength: 12 }, days: { type: "integer" } },
+      required: ["city", "days"],
+      additionalProperties: false,
+    };
     for (const temperature of [0, 1.5]) {
-      const r = await client.responses.create({ model, input: "Plan a trip", max_output_tokens: 48, temperature, text: { format: { type: "json_schema", name: "trip", schema, strict: true } } });
+      const r = await client.responses.create({
+        model,
+        input: "Plan a trip",
+        max_output_tokens: 48,
+        temperature,
+        text: { format: { type: "json_schema", name: "trip", schema, strict: true } },
+      });
       assert.equal(r.text?.format?.type, "json_schema");
       const v = JSON.parse(r.output_text) as { city: unknown; days: unknown };
       assert.deepEqual(Object.keys(v).sort(), ["city", "days"]);
@@ -176,7 +240,11 @@ describe("POST /v1/responses with openai-node", () => {
       [{ input: "x", previous_response_id: "resp_nope" }, "previous_response_id", "previous_response_not_found"],
       [{ input: "x", tools: [{ type: "web_search" }] }, "tools[0].type", "invalid_value"],
       [{ input: "x", text: { format: { type: "xml" } } }, "text.format.type", "invalid_value"],
-      [{ input: "x", text: { format: { type: "json_schema", name: "n", schema: { type: "string", pattern: "^a+$" } } } }, "text.format.json_schema.schema", "unsupported_schema"],
+      [
+        { input: "x", text: { format: { type: "json_schema", name: "n", schema: { type: "string", pattern: "^a+$" } } } },
+        "text.format.json_schema.schema",
+        "unsupported_schema",
+      ],
       [{ input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }, "input[0]", "invalid_value"],
     ] as const) {
       const r = await callApi(core, "POST", "/v1/responses", body);
@@ -202,7 +270,13 @@ describe("/v1/responses: a stored response outlives a restart", () => {
     } finally {
       await core.close();
     }
-    const again = await startCore({ model: core.engine?.info().modelPath ?? (await import("../helpers/models.js").then((m) => m.tinyModel({ arch: "qwen2" }))), dataDir, token: "t2", uiDir: "", engine: { maxContextSize: 1024, sequences: 1, threads: 1, backend: "cpu" } });
+    const again = await startCore({
+      model: core.engine?.info().modelPath ?? (await import("../helpers/models.js").then((m) => m.tinyModel({ arch: "qwen2" }))),
+      dataDir,
+      token: "t2",
+      uiDir: "",
+      engine: { maxContextSize: 1024, sequences: 1, threads: 1, backend: "cpu" },
+    });
     try {
       const r = await callApi(again, "POST", "/v1/responses", { input: "and now?", previous_response_id: first.id, max_output_tokens: 3 });
       assert.equal(r.status, 200, JSON.stringify(r.body));

@@ -37,7 +37,11 @@ describe("real clients: structured outputs and schema-true tool calls", () => {
   });
 
   it("openai-node: chat.completions.parse with zodResponseFormat gives a parsed, valid object", async () => {
-    for (const [temperature, seed] of [[0, 1], [1, 2], [1.8, 3]]) {
+    for (const [temperature, seed] of [
+      [0, 1],
+      [1, 2],
+      [1.8, 3],
+    ]) {
       const r = await client.chat.completions.parse({
         model: modelId,
         messages: [{ role: "user", content: "Describe a person." }],
@@ -69,7 +73,14 @@ describe("real clients: structured outputs and schema-true tool calls", () => {
   });
 
   it("LangChain JS: ChatOpenAI.withStructuredOutput (json_schema and the default method)", async () => {
-    const llm = new ChatOpenAI({ model: modelId, apiKey: core.token, configuration: { baseURL: `${core.url}/v1` }, maxTokens: 200, temperature: 1, maxRetries: 0 });
+    const llm = new ChatOpenAI({
+      model: modelId,
+      apiKey: core.token,
+      configuration: { baseURL: `${core.url}/v1` },
+      maxTokens: 200,
+      temperature: 1,
+      maxRetries: 0,
+    });
     const viaSchema = await llm.withStructuredOutput(Person, { name: "person", method: "jsonSchema" }).invoke("Describe a person.");
     Person.parse(viaSchema);
     // The default (function calling for a model LangChain does not know): a forced, named tool call.
@@ -103,7 +114,14 @@ describe("real clients: structured outputs and schema-true tool calls", () => {
   });
 
   it("LangChain JS: bindTools with a named tool_choice at maxTokens 32 gives valid args and no invalid calls", async () => {
-    const llm = new ChatOpenAI({ model: modelId, apiKey: core.token, configuration: { baseURL: `${core.url}/v1` }, maxTokens: 32, temperature: 1.5, maxRetries: 0 });
+    const llm = new ChatOpenAI({
+      model: modelId,
+      apiKey: core.token,
+      configuration: { baseURL: `${core.url}/v1` },
+      maxTokens: 32,
+      temperature: 1.5,
+      maxRetries: 0,
+    });
     const weather = { type: "function" as const, function: { name: "get_weather", description: "Weather", parameters: z.toJSONSchema(Weather) } };
     const files = { type: "function" as const, function: { name: "list_files", description: "Files", parameters: z.toJSONSchema(Files) } };
     for (const seed of [1, 2, 3]) {
@@ -145,7 +163,10 @@ describe("real clients: structured outputs and schema-true tool calls", () => {
       return out;
     };
     const allowed = await counts(true);
-    assert.ok(allowed.some((n) => n >= 2), `never more than one call: ${allowed.join(",")}`);
+    assert.ok(
+      allowed.some((n) => n >= 2),
+      `never more than one call: ${allowed.join(",")}`,
+    );
     assert.ok(allowed.every((n) => n >= 1));
     assert.deepEqual(await counts(false), Array(12).fill(1));
   });

@@ -10,23 +10,68 @@ const msg = (m: unknown) => ({ ...ok, messages: [m] });
 /** Bodies that must each get a 400 (JSON, field-level problems). */
 function badBodies(): unknown[] {
   const out: unknown[] = [
-    null, 5, "text", [], [ok], true,
-    {}, { model: "m" }, { ...ok, messages: [] }, { ...ok, messages: "hi" }, { ...ok, messages: {} }, { ...ok, messages: null },
-    msg({ content: "x" }), msg({ role: "bogus", content: "x" }), msg({ role: "function", content: "x" }), msg({ role: "USER", content: "x" }),
-    msg({ role: "user" }), msg({ role: "user", content: 5 }), msg({ role: "user", content: { text: "x" } }), msg({ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }),
-    msg({ role: "user", content: [{ type: "text" }] }), msg({ role: "user", content: [{ type: "text", text: 3 }] }), msg({ role: "user", content: "x", extra: 1 }),
-    msg({ role: "tool", content: "x" }), msg({ role: "tool", content: "x", tool_call_id: "" }), msg({ role: "system", content: null }),
+    null,
+    5,
+    "text",
+    [],
+    [ok],
+    true,
+    {},
+    { model: "m" },
+    { ...ok, messages: [] },
+    { ...ok, messages: "hi" },
+    { ...ok, messages: {} },
+    { ...ok, messages: null },
+    msg({ content: "x" }),
+    msg({ role: "bogus", content: "x" }),
+    msg({ role: "function", content: "x" }),
+    msg({ role: "USER", content: "x" }),
+    msg({ role: "user" }),
+    msg({ role: "user", content: 5 }),
+    msg({ role: "user", content: { text: "x" } }),
+    msg({ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }),
+    msg({ role: "user", content: [{ type: "text" }] }),
+    msg({ role: "user", content: [{ type: "text", text: 3 }] }),
+    msg({ role: "user", content: "x", extra: 1 }),
+    msg({ role: "tool", content: "x" }),
+    msg({ role: "tool", content: "x", tool_call_id: "" }),
+    msg({ role: "system", content: null }),
     msg({ role: "assistant", content: "x", tool_calls: [{ id: "a", type: "function", function: { name: "f" } }] }),
-    msg({ role: "assistant", content: "x", tool_calls: "none" }), msg(null), msg("hi"), msg(3),
-    { ...ok, tools: [{ type: "function", function: { name: "bad name!" } }] }, { ...ok, tools: [{ type: "retrieval" }] }, { ...ok, tools: {} },
-    { ...ok, tool_choice: "sometimes" }, { ...ok, tool_choice: "required" }, { ...ok, tools: [{ type: "function", function: { name: "f" } }], tool_choice: { type: "function", function: { name: "g" } } },
-    { ...ok, top_logprobs: 3 }, { ...ok, logprobs: true, top_logprobs: 21 }, { ...ok, logprobs: "yes" },
-    { ...ok, stream: "yes" }, { ...ok, stream_options: { include_usage: "y" } }, { ...ok, stream_options: { other: true } },
-    { ...ok, stop: 5 }, { ...ok, stop: ["a", "b", "c", "d", "e"] }, { ...ok, stop: [1] },
-    { ...ok, foo: 1 }, { ...ok, functions: [] }, { ...ok, function_call: "auto" }, { ...ok, response_format: { type: "xml" } }, { ...ok, logit_bias: { x: 2 } },
-    { ...ok, logit_bias: { "1": 200 } }, { ...ok, logit_bias: { "99999999": 1 } }, { ...ok, frequency_penalty: 2.5 }, { ...ok, presence_penalty: -3 },
+    msg({ role: "assistant", content: "x", tool_calls: "none" }),
+    msg(null),
+    msg("hi"),
+    msg(3),
+    { ...ok, tools: [{ type: "function", function: { name: "bad name!" } }] },
+    { ...ok, tools: [{ type: "retrieval" }] },
+    { ...ok, tools: {} },
+    { ...ok, tool_choice: "sometimes" },
+    { ...ok, tool_choice: "required" },
+    { ...ok, tools: [{ type: "function", function: { name: "f" } }], tool_choice: { type: "function", function: { name: "g" } } },
+    { ...ok, top_logprobs: 3 },
+    { ...ok, logprobs: true, top_logprobs: 21 },
+    { ...ok, logprobs: "yes" },
+    { ...ok, stream: "yes" },
+    { ...ok, stream_options: { include_usage: "y" } },
+    { ...ok, stream_options: { other: true } },
+    { ...ok, stop: 5 },
+    { ...ok, stop: ["a", "b", "c", "d", "e"] },
+    { ...ok, stop: [1] },
+    { ...ok, foo: 1 },
+    { ...ok, functions: [] },
+    { ...ok, function_call: "auto" },
+    { ...ok, response_format: { type: "xml" } },
+    { ...ok, logit_bias: { x: 2 } },
+    { ...ok, logit_bias: { "1": 200 } },
+    { ...ok, logit_bias: { "99999999": 1 } },
+    { ...ok, frequency_penalty: 2.5 },
+    { ...ok, presence_penalty: -3 },
     { ...ok, response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "string", pattern: "a" } } } },
-    { ...ok, top_k: -1 }, { ...ok, min_p: 2 }, { ...ok, repeat_penalty: 0 }, { ...ok, model: 5 }, { ...ok, user: 5 }, { ...ok, metadata: { a: 1 } },
+    { ...ok, top_k: -1 },
+    { ...ok, min_p: 2 },
+    { ...ok, repeat_penalty: 0 },
+    { ...ok, model: 5 },
+    { ...ok, user: 5 },
+    { ...ok, metadata: { a: 1 } },
   ];
   // Every numeric field with wrong types and out-of-range values.
   const numeric: Record<string, unknown[]> = {
@@ -43,14 +88,30 @@ function badBodies(): unknown[] {
   for (let i = 0; i < 60; i++) out.push({ ...ok, [`unknown_field_${i}`]: i });
   // Unknown roles and wrong content in every message position.
   for (let i = 0; i < 40; i++) {
-    const messages: unknown[] = [{ role: "system", content: "s" }, { role: "user", content: "u" }, { role: "assistant", content: "a" }, { role: "user", content: "u2" }];
+    const messages: unknown[] = [
+      { role: "system", content: "s" },
+      { role: "user", content: "u" },
+      { role: "assistant", content: "a" },
+      { role: "user", content: "u2" },
+    ];
     messages[i % 4] = i % 2 ? { role: `role${i}`, content: "x" } : { role: (messages[i % 4] as { role: string }).role, content: i };
     out.push({ ...ok, messages });
   }
   return out;
 }
 
-const badJson = ["{", "{\"messages\": [", "{'messages': []}", "[1,", "nul", "{\"a\":1,}", "\"unterminated", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]", "}{", "{\"x\": tru}"];
+const badJson = [
+  "{",
+  '{"messages": [',
+  "{'messages': []}",
+  "[1,",
+  "nul",
+  '{"a":1,}',
+  '"unterminated',
+  '{"messages":[{"role":"user","content":"x"}]',
+  "}{",
+  '{"x": tru}',
+];
 
 describe("malformed requests", () => {
   let core: RunningCore;
@@ -100,7 +161,11 @@ describe("malformed requests", () => {
     assert.equal(e.code, "context_length_exceeded");
     // Wrong content type, no token, unknown routes and methods.
     await expectError(await post("messages=x", { "content-type": "application/x-www-form-urlencoded" }), (s) => s === 415 || s === 400, "form body");
-    await expectError(await fetch(`${core.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify(ok), headers: { "content-type": "application/json" } }), 401, "no token");
+    await expectError(
+      await fetch(`${core.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify(ok), headers: { "content-type": "application/json" } }),
+      401,
+      "no token",
+    );
     for (const p of ["/v1/nope", "/v1/chat/completion", "/v1/images/generations", "/v1/chat/completions/x", "/v2/chat/completions"]) {
       await expectError(await post(JSON.stringify(ok), {}, p), 404, p);
       count++;

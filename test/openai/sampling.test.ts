@@ -43,7 +43,10 @@ describe("sampling fields on /v1/chat/completions", () => {
     // The tokens the model likes most here: what greedy and a few samples write.
     const counts = new Map<number, number>();
     for (const seed of [0, 1, 2, 3]) for (const t of (await answer({ temperature: seed === 0 ? 0 : 1, seed })).tokens) counts.set(t, (counts.get(t) ?? 0) + 1);
-    const banned = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([t]) => t);
+    const banned = [...counts.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 6)
+      .map(([t]) => t);
     assert.ok(counts.get(banned[0])! >= 3, "the banned tokens are ones the model writes");
     const logit_bias = Object.fromEntries(banned.map((t) => [String(t), -100]));
     for (let seed = 10; seed < 22; seed++) {

@@ -11,11 +11,15 @@ describe("clawrl serve --model <tiny model>", () => {
   let out = "";
   before(async () => {
     const model = await tinyModel({ arch: "qwen2" });
-    child = spawn(process.execPath, [clawrlBin, "serve", "--model", model, "--port", "0", "--data-dir", tempDir("clawrl-serve-"), "--token", "serve-test-token"], {
-      cwd: repoRoot,
-      env: { ...process.env, CLAWRL_THREADS: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    child = spawn(
+      process.execPath,
+      [clawrlBin, "serve", "--model", model, "--port", "0", "--data-dir", tempDir("clawrl-serve-"), "--token", "serve-test-token"],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, CLAWRL_THREADS: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
     const base = await new Promise<string>((resolve, reject) => {
       child.stdout!.on("data", (d: Buffer) => {
@@ -40,11 +44,19 @@ describe("clawrl serve --model <tiny model>", () => {
     const model = models.data[0].id;
     const plain = await client.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 5 });
     assert.equal(plain.choices[0].message.role, "assistant");
-    const stream = await client.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 5, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model,
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: 5,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let usage: OpenAI.CompletionUsage | undefined;
     for await (const c of stream) if (c.usage) usage = c.usage;
     assert.ok(usage && usage.completion_tokens >= 1);
-    const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [{ type: "function", function: { name: "exec", parameters: { type: "object", properties: { cmd: { type: "string" } } } } }];
+    const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
+      { type: "function", function: { name: "exec", parameters: { type: "object", properties: { cmd: { type: "string" } } } } },
+    ];
     const { data, response } = await client.chat.completions
       .create({ model, messages: [{ role: "user", content: "run ls" }], tools, tool_choice: "required", max_tokens: 120 })
       .withResponse();

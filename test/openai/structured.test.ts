@@ -42,7 +42,8 @@ function validate(schema: Record<string, unknown>, v: unknown, at = "$"): void {
       break;
     case "string":
       assert.equal(typeof v, "string", at);
-      if (typeof schema.maxLength === "number") assert.ok((v as string).length <= schema.maxLength, `${at}: ${JSON.stringify(v)} longer than ${schema.maxLength}`);
+      if (typeof schema.maxLength === "number")
+        assert.ok((v as string).length <= schema.maxLength, `${at}: ${JSON.stringify(v)} longer than ${schema.maxLength}`);
       break;
     case "integer":
       assert.ok(Number.isInteger(v), `${at}: ${JSON.stringify(v)} is not an integer`);
@@ -85,7 +86,14 @@ describe("structured outputs (response_format) on /v1/chat/completions", () => {
 
   it("json_schema: every answer parses and validates, greedy and sampled at temperatures up to 2", async () => {
     const rf = { type: "json_schema", json_schema: { name: "person", schema: personSchema, strict: true } };
-    for (const [temperature, seed] of [[0, 1], [0.7, 2], [1, 3], [1.5, 4], [2, 5], [2, 6]]) {
+    for (const [temperature, seed] of [
+      [0, 1],
+      [0.7, 2],
+      [1, 3],
+      [1.5, 4],
+      [2, 5],
+      [2, 6],
+    ]) {
       const r = await ask({ response_format: rf, temperature, seed });
       const text = r.choices[0].message.content!;
       let parsed: unknown;
@@ -141,7 +149,11 @@ describe("structured outputs (response_format) on /v1/chat/completions", () => {
     assert.equal(r.choices.length, 2);
     for (const c of r.choices) validate(personSchema, JSON.parse(c.text));
     await assert.rejects(
-      client.completions.create({ model: modelId, prompt: "x", response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "number", multipleOf: 2 } } } } as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming),
+      client.completions.create({
+        model: modelId,
+        prompt: "x",
+        response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "number", multipleOf: 2 } } },
+      } as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming),
       (err: APIError) => err.status === 400 && /'multipleOf'/.test(err.message),
     );
   });

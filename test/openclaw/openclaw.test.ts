@@ -111,7 +111,10 @@ describe("OpenClaw (real client from npm) against the server", { timeout: 2 * TU
     assert.deepEqual([s.turnCount, s.mainTurnCount, s.source], [2, 2, "outside"]);
     const detail = await api(`/api/sessions/${encodeURIComponent(s.id)}`);
     const turns = detail.turns as Array<{ type: string; text: string; nextState: Array<{ role: string; content: unknown }> | null }>;
-    assert.deepEqual(turns.map((t) => t.type), ["main", "main"]);
+    assert.deepEqual(
+      turns.map((t) => t.type),
+      ["main", "main"],
+    );
 
     // Turn 1's next state is the user message OpenClaw appended after our answer (its
     // internal-context block is context, not feedback).

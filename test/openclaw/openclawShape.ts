@@ -48,7 +48,12 @@ const fn = (name: string, description: string, props: Record<string, string>, re
 
 /** Twelve tools with the names OpenClaw sends. */
 export const openclawTools: Tool[] = [
-  fn("exec", "Run a shell command in the workspace and return its output.", { command: "the command line", cwd: "working directory", timeout: "seconds before the command is stopped" }, ["command"]),
+  fn(
+    "exec",
+    "Run a shell command in the workspace and return its output.",
+    { command: "the command line", cwd: "working directory", timeout: "seconds before the command is stopped" },
+    ["command"],
+  ),
   fn("read", "Read a text file from the workspace.", { path: "file path", offset: "first line", limit: "number of lines" }, ["path"]),
   fn("write", "Write a text file, replacing its content.", { path: "file path", content: "the new content" }, ["path", "content"]),
   fn("edit", "Replace one exact string in a file.", { path: "file path", oldText: "text to replace", newText: "replacement" }, ["path", "oldText", "newText"]),
@@ -66,6 +71,11 @@ export const openclawTools: Tool[] = [
 export function internalContextMessage(turn: number): Msg {
   return {
     role: "user",
-    content: [{ type: "text", text: `<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nruntime: turn ${turn}, cwd /home/user/project, time 2026-11-21T12:0${turn}:00Z\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>` }],
+    content: [
+      {
+        type: "text",
+        text: `<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nruntime: turn ${turn}, cwd /home/user/project, time 2026-11-21T12:0${turn}:00Z\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>`,
+      },
+    ],
   };
 }

@@ -69,7 +69,13 @@ describe("tool calls over /v1: streamed deltas, tool results as next state", () 
     };
     const toolResult: Msg = { role: "tool", tool_call_id: calls[0].id, content: "README.md\npackage.json\nsrc" };
     const second = await client.chat.completions
-      .create({ model: modelId, messages: [system, user, replay, toolResult, internalContextMessage(2)], tools: openclawTools, max_completion_tokens: 4, seed: 6 })
+      .create({
+        model: modelId,
+        messages: [system, user, replay, toolResult, internalContextMessage(2)],
+        tools: openclawTools,
+        max_completion_tokens: 4,
+        seed: 6,
+      })
       .withResponse();
     assert.equal(second.response.headers.get("x-clawrl-session-id"), sessionId);
     assert.ok(second.data.usage!.prompt_tokens_details!.cached_tokens! > 0, "the second request reused the first one's KV cache");
@@ -78,7 +84,10 @@ describe("tool calls over /v1: streamed deltas, tool results as next state", () 
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the session view is read structurally
     const detail: any = await r.json();
     const t1 = detail.turns.find((t: { turnId: string }) => t.turnId === turnId);
-    assert.deepEqual(t1.toolCalls.map((c: { name: string }) => c.name), ["ls"]);
+    assert.deepEqual(
+      t1.toolCalls.map((c: { name: string }) => c.name),
+      ["ls"],
+    );
     assert.deepEqual(t1.nextState, [{ role: "tool", tool_call_id: calls[0].id, content: "README.md\npackage.json\nsrc" }]);
     assert.equal(detail.turns.length, 2);
   });

@@ -30,7 +30,14 @@ describe("preferences through the API", () => {
     const res = await fetch(`${core.url}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${core.token}`, "content-type": "application/json", "x-session-id": `pref-s-${++n}`, "x-turn-type": "main", ...extra },
-      body: JSON.stringify({ messages: [{ role: "system", content: "You are terse." }, { role: "user", content }], max_tokens: 4, seed: 1 }),
+      body: JSON.stringify({
+        messages: [
+          { role: "system", content: "You are terse." },
+          { role: "user", content },
+        ],
+        max_tokens: 4,
+        seed: 1,
+      }),
     });
     assert.equal(res.status, 200, await res.clone().text());
     await res.json();
@@ -59,7 +66,10 @@ describe("preferences through the API", () => {
 
     const second = await mainTurn("And about beavers?");
     // Recorded: the client's messages as sent, the block apart, the served prompt with it in the system message.
-    assert.deepEqual(second.turn.messages, [{ role: "system", content: "You are terse." }, { role: "user", content: "And about beavers?" }]);
+    assert.deepEqual(second.turn.messages, [
+      { role: "system", content: "You are terse." },
+      { role: "user", content: "And about beavers?" },
+    ]);
     assert.deepEqual(second.turn.preferences.ids, [p.id]);
     assert.equal(second.turn.preferences.placement, "system");
     assert.ok(second.turn.preferences.block.includes(hint));
@@ -95,7 +105,10 @@ describe("preferences through the API", () => {
     assert.equal(edited.body.preference.text, "Use metric units only.");
     const undone = await api("POST", `/api/preferences/${id}/undo`);
     assert.equal(undone.body.preference.text, "Use metric units.");
-    assert.deepEqual(undone.body.preference.history.map((h: { kind: string }) => h.kind), ["created", "text", "text"]);
+    assert.deepEqual(
+      undone.body.preference.history.map((h: { kind: string }) => h.kind),
+      ["created", "text", "text"],
+    );
 
     const side = await mainTurn("What is 2+2?", { "x-turn-type": "side" });
     assert.equal(side.turn.preferences, undefined);

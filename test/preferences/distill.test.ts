@@ -56,10 +56,14 @@ describe("preferences: context distillation closes the gap, then the preference 
     assert.equal(c1.verdict, "published", `gate: ${c1.gate.reasons.join("; ")}`);
 
     // The swap set off a check by itself: the gap closed below the threshold, so the preference is learned.
-    const learned = await waitFor("the preference retired", async () => {
-      const p = (await api(core, "GET", "/api/preferences")).json.preferences.find((x: { id: string }) => x.id === id);
-      return p.status === "learned" ? p : undefined;
-    }, 60_000);
+    const learned = await waitFor(
+      "the preference retired",
+      async () => {
+        const p = (await api(core, "GET", "/api/preferences")).json.preferences.find((x: { id: string }) => x.id === id);
+        return p.status === "learned" ? p : undefined;
+      },
+      60_000,
+    );
     assert.equal(learned.lastCheck.adapter, c1.version);
     assert.ok(learned.lastCheck.gap < b.gap * 0.8, `gap ${b.gap.toFixed(4)} → ${learned.lastCheck.gap.toFixed(4)}`);
     assert.ok(learned.lastCheck.gap < 0.3);

@@ -5,7 +5,14 @@ import { verdictOf } from "../../electron/core/preferences/retire.js";
 import type { Preference } from "../../electron/core/api/preferenceSchema.js";
 
 const pref = (id: string, text: string, createdAt: string): Preference => ({
-  id, text, source: "user", status: "active", createdAt, updatedAt: createdAt, turnIds: [], history: [],
+  id,
+  text,
+  source: "user",
+  status: "active",
+  createdAt,
+  updatedAt: createdAt,
+  turnIds: [],
+  history: [],
 });
 const words = (t: string) => t.split(/\s+/).length;
 
@@ -27,7 +34,10 @@ describe("preference block", () => {
     const user = { role: "user" as const, content: "hi" };
     assert.deepEqual(withBlock([user], "B"), [{ role: "system", content: "B" }, user]);
     assert.deepEqual(withBlock([{ role: "system", content: "S" }, user], "B"), [{ role: "system", content: "S\n\nB" }, user]);
-    assert.deepEqual(withBlock([{ role: "developer", content: [{ type: "text", text: "S" }] }, user], "B")[0].content, [{ type: "text", text: "S" }, { type: "text", text: "\n\nB" }]);
+    assert.deepEqual(withBlock([{ role: "developer", content: [{ type: "text", text: "S" }] }, user], "B")[0].content, [
+      { type: "text", text: "S" },
+      { type: "text", text: "\n\nB" },
+    ]);
     assert.equal(plainPrefix("B"), "B\n\n");
   });
 });

@@ -17,11 +17,15 @@ describe("preferences: hints, the loop's changes, undo, persistence", () => {
     off();
     store.close();
   });
-  const hint = (turnId: string, text: string | null) => bus.emit("feedback", { turnId, sessionId: "s", feedback: { thumbs: "down", hint: text, time: new Date().toISOString() } });
+  const hint = (turnId: string, text: string | null) =>
+    bus.emit("feedback", { turnId, sessionId: "s", feedback: { thumbs: "down", hint: text, time: new Date().toISOString() } });
 
   it("a hint makes a preference; editing the hint edits it, withdrawing it disables it, giving it again enables it", () => {
     hint("t1", "Be   brief.");
-    assert.deepEqual(prefs.list().map((p) => [p.text, p.source, p.status, p.turnIds]), [["Be brief.", "user", "active", ["t1"]]]);
+    assert.deepEqual(
+      prefs.list().map((p) => [p.text, p.source, p.status, p.turnIds]),
+      [["Be brief.", "user", "active", ["t1"]]],
+    );
     hint("t1", "Be very brief.");
     assert.equal(prefs.list()[0].text, "Be very brief.");
     hint("t1", null);
@@ -30,7 +34,10 @@ describe("preferences: hints, the loop's changes, undo, persistence", () => {
     assert.equal(prefs.list()[0].status, "active");
     // The same words on another turn join it.
     hint("t2", "be very brief.");
-    assert.deepEqual(prefs.list().map((p) => p.turnIds), [["t1", "t2"]]);
+    assert.deepEqual(
+      prefs.list().map((p) => p.turnIds),
+      [["t1", "t2"]],
+    );
   });
 
   it("the loop retires and brings back with its reason; the same hint given again brings a learned one back; undo reverts the last status change", () => {
@@ -38,7 +45,14 @@ describe("preferences: hints, the loop's changes, undo, persistence", () => {
     const check: PreferenceCheck = { at: new Date().toISOString(), adapter: "ckpt-1", gap: 0.01, turns: 5, threshold: 0.05, verdict: "learned" };
     const learned = prefs.setByLoop(id, "learned", "learned: gap 0.010", check);
     assert.deepEqual([learned.status, learned.lastCheck?.gap, typeof learned.learnedAt], ["learned", 0.01, "string"]);
-    assert.deepEqual(learned.history.at(-1), { at: learned.updatedAt, by: "loop", kind: "status", from: "active", to: "learned", reason: "learned: gap 0.010" });
+    assert.deepEqual(learned.history.at(-1), {
+      at: learned.updatedAt,
+      by: "loop",
+      kind: "status",
+      from: "active",
+      to: "learned",
+      reason: "learned: gap 0.010",
+    });
     hint("t3", "Be very brief.");
     const back = prefs.get(id);
     assert.deepEqual([back.status, back.learnedAt, back.history.at(-1)?.reason], ["active", undefined, "the same hint was given again"]);

@@ -39,7 +39,10 @@ describe("session resolution", () => {
     assert.equal(body.turnType, "side");
     assert.equal(body.sessionDone, true);
     const both = rollout.beginTurn(
-      origin([user("hi")], { headers: { "x-session-id": "from-header", "x-turn-type": "main", "x-session-done": "0" }, bodyFields: { session_id: "from-body", turn_type: "side", session_done: "on" } }),
+      origin([user("hi")], {
+        headers: { "x-session-id": "from-header", "x-turn-type": "main", "x-session-done": "0" },
+        bodyFields: { session_id: "from-body", turn_type: "side", session_done: "on" },
+      }),
     );
     assert.equal(both.sessionId, "from-header");
     assert.equal(both.turnType, "main");
@@ -84,7 +87,13 @@ describe("session resolution", () => {
     }
     store.close();
     const again = Store.open(dir, { durable: false });
-    assert.deepEqual(again.sessions().map((s) => s.id).sort(), ["__proto__", "constructor", "hasOwnProperty"]);
+    assert.deepEqual(
+      again
+        .sessions()
+        .map((s) => s.id)
+        .sort(),
+      ["__proto__", "constructor", "hasOwnProperty"],
+    );
     again.close();
   });
 
@@ -117,7 +126,10 @@ describe("OpenClaw-shaped conversation without headers", () => {
     assert.equal(s.turnCount, 2);
     assert.equal(s.mainTurnCount, 2);
     assert.equal(s.title, "What is the capital of France?");
-    assert.deepEqual(store.sessionTurns(t1.sessionId).map((e) => e.index), [0, 1]);
+    assert.deepEqual(
+      store.sessionTurns(t1.sessionId).map((e) => e.index),
+      [0, 1],
+    );
     // The recorded prompt is what was served, internal context included.
     assert.deepEqual(store.readTurn(t2.turnId).messages.at(-1), internalContext(2));
   });
@@ -135,7 +147,11 @@ describe("OpenClaw-shaped conversation without headers", () => {
     const t1 = rollout.beginTurn(origin([sys, user("list files"), internalContext(1)]));
     rollout.completeTurn(t1, result("", { finishReason: "tool_calls", toolCalls: [{ id: "call_1", name: "ls", arguments: '{"path": "."}' }] }));
     const toolMsg: ChatMessage = { role: "tool", tool_call_id: "call_1", content: "a.txt\nb.txt" };
-    const replayed: ChatMessage = { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "ls", arguments: '{"path":"."}' } }] };
+    const replayed: ChatMessage = {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "ls", arguments: '{"path":"."}' } }],
+    };
     const t2 = rollout.beginTurn(origin([sys, user("list files"), replayed, toolMsg, internalContext(2)]));
     assert.equal(t2.sessionId, t1.sessionId);
     rollout.completeTurn(t2, result("There are two files."));
@@ -169,7 +185,10 @@ describe("next state with session headers", () => {
     rollout.completeTurn(m2, result("Roses are red, violets are blue."));
     assert.deepEqual(store.readNextState(m1.turnId), [{ role: "user", content: "make it longer" }]);
     assert.equal(store.readNextState(side.turnId), null);
-    assert.deepEqual(store.sessionTurns("chat-7").map((e) => e.type), ["main", "side", "main"]);
+    assert.deepEqual(
+      store.sessionTurns("chat-7").map((e) => e.type),
+      ["main", "side", "main"],
+    );
   });
 
   it("when the client rewrote the history, the latest main turn gets what follows the last assistant message", () => {
@@ -248,11 +267,40 @@ describe("turn records", () => {
   it("keep exactly what was served, with later feedback and judge results attached by turn id", () => {
     const { rollout, store } = setup();
     const ctx = rollout.beginTurn(origin([user("hi")], { fromUi: true, headers: { "x-session-id": "rec" } }));
-    rollout.completeTurn(ctx, result("Hello you", { adapter: "v3", promptTokens: [5, 6, 7, 8], responseTokens: [9, 10], tokenLogprobs: [-0.25, -1.5], sampling: { temperature: 0.7, topP: 0.9, seed: 42, maxTokens: 64 } }));
+    rollout.completeTurn(
+      ctx,
+      result("Hello you", {
+        adapter: "v3",
+        promptTokens: [5, 6, 7, 8],
+        responseTokens: [9, 10],
+        tokenLogprobs: [-0.25, -1.5],
+        sampling: { temperature: 0.7, topP: 0.9, seed: 42, maxTokens: 64 },
+      }),
+    );
     const rec = store.readTurn(ctx.turnId);
     assert.deepEqual(
-      { type: rec.type, index: rec.index, adapter: rec.adapter, p: rec.promptTokens, r: rec.responseTokens, lp: rec.tokenLogprobs, text: rec.text, s: rec.sampling, fromUi: rec.fromUi },
-      { type: "main", index: 0, adapter: "v3", p: [5, 6, 7, 8], r: [9, 10], lp: [-0.25, -1.5], text: "Hello you", s: { temperature: 0.7, topP: 0.9, seed: 42, maxTokens: 64 }, fromUi: true },
+      {
+        type: rec.type,
+        index: rec.index,
+        adapter: rec.adapter,
+        p: rec.promptTokens,
+        r: rec.responseTokens,
+        lp: rec.tokenLogprobs,
+        text: rec.text,
+        s: rec.sampling,
+        fromUi: rec.fromUi,
+      },
+      {
+        type: "main",
+        index: 0,
+        adapter: "v3",
+        p: [5, 6, 7, 8],
+        r: [9, 10],
+        lp: [-0.25, -1.5],
+        text: "Hello you",
+        s: { temperature: 0.7, topP: 0.9, seed: 42, maxTokens: 64 },
+        fromUi: true,
+      },
     );
     store.appendFeedback(ctx.turnId, { thumbs: "down", hint: "Say who you are." });
     store.appendJudge({ turnId: ctx.turnId, reward: 1, votes: [{ score: 1, text: "\\boxed{1}" }], hints: [], representative: "\\boxed{1}", judge: "base" });

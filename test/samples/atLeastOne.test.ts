@@ -28,7 +28,15 @@ function judge(store: Store, bus: EventBus, turnId: string, scores: Array<-1 | 0
 function setClosed(store: Store, bus: EventBus, sessionId: string, closed: boolean) {
   const now = new Date().toISOString();
   const meta: SessionMeta = {
-    ...(store.session(sessionId) ?? { id: sessionId, title: null, createdAt: now, lastActivityAt: now, turnCount: 0, mainTurnCount: 0, source: "outside" as const }),
+    ...(store.session(sessionId) ?? {
+      id: sessionId,
+      title: null,
+      createdAt: now,
+      lastActivityAt: now,
+      turnCount: 0,
+      mainTurnCount: 0,
+      source: "outside" as const,
+    }),
     closed,
     closedReason: closed ? "idle" : null,
   };
@@ -88,7 +96,10 @@ describe("at-least-one: a finished session whose main turns all scored 0 yields 
     judge(store, bus, a, [0, 0, 0]);
     judge(store, bus, b, [0, null, 0]); // an invalid vote is dropped: mean 0, a tie with a
     setClosed(store, bus, sid, true);
-    assert.deepEqual(pool.ready().map((i) => [i.id, i.reward]), [[b, 0.25]]);
+    assert.deepEqual(
+      pool.ready().map((i) => [i.id, i.reward]),
+      [[b, 0.25]],
+    );
     pool.close();
     store.close();
   });
@@ -110,7 +121,13 @@ describe("at-least-one: a finished session whose main turns all scored 0 yields 
     judge(store, bus, addTurn(store, { sessionId: hinted }), [0, 0, 0], ["Say it in kilometres."]);
     for (const s of [taught, negative, unjudged, hinted]) setClosed(store, bus, s, true);
     const ready = pool.ready();
-    assert.deepEqual(ready.map((i) => [i.sessionId, i.rewardSource ?? i.hintSource]).sort(), [[hinted, "judge"], [taught, "judge"]].sort());
+    assert.deepEqual(
+      ready.map((i) => [i.sessionId, i.rewardSource ?? i.hintSource]).sort(),
+      [
+        [hinted, "judge"],
+        [taught, "judge"],
+      ].sort(),
+    );
     assert.equal(ready.find((i) => i.sessionId === taught)!.id, y);
     pool.close();
     store.close();
@@ -124,7 +141,10 @@ describe("at-least-one: a finished session whose main turns all scored 0 yields 
     const b = addTurn(store, { sessionId: sid });
     judge(store, bus, a, [1, 0, 0]);
     setClosed(store, bus, sid, true);
-    assert.deepEqual(pool.ready().map((i) => i.id), [a]);
+    assert.deepEqual(
+      pool.ready().map((i) => i.id),
+      [a],
+    );
     pool.claim([a], "r1");
     pool.commit("r1");
     judge(store, bus, b, [1, 1, 0, 0, 0]); // judged later, better: still majority 0

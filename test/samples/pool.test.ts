@@ -27,12 +27,14 @@ describe("sample pool: which turns become samples (combined method's table)", ()
   it("hint and ±1 → both terms; hint only → OPD; ±1 only → RL; neither or 0 without hint → none; explicit feedback overrides the judge", () => {
     const { store, bus } = tempStore();
     const pool = new TurnSamplePool(store, bus);
-    const msgs = [{ role: "system" as const, content: "Be helpful." }, { role: "user" as const, content: "Distance to the moon?" }];
+    const msgs = [
+      { role: "system" as const, content: "Be helpful." },
+      { role: "user" as const, content: "Distance to the moon?" },
+    ];
     const t = Object.fromEntries(
-      ["upOnly", "upHint", "hintOnly", "judgeNeg", "judge0Hint", "judge0", "none", "downOverJudge", "thumbsDropJudgeHints", "hintKeepsJudgeReward", "side"].map((k) => [
-        k,
-        addTurn(store, { messages: msgs, type: k === "side" ? "side" : "main" }),
-      ]),
+      ["upOnly", "upHint", "hintOnly", "judgeNeg", "judge0Hint", "judge0", "none", "downOverJudge", "thumbsDropJudgeHints", "hintKeepsJudgeReward", "side"].map(
+        (k) => [k, addTurn(store, { messages: msgs, type: k === "side" ? "side" : "main" })],
+      ),
     );
     feedback(store, bus, t.upOnly, { thumbs: "up" });
     feedback(store, bus, t.upHint, { thumbs: "down", hint: "Give kilometres, not miles." });
@@ -114,21 +116,37 @@ describe("sample pool: claim / commit / release", () => {
     const ids = [addTurn(store), addTurn(store), addTurn(store)];
     for (const id of ids) feedback(store, bus, id, { thumbs: "up" });
     pool.claim([ids[0], ids[1]], "run-1");
-    assert.deepEqual(pool.ready().map((i) => i.id), [ids[2]]);
+    assert.deepEqual(
+      pool.ready().map((i) => i.id),
+      [ids[2]],
+    );
     assert.throws(() => pool.claim([ids[1]], "run-2"), /already claimed/);
     assert.throws(() => pool.claim(["nope"], "run-2"), /unknown sample nope/);
     assert.throws(() => pool.claim([ids[2]], "run-1"), /already holds a claim/);
     // Feedback changes while claimed: the change shows once released.
     feedback(store, bus, ids[1], { thumbs: "down" });
     pool.release("run-1");
-    assert.deepEqual(pool.ready().map((i) => [i.id, i.reward]), [[ids[0], 1], [ids[1], -1], [ids[2], 1]]);
+    assert.deepEqual(
+      pool.ready().map((i) => [i.id, i.reward]),
+      [
+        [ids[0], 1],
+        [ids[1], -1],
+        [ids[2], 1],
+      ],
+    );
     pool.claim([ids[0], ids[1]], "run-2");
     pool.commit("run-2");
-    assert.deepEqual(pool.ready().map((i) => i.id), [ids[2]]);
+    assert.deepEqual(
+      pool.ready().map((i) => i.id),
+      [ids[2]],
+    );
     assert.throws(() => pool.claim([ids[0]], "run-3"), /already trained/);
     // A later feedback change on a trained turn does not bring it back.
     feedback(store, bus, ids[0], { thumbs: "down", hint: "Too late for this one." });
-    assert.deepEqual(pool.ready().map((i) => i.id), [ids[2]]);
+    assert.deepEqual(
+      pool.ready().map((i) => i.id),
+      [ids[2]],
+    );
     pool.close();
     store.close();
   });
@@ -147,7 +165,10 @@ describe("sample pool: claim / commit / release", () => {
 
     const store2 = Store.open(dir, { durable: false });
     const pool2 = new TurnSamplePool(store2, null);
-    assert.deepEqual(pool2.ready().map((i) => i.id), [ids[1], ids[2], ids[3]]);
+    assert.deepEqual(
+      pool2.ready().map((i) => i.id),
+      [ids[1], ids[2], ids[3]],
+    );
     assert.ok(pool2.isUsed(ids[0]));
     pool2.claim([ids[1], ids[2], ids[3]], "retry");
     pool2.commit("retry");
@@ -167,7 +188,10 @@ describe("sample pool: claim / commit / release", () => {
     feedback(store, bus, b, { thumbs: "up" });
     store.deleteSession("gone");
     bus.emit("sessionDeleted", { sessionId: "gone" });
-    assert.deepEqual(pool.ready().map((i) => i.id), [b]);
+    assert.deepEqual(
+      pool.ready().map((i) => i.id),
+      [b],
+    );
     pool.close();
     store.close();
   });

@@ -81,10 +81,16 @@ describe("authentication on the matched route, every route and spelling (issue 2
   it("has a route table with the API's routes, public ones only /healthz and the UI", () => {
     assert.ok(routes.length > 30, `only ${routes.length} routes`);
     for (const needed of ["/api/settings", "/v1/chat/completions", "/api/checkpoints/:n/activate", "/api/events"])
-      assert.ok(routes.some((r) => r.url === needed), `${needed} missing from the table`);
+      assert.ok(
+        routes.some((r) => r.url === needed),
+        `${needed} missing from the table`,
+      );
     const pub = [...new Set(routes.filter((r) => r.public).map((r) => r.url))].sort();
     assert.ok(pub.includes("/healthz") && pub.includes("/*"), pub.join(" "));
-    assert.deepEqual(pub.filter((u) => !["/", "/*", "/healthz"].includes(u)), []);
+    assert.deepEqual(
+      pub.filter((u) => !["/", "/*", "/healthz"].includes(u)),
+      [],
+    );
   });
 
   it("refuses every protected route × {no token, wrong token, token in the query} × every spelling, before any handler", async () => {
@@ -174,7 +180,13 @@ describe("Host and Origin checks (issue 26 F2)", () => {
   it("answers to a name the user added in the settings", async () => {
     const host = `assistant.lan:${port()}`;
     assert.equal((await raw(core, "GET", "/api/status", { ...auth, host })).status, 403);
-    const patch = await raw(core, "PATCH", "/api/settings", { ...auth, "content-type": "application/json" }, JSON.stringify({ allowedHosts: ["assistant.lan"] }));
+    const patch = await raw(
+      core,
+      "PATCH",
+      "/api/settings",
+      { ...auth, "content-type": "application/json" },
+      JSON.stringify({ allowedHosts: ["assistant.lan"] }),
+    );
     assert.equal(patch.status, 200, patch.text);
     assert.equal((await raw(core, "GET", "/api/status", { ...auth, host })).status, 200);
     const bad = await raw(core, "PATCH", "/api/settings", { ...auth, "content-type": "application/json" }, JSON.stringify({ allowedHosts: ["http://x:1/"] }));
@@ -193,7 +205,13 @@ describe("Host and Origin checks (issue 26 F2)", () => {
     assert.equal(crossSite.status, 403);
     assert.equal(core.store.settings.autoLearn, before);
     // The app's own page (same origin) and non-browser clients (no Origin) may.
-    const own = await raw(core, "PATCH", "/api/settings", { ...auth, origin: core.url, "sec-fetch-site": "same-origin", "content-type": "application/json" }, body);
+    const own = await raw(
+      core,
+      "PATCH",
+      "/api/settings",
+      { ...auth, origin: core.url, "sec-fetch-site": "same-origin", "content-type": "application/json" },
+      body,
+    );
     assert.equal(own.status, 200, own.text);
     assert.equal(core.store.settings.autoLearn, !before);
   });
@@ -234,11 +252,23 @@ describe("secrets never leave the core (issue 26)", () => {
       assert.ok(!res.text.includes("SECRET"), `GET ${r.url} shows part of the secret`);
     }
     // The form sends back what it was shown: the stored key stays.
-    const again = await raw(core, "PATCH", "/api/settings", { ...auth, "content-type": "application/json" }, JSON.stringify({ judgeSource: { ...judgeSource, apiKey: shown }, judgeVotes: 5 }));
+    const again = await raw(
+      core,
+      "PATCH",
+      "/api/settings",
+      { ...auth, "content-type": "application/json" },
+      JSON.stringify({ judgeSource: { ...judgeSource, apiKey: shown }, judgeVotes: 5 }),
+    );
     assert.equal(again.status, 200, again.text);
     assert.equal(core.store.settings.judgeSource.kind === "endpoint" && core.store.settings.judgeSource.apiKey, secret);
     // A new key replaces it.
-    await raw(core, "PATCH", "/api/settings", { ...auth, "content-type": "application/json" }, JSON.stringify({ judgeSource: { ...judgeSource, apiKey: "sk-other-key-0000" } }));
+    await raw(
+      core,
+      "PATCH",
+      "/api/settings",
+      { ...auth, "content-type": "application/json" },
+      JSON.stringify({ judgeSource: { ...judgeSource, apiKey: "sk-other-key-0000" } }),
+    );
     assert.equal(core.store.settings.judgeSource.kind === "endpoint" && core.store.settings.judgeSource.apiKey, "sk-other-key-0000");
 
     await new Promise((r) => setTimeout(r, 200));

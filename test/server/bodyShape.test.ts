@@ -60,7 +60,17 @@ describe("every route answers a malformed or wrong-typed body in the one error s
 
   it("finds the routes that take a body", () => {
     const urls = routes.map((r) => `${r.method} ${r.url}`);
-    for (const must of ["POST /v1/chat/completions", "POST /v1/completions", "POST /v1/responses", "POST /v1/embeddings", "POST /api/feedback", "PATCH /api/settings", "POST /api/preferences", "POST /api/models/pull", "POST /api/tools/call"])
+    for (const must of [
+      "POST /v1/chat/completions",
+      "POST /v1/completions",
+      "POST /v1/responses",
+      "POST /v1/embeddings",
+      "POST /api/feedback",
+      "PATCH /api/settings",
+      "POST /api/preferences",
+      "POST /api/models/pull",
+      "POST /api/tools/call",
+    ])
       assert.ok(urls.includes(must), `${must} is registered`);
     for (const listed of BODYLESS) assert.ok(urls.includes(listed), `${listed} (listed as bodyless) is still a route`);
   });

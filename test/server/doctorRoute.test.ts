@@ -51,7 +51,10 @@ describe("POST /api/doctor/run, GET /api/doctor (Settings: Check this machine)",
     }
     assert.equal(s.error, null);
     assert.ok(s.finishedAt);
-    assert.ok(s.progress.some((l) => l.startsWith("machine: ")), s.progress.join("\n"));
+    assert.ok(
+      s.progress.some((l) => l.startsWith("machine: ")),
+      s.progress.join("\n"),
+    );
     const report = doctorReportSchema.parse(s.report);
     assert.equal(report.mode, "quick");
     assert.ok(report.inference.rows.every((r) => r.status === "skipped"));

@@ -80,7 +80,11 @@ async function loopGapWhile<T>(during: () => Promise<T>): Promise<{ value: T; ga
 }
 
 async function post(core: RunningCore, route: string, body: string) {
-  const r = await fetch(`${core.url}${route}`, { method: "POST", headers: { authorization: `Bearer ${core.token}`, "content-type": "application/json" }, body });
+  const r = await fetch(`${core.url}${route}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${core.token}`, "content-type": "application/json" },
+    body,
+  });
   const t = await r.text();
   return { status: r.status, body: t ? JSON.parse(t) : null };
 }
@@ -117,7 +121,14 @@ describe("huge prompts", { timeout: 180_000 }, () => {
   before(async () => {
     core = await startCore({ dataDir: tempDir(), port: 0, model: storiesModelPath(), training: false, engine: { threads: 1, sequences: 1 } });
     // The same model behind a 64 MiB body limit: the byte check alone must refuse the 30 MiB prompt.
-    big = await startCore({ dataDir: tempDir(), port: 0, model: storiesModelPath(), training: false, bodyLimit: 64 * MiB, engine: { threads: 1, sequences: 1 } });
+    big = await startCore({
+      dataDir: tempDir(),
+      port: 0,
+      model: storiesModelPath(),
+      training: false,
+      bodyLimit: 64 * MiB,
+      engine: { threads: 1, sequences: 1 },
+    });
   });
   after(async () => {
     await core?.close();
@@ -133,7 +144,9 @@ describe("huge prompts", { timeout: 180_000 }, () => {
 
   it("a 30 MiB prompt: 413 in under a second, /healthz < 100 ms meanwhile", async () => {
     const r = await measured(core.url, () => postFromChild(core, "/v1/chat/completions", 30 * MiB), 1000, 100);
-    console.log(`30 MiB, default limit: ${r.value.status} in ${r.value.ms.toFixed(0)} ms; /healthz slowest ${r.slowestMs.toFixed(1)} ms over ${r.polls} polls, event-loop gap ${r.gapMs.toFixed(1)} ms`);
+    console.log(
+      `30 MiB, default limit: ${r.value.status} in ${r.value.ms.toFixed(0)} ms; /healthz slowest ${r.slowestMs.toFixed(1)} ms over ${r.polls} polls, event-loop gap ${r.gapMs.toFixed(1)} ms`,
+    );
     assert.equal(r.value.status, 413, JSON.stringify(r.value.body));
     assert.ok(r.value.ms < 1000, `${r.value.ms.toFixed(0)} ms`);
     assert.ok(r.slowestMs < 100, `/healthz took ${r.slowestMs.toFixed(0)} ms`);
@@ -156,7 +169,9 @@ describe("huge prompts", { timeout: 180_000 }, () => {
       model.tokenize = tokenize;
     }
     assert.equal(tokenized, 0, "refused without tokenizing");
-    console.log(`30 MiB, 64 MiB limit: ${r.value.status} in ${r.value.ms.toFixed(0)} ms; /healthz slowest ${r.slowestMs.toFixed(1)} ms over ${r.polls} polls, event-loop gap ${r.gapMs.toFixed(1)} ms`);
+    console.log(
+      `30 MiB, 64 MiB limit: ${r.value.status} in ${r.value.ms.toFixed(0)} ms; /healthz slowest ${r.slowestMs.toFixed(1)} ms over ${r.polls} polls, event-loop gap ${r.gapMs.toFixed(1)} ms`,
+    );
     assert.equal(r.value.status, 400, JSON.stringify(r.value.body).slice(0, 300));
     assert.equal(r.value.body.error.code, "context_length_exceeded");
     assert.equal(r.value.body.error.param, "messages");
@@ -172,7 +187,9 @@ describe("huge prompts", { timeout: 180_000 }, () => {
     // 900 KB: the stories model (2048 tokens, longest vocabulary entry 9 bytes) holds at most 18 KB.
     assert.equal(maxTokenBytes(storiesModelPath()), 9);
     const r = await measured(core.url, () => postFromChild(core, "/v1/chat/completions", 900_000), 1000, 100);
-    console.log(`900 KB chat: ${r.value.status} in ${r.value.ms.toFixed(0)} ms; /healthz slowest ${r.slowestMs.toFixed(1)} ms, event-loop gap ${r.gapMs.toFixed(1)} ms`);
+    console.log(
+      `900 KB chat: ${r.value.status} in ${r.value.ms.toFixed(0)} ms; /healthz slowest ${r.slowestMs.toFixed(1)} ms, event-loop gap ${r.gapMs.toFixed(1)} ms`,
+    );
     assert.equal(r.value.status, 400);
     assert.equal(r.value.body.error.code, "context_length_exceeded");
     assert.ok(r.value.ms < 1000 && r.slowestMs < 100, `${r.value.ms.toFixed(0)} ms, /healthz ${r.slowestMs.toFixed(0)} ms`);
@@ -202,7 +219,10 @@ describe("huge prompts", { timeout: 180_000 }, () => {
     // A context far larger than the text, and no byte bound (unknown file): every chunk is tokenized.
     const roomy = { info: () => ({ contextSize: 10_000_000, modelPath: "/nonexistent.gguf" }), model };
     const cjk = Array.from({ length: 64 * 1024 }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919) % 2000))).join("");
-    for (const [name, t] of [["1 MiB of English", text(MiB)], ["64k CJK characters without spaces", cjk]] as const) {
+    for (const [name, t] of [
+      ["1 MiB of English", text(MiB)],
+      ["64k CJK characters without spaces", cjk],
+    ] as const) {
       // Best of 3, as in measured(): another process holding the shared CPU also stops the loop.
       let r = { gapMs: Infinity };
       for (let i = 0; i < 3 && r.gapMs >= 50; i++) {
@@ -220,7 +240,10 @@ describe("huge prompts", { timeout: 180_000 }, () => {
     assert.ok(whole.gapMs > 100);
     const tight = { info: () => ({ contextSize: 4096, modelPath: "/nonexistent.gguf" }), model };
     const t0 = performance.now();
-    await assert.rejects(checkPromptLength(tight, [text(MiB)], "messages"), (e: Error) => apiErrorOf(e).status === 400 && apiErrorOf(e).code === "context_length_exceeded");
+    await assert.rejects(
+      checkPromptLength(tight, [text(MiB)], "messages"),
+      (e: Error) => apiErrorOf(e).status === 400 && apiErrorOf(e).code === "context_length_exceeded",
+    );
     assert.ok(performance.now() - t0 < 200, "refused after the first chunks, not after the whole text");
   });
 });

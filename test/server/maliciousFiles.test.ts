@@ -31,9 +31,21 @@ function maliciousFiles(): Array<{ name: string; file: string; says: RegExp }> {
   const cases: Array<[string, Buffer, RegExp]> = [
     ["tensor count 2^62 (88 bytes)", probe, /tensor count \d+ .*impossible/],
     ["metadata count 2^40", head(0n, 2n ** 40n), /metadata count \d+ .*impossible/],
-    ["string length 2^60", ggufBytes({ kvs: [kv("general.name", GgufValueType.STRING, Buffer.concat([u64(2n ** 60n), Buffer.from("x")]))] }), /length of value of 'general.name' \d+ .*impossible/],
-    ["array length 2^40", ggufBytes({ kvs: [kv("tokenizer.ggml.tokens", GgufValueType.ARRAY, Buffer.concat([u32(GgufValueType.STRING), u64(2n ** 40n), str("a")]))] }), /array length of 'tokenizer.ggml.tokens' \d+ .*impossible/],
-    ["tensor data beyond the end", ggufBytes({ kvs: [kvString("general.architecture", "llama")], tensors: [{ name: "t", dims: [1024, 1024], type: 0, offset: 0 }], data: Buffer.alloc(64) }), /tensor 't' data .* runs past the end of the file/],
+    [
+      "string length 2^60",
+      ggufBytes({ kvs: [kv("general.name", GgufValueType.STRING, Buffer.concat([u64(2n ** 60n), Buffer.from("x")]))] }),
+      /length of value of 'general.name' \d+ .*impossible/,
+    ],
+    [
+      "array length 2^40",
+      ggufBytes({ kvs: [kv("tokenizer.ggml.tokens", GgufValueType.ARRAY, Buffer.concat([u32(GgufValueType.STRING), u64(2n ** 40n), str("a")]))] }),
+      /array length of 'tokenizer.ggml.tokens' \d+ .*impossible/,
+    ],
+    [
+      "tensor data beyond the end",
+      ggufBytes({ kvs: [kvString("general.architecture", "llama")], tensors: [{ name: "t", dims: [1024, 1024], type: 0, offset: 0 }], data: Buffer.alloc(64) }),
+      /tensor 't' data .* runs past the end of the file/,
+    ],
     ["stories260K cut to 60 %", whole.subarray(0, Math.floor(whole.length * 0.6)), /runs past the end|truncated/],
   ];
   return cases.map(([name, bytes, says], i) => {
@@ -85,7 +97,12 @@ describe("malicious model and adapter files", { timeout: 240_000 }, () => {
   });
 
   it("the check itself: every file refused with UnloadableGgufError naming it; the real model passes", () => {
-    for (const b of bad) assert.throws(() => assertLoadableGguf(b.file), (e: unknown) => e instanceof UnloadableGgufError && e.statusCode === 422 && isRefusal(e, b.file, b.says), b.name);
+    for (const b of bad)
+      assert.throws(
+        () => assertLoadableGguf(b.file),
+        (e: unknown) => e instanceof UnloadableGgufError && e.statusCode === 422 && isRefusal(e, b.file, b.says),
+        b.name,
+      );
     assertLoadableGguf(stories);
   });
 
@@ -95,7 +112,9 @@ describe("malicious model and adapter files", { timeout: 240_000 }, () => {
       assert.ok(engine.error, `${b.name}: loaded`);
       isRefusal(engine.error, b.file, b.says);
       assert.ok(engine.ms < 1000, `${b.name}: Engine.load took ${engine.ms.toFixed(0)} ms`);
-      const started = await timed("startCore --model", () => startCore({ dataDir: tempDir(), port: 0, model: b.file, training: false, engine: { threads: 1, sequences: 1, backend: "cpu" } }));
+      const started = await timed("startCore --model", () =>
+        startCore({ dataDir: tempDir(), port: 0, model: b.file, training: false, engine: { threads: 1, sequences: 1, backend: "cpu" } }),
+      );
       if (started.value) await started.value.close();
       assert.ok(started.error, `${b.name}: a core started`);
       isRefusal(started.error, b.file, b.says);
@@ -133,7 +152,11 @@ describe("malicious model and adapter files", { timeout: 240_000 }, () => {
     } finally {
       off();
     }
-    assert.deepEqual(events.filter((e) => e.change === "switch"), [], "no switch was started: the served model was never drained or closed");
+    assert.deepEqual(
+      events.filter((e) => e.change === "switch"),
+      [],
+      "no switch was started: the served model was never drained or closed",
+    );
     assert.equal((await call("GET", "/v1/models")).body.data[0].id, "stories260K");
     await answers();
   });
@@ -188,7 +211,10 @@ describe("malicious adapter files through the app's import", { timeout: 240_000 
       assert.equal(r.json.error.code, "adapter_unusable");
       assert.ok(ms < 1000, `${b.name}: ${ms.toFixed(0)} ms`);
     }
-    assert.deepEqual(fs.readdirSync(core.paths.checkpoints).filter((n) => n.startsWith(".staging-")), []);
+    assert.deepEqual(
+      fs.readdirSync(core.paths.checkpoints).filter((n) => n.startsWith(".staging-")),
+      [],
+    );
     assert.equal(core.engine!.info().adapter, "base");
   });
 });
@@ -235,7 +261,23 @@ describe("a model load that does not finish is abandoned", () => {
   });
 
   it("a load that finishes in time is returned, and its error passes through", async () => {
-    assert.equal(await loadWithin("m", 1000, async () => 7, () => assert.fail("not late")), 7);
-    await assert.rejects(loadWithin("m", 1000, async () => Promise.reject(new Error("boom")), () => undefined), /boom/);
+    assert.equal(
+      await loadWithin(
+        "m",
+        1000,
+        async () => 7,
+        () => assert.fail("not late"),
+      ),
+      7,
+    );
+    await assert.rejects(
+      loadWithin(
+        "m",
+        1000,
+        async () => Promise.reject(new Error("boom")),
+        () => undefined,
+      ),
+      /boom/,
+    );
   });
 });

@@ -100,7 +100,11 @@ describe("request limits", () => {
     const bad = await post("/v1/chat/completions", "{not json");
     assert.equal(bad.status, 400);
     assert.equal(((await bad.json()) as { error: { code: string } }).error.code, "invalid_json");
-    const media = await fetch(`${core.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${core.token}`, "content-type": "application/xml" }, body: "<hello/>" });
+    const media = await fetch(`${core.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${core.token}`, "content-type": "application/xml" },
+      body: "<hello/>",
+    });
     assert.equal(media.status, 415);
     assert.equal(((await media.json()) as { error: { code: string } }).error.code, "unsupported_media_type");
   });

@@ -34,7 +34,10 @@ describe("atomic file writes", () => {
 
   it("returns what the writer returns and removes the temp file when the rename fails", () => {
     const dir = tempDir("atomic");
-    assert.equal(writeFileAtomicWith(path.join(dir, "n"), 0o600, (fd) => fs.writeSync(fd, "12345")), 5);
+    assert.equal(
+      writeFileAtomicWith(path.join(dir, "n"), 0o600, (fd) => fs.writeSync(fd, "12345")),
+      5,
+    );
     // A directory in the way makes the rename fail.
     const blocked = path.join(dir, "blocked");
     fs.mkdirSync(path.join(blocked, "child"), { recursive: true });

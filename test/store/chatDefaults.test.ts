@@ -13,8 +13,15 @@ describe("chatDefaults setting", () => {
 
   it("takes a whole new value and refuses a bad field by name", () => {
     const next = applySettingsPatch(defaultSettings(), { chatDefaults: { systemPrompt: "Be brief.", temperature: 0.2, topP: 1, maxTokens: 512 } });
-    assert.deepEqual(next.chatDefaults, { systemPrompt: "Be brief.", temperature: 0.2, topP: 1, maxTokens: 512, toolSteps: 8 }, "saved before tool steps existed: the default");
-    assert.throws(() => applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, temperature: 3 } }), (e: Error) => e instanceof SettingsError && /chatDefaults\.temperature/.test(e.message));
+    assert.deepEqual(
+      next.chatDefaults,
+      { systemPrompt: "Be brief.", temperature: 0.2, topP: 1, maxTokens: 512, toolSteps: 8 },
+      "saved before tool steps existed: the default",
+    );
+    assert.throws(
+      () => applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, temperature: 3 } }),
+      (e: Error) => e instanceof SettingsError && /chatDefaults\.temperature/.test(e.message),
+    );
     assert.throws(() => applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, maxTokens: 0 } }), SettingsError);
     assert.equal(applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, maxTokens: 1 } }).chatDefaults.maxTokens, 1, "one token is a real use");
     assert.throws(() => applySettingsPatch(next, { chatDefaults: { ...next.chatDefaults, extra: 1 } }), SettingsError);

@@ -51,7 +51,10 @@ describe("a crash mid-write", () => {
         assert.equal(last.text, `answer ${last.turnId}`);
         lastRound = turns.length;
         // Temp files of the killed writer are gone once a store opened the dir again.
-        assert.deepEqual(fs.readdirSync(dir).filter((n) => n.endsWith(".tmp")), []);
+        assert.deepEqual(
+          fs.readdirSync(dir).filter((n) => n.endsWith(".tmp")),
+          [],
+        );
       } finally {
         store.close();
       }

@@ -25,7 +25,10 @@ const origin = (sessionId: string, messages: ChatMessage[], extra: Partial<TurnO
   ...extra,
 });
 
-const P1: ChatMessage[] = [{ role: "developer", content: "Be brief." }, { role: "user", content: [{ type: "text", text: "2+2?" }] }];
+const P1: ChatMessage[] = [
+  { role: "developer", content: "Be brief." },
+  { role: "user", content: [{ type: "text", text: "2+2?" }] },
+];
 
 let dataDir: string;
 before(() => {
@@ -42,7 +45,10 @@ before(() => {
   const judgedGood = turn("s3", P1, "four");
   const judgedZero = turn("s4", P1, "maybe 4");
   turn("s5", P1, "no feedback");
-  const tool = turn("s6", [{ role: "user", content: "weather in Paris?" }], "", {}, "main", { toolCalls: [{ id: "c1", name: "get_weather", arguments: '{"city":"Paris"}' }], finishReason: "tool_calls" });
+  const tool = turn("s6", [{ role: "user", content: "weather in Paris?" }], "", {}, "main", {
+    toolCalls: [{ id: "c1", name: "get_weather", arguments: '{"city":"Paris"}' }],
+    finishReason: "tool_calls",
+  });
   const side = turn("s7", [{ role: "user", content: "title this" }], "A title", {}, "side");
   const story = turn("s8", [{ role: "user", content: "Once upon a time" }], " there was a cat.", { format: "completion" });
   store.appendFeedback(good, { thumbs: "up" });
@@ -104,7 +110,9 @@ describe("clawrl export --format kto|dpo (TRL datasets)", () => {
     assert.deepEqual(rows[0], { prompt: [sys, user], completion: [{ role: "assistant", content: "4" }], label: true });
     assert.deepEqual(rows[1], { prompt: [sys, user], completion: [{ role: "assistant", content: "5" }], label: false });
     assert.deepEqual(rows[2], { prompt: [sys, user], completion: [{ role: "assistant", content: "four" }], label: true }, "the judge's +1 labels it");
-    assert.deepEqual(rows[3].completion, [{ role: "assistant", content: "", tool_calls: [{ type: "function", id: "c1", function: { name: "get_weather", arguments: { city: "Paris" } } }] }]);
+    assert.deepEqual(rows[3].completion, [
+      { role: "assistant", content: "", tool_calls: [{ type: "function", id: "c1", function: { name: "get_weather", arguments: { city: "Paris" } } }] },
+    ]);
     assert.deepEqual(rows[4], { prompt: "Once upon a time", completion: " there was a cat.", label: false }, "a plain-text turn is TRL's standard format");
 
     const chatOnly = path.join(tempDir(), "kto-chat.jsonl");
@@ -121,7 +129,10 @@ describe("clawrl export --format kto|dpo (TRL datasets)", () => {
     assert.match(r.stdout, /exported 2 DPO pair\(s\) from 3 liked and 2 disliked answer\(s\) to 3 prompt\(s\)/);
     assert.doesNotMatch(r.stderr, /mixes/, "only chat turns are paired here");
     const rows = pythonRead(out, "dpo");
-    const prompt = [{ role: "system", content: "Be brief." }, { role: "user", content: "2+2?" }];
+    const prompt = [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "2+2?" },
+    ];
     assert.deepEqual(rows, [
       { prompt, chosen: [{ role: "assistant", content: "4" }], rejected: [{ role: "assistant", content: "5" }] },
       { prompt, chosen: [{ role: "assistant", content: "four" }], rejected: [{ role: "assistant", content: "5" }] },

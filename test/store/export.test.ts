@@ -8,7 +8,12 @@ import { Store } from "../../electron/core/store/store.js";
 import { runCli, tempDir } from "../helpers/cli.js";
 import { result } from "../rollout/fixtures.js";
 
-const o = (sessionId: string, messages: TurnOrigin["messages"]): TurnOrigin => ({ headers: { "x-session-id": sessionId, "x-turn-type": "main" }, bodyFields: {}, fromUi: true, messages });
+const o = (sessionId: string, messages: TurnOrigin["messages"]): TurnOrigin => ({
+  headers: { "x-session-id": sessionId, "x-turn-type": "main" },
+  bodyFields: {},
+  fromUi: true,
+  messages,
+});
 
 describe("clawrl export", () => {
   it("writes every live turn with next state, feedback, votes, reward and hints as JSONL", () => {
@@ -17,11 +22,28 @@ describe("clawrl export", () => {
     const rollout = new Rollout({ store, bus: new EventBus() });
     const a1 = rollout.beginTurn(o("A", [{ role: "user", content: "2+2?" }]));
     rollout.completeTurn(a1, result("5", { adapter: "v1", tokenLogprobs: [-0.75] }));
-    const a2 = rollout.beginTurn(o("A", [{ role: "user", content: "2+2?" }, { role: "assistant", content: "5" }, { role: "user", content: "No, try again." }]));
+    const a2 = rollout.beginTurn(
+      o("A", [
+        { role: "user", content: "2+2?" },
+        { role: "assistant", content: "5" },
+        { role: "user", content: "No, try again." },
+      ]),
+    );
     rollout.completeTurn(a2, result("4"));
     store.appendFeedback(a1.turnId, { thumbs: "up" });
     store.appendFeedback(a1.turnId, { thumbs: "down", hint: "Add correctly." });
-    store.appendJudge({ turnId: a1.turnId, reward: -1, votes: [{ score: -1, text: "correction \\boxed{-1}" }, { score: -1, text: "\\boxed{-1}" }, { score: null, text: "?" }], hints: ["The sum of 2 and 2 is 4."], representative: "correction \\boxed{-1}", judge: "base" });
+    store.appendJudge({
+      turnId: a1.turnId,
+      reward: -1,
+      votes: [
+        { score: -1, text: "correction \\boxed{-1}" },
+        { score: -1, text: "\\boxed{-1}" },
+        { score: null, text: "?" },
+      ],
+      hints: ["The sum of 2 and 2 is 4."],
+      representative: "correction \\boxed{-1}",
+      judge: "base",
+    });
     const gone = rollout.beginTurn(o("B", [{ role: "user", content: "secret" }]));
     rollout.completeTurn(gone, result("ok"));
     store.deleteSession("B");
@@ -38,15 +60,25 @@ describe("clawrl export", () => {
     assert.match(r.stderr, /ignored a torn last line/);
     assert.equal(fs.statSync(log).size, sizeBefore);
 
-    const lines = fs.readFileSync(out, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(out, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     assert.equal(lines.length, 2);
     const [t1, t2] = lines;
     assert.deepEqual([t1.turnId, t1.sessionId, t1.index, t1.type, t1.adapter, t1.text], [a1.turnId, "A", 0, "main", "v1", "5"]);
     assert.deepEqual(t1.tokenLogprobs, [-0.75]);
     assert.deepEqual(t1.nextState, [{ role: "user", content: "No, try again." }]);
     assert.deepEqual([t1.feedback.thumbs, t1.feedback.hint], ["down", "Add correctly."]);
-    assert.deepEqual(t1.feedbackHistory.map((f: { thumbs: string }) => f.thumbs), ["up", "down"]);
-    assert.deepEqual(t1.judge.votes.map((v: { score: number | null }) => v.score), [-1, -1, null]);
+    assert.deepEqual(
+      t1.feedbackHistory.map((f: { thumbs: string }) => f.thumbs),
+      ["up", "down"],
+    );
+    assert.deepEqual(
+      t1.judge.votes.map((v: { score: number | null }) => v.score),
+      [-1, -1, null],
+    );
     assert.deepEqual([t1.reward, t1.rewardSource], [-1, "thumbs"]);
     assert.deepEqual(t1.hints, ["Add correctly.", "The sum of 2 and 2 is 4."]);
     assert.equal(t1.prefixKey, undefined);

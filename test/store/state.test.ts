@@ -20,7 +20,10 @@ describe("state.json", () => {
   it("refuses a damaged file with a one-line error naming it", () => {
     const file = path.join(tempDir(), "state.json");
     fs.writeFileSync(file, '{"version":1,"settings":');
-    assert.throws(() => openState(file), (e: unknown) => e instanceof StateFileError && e.message.startsWith(`${file} is not a usable state file (not valid JSON`) && !e.message.includes("\n"));
+    assert.throws(
+      () => openState(file),
+      (e: unknown) => e instanceof StateFileError && e.message.startsWith(`${file} is not a usable state file (not valid JSON`) && !e.message.includes("\n"),
+    );
     fs.writeFileSync(file, JSON.stringify({ settings: { batchSize: "many" } }));
     assert.throws(() => openState(file), /bad setting: 'batchSize'/);
   });
@@ -43,7 +46,11 @@ describe("state.json", () => {
       fs.writeFileSync(file, text);
       assert.throws(
         () => Store.open(path.dirname(file)),
-        (e: unknown) => e instanceof StateFileError && e.message.startsWith(`${file} is not a usable state file (`) && detail.test(e.message) && /move it aside/.test(e.message),
+        (e: unknown) =>
+          e instanceof StateFileError &&
+          e.message.startsWith(`${file} is not a usable state file (`) &&
+          detail.test(e.message) &&
+          /move it aside/.test(e.message),
         text,
       );
       assert.equal(fs.readFileSync(file, "utf8"), text, "the file is left as it was");
@@ -63,7 +70,10 @@ describe("state.json", () => {
     store.updateSettings({ autoLearn: false });
     assert.equal(JSON.parse(fs.readFileSync(file, "utf8")).settings.autoLearn, false);
     if (process.platform !== "win32") assert.equal(fs.statSync(file).mode & 0o777, 0o600);
-    assert.deepEqual(fs.readdirSync(dir).filter((n) => n.endsWith(".tmp")), [path.basename(live)]);
+    assert.deepEqual(
+      fs.readdirSync(dir).filter((n) => n.endsWith(".tmp")),
+      [path.basename(live)],
+    );
     store.close();
   });
 

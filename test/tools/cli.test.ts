@@ -9,7 +9,13 @@ describe("clawrl mcp list", () => {
   const dataDir = tempDir();
   const folder = tempDir("clawrl-mcp-cli-folder-");
   fs.writeFileSync(path.join(folder, "a.txt"), "a");
-  writeMcpJson(dataDir, { mcpServers: { files: filesystemServer(folder), ghost: { command: "clawrl-no-such-command-xyz", args: ["--x"] }, off: { command: "whatever", disabled: true } } });
+  writeMcpJson(dataDir, {
+    mcpServers: {
+      files: filesystemServer(folder),
+      ghost: { command: "clawrl-no-such-command-xyz", args: ["--x"] },
+      off: { command: "whatever", disabled: true },
+    },
+  });
 
   it("--json: the filesystem server running with its tools, a missing command failed with the reason, exit 0, no process left", async () => {
     const t0 = Date.now();

@@ -10,15 +10,24 @@ import { tempDir } from "../helpers/cli.js";
 
 describe("mcp.json", () => {
   it("reads Claude Desktop's shape: stdio and http servers, our optional keys", () => {
-    const c = parseConfig("mcp.json", JSON.stringify({
-      mcpServers: {
-        filesystem: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] },
-        memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], env: { MEMORY_FILE_PATH: "/x/m.json" }, disabled: true, timeout: 5 },
-        remote: { url: "https://example.com/mcp", headers: { Authorization: "Bearer abcdef123456" }, alwaysAllow: ["search"], disabledTools: ["delete"], timeoutMs: 1500 },
-        off: { command: "x", enabled: false },
-      },
-      globalShortcut: "Ctrl+Space",
-    }));
+    const c = parseConfig(
+      "mcp.json",
+      JSON.stringify({
+        mcpServers: {
+          filesystem: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] },
+          memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], env: { MEMORY_FILE_PATH: "/x/m.json" }, disabled: true, timeout: 5 },
+          remote: {
+            url: "https://example.com/mcp",
+            headers: { Authorization: "Bearer abcdef123456" },
+            alwaysAllow: ["search"],
+            disabledTools: ["delete"],
+            timeoutMs: 1500,
+          },
+          off: { command: "x", enabled: false },
+        },
+        globalShortcut: "Ctrl+Space",
+      }),
+    );
     assert.equal(c.error, null);
     const by = Object.fromEntries(c.servers.map((s) => [s.name, s]));
     assert.deepEqual(by.filesystem.args, ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]);
@@ -39,8 +48,16 @@ describe("mcp.json", () => {
     assert.match(parseConfig("f", "[]").error ?? "", /JSON object/);
     assert.match(parseConfig("f", '{"mcpServers": 3}').error ?? "", /"mcpServers" must be an object/);
     assert.equal(parseConfig("f", "{ not json").servers.length, 0);
-    const c = parseConfig("f", JSON.stringify({ mcpServers: { good: { command: "a" }, "bad__name": { command: "a" }, neither: { args: [] }, badurl: { url: "ftp://x" }, emptycmd: { command: "" } } }));
-    assert.deepEqual(c.servers.map((s) => s.name), ["good"]);
+    const c = parseConfig(
+      "f",
+      JSON.stringify({
+        mcpServers: { good: { command: "a" }, bad__name: { command: "a" }, neither: { args: [] }, badurl: { url: "ftp://x" }, emptycmd: { command: "" } },
+      }),
+    );
+    assert.deepEqual(
+      c.servers.map((s) => s.name),
+      ["good"],
+    );
     assert.deepEqual([...c.invalid.keys()].sort(), ["bad__name", "badurl", "emptycmd", "neither"]);
     assert.match(c.invalid.get("neither")!, /needs "command".*or "url"/);
     assert.match(c.invalid.get("emptycmd")!, /'command'/);
@@ -61,7 +78,10 @@ describe("mcp.json", () => {
     assert.deepEqual(raw.mcpServers.a, { command: "x", enabled: false, autoApprove: ["t"] });
     assert.deepEqual(raw.mcpServers.b, { command: "y", disabled: true });
     if (process.platform !== "win32") assert.equal(fs.statSync(file).mode & 0o777, 0o600);
-    assert.equal(loadConfig(file).servers.every((s) => !s.enabled), true);
+    assert.equal(
+      loadConfig(file).servers.every((s) => !s.enabled),
+      true,
+    );
     fs.writeFileSync(file, "{ broken");
     assert.throws(() => updateConfig(file, () => undefined), /not valid JSON.*fix or remove/);
     assert.equal(fs.readFileSync(file, "utf8"), "{ broken");
@@ -69,12 +89,29 @@ describe("mcp.json", () => {
 });
 
 describe("secrets, results, permissions", () => {
-  const server = { name: "s", transport: "stdio" as const, command: "node", args: ["srv.js", "--dir", "/a b"], env: { API_KEY: "sk-12345678", FLAG: "1" }, headers: {}, enabled: true, disabledTools: [], alwaysAllow: [], timeoutMs: 1 };
+  const server = {
+    name: "s",
+    transport: "stdio" as const,
+    command: "node",
+    args: ["srv.js", "--dir", "/a b"],
+    env: { API_KEY: "sk-12345678", FLAG: "1" },
+    headers: {},
+    enabled: true,
+    disabledTools: [],
+    alwaysAllow: [],
+    timeoutMs: 1,
+  };
   it("masks env and header values in summaries and text", () => {
     assert.equal(summaryOf(server), 'API_KEY=**** FLAG=**** node srv.js --dir "/a b"');
     const mask = maskerFor(server);
     assert.equal(mask("key sk-12345678 and 1"), "key **** and 1");
-    const http = { ...server, transport: "http" as const, url: "https://u:pw123456@h.example/mcp?key=qwerty123", headers: { Authorization: "Bearer tok-abcdef" }, env: {} };
+    const http = {
+      ...server,
+      transport: "http" as const,
+      url: "https://u:pw123456@h.example/mcp?key=qwerty123",
+      headers: { Authorization: "Bearer tok-abcdef" },
+      env: {},
+    };
     const s = summaryOf(http);
     assert.doesNotMatch(s, /qwerty123|pw123456|tok-abcdef/);
     assert.match(s, /Authorization: \*\*\*\*/);
@@ -82,7 +119,15 @@ describe("secrets, results, permissions", () => {
   });
 
   it("a result is text; a long one is cut, saying where", () => {
-    assert.equal(resultText({ content: [{ type: "text", text: "a" }, { type: "image", mimeType: "image/png", data: "AAAA" }] }), "a\n[image: image/png, 3 bytes]");
+    assert.equal(
+      resultText({
+        content: [
+          { type: "text", text: "a" },
+          { type: "image", mimeType: "image/png", data: "AAAA" },
+        ],
+      }),
+      "a\n[image: image/png, 3 bytes]",
+    );
     assert.equal(resultText({ content: [], structuredContent: { x: 1 } }), '{"x":1}');
     const r = cutResult("x".repeat(5000), 1000);
     assert.equal(r.truncated, true);

@@ -65,7 +65,10 @@ describe("the MCP host's server life", () => {
   });
 
   it("a server that exits at every start is retried with back-off, then left until needed", async () => {
-    const { host, logs } = hostFor({ mcpServers: { dies: { command: process.execPath, args: ["-e", "console.error('no config'); process.exit(1)"] } } }, { backoffMs: 50, maxAutoRestarts: 2 });
+    const { host, logs } = hostFor(
+      { mcpServers: { dies: { command: process.execPath, args: ["-e", "console.error('no config'); process.exit(1)"] } } },
+      { backoffMs: 50, maxAutoRestarts: 2 },
+    );
     await host.startAll();
     await until(() => server(host, "dies").restarts === 2 && server(host, "dies").status === "failed", 10_000, "two automatic restarts");
     await new Promise((r) => setTimeout(r, 600));
@@ -85,12 +88,20 @@ describe("the MCP host's server life", () => {
     const { host, events } = hostFor({ mcpServers: { ev: everythingServer() } });
     await host.startAll();
     await until(() => events.filter((e) => e.server === "ev" && e.change === "tools").length >= 2, 5000, "a list_changed refresh");
-    assert.ok(server(host, "ev").tools.some((t) => t.name === "simulate-research-query"), server(host, "ev").tools.map((t) => t.name).join(","));
+    assert.ok(
+      server(host, "ev").tools.some((t) => t.name === "simulate-research-query"),
+      server(host, "ev")
+        .tools.map((t) => t.name)
+        .join(","),
+    );
   });
 
   it("talks Streamable HTTP with the configured headers; header values never show", async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [everythingServer().args[0], "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(process.execPath, [everythingServer().args[0], "streamableHttp"], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     children.push(child);
     let err = "";
     child.stderr.on("data", (d: Buffer) => (err += d.toString()));

@@ -28,7 +28,13 @@ describe("a tool call's outcome teaches the turn that made it", () => {
     fs.writeFileSync(path.join(folder, "notes.txt"), "buy milk\n");
     writeMcpJson(dataDir, { mcpServers: { files: filesystemServer(folder) } });
     judge = await scriptedJudge((kind) => (kind === "prm" ? "It worked. \\boxed{1}" : "\\boxed{-1}"));
-    core = await startCore({ model: await tinyModel({ arch: "qwen2" }), dataDir, uiDir: "", training: false, engine: { maxContextSize: 1024, sequences: 2, threads: 1, backend: "cpu" } });
+    core = await startCore({
+      model: await tinyModel({ arch: "qwen2" }),
+      dataDir,
+      uiDir: "",
+      training: false,
+      engine: { maxContextSize: 1024, sequences: 2, threads: 1, backend: "cpu" },
+    });
     // Every turn trains (no held-back slice), one judge vote from the scripted endpoint.
     core.store.updateSettings({ heldBackShare: 0, judgeVotes: 1, judgeSource: { kind: "endpoint", baseUrl: judge.baseUrl, model: "judge" } });
   });
@@ -44,12 +50,21 @@ describe("a tool call's outcome teaches the turn that made it", () => {
       body: JSON.stringify({ messages, seed: 3, max_tokens: 120, ...extra }),
     });
     assert.equal(res.status, 200, await res.clone().text());
-    return { body: (await res.json()) as { choices: Array<{ message: { content: string | null; tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }> } }> }, turnId: res.headers.get("x-clawrl-turn-id")! };
+    return {
+      body: (await res.json()) as {
+        choices: Array<{
+          message: { content: string | null; tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }> };
+        }>;
+      },
+      turnId: res.headers.get("x-clawrl-turn-id")!,
+    };
   }
 
   async function forcedCall(sessionId: string) {
     // The one tool the turn needs (all 14 of the filesystem server's would not fit the tiny model's context).
-    const tools = (await callApi(core, "GET", "/api/tools/openai")).body.tools.filter((t: { function: { name: string } }) => t.function.name === "files__list_directory");
+    const tools = (await callApi(core, "GET", "/api/tools/openai")).body.tools.filter(
+      (t: { function: { name: string } }) => t.function.name === "files__list_directory",
+    );
     assert.equal(tools.length, 1);
     const user = { role: "user", content: "What is in my notes folder?" };
     const first = await chat(sessionId, [user], { tools, tool_choice: { type: "function", function: { name: "files__list_directory" } } });
@@ -61,14 +76,21 @@ describe("a tool call's outcome teaches the turn that made it", () => {
 
   it("an approved call: the result is the next state, the judge reads it, the sample trains the call's tokens", async () => {
     const { tools, user, msg, call, turnId } = await forcedCall("s-approved");
-    const result = await callApi(core, "POST", "/api/tools/call", { name: call.function.name, arguments: call.function.arguments, approval: "once", callId: call.id, sessionId: "s-approved", turnId });
+    const result = await callApi(core, "POST", "/api/tools/call", {
+      name: call.function.name,
+      arguments: call.function.arguments,
+      approval: "once",
+      callId: call.id,
+      sessionId: "s-approved",
+      turnId,
+    });
     assert.equal(result.status, 200);
     const toolMessage = { role: "tool", tool_call_id: call.id, content: result.body.content };
     await chat("s-approved", [user, { role: "assistant", content: msg.content, tool_calls: msg.tool_calls }, toolMessage], { tools, max_tokens: 4 });
 
     assert.deepEqual(core.store.readNextState(turnId), [toolMessage]);
     await until(() => core.store.turnView(turnId).reward !== null, 30_000, "the judge's reward");
-    const prm = judge.requests.filter((r) => r.kind === "prm").map((r) => (r.body.messages[1].content as string));
+    const prm = judge.requests.filter((r) => r.kind === "prm").map((r) => r.body.messages[1].content as string);
     const read = prm.find((p) => p.includes("(calls tool files__list_directory"));
     assert.ok(read, "the judge read the call");
     assert.ok(read.includes(`=== What came next ===\n[tool result] ${result.body.content.slice(0, 200)}`), read);
@@ -85,7 +107,8 @@ describe("a tool call's outcome teaches the turn that made it", () => {
     // Token by token, a character split across tokens decodes as U+FFFD: compare the argument's ASCII runs.
     for (const v of Object.values(args)) {
       if (typeof v !== "string") continue;
-      for (const run of v.split(/[^\x20-\x7e]+/).filter((r) => r.length >= 3)) assert.ok(trained.includes(JSON.stringify(run).slice(1, -1)), `trained tokens hold the argument's '${run}': ${trained}`);
+      for (const run of v.split(/[^\x20-\x7e]+/).filter((r) => r.length >= 3))
+        assert.ok(trained.includes(JSON.stringify(run).slice(1, -1)), `trained tokens hold the argument's '${run}': ${trained}`);
     }
   });
 
@@ -95,7 +118,7 @@ describe("a tool call's outcome teaches the turn that made it", () => {
     await chat("s-denied", [user, { role: "assistant", content: msg.content, tool_calls: msg.tool_calls }, denial], { tools, max_tokens: 4 });
     assert.deepEqual(core.store.readNextState(turnId), [denial]);
     await until(() => core.store.turnView(turnId).reward !== null, 30_000, "the judge's reward");
-    const read = judge.requests.map((r) => (r.body.messages[1].content as string)).find((p) => p.includes(`[tool result] ${DECLINED}`));
+    const read = judge.requests.map((r) => r.body.messages[1].content as string).find((p) => p.includes(`[tool result] ${DECLINED}`));
     assert.ok(read, "the judge read the denial");
     // The judge is told a declined call is a correction.
     assert.match(read, /correction: .*the user declined a tool call the assistant made/);

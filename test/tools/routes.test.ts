@@ -31,7 +31,11 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
         files: filesystemServer(folder),
         memory: memoryServer(memoryFile, { API_TOKEN: SECRET }),
         everything: everythingServer({ timeoutMs: 1500 }),
-        crashy: { command: process.execPath, args: ["-e", `console.error("starting with token " + process.env.TOKEN); process.exit(3)`], env: { TOKEN: STDERR_SECRET } },
+        crashy: {
+          command: process.execPath,
+          args: ["-e", `console.error("starting with token " + process.env.TOKEN); process.exit(3)`],
+          env: { TOKEN: STDERR_SECRET },
+        },
         missing: { command: "clawrl-no-such-command-xyz" },
       },
       globalShortcut: "Ctrl+Space",
@@ -68,7 +72,10 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
     assert.equal(by.missing.status, "failed");
     assert.match(by.missing.error, /command not found: clawrl-no-such-command-xyz/);
     assert.equal(by.crashy.status, "failed");
-    assert.ok(by.crashy.stderrTail.some((l: string) => l === "starting with token ****"), JSON.stringify(by.crashy.stderrTail));
+    assert.ok(
+      by.crashy.stderrTail.some((l: string) => l === "starting with token ****"),
+      JSON.stringify(by.crashy.stderrTail),
+    );
     const text = JSON.stringify(r.body);
     assert.ok(!text.includes(SECRET) && !text.includes(STDERR_SECRET) && !text.includes(memoryFile), "no env value in the reply");
     for (const s of r.body.servers) if (s.status === "running") pids.add(s.pid);
@@ -95,7 +102,10 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
     const w = await callApi(core, "POST", "/api/tools/call", { name: "files__write_file", arguments: JSON.stringify({ path: target, content: "x" }) });
     assert.equal(w.status, 403);
     assert.equal(w.body.error.code, "approval_required");
-    const m = await callApi(core, "POST", "/api/tools/call", { name: "memory__create_entities", arguments: { entities: [{ name: "Ada", entityType: "person", observations: ["likes tea"] }] } });
+    const m = await callApi(core, "POST", "/api/tools/call", {
+      name: "memory__create_entities",
+      arguments: { entities: [{ name: "Ada", entityType: "person", observations: ["likes tea"] }] },
+    });
     assert.equal(m.status, 403);
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(fs.existsSync(target), false, "the filesystem server wrote nothing");
@@ -105,24 +115,43 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
   });
 
   it("a call with approval runs and returns the server's result", async () => {
-    const r = await callApi(core, "POST", "/api/tools/call", { name: "files__list_directory", arguments: JSON.stringify({ path: folder }), approval: "once", callId: "call_1", sessionId: "s1", turnId: "t1" });
+    const r = await callApi(core, "POST", "/api/tools/call", {
+      name: "files__list_directory",
+      arguments: JSON.stringify({ path: folder }),
+      approval: "once",
+      callId: "call_1",
+      sessionId: "s1",
+      turnId: "t1",
+    });
     assert.equal(r.status, 200);
     assert.equal(r.body.isError, false);
     assert.equal(r.body.truncated, false);
     assert.match(r.body.content, /notes\.txt/);
     assert.match(r.body.content, /todo\.md/);
     assert.equal(typeof r.body.ms, "number");
-    const w = await callApi(core, "POST", "/api/tools/call", { name: "memory__create_entities", arguments: { entities: [{ name: "Grace", entityType: "person", observations: ["writes compilers"] }] }, approval: "once" });
+    const w = await callApi(core, "POST", "/api/tools/call", {
+      name: "memory__create_entities",
+      arguments: { entities: [{ name: "Grace", entityType: "person", observations: ["writes compilers"] }] },
+      approval: "once",
+    });
     assert.equal(w.body.isError, false);
     assert.match(fs.readFileSync(memoryFile, "utf8"), /Grace/);
     // Each call is recorded with who allowed it (not its content).
-    const log = fs.readFileSync(path.join(dataDir, "logs", "tools.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const log = fs
+      .readFileSync(path.join(dataDir, "logs", "tools.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const line = log.find((l) => l.callId === "call_1");
     assert.deepEqual([line.name, line.sessionId, line.turnId, line.allowedBy, line.isError], ["files__list_directory", "s1", "t1", "once", false]);
   });
 
   it("'always' is remembered in mcp.json and revoked with permission 'ask'", async () => {
-    const first = await callApi(core, "POST", "/api/tools/call", { name: "files__read_text_file", arguments: { path: path.join(folder, "notes.txt") }, approval: "always" });
+    const first = await callApi(core, "POST", "/api/tools/call", {
+      name: "files__read_text_file",
+      arguments: { path: path.join(folder, "notes.txt") },
+      approval: "always",
+    });
     assert.equal(first.status, 200);
     assert.match(first.body.content, /buy milk/);
     const raw = JSON.parse(fs.readFileSync(path.join(dataDir, "mcp.json"), "utf8"));
@@ -163,7 +192,11 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
 
   it("a call past its timeout is cancelled; its result is the error", async () => {
     const t0 = Date.now();
-    const r = await callApi(core, "POST", "/api/tools/call", { name: "everything__trigger-long-running-operation", arguments: { duration: 10, steps: 2 }, approval: "once" });
+    const r = await callApi(core, "POST", "/api/tools/call", {
+      name: "everything__trigger-long-running-operation",
+      arguments: { duration: 10, steps: 2 },
+      approval: "once",
+    });
     assert.equal(r.status, 200);
     assert.equal(r.body.isError, true);
     assert.match(r.body.content, /timed out after 1\.5 s and was cancelled/);
@@ -183,7 +216,11 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
 
   it("a server that crashes mid-call: the call's result is the error, the server restarts, the next call works", async () => {
     const before = (await callApi(core, "GET", "/api/tools")).body.servers.find((s: { name: string }) => s.name === "memory");
-    const pending = callApi(core, "POST", "/api/tools/call", { name: "everything__trigger-long-running-operation", arguments: { duration: 1.2, steps: 4 }, approval: "once" });
+    const pending = callApi(core, "POST", "/api/tools/call", {
+      name: "everything__trigger-long-running-operation",
+      arguments: { duration: 1.2, steps: 4 },
+      approval: "once",
+    });
     // Crash the everything server while its call runs.
     const ev = core.tools.view().servers.find((s) => s.name === "everything")!;
     await new Promise((r) => setTimeout(r, 300));
@@ -192,7 +229,13 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
     assert.equal(r.status, 200);
     assert.equal(r.body.isError, true);
     assert.match(r.body.content, /stopped during the call/);
-    await until(() => core.tools.view().servers.find((s) => s.name === "everything")!.status !== "running" || core.tools.view().servers.find((s) => s.name === "everything")!.restarts > 0, 5000, "the crash to show");
+    await until(
+      () =>
+        core.tools.view().servers.find((s) => s.name === "everything")!.status !== "running" ||
+        core.tools.view().servers.find((s) => s.name === "everything")!.restarts > 0,
+      5000,
+      "the crash to show",
+    );
     const next = await callApi(core, "POST", "/api/tools/call", { name: "everything__echo", arguments: { message: "back" }, approval: "once" });
     assert.equal(next.body.isError, false);
     assert.equal(next.body.content, "Echo: back");
@@ -224,7 +267,16 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
     names = (await callApi(core, "GET", "/api/tools/openai")).body.tools.map((t: { function: { name: string } }) => t.function.name);
     assert.ok(!names.includes("files__write_file"));
     assert.ok(names.includes("files__list_directory"));
-    assert.equal((await callApi(core, "POST", "/api/tools/call", { name: "files__write_file", arguments: { path: path.join(folder, "w.txt"), content: "x" }, approval: "once" })).status, 403);
+    assert.equal(
+      (
+        await callApi(core, "POST", "/api/tools/call", {
+          name: "files__write_file",
+          arguments: { path: path.join(folder, "w.txt"), content: "x" },
+          approval: "once",
+        })
+      ).status,
+      403,
+    );
 
     const added = await callApi(core, "POST", "/api/tools/servers", { name: "notes", config: filesystemServer(folder) });
     assert.equal(added.status, 201);

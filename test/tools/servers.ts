@@ -6,7 +6,11 @@ import { repoRoot } from "../helpers/cli.js";
 const pkg = (name: string) => path.join(repoRoot, "node_modules", "@modelcontextprotocol", name, "dist", "index.js");
 
 export const filesystemServer = (dir: string) => ({ command: process.execPath, args: [pkg("server-filesystem"), dir] });
-export const memoryServer = (file: string, extraEnv: Record<string, string> = {}) => ({ command: process.execPath, args: [pkg("server-memory")], env: { MEMORY_FILE_PATH: file, ...extraEnv } });
+export const memoryServer = (file: string, extraEnv: Record<string, string> = {}) => ({
+  command: process.execPath,
+  args: [pkg("server-memory")],
+  env: { MEMORY_FILE_PATH: file, ...extraEnv },
+});
 export const everythingServer = (extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [pkg("server-everything"), "stdio"], ...extra });
 
 export function writeMcpJson(dataDir: string, config: unknown): string {

@@ -49,7 +49,13 @@ function child(prefer: string, cases: string, env: Record<string, string> = {}):
   const e: NodeJS.ProcessEnv = { ...process.env, ...env };
   delete e.CLAWRL_TF_BACKEND;
   if (!env.CLAWRL_WEBGPU_ROUTE) delete e.CLAWRL_WEBGPU_ROUTE;
-  const r = spawnSync(process.execPath, ["--import", "tsx", path.join("test", "trainer", "webgpu-child.ts"), prefer, cases], { cwd: repoRoot, encoding: "utf8", env: e, timeout: 300_000, maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, ["--import", "tsx", path.join("test", "trainer", "webgpu-child.ts"), prefer, cases], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    env: e,
+    timeout: 300_000,
+    maxBuffer: 64 << 20,
+  });
   const line = r.stdout.trim().split("\n").pop() ?? "";
   let out: ChildOut;
   try {
@@ -166,7 +172,10 @@ for (const { route, software, backend } of ROUTES) {
   gpuTest("20 training steps leave tf.memory() flat; it reports GPU bytes, and disposal frees them", (out) => {
     const { steps, holdRelease } = out.memory!;
     assert.equal(steps.length, 20);
-    assert.ok(steps.every((s) => typeof s.numBytesInGPU === "number" && s.numBytesInGPU > 0), JSON.stringify(steps[0]));
+    assert.ok(
+      steps.every((s) => typeof s.numBytesInGPU === "number" && s.numBytesInGPU > 0),
+      JSON.stringify(steps[0]),
+    );
     for (const s of steps.slice(2)) assert.deepEqual(s, steps[1], `step memory grew: ${JSON.stringify(steps)}`);
     const [before, holding, after] = holdRelease!;
     assert.ok(holding - before >= 1 << 20, `holding 1 MiB: ${before} → ${holding}`);
@@ -186,7 +195,10 @@ for (const { route, software, backend } of ROUTES) {
 
   gpuTest("after a GPU error (which WebGPU does not throw) every read fails, naming it", (out) => {
     assert.deepEqual(out.gpuError?.okBefore, [2, 3, 4]);
-    assert.match(out.gpuError?.error ?? `read gave ${JSON.stringify(out.gpuError?.after)}`, /^webgpu: a GPU command failed earlier, so results since may be wrong: .*usage/i);
+    assert.match(
+      out.gpuError?.error ?? `read gave ${JSON.stringify(out.gpuError?.after)}`,
+      /^webgpu: a GPU command failed earlier, so results since may be wrong: .*usage/i,
+    );
   });
 
   gpuTest("a lost device makes reads fail with the reason, and the process goes on", (out) => {
@@ -200,7 +212,10 @@ for (const { route, software, backend } of ROUTES) {
     if (sw) {
       assert.notEqual(out.choice!.name, "webgpu");
       const why = `software adapter ${sw}: slower than wasm`;
-      assert.deepEqual(out.choice!.skipped.find((s) => s.name === "webgpu"), { name: "webgpu", why });
+      assert.deepEqual(
+        out.choice!.skipped.find((s) => s.name === "webgpu"),
+        { name: "webgpu", why },
+      );
       assert.ok(out.lines!.includes(`trainer backend: skipped webgpu: ${why}`), out.lines!.join("\n"));
     } else {
       assert.equal(out.choice!.device, gpu.choice!.device);
@@ -222,7 +237,31 @@ test("clawrl train --backend webgpu trains like wasm: same losses and gradient n
   fs.writeFileSync(data, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
   const steps = (backend: string) => {
     const out = path.join(dir, backend);
-    const r = runCli(["train", "--model", model, "--data", data, "--out", out, "--method", "combined", "--steps", "2", "--rank", "2", "--alpha", "4", "--lr", "0.01", "--backend", backend], { CLAWRL_WEBGPU_ROUTE: route }, 300_000);
+    const r = runCli(
+      [
+        "train",
+        "--model",
+        model,
+        "--data",
+        data,
+        "--out",
+        out,
+        "--method",
+        "combined",
+        "--steps",
+        "2",
+        "--rank",
+        "2",
+        "--alpha",
+        "4",
+        "--lr",
+        "0.01",
+        "--backend",
+        backend,
+      ],
+      { CLAWRL_WEBGPU_ROUTE: route },
+      300_000,
+    );
     assert.equal(r.code, 0, r.stderr);
     const m = JSON.parse(fs.readFileSync(path.join(out, "metrics.json"), "utf8")) as { backend: string; steps: Array<{ loss: number; gradNorm: number }> };
     return m;
@@ -263,7 +302,11 @@ const nvidia = { vendor: "nvidia", architecture: "hopper", device: "nvidia-h100-
 
 test("software adapters are recognised by name or by the fallback flag; GPUs are not", () => {
   const cases: Array<[Partial<GpuAdapterLike["info"]>, string, string | null]> = [
-    [{ vendor: "google", architecture: "swiftshader", device: "swiftshader-device-subzero-", description: "SwiftShader driver 5.0.0" }, "vulkan", "SwiftShader"],
+    [
+      { vendor: "google", architecture: "swiftshader", device: "swiftshader-device-subzero-", description: "SwiftShader driver 5.0.0" },
+      "vulkan",
+      "SwiftShader",
+    ],
     [{ device: "llvmpipe-llvm-15-0-6-256-bits-", description: "llvmpipe: Mesa 25.0.7" }, "vulkan", "lavapipe"],
     [{ device: "llvmpipe-llvm-15-0-6-256-bits-", description: "OpenGL version OpenGL ES 3.2 Mesa 22.3.6" }, "opengles", "llvmpipe"],
     [{ vendor: "microsoft", description: "Microsoft Basic Render Driver" }, "d3d12", "Microsoft Basic Render Driver"],
@@ -286,7 +329,9 @@ test("fake Dawn: a GPU is taken by default and named; its limits are reported", 
 
 test("fake Dawn: a software adapter is refused unless webgpu was asked for", async () => {
   const sw = fakeAdapter({ architecture: "swiftshader", description: "SwiftShader driver 5.0.0" }, async () => fakeDevice());
-  await assert.rejects(openDawn({ allowSoftware: false, createGpu: fakeGpu(sw), env: fakeEnv(), platform: "linux" }), { message: "software adapter SwiftShader: slower than wasm" });
+  await assert.rejects(openDawn({ allowSoftware: false, createGpu: fakeGpu(sw), env: fakeEnv(), platform: "linux" }), {
+    message: "software adapter SwiftShader: slower than wasm",
+  });
   const d = await openDawn({ allowSoftware: true, createGpu: fakeGpu(sw), env: fakeEnv(), platform: "linux" });
   assert.equal(d.summary.software, "SwiftShader");
 });
@@ -361,7 +406,13 @@ test("fake Dawn: device loss and uncaptured GPU errors are logged, not thrown", 
   let lose: (l: { reason: string; message: string }) => void = () => {};
   const dev = fakeDevice(new Promise((r) => (lose = r)));
   const lines: string[] = [];
-  const d = await openDawn({ allowSoftware: false, createGpu: fakeGpu(fakeAdapter(nvidia, async () => dev)), env: fakeEnv(), platform: "linux", log: (l) => lines.push(l) });
+  const d = await openDawn({
+    allowSoftware: false,
+    createGpu: fakeGpu(fakeAdapter(nvidia, async () => dev)),
+    env: fakeEnv(),
+    platform: "linux",
+    log: (l) => lines.push(l),
+  });
   assert.equal(d.firstError(), null);
   dev.onuncapturederror!({ error: { message: "Out of memory\nwhile creating buffer" } });
   dev.onuncapturederror!({ error: { message: "Invalid buffer" } });

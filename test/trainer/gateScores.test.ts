@@ -93,7 +93,10 @@ describe("gateFigures", () => {
 
   test("empty sets give nulls, not NaN", async () => {
     const f = await gateFigures(model, movedLora(3), null, { prompts: [], liked: [a()], disliked: [], heldBack: [] });
-    assert.deepEqual([f.kl, f.recent, f.heldBack, f.disliked.candidate], [{ kl: null, positions: 0 }, { kl: null, positions: 0 }, { kl: null, positions: 0 }, null]);
+    assert.deepEqual(
+      [f.kl, f.recent, f.heldBack, f.disliked.candidate],
+      [{ kl: null, positions: 0 }, { kl: null, positions: 0 }, { kl: null, positions: 0 }, null],
+    );
     assert.ok(f.liked.candidate !== null && f.liked.candidate < 0);
   });
 });

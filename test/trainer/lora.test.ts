@@ -13,7 +13,16 @@ import { readGguf, metaString, metaNumber, readTensorF32, findTensor } from "../
 import { GgmlType, GgufValueType, type GgufMetaValue } from "../../models/gguf/types.js";
 import { f32Bytes, writeGguf, type GgufTensorSpec } from "../../models/gguf/writer.js";
 import { loadBaseModel, type BaseModel } from "../../trainer/model/index.js";
-import { createLora, disposeLora, loraState, loraVariables, readLoraAdapter, setLoraState, writeLoraAdapter, type LoraParams } from "../../trainer/lora/index.js";
+import {
+  createLora,
+  disposeLora,
+  loraState,
+  loraVariables,
+  readLoraAdapter,
+  setLoraState,
+  writeLoraAdapter,
+  type LoraParams,
+} from "../../trainer/lora/index.js";
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
 
 const storiesPath = storiesModelPath();
@@ -47,7 +56,11 @@ test("createLora: defaults rank 16 / alpha 32 on all seven linear layers, B = 0,
   assert.deepEqual(q0.b.shape, [16, 64]);
   assert.deepEqual(a.pairs.get("blk.0.ffn_down.weight")!.a.shape, [172, 16]);
   assert.deepEqual(a.pairs.get("blk.0.attn_k.weight")!.b.shape, [16, 32], "GQA: K has n_head_kv·head_dim outputs");
-  for (const p of a.pairs.values()) assert.equal(tf.tidy(() => tf.max(tf.abs(p.b)).dataSync()[0]), 0);
+  for (const p of a.pairs.values())
+    assert.equal(
+      tf.tidy(() => tf.max(tf.abs(p.b)).dataSync()[0]),
+      0,
+    );
   assert.deepEqual(q0.a.dataSync(), b.pairs.get("blk.0.attn_q.weight")!.a.dataSync(), "same seed, same A");
   assert.ok(tf.tidy(() => tf.max(tf.abs(q0.a)).dataSync()[0]) > 0);
   disposeLora(a);
@@ -78,7 +91,11 @@ test("writeLoraAdapter: llama.cpp metadata and tensor layout (lora_a ne=[in, ran
   const B = p.b.arraySync();
   const fileB = readTensorF32(g, tb);
   assert.equal(fileB[7 * 4 + 3], Math.fround(B[3][7]));
-  assert.deepEqual(fs.readdirSync(dir).filter((f) => f !== "a.gguf" && f.startsWith("a.gguf")), [], "no temp files left");
+  assert.deepEqual(
+    fs.readdirSync(dir).filter((f) => f !== "a.gguf" && f.startsWith("a.gguf")),
+    [],
+    "no temp files left",
+  );
 });
 
 test("readLoraAdapter round-trips values, rank, alpha and targets", async () => {
@@ -129,7 +146,12 @@ function adapterFile(name: string, meta: Record<string, string | number>, tensor
     k,
     typeof v === "string" ? { type: GgufValueType.STRING, value: v } : { type: GgufValueType.FLOAT32, value: v },
   ]);
-  const specs: GgufTensorSpec[] = tensors.map((t) => ({ name: t.name, dims: t.dims, type: GgmlType.F32, data: f32Bytes(new Float32Array(t.dims.reduce((a, b) => a * b, 1))) }));
+  const specs: GgufTensorSpec[] = tensors.map((t) => ({
+    name: t.name,
+    dims: t.dims,
+    type: GgmlType.F32,
+    data: f32Bytes(new Float32Array(t.dims.reduce((a, b) => a * b, 1))),
+  }));
   const file = path.join(dir, name);
   writeGguf(file, { metadata, tensors: specs });
   return file;
@@ -146,11 +168,26 @@ test("corrupt or mismatched adapters are refused with a clear message", () => {
   assert.equal(good.pairs.size, 1);
   disposeLora(good);
   const cases: Array<[string, string, RegExp]> = [
-    [adapterFile("arch.gguf", { ...okMeta, "general.architecture": "qwen2" }, okTensors), "wrong architecture", /adapter is for architecture 'qwen2', the base model is 'llama'/],
+    [
+      adapterFile("arch.gguf", { ...okMeta, "general.architecture": "qwen2" }, okTensors),
+      "wrong architecture",
+      /adapter is for architecture 'qwen2', the base model is 'llama'/,
+    ],
     [adapterFile("notlora.gguf", { "general.architecture": "llama" }, okTensors), "not an adapter", /not a LoRA adapter/],
-    [adapterFile("shape.gguf", okMeta, [okTensors[0], { name: "blk.0.attn_q.weight.lora_b", dims: [4, 32] }]), "wrong shape", /needs \[64, rank\] and \[rank, 64\]/],
+    [
+      adapterFile("shape.gguf", okMeta, [okTensors[0], { name: "blk.0.attn_q.weight.lora_b", dims: [4, 32] }]),
+      "wrong shape",
+      /needs \[64, rank\] and \[rank, 64\]/,
+    ],
     [adapterFile("half.gguf", okMeta, [okTensors[0]]), "missing half", /'blk\.0\.attn_q\.weight\.lora_b' is missing/],
-    [adapterFile("layer.gguf", okMeta, [{ name: "blk.9.attn_q.weight.lora_a", dims: [64, 4] }, { name: "blk.9.attn_q.weight.lora_b", dims: [4, 64] }]), "layer out of range", /layer 9; the base model has 5 layers/],
+    [
+      adapterFile("layer.gguf", okMeta, [
+        { name: "blk.9.attn_q.weight.lora_a", dims: [64, 4] },
+        { name: "blk.9.attn_q.weight.lora_b", dims: [4, 64] },
+      ]),
+      "layer out of range",
+      /layer 9; the base model has 5 layers/,
+    ],
     [adapterFile("norm.gguf", okMeta, [{ name: "blk.0.attn_norm.weight.lora_a", dims: [64, 4] }]), "non-adaptable tensor", /adapts 'attn_norm'/],
   ];
   for (const [file, what, re] of cases) assert.throws(() => readLoraAdapter(file, model), re, what);

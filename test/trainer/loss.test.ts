@@ -68,7 +68,13 @@ describe("PPO-clip surrogate", () => {
     // lp = log 0.5, base = log 0.25: d = log 0.5, k3 = 0.5 − log 0.5 − 1 = 0.193147
     const k = k3Kl(tf.tensor1d([Math.log(0.5), Math.log(0.3)]), tf.tensor1d([Math.log(0.25), Math.log(0.3)]));
     closeAll(k.dataSync(), [0.5 - Math.log(0.5) - 1, 0]);
-    const base = { logprobs: tf.tensor2d([[Math.log(0.5)]]), oldLogprobs: tf.tensor2d([[Math.log(0.5)]]), advantages: tf.tensor2d([[1]]), mask: tf.tensor2d([[1]]), refLogprobs: tf.tensor2d([[Math.log(0.25)]]) };
+    const base = {
+      logprobs: tf.tensor2d([[Math.log(0.5)]]),
+      oldLogprobs: tf.tensor2d([[Math.log(0.5)]]),
+      advantages: tf.tensor2d([[1]]),
+      mask: tf.tensor2d([[1]]),
+      refLogprobs: tf.tensor2d([[Math.log(0.25)]]),
+    };
     const noKl = ppoClipLoss(base);
     close(noKl.loss.dataSync()[0], -1);
     close(noKl.kl.dataSync()[0], 0.193147);
@@ -80,7 +86,18 @@ describe("PPO-clip surrogate", () => {
   test("mean is over every trained token of the batch; empty mask gives 0", () => {
     // two rows, 1 + 2 trained tokens, ρ = 1: L = −(3 + 1 + 1)/3
     const z = tf.zeros<tf.Rank.R2>([2, 2]);
-    const r = ppoClipLoss({ logprobs: z, oldLogprobs: z, advantages: tf.tensor2d([[3, 9], [1, 1]]), mask: tf.tensor2d([[1, 0], [1, 1]]) });
+    const r = ppoClipLoss({
+      logprobs: z,
+      oldLogprobs: z,
+      advantages: tf.tensor2d([
+        [3, 9],
+        [1, 1],
+      ]),
+      mask: tf.tensor2d([
+        [1, 0],
+        [1, 1],
+      ]),
+    });
     close(r.loss.dataSync()[0], -5 / 3);
     const e = ppoClipLoss({ logprobs: z, oldLogprobs: z, advantages: tf.ones<tf.Rank.R2>([2, 2]), mask: z });
     close(e.loss.dataSync()[0], 0);
@@ -125,9 +142,18 @@ describe("advantages", () => {
 
 describe("top-k select", () => {
   test("overlap and hint choice", () => {
-    const student = [[1, 2, 3, 4], [5, 6, 7, 8]];
-    const a = [[1, 2, 9, 10], [5, 11, 12, 13]]; // (2/4 + 1/4) / 2 = 0.375
-    const b = [[4, 3, 2, 1], [8, 7, 0, 0]]; // (4/4 + 2/4) / 2 = 0.75
+    const student = [
+      [1, 2, 3, 4],
+      [5, 6, 7, 8],
+    ];
+    const a = [
+      [1, 2, 9, 10],
+      [5, 11, 12, 13],
+    ]; // (2/4 + 1/4) / 2 = 0.375
+    const b = [
+      [4, 3, 2, 1],
+      [8, 7, 0, 0],
+    ]; // (4/4 + 2/4) / 2 = 0.75
     close(topkOverlap(student, a), 0.375);
     close(topkOverlap(student, b), 0.75);
     assert.equal(selectHint(student, [a, b]), 1);
@@ -139,11 +165,21 @@ describe("top-k select", () => {
     // One position, K = 2. p_old = 0.6, 0.2 → w = 0.75, 0.25.
     // teacher 0.3, 0.8 → A = clip(log 0.5, ±1) = −0.693147, clip(log 4, ±1) = 1.
     // ρ = 1: L = −(0.75·(−0.693147) + 0.25·1) = 0.269860. A second, masked position is ignored.
-    const old = tf.tensor3d([[[Math.log(0.6), Math.log(0.2)], [-1, -1]]]);
-    const teacher = tf.tensor3d([[[Math.log(0.3), Math.log(0.8)], [0, 0]]]);
+    const old = tf.tensor3d([
+      [
+        [Math.log(0.6), Math.log(0.2)],
+        [-1, -1],
+      ],
+    ]);
+    const teacher = tf.tensor3d([
+      [
+        [Math.log(0.3), Math.log(0.8)],
+        [0, 0],
+      ],
+    ]);
     const mask = tf.tensor2d([[1, 0]]);
     const loss = topkOpdLoss({ logprobs: old, oldLogprobs: old, teacherLogprobs: teacher, mask });
-    close(loss.dataSync()[0], 0.269860);
+    close(loss.dataSync()[0], 0.26986);
     // d L / d lp_v = −w_v·ρ_v·A_v (inside the clip band)
     // (a separate tensor for lp_θ, so no gradient flows into lp_old)
     const g = tf.grad((x: tf.Tensor) => topkOpdLoss({ logprobs: x as tf.Tensor3D, oldLogprobs: old, teacherLogprobs: teacher, mask }))(old.clone());

@@ -30,14 +30,23 @@ describe("memory plan vs a measured step", () => {
   });
   // Two blocks of the real width and the real vocabulary: the per-token and head terms are the
   // real ones; only the number of kept block inputs is smaller.
-  for (const [id, B, T] of [["qwen2.5-0.5b", 2, 96], ["smollm2-135m", 1, 256]] as const) {
+  for (const [id, B, T] of [
+    ["qwen2.5-0.5b", 2, 96],
+    ["smollm2-135m", 1, 256],
+  ] as const) {
     test(`${id} (2 blocks), ${B} × ${T} tokens: the plan is at least the measured peak, and not wildly above it`, async () => {
       const file = ensureShapeModel(id, "q8_0", { layers: 2 });
       const shape = readModelFootprint(file);
       const placement = { layers: "host-f32", head: "host-f32" } as const;
       const model = await loadBaseModel(file, { placement });
       const V = model.config.nVocab;
-      const samples = Array.from({ length: B }, (_, b) => ({ tokens: Array.from({ length: T }, (_, i) => (i * 7919 + b * 31 + 1) % V), promptLength: 8, reward: 1, teachers: [], truncated: false }));
+      const samples = Array.from({ length: B }, (_, b) => ({
+        tokens: Array.from({ length: T }, (_, i) => (i * 7919 + b * 31 + 1) % V),
+        promptLength: 8,
+        reward: 1,
+        teachers: [],
+        truncated: false,
+      }));
       const lora = createLora(model, { rank: 16, alpha: 32 });
       const optimizer = new AdamW(loraParamRecord(lora), { lr: 1e-4 });
       const before = tf.memory().numBytes;
@@ -46,7 +55,12 @@ describe("memory plan vs a measured step", () => {
           await trainSteps({ model, lora, optimizer }, samples, { method: "binary", steps: 1, batchSize: B });
         });
         const measured = info.peakBytes - before;
-        const planned = estimate({ shape, backend: { name: "webgpu", sharesHostMemory: false }, hostAvailableBytes: 1e15, rank: 16, maxContext: T, batchSize: B }, placement, B, T).needDevice;
+        const planned = estimate(
+          { shape, backend: { name: "webgpu", sharesHostMemory: false }, hostAvailableBytes: 1e15, rank: 16, maxContext: T, batchSize: B },
+          placement,
+          B,
+          T,
+        ).needDevice;
         assert.ok(measured > 50 * 2 ** 20, `a real step holds real memory (${measured} B)`);
         assert.ok(planned >= measured, `plan ${planned} B under-estimates the measured peak ${measured} B`);
         assert.ok(planned <= 4 * measured, `plan ${planned} B is more than 4x the measured peak ${measured} B`);
@@ -92,9 +106,19 @@ describe("memory plan decisions", () => {
     const p = planMemory({ shape: shapeOf("qwen3-4b"), backend: wasm, hostAvailableBytes: 3 * GiB, rank: 16, maxContext: 2048, batchSize: 16 });
     assert.equal(p.fits, false);
     assert.ok(p.needHostBytes > p.availableHostBytes);
-    assert.match(p.summary, /^cannot train qwen3 \(36 layers, dim 2560, vocab 151936\) on wasm: at a context of 2048 tokens it needs .* of RAM, 3\.00 GiB available/);
+    assert.match(
+      p.summary,
+      /^cannot train qwen3 \(36 layers, dim 2560, vocab 151936\) on wasm: at a context of 2048 tokens it needs .* of RAM, 3\.00 GiB available/,
+    );
     // A GPU whose memory WebGPU does not report: only RAM and the largest buffer bind it.
-    const gpu = planMemory({ shape: shapeOf("qwen3-4b"), backend: { name: "webgpu", sharesHostMemory: false, maxTensorBytes: 128 * 2 ** 20 }, hostAvailableBytes: 32 * GiB, rank: 16, maxContext: 2048, batchSize: 16 });
+    const gpu = planMemory({
+      shape: shapeOf("qwen3-4b"),
+      backend: { name: "webgpu", sharesHostMemory: false, maxTensorBytes: 128 * 2 ** 20 },
+      hostAvailableBytes: 32 * GiB,
+      rank: 16,
+      maxContext: 2048,
+      batchSize: 16,
+    });
     assert.equal(gpu.fits, true, gpu.summary);
     assert.ok(gpu.headChunkRows * 2560 * 4 <= 128 * 2 ** 20, "vocabulary slices fit the largest buffer the adapter binds");
   });
@@ -115,9 +139,14 @@ describe("memory plan decisions", () => {
     fs.writeFileSync(data, JSON.stringify({ messages: [{ role: "user", content: "Hi" }], response: "Hello.", reward: 1 }) + "\n");
     const model = ensureShapeModel("qwen3-1.7b", "q8_0", { layers: 1 });
     const t0 = Date.now();
-    const r = runCli(["train", "--model", model, "--data", data, "--out", path.join(dir, "out"), "--backend", "wasm", "--steps", "1"], { CLAWRL_TRAINER_RAM_LIMIT: "600M" });
+    const r = runCli(["train", "--model", model, "--data", data, "--out", path.join(dir, "out"), "--backend", "wasm", "--steps", "1"], {
+      CLAWRL_TRAINER_RAM_LIMIT: "600M",
+    });
     assert.equal(r.code, 1, r.stdout + r.stderr);
-    assert.match(r.stderr, /cannot train qwen3 \(1 layers, dim 2048, vocab 151936\) on wasm: at a context of 2048 tokens it needs .*[\d.]+ GiB of RAM, 600 MiB available/);
+    assert.match(
+      r.stderr,
+      /cannot train qwen3 \(1 layers, dim 2048, vocab 151936\) on wasm: at a context of 2048 tokens it needs .*[\d.]+ GiB of RAM, 600 MiB available/,
+    );
     assert.doesNotMatch(r.stderr + r.stdout, /Aborted\(\)|RangeError/);
     assert.ok(Date.now() - t0 < 60_000, "refused within a minute");
     assert.equal(fs.existsSync(path.join(dir, "out")), false, "nothing written");

@@ -50,7 +50,7 @@ after(() => {
 function fullOutput(m: BaseModel): tf.Tensor2D {
   const parts: tf.Tensor2D[] = [];
   for (let c = 0; c < m.weights.numHeadChunks; c++) parts.push(m.weights.headChunk(c).w);
-  return parts.length === 1 ? parts[0] : (tf.concat<tf.Tensor2D>(parts));
+  return parts.length === 1 ? parts[0] : tf.concat<tf.Tensor2D>(parts);
 }
 
 /**
@@ -108,7 +108,10 @@ async function compareGrads(ref: Record<string, tf.Tensor>, got: Map<string, tf.
   let maxAbs = 0;
   let maxDiff = 0;
   for (const [key, p] of lora.pairs) {
-    for (const [half, v] of [["lora_a", p.a], ["lora_b", p.b]] as const) {
+    for (const [half, v] of [
+      ["lora_a", p.a],
+      ["lora_b", p.b],
+    ] as const) {
       const a = await ref[v.name].data();
       const b = await got.get(`${key}.${half}`)!.data();
       for (let i = 0; i < a.length; i++) {
@@ -127,7 +130,12 @@ test("block-by-block backward with the sliced head equals plain autodiff through
   const vars = loraVariables(lora);
   const plain = tf.variableGrads(() => plainSumLogProb(tokens, starts), vars);
   const [plainValue] = await plain.value.data();
-  for (const [m, what] of [[model, "resident, one slice"], [sliced, "resident, 6 slices"], [streamed, "streamed packed, 6 slices"], [streamedF32, "streamed f32, 6 slices"]] as const) {
+  for (const [m, what] of [
+    [model, "resident, one slice"],
+    [sliced, "resident, 6 slices"],
+    [streamed, "streamed packed, 6 slices"],
+    [streamedF32, "streamed f32, 6 slices"],
+  ] as const) {
     const ours = await ourGrads(m, tokens, starts);
     assert.ok(Math.abs(ours.value - plainValue) < 1e-3, `${what}: Σ log p ${ours.value} vs ${plainValue}`);
     await compareGrads(plain.grads, ours.grads, what);
@@ -150,7 +158,15 @@ test("the sliced head's log-probs, top-k and KL equal a plain full log-softmax w
     const res = headForward(sliced.weights, { h, ids: cand, topK: 4, klAgainst: other });
     const plainTop = tf.topk(logp, 4);
     const plainKl = tf.sum(tf.mul(tf.exp(logp), tf.sub(logp, logq)), 1);
-    return { logp, got: res.logprobs!, topIds: res.top!.ids, plainIds: plainTop.indices, topDiff: tf.max(tf.abs(tf.sub(res.top!.logprobs, plainTop.values))), klDiff: tf.max(tf.abs(tf.sub(res.kl!, plainKl))), klMax: tf.max(plainKl) };
+    return {
+      logp,
+      got: res.logprobs!,
+      topIds: res.top!.ids,
+      plainIds: plainTop.indices,
+      topDiff: tf.max(tf.abs(tf.sub(res.top!.logprobs, plainTop.values))),
+      klDiff: tf.max(tf.abs(tf.sub(res.kl!, plainKl))),
+      klMax: tf.max(plainKl),
+    };
   });
   const lp = await arr<number[][]>(t.logp);
   const got = await arr<number[][]>(t.got);
@@ -179,7 +195,8 @@ test("streamed weights give the same log-probs as resident ones, and leave nothi
     const b = await run(m);
     assert.equal(tf.memory().numTensors, n0);
     assert.equal(tf.memory().numBytes, bytes0, "every streamed upload was freed");
-    for (let i = 0; i < a.length; i++) for (let t = 0; t < a[i].length; t++) assert.ok(Math.abs(a[i][t] - b[i][t]) < 1e-5, `[${i}][${t}] ${a[i][t]} vs ${b[i][t]}`);
+    for (let i = 0; i < a.length; i++)
+      for (let t = 0; t < a[i].length; t++) assert.ok(Math.abs(a[i][t] - b[i][t]) < 1e-5, `[${i}][${t}] ${a[i][t]} vs ${b[i][t]}`);
   }
   const resident = model.weights.memory();
   const host = streamed.weights.memory();
@@ -200,7 +217,10 @@ test("a fresh adapter (B = 0) changes nothing; a non-zero one changes the log-pr
   const base = await run(null);
   assert.deepEqual(await run(fresh), base);
   const adapted = await run(lora);
-  assert.ok(adapted.some((x, i) => Math.abs(x - base[i]) > 1e-3), "the trained-looking adapter moves some log-prob");
+  assert.ok(
+    adapted.some((x, i) => Math.abs(x - base[i]) > 1e-3),
+    "the trained-looking adapter moves some log-prob",
+  );
   disposeLora(fresh);
 });
 

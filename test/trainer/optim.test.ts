@@ -100,8 +100,7 @@ describe("AdamW", () => {
   test("state saved to a file and restored gives a bit-identical next step", async () => {
     const dir = tempDir();
     const shapes = { "blk.0.attn_q.lora_a": [4, 8], "blk.0.attn_q.lora_b": [8, 4] };
-    const mk = () =>
-      Object.fromEntries(Object.entries(shapes).map(([n, s], i) => [n, tf.variable(tf.fill(s, 0.01 * (i + 1)))])) as Record<string, tf.Variable>;
+    const mk = () => Object.fromEntries(Object.entries(shapes).map(([n, s], i) => [n, tf.variable(tf.fill(s, 0.01 * (i + 1)))])) as Record<string, tf.Variable>;
     const pa = mk();
     const a = new AdamW(pa, { lr: 1e-3 });
     for (let t = 1; t <= 3; t++) a.applyGradients(grads(t, shapes));

@@ -31,7 +31,11 @@ function lps(lora: LoraParams | null, tokens: number[]): Promise<number[]> {
 /** A few trainer steps (binary RL, reward +1: raises log p(tokens)) that move B away from zero. */
 async function trainOn(lora: LoraParams, tokens: number[], steps: number, lr: number) {
   const optimizer = new AdamW(loraParamRecord(lora), { lr });
-  await trainSteps({ model, lora, optimizer }, [{ tokens, promptLength: 1, reward: 1, teachers: [], truncated: false }], { method: "binary", steps, batchSize: 1 });
+  await trainSteps({ model, lora, optimizer }, [{ tokens, promptLength: 1, reward: 1, teachers: [], truncated: false }], {
+    method: "binary",
+    steps,
+    batchSize: 1,
+  });
   optimizer.dispose();
 }
 

@@ -21,7 +21,6 @@ import { loadBaseModel } from "../../trainer/model/index.js";
 import { tinyModel } from "../helpers/models.js";
 import { llamaCppLogProbs, llamaCppTokenize, ourLogProbs } from "./parity-reference.js";
 
-
 function stats(a: number[], b: number[]): { max: number; mean: number } {
   let max = 0;
   let sum = 0;

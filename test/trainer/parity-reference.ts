@@ -41,11 +41,14 @@ export async function llamaCppTokenize(modelPath: string, text: string): Promise
 /** lp[t] = log p(tokens[t] | tokens[<t]) for t = 1..len−1 (lp[0] = NaN). */
 export async function llamaCppLogProbs(modelPath: string, tokens: number[], opts: ReferenceOptions = {}): Promise<number[]> {
   const dists = await llamaCppDistributions(modelPath, tokens, opts);
-  return [NaN, ...dists.map((d, i) => {
-    const v = d.get(tokens[i + 1]);
-    if (v === undefined) throw new Error(`logits at position ${i} lack token ${tokens[i + 1]}`);
-    return v;
-  })];
+  return [
+    NaN,
+    ...dists.map((d, i) => {
+      const v = d.get(tokens[i + 1]);
+      if (v === undefined) throw new Error(`logits at position ${i} lack token ${tokens[i + 1]}`);
+      return v;
+    }),
+  ];
 }
 
 /** The full next-token log-distribution after each prefix tokens[0..i], i = 0..len−2 (f64 log-softmax of llama.cpp's logits). */
@@ -63,7 +66,9 @@ export async function llamaCppDistributions(modelPath: string, tokens: number[],
     });
     try {
       const seq = ctx.getSequence();
-      const items: ControlledEvaluateInputItem[] = tokens.map((t, i) => (i < tokens.length - 1 ? [t as Token, { generateNext: { logits: true } }] : (t as Token)));
+      const items: ControlledEvaluateInputItem[] = tokens.map((t, i) =>
+        i < tokens.length - 1 ? [t as Token, { generateNext: { logits: true } }] : (t as Token),
+      );
       const out = await seq.controlledEvaluate(items);
       const dists: Array<Map<number, number>> = [];
       for (let i = 0; i < tokens.length - 1; i++) {

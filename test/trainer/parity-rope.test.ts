@@ -14,7 +14,6 @@ import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
 import { llamaCppLogProbs, llamaCppTokenize, maxLogProbDiff as maxDiff, ourLogProbs } from "./parity-reference.js";
 
-
 test("llama with rope_freqs.weight (Llama 3.x style): parity with llama.cpp within 1e-3", async () => {
   await initBackend();
   const src = await tinyModel({ arch: "llama" });

@@ -34,7 +34,10 @@ function assertClose(actual: number[], expected: number[], from: number, what: s
 }
 
 test("stories260K: log-probs of a tokenized story equal llama.cpp's within 1e-3", async () => {
-  const tokens = await llamaCppTokenize(storiesPath, "Once upon a time, there was a little girl named Lily. She loved to play outside in the sun with her dog.");
+  const tokens = await llamaCppTokenize(
+    storiesPath,
+    "Once upon a time, there was a little girl named Lily. She loved to play outside in the sun with her dog.",
+  );
   assert.ok(tokens.length > 20, "the story tokenizes to a real sequence");
   const ref = await llamaCppLogProbs(storiesPath, tokens);
   const mine = (await ours([tokens], [1]))[0];

@@ -13,8 +13,6 @@ import { tinyModel } from "../helpers/models.js";
 import { ggufVariant } from "./model-variants.js";
 import { llamaCppLogProbs, llamaCppTokenize, maxLogProbDiff as maxDiff, ourLogProbs as lps, trainedLora } from "./parity-reference.js";
 
-
-
 test("tied-output qwen2: log-probs equal llama.cpp's within 1e-3, with and without an adapter", async () => {
   await initBackend();
   const dir = tempDir();

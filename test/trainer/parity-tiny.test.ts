@@ -15,8 +15,6 @@ import { llamaCppLogProbs, llamaCppTokenize, maxLogProbDiff as maxDiff, ourLogPr
 
 const TOL = 1e-3;
 
-
-
 for (const arch of ["llama", "qwen2", "qwen3"] as const) {
   test(`tiny ${arch}: log-probs equal llama.cpp's within 1e-3, without and with a trained adapter`, async () => {
     await initBackend();

@@ -13,7 +13,10 @@ import { ensureShapeModel } from "../../models/tiny/shapeCache.js";
 import { runCli, tempDir } from "../helpers/cli.js";
 import { llamaCppLogProbs, llamaCppTokenize, maxLogProbDiff } from "./parity-reference.js";
 
-for (const [shape, layers] of [["qwen2.5-0.5b", 2], ["qwen3-1.7b", 1]] as const) {
+for (const [shape, layers] of [
+  ["qwen2.5-0.5b", 2],
+  ["qwen3-1.7b", 1],
+] as const) {
   test(`${shape} widths and vocabulary (${layers} block${layers > 1 ? "s" : ""}): clawrl train writes an adapter llama.cpp loads`, async () => {
     const model = ensureShapeModel(shape, "q8_0", { layers });
     const dir = tempDir();
@@ -24,7 +27,11 @@ for (const [shape, layers] of [["qwen2.5-0.5b", 2], ["qwen3-1.7b", 1]] as const)
     ];
     fs.writeFileSync(data, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
     const out = path.join(dir, "out");
-    const r = runCli(["train", "--model", model, "--data", data, "--out", out, "--steps", "2", "--batch-size", "2", "--lr", "0.02", "--max-context", "256"], {}, 600_000);
+    const r = runCli(
+      ["train", "--model", model, "--data", data, "--out", out, "--steps", "2", "--batch-size", "2", "--lr", "0.02", "--max-context", "256"],
+      {},
+      600_000,
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /memory plan: \w+: .*micro-batches of \d+ tokens/);
     assert.match(r.stdout, /step 2\/2 /);

@@ -17,10 +17,17 @@ describe("sample schema", () => {
       line({ messages: user, response: "Hello", reward: -1, hint: "Be brief." }),
       "",
       line({ prompt_tokens: [1, 2], response_tokens: [3, 4], logprobs: [-0.5, -1], reward: 1 }),
-      line({ messages: [{ role: "system", content: null }, ...user, { role: "assistant", content: [{ type: "text", text: "a" }] }, { role: "tool", content: "ok" }], response: "x", hints: ["h1", "h2"] }),
+      line({
+        messages: [{ role: "system", content: null }, ...user, { role: "assistant", content: [{ type: "text", text: "a" }] }, { role: "tool", content: "ok" }],
+        response: "x",
+        hints: ["h1", "h2"],
+      }),
     ].join("\n");
     const got = parseSamplesJsonl(text, "d.jsonl");
-    assert.deepEqual(got.map((g) => g.line), [1, 3, 4]);
+    assert.deepEqual(
+      got.map((g) => g.line),
+      [1, 3, 4],
+    );
     assert.equal(got[0].sample.reward, -1);
     assert.deepEqual(got[1].sample.logprobs, [-0.5, -1]);
   });
@@ -125,13 +132,24 @@ describe("plain-completion samples (a base model, no chat template)", () => {
     const prompt = [bos, ...tok.model.tokenize("Once upon a time, there was a dog.", false)];
     const response = [...tok.model.tokenize(" The dog ran.", false)];
     const [{ sample }] = parseSamplesJsonl(
-      line({ prompt_tokens: prompt, response_tokens: response, reward: -1, hint: "The story is about a cat.", messages: [{ role: "user", content: "Once upon a time, there was a dog." }], format: "completion" }),
+      line({
+        prompt_tokens: prompt,
+        response_tokens: response,
+        reward: -1,
+        hint: "The story is about a cat.",
+        messages: [{ role: "user", content: "Once upon a time, there was a dog." }],
+        format: "completion",
+      }),
     );
     const p = tok.prepare(sample, { maxContext: 512 });
     assert.deepEqual(p.tokens, [...prompt, ...response], "the student's tokens are the served ones");
     const t = p.teachers[0];
     assert.equal(t.tokens[0], bos);
-    assert.deepEqual(t.tokens.slice(t.promptLength - (prompt.length - 1)), [...prompt.slice(1), ...response], "the teacher continues exactly the student's prompt");
+    assert.deepEqual(
+      t.tokens.slice(t.promptLength - (prompt.length - 1)),
+      [...prompt.slice(1), ...response],
+      "the teacher continues exactly the student's prompt",
+    );
     const hintText = tok.model.detokenize(asTokens(t.tokens.slice(1, t.promptLength - (prompt.length - 1))), false);
     assert.equal(hintText.trim(), "The story is about a cat.");
     assert.ok(hintText.endsWith("\n\n"), JSON.stringify(hintText));
@@ -139,7 +157,9 @@ describe("plain-completion samples (a base model, no chat template)", () => {
   });
 
   test("a text-form completion sample is tokenized as plain text after BOS", () => {
-    const [{ sample }] = parseSamplesJsonl(line({ messages: [{ role: "user", content: "Tom had a ball." }], response: " It was red.", reward: 1, format: "completion" }));
+    const [{ sample }] = parseSamplesJsonl(
+      line({ messages: [{ role: "user", content: "Tom had a ball." }], response: " It was red.", reward: 1, format: "completion" }),
+    );
     const p = tok.prepare(sample, { maxContext: 512, appendEndToken: false });
     assert.deepEqual(p.tokens.slice(0, p.promptLength), [tok.model.tokens.bos!, ...tok.model.tokenize("Tom had a ball.", false)]);
     assert.equal(tok.model.detokenize(asTokens(p.tokens.slice(p.promptLength)), false).trim(), "It was red.");

@@ -25,7 +25,31 @@ describe("clawrl train", () => {
   for (const method of ["binary", "opd", "combined", "topk"] as const) {
     test(`${method}: trains end to end and writes the adapter, optimizer state and metrics`, () => {
       const out = path.join(dir, method);
-      const r = runCli(["train", "--model", model, "--data", data, "--out", out, "--method", method, "--steps", "2", "--rank", "2", "--alpha", "4", "--lr", "0.01", "--backend", "wasm"], {}, 300_000);
+      const r = runCli(
+        [
+          "train",
+          "--model",
+          model,
+          "--data",
+          data,
+          "--out",
+          out,
+          "--method",
+          method,
+          "--steps",
+          "2",
+          "--rank",
+          "2",
+          "--alpha",
+          "4",
+          "--lr",
+          "0.01",
+          "--backend",
+          "wasm",
+        ],
+        {},
+        300_000,
+      );
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /trainer backend: wasm/);
       assert.match(r.stdout, /step 1\/2 {2}loss -?\d+\.\d{4} {2}grad-norm [\d.]+.* tokens\/s \d+/);
@@ -48,7 +72,11 @@ describe("clawrl train", () => {
 
   test("--resume continues the step count", () => {
     const out = path.join(dir, "resumed");
-    const r = runCli(["train", "--model", model, "--data", data, "--out", out, "--resume", path.join(dir, "combined"), "--steps", "1", "--lr", "0.01"], {}, 300_000);
+    const r = runCli(
+      ["train", "--model", model, "--data", data, "--out", out, "--resume", path.join(dir, "combined"), "--steps", "1", "--lr", "0.01"],
+      {},
+      300_000,
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /resumed from .*combined at step 2/);
     assert.equal(JSON.parse(fs.readFileSync(path.join(out, "metrics.json"), "utf8")).totalSteps, 3);

@@ -21,7 +21,14 @@ let samples: PreparedSample[];
 const rows = [
   { messages: [{ role: "user", content: "Hi" }], response: "Hello.", reward: 1 },
   { messages: [{ role: "user", content: "Hi" }], response: "Go away.", reward: -1, hint: "Be kind." },
-  { messages: [{ role: "system", content: "Short answers." }, { role: "user", content: "Name a fruit" }], response: "Apple", hints: ["One word.", "A red one."] },
+  {
+    messages: [
+      { role: "system", content: "Short answers." },
+      { role: "user", content: "Name a fruit" },
+    ],
+    response: "Apple",
+    hints: ["One word.", "A red one."],
+  },
   { prompt_tokens: [5, 6, 7, 8], response_tokens: [9, 10, 11], logprobs: [-2.5, -3, -1.25], reward: 1 },
   { messages: [{ role: "user", content: "Nothing to learn here" }], response: "Ok", reward: 0 },
 ];
@@ -71,18 +78,31 @@ describe("trainSteps", () => {
   });
 
   test("reports how far a step is from its block passes: the work planned is the work run", async () => {
-    for (const [method, klBeta] of [["binary", 0], ["opd", 0.05], ["combined", 0.05], ["topk", 0]] as const) {
+    for (const [method, klBeta] of [
+      ["binary", 0],
+      ["opd", 0.05],
+      ["combined", 0.05],
+      ["topk", 0],
+    ] as const) {
       const state = fresh();
       const seen: Array<[number, number]> = [];
       try {
         // Micro-batches of one or two samples: several groups per step.
-        await trainSteps(state, samples, { method, steps: 2, batchSize: 4, microBatchTokens: 24, ppo: { klBeta } }, { onProgress: (done, of) => seen.push([done, of]), progressEveryMs: 0 });
+        await trainSteps(
+          state,
+          samples,
+          { method, steps: 2, batchSize: 4, microBatchTokens: 24, ppo: { klBeta } },
+          { onProgress: (done, of) => seen.push([done, of]), progressEveryMs: 0 },
+        );
       } finally {
         state.optimizer.dispose();
         disposeLora(state.lora);
       }
       assert.ok(seen.every(([, of]) => of === 2));
-      assert.ok(seen.every(([d], i) => i === 0 || d >= seen[i - 1][0]), `${method}: never goes back`);
+      assert.ok(
+        seen.every(([d], i) => i === 0 || d >= seen[i - 1][0]),
+        `${method}: never goes back`,
+      );
       for (const i of [0, 1]) {
         const inStep = seen.map(([d]) => d).filter((d) => d >= i && d < i + 1);
         assert.ok(inStep.length >= 4, `${method}: step ${i + 1} reported ${inStep.length} times`);
@@ -98,11 +118,19 @@ describe("trainSteps", () => {
   test("no tensor leaks: the tensor count after step 100 equals the count after step 2", async () => {
     const state = fresh();
     const counts: number[] = [];
-    const done = await trainSteps(state, samples, { method: "combined", steps: 100, batchSize: 2, ppo: { klBeta: 0.05 } }, { onStep: () => counts.push(tf.memory().numTensors) });
+    const done = await trainSteps(
+      state,
+      samples,
+      { method: "combined", steps: 100, batchSize: 2, ppo: { klBeta: 0.05 } },
+      { onStep: () => counts.push(tf.memory().numTensors) },
+    );
     assert.equal(done.length, 100);
     assert.equal(counts[99], counts[1], `tensors: ${counts[1]} after step 2, ${counts[99]} after step 100`);
     assert.ok(done.every((m) => Number.isFinite(m.loss) && m.trainedTokens > 0));
-    assert.ok(done.some((m) => m.kl > 0), "KL to the base should become positive once the adapter moves");
+    assert.ok(
+      done.some((m) => m.kl > 0),
+      "KL to the base should become positive once the adapter moves",
+    );
     state.optimizer.dispose();
     disposeLora(state.lora);
   });
@@ -198,15 +226,24 @@ describe("checkpoints", () => {
 
     // Refusals: another model, another rank, a corrupt adapter, a missing file.
     const qwen = await tinyModel({ arch: "qwen2", layers: 1, dim: 32 });
-    await assert.rejects(runTraining({ ...common, modelPath: qwen, outDir: path.join(dir, "x"), resumeDir: path.join(dir, "half"), steps: 1 }), /cannot resume from .*half: it was trained on another model \(llama 1 layers/);
-    await assert.rejects(runTraining({ ...common, rank: 8, outDir: path.join(dir, "x"), resumeDir: path.join(dir, "half"), steps: 1 }), /--rank 8 does not match the resumed adapter's rank 2/);
+    await assert.rejects(
+      runTraining({ ...common, modelPath: qwen, outDir: path.join(dir, "x"), resumeDir: path.join(dir, "half"), steps: 1 }),
+      /cannot resume from .*half: it was trained on another model \(llama 1 layers/,
+    );
+    await assert.rejects(
+      runTraining({ ...common, rank: 8, outDir: path.join(dir, "x"), resumeDir: path.join(dir, "half"), steps: 1 }),
+      /--rank 8 does not match the resumed adapter's rank 2/,
+    );
     const broken = path.join(dir, "broken");
     fs.cpSync(path.join(dir, "half"), broken, { recursive: true });
     const ad = fs.readFileSync(path.join(broken, "adapter.gguf"));
     fs.writeFileSync(path.join(broken, "adapter.gguf"), ad.subarray(0, ad.length - 100));
     await assert.rejects(runTraining({ ...common, outDir: path.join(dir, "x"), resumeDir: broken, steps: 1 }), /adapter\.gguf/);
     fs.rmSync(path.join(broken, "optimizer.bin"));
-    await assert.rejects(runTraining({ ...common, outDir: path.join(dir, "x"), resumeDir: broken, steps: 1 }), /cannot resume from .*broken: optimizer\.bin is missing/);
+    await assert.rejects(
+      runTraining({ ...common, outDir: path.join(dir, "x"), resumeDir: broken, steps: 1 }),
+      /cannot resume from .*broken: optimizer\.bin is missing/,
+    );
     assert.equal(fs.existsSync(path.join(dir, "x")), false, "a refused resume writes nothing");
   });
 });

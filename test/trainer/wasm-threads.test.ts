@@ -50,7 +50,11 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 /** Runs the child script to its natural end; its one stdout line is the result. */
 function run(env: Record<string, string>, arg?: string): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ["--import", "tsx", CHILD, ...(arg ? [arg] : [])], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+    const p = spawn(process.execPath, ["--import", "tsx", CHILD, ...(arg ? [arg] : [])], {
+      cwd: repoRoot,
+      env: childEnv(env),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -125,7 +129,10 @@ test("CLAWRL_WASM_THREADS that is not a whole number: the default, with a log li
   const r = await run({ CLAWRL_WASM_THREADS: "two" });
   assertExitedCleanly(r);
   assert.equal(r.out.choice?.wasmThreads?.wanted, Math.min(8, os.availableParallelism()));
-  assert.ok(r.out.lines?.some((l) => /CLAWRL_WASM_THREADS=two is not a whole number/.test(l)), r.out.lines?.join("\n"));
+  assert.ok(
+    r.out.lines?.some((l) => /CLAWRL_WASM_THREADS=two is not a whole number/.test(l)),
+    r.out.lines?.join("\n"),
+  );
 });
 
 const FAULTS: Array<[fault: string, why: RegExp]> = [
@@ -157,7 +164,13 @@ for (const [fault, why] of FAULTS) {
 
 test("forked as the app runs the trainer (niceness 19, advanced serialization): 2 threads, exits when the parent disconnects", async () => {
   const got = await new Promise<{ out: ChildOut; code: number | null; signal: NodeJS.Signals | null; lag: number }>((resolve, reject) => {
-    const p = fork(CHILD, [], { cwd: repoRoot, env: childEnv({ CLAWRL_WASM_THREADS: "2" }), execArgv: ["--import", "tsx"], serialization: "advanced", stdio: ["ignore", "ignore", "pipe", "ipc"] });
+    const p = fork(CHILD, [], {
+      cwd: repoRoot,
+      env: childEnv({ CLAWRL_WASM_THREADS: "2" }),
+      execArgv: ["--import", "tsx"],
+      serialization: "advanced",
+      stdio: ["ignore", "ignore", "pipe", "ipc"],
+    });
     let stderr = "";
     p.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
     if (p.pid !== undefined) os.setPriority(p.pid, 19);

@@ -69,9 +69,27 @@ export async function opCases(): Promise<Results> {
     ["oneHot-dot", () => tf.sum(tf.mul(tf.oneHot(ids, V), logits), 1)],
     ["concat-axis0", () => tf.concat([x, y, x], 0)],
     ["concat-axis1", () => tf.concat([tf.slice(x, [0, 0], [T, 5]), y, tf.slice(x, [0, 5], [T, D - 5])], 1)],
-    ["concat-many", () => tf.concat(Array.from({ length: 9 }, (_, i) => tf.slice(x, [0, i], [T, 1])), 1)],
+    [
+      "concat-many",
+      () =>
+        tf.concat(
+          Array.from({ length: 9 }, (_, i) => tf.slice(x, [0, i], [T, 1])),
+          1,
+        ),
+    ],
     ["slice", () => tf.slice(x, [2, 3], [4, 7])],
-    ["pad", () => tf.pad(x, [[1, 2], [0, 3]], -1.5)],
+    [
+      "pad",
+      () =>
+        tf.pad(
+          x,
+          [
+            [1, 2],
+            [0, 3],
+          ],
+          -1.5,
+        ),
+    ],
     ["transpose", () => tf.transpose(tf.reshape(x, [T, H, hd]), [1, 0, 2])],
     ["stack-unstack", () => tf.stack(tf.unstack(x).reverse())],
     ["expandDims", () => tf.expandDims(tf.sum(x, 1), 1)],
@@ -114,9 +132,18 @@ export async function opCases(): Promise<Results> {
   const loraB = tf.variable(W(30, 4, D, 0.3), true, "loraB");
   const pos = Array.from({ length: T }, (_, t) => t);
   const freq = Array.from({ length: hd / 2 }, (_, i) => Math.pow(10000, (-2 * i) / hd));
-  const cos = tf.tensor2d(pos.flatMap((p) => freq.map((f) => Math.cos(p * f))), [T, hd / 2]);
-  const sin = tf.tensor2d(pos.flatMap((p) => freq.map((f) => Math.sin(p * f))), [T, hd / 2]);
-  const mask = tf.tensor2d(pos.flatMap((i) => pos.map((j) => (j <= i ? 0 : -1e9))), [T, T]);
+  const cos = tf.tensor2d(
+    pos.flatMap((p) => freq.map((f) => Math.cos(p * f))),
+    [T, hd / 2],
+  );
+  const sin = tf.tensor2d(
+    pos.flatMap((p) => freq.map((f) => Math.sin(p * f))),
+    [T, hd / 2],
+  );
+  const mask = tf.tensor2d(
+    pos.flatMap((i) => pos.map((j) => (j <= i ? 0 : -1e9))),
+    [T, T],
+  );
   const targets = tf.tensor1d([5, 9, 1, 44, 0, 12, 7, 30], "int32");
 
   // Custom gradient as the trainer's frozen matmuls use it: dy·Wᵀ only, no grad for W.
@@ -171,7 +198,8 @@ export async function gradCases(): Promise<Results> {
   const x = tf.tensor2d(uniform(6 * 16, 40), [6, 16]);
   const w0 = tf.tensor2d(uniform(16 * 10, 41), [16, 10]);
   const oneHot = tf.oneHot(tf.tensor1d([0, 3, 9, 2, 2, 7], "int32"), 10);
-  const loss = (xx: tf.Tensor, ww: tf.Tensor) => tf.neg(tf.mean(tf.sum(tf.mul(oneHot, tf.log(tf.softmax(tf.matMul(xx as tf.Tensor2D, ww as tf.Tensor2D)))), 1))) as tf.Scalar;
+  const loss = (xx: tf.Tensor, ww: tf.Tensor) =>
+    tf.neg(tf.mean(tf.sum(tf.mul(oneHot, tf.log(tf.softmax(tf.matMul(xx as tf.Tensor2D, ww as tf.Tensor2D)))), 1))) as tf.Scalar;
   const dx = tf.grad((xx: tf.Tensor) => loss(xx, w0))(x);
   await read(out, "grad-x", dx);
   const w = tf.variable(w0, true, "w");

@@ -37,8 +37,18 @@ const found = webgpuEnv();
 for (const file of FILES) {
   test(`on webgpu: ${path.basename(file)}`, { skip: "skip" in found ? found.skip : false }, () => {
     if (!("env" in found)) return;
-    const r = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", file], { cwd: root, env: found.env, encoding: "utf8", timeout: 600_000, maxBuffer: 32 * 2 ** 20 });
-    const failures = r.stdout.split("\n").filter((l) => /✖|Error/.test(l)).slice(0, 20).join("\n");
+    const r = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", file], {
+      cwd: root,
+      env: found.env,
+      encoding: "utf8",
+      timeout: 600_000,
+      maxBuffer: 32 * 2 ** 20,
+    });
+    const failures = r.stdout
+      .split("\n")
+      .filter((l) => /✖|Error/.test(l))
+      .slice(0, 20)
+      .join("\n");
     assert.equal(r.status, 0, `${file} failed on webgpu:\n${failures}\n${r.stderr.slice(-2000)}`);
     assert.match(r.stdout, /ℹ pass [1-9]/, "the file ran tests");
     assert.match(r.stdout, /ℹ fail 0/);

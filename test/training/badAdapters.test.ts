@@ -49,12 +49,19 @@ describe("adapters with non-finite weights", () => {
     writeLoraAdapter(good, model, { rank: 4, alpha: 8, magnitude: 0.05, seed: 5 });
     assert.equal(firstNonFiniteTensor(good), null);
     assert.doesNotThrow(() => assertFiniteWeights(good));
-    for (const [i, v] of [[3, NaN], [5, Infinity], [0, -Infinity]] as const) {
+    for (const [i, v] of [
+      [3, NaN],
+      [5, Infinity],
+      [0, -Infinity],
+    ] as const) {
       const bad = path.join(work, `bad-${i}.gguf`);
       fs.copyFileSync(good, bad);
       const name = poison(bad, i, v);
       assert.equal(firstNonFiniteTensor(bad), name);
-      assert.throws(() => assertFiniteWeights(bad), (e: unknown) => e instanceof NonFiniteWeightsError && e.tensor === name && e.statusCode === 422);
+      assert.throws(
+        () => assertFiniteWeights(bad),
+        (e: unknown) => e instanceof NonFiniteWeightsError && e.tensor === name && e.statusCode === 422,
+      );
     }
   });
 
@@ -67,7 +74,10 @@ describe("adapters with non-finite weights", () => {
     assert.equal(r.status, 422, JSON.stringify(r.json));
     assert.ok(r.json.error.message.includes(name) && /NaN/.test(r.json.error.message), r.json.error.message);
     assert.deepEqual((await api(core, "GET", "/api/checkpoints")).json, before);
-    assert.deepEqual(fs.readdirSync(core.paths.checkpoints).filter((n) => n.startsWith(".staging-")), []);
+    assert.deepEqual(
+      fs.readdirSync(core.paths.checkpoints).filter((n) => n.startsWith(".staging-")),
+      [],
+    );
     assert.equal((await chat(core, "still there?")).adapter, "base");
   });
 

@@ -25,7 +25,10 @@ describe("publish gate rules", () => {
     assert.match(g.reasons[0], /KL .* above the bound 0.05/);
   });
   it("with liked and disliked answers, rejects a step that shrinks their margin", () => {
-    assert.match(gateVerdict({ kl: 0, liked: cmp(-2.01, -2.0), disliked: cmp(-3, -3) }, opts).reasons.join(), /liked answers lost ground to disliked ones \(margin 0\.9900 < 1\.0000/);
+    assert.match(
+      gateVerdict({ kl: 0, liked: cmp(-2.01, -2.0), disliked: cmp(-3, -3) }, opts).reasons.join(),
+      /liked answers lost ground to disliked ones \(margin 0\.9900 < 1\.0000/,
+    );
     assert.match(gateVerdict({ kl: 0, liked: cmp(-2, -2), disliked: cmp(-2.9, -3.0) }, opts).reasons.join(), /lost ground/);
     // Both more likely, the disliked ones more so: the preference shrank.
     assert.equal(gateVerdict({ kl: 0, liked: cmp(-1.9, -2), disliked: cmp(-2.7, -3.0) }, opts).verdict, "rejected");
@@ -43,7 +46,10 @@ describe("publish gate rules", () => {
   });
   it("ignores float-rounding differences within the tolerance, and empty comparisons", () => {
     assert.equal(gateVerdict({ kl: 0, liked: cmp(-2.00001, -2.0), disliked: cmp(-2.99999, -3.0) }, opts).verdict, "published");
-    assert.equal(gateVerdict({ kl: null, liked: { candidate: null, serving: null, count: 0 }, disliked: { candidate: null, serving: null, count: 0 } }, opts).verdict, "published");
+    assert.equal(
+      gateVerdict({ kl: null, liked: { candidate: null, serving: null, count: 0 }, disliked: { candidate: null, serving: null, count: 0 } }, opts).verdict,
+      "published",
+    );
   });
   it("treats a NaN KL as over the bound", () => {
     assert.equal(gateVerdict({ kl: Number.NaN, liked: cmp(0, 0, 0), disliked: cmp(0, 0, 0) }, opts).verdict, "rejected");
@@ -52,7 +58,12 @@ describe("publish gate rules", () => {
 
 describe("publish gate: drift from the base model and fluency of the candidate's own answers", () => {
   const none = { candidate: null, serving: null, count: 0 };
-  const ev = (recent: number | null, heldBack: number | null) => ({ kl: 0.01, liked: none, disliked: none, klToBase: { recent, heldBack, recentPositions: 10, heldBackPositions: 10 } });
+  const ev = (recent: number | null, heldBack: number | null) => ({
+    kl: 0.01,
+    liked: none,
+    disliked: none,
+    klToBase: { recent, heldBack, recentPositions: 10, heldBackPositions: 10 },
+  });
   const fl = (candidate: number | null, base: number | null) => ({ candidate, base, answers: 16, tokens: 700, seconds: 1 });
   it(`rejects a candidate whose KL to the base model is over the budget (${GATE_DEFAULTS.driftBudget} nats/token) on recent prompts or on held-back turns`, () => {
     assert.equal(gateVerdict(ev(0.1, 0.1)).verdict, "published");
@@ -70,7 +81,10 @@ describe("publish gate: drift from the base model and fluency of the candidate's
     assert.equal(gateVerdict(ev(0.1, 0.1), GATE_DEFAULTS, fl(-1.4 - m + 0.01, -1.4)).verdict, "published");
     const bad = gateVerdict(ev(0.1, 0.1), GATE_DEFAULTS, fl(-1.4 - m - 0.01, -1.4));
     assert.equal(bad.verdict, "rejected");
-    assert.match(bad.reasons.join(), new RegExp(`its own answers read worse to the base model than the base model's own \\(-1\\.\\d+ < -1\\.400 − ${m} nats/token\\)`));
+    assert.match(
+      bad.reasons.join(),
+      new RegExp(`its own answers read worse to the base model than the base model's own \\(-1\\.\\d+ < -1\\.400 − ${m} nats/token\\)`),
+    );
     assert.equal(gateVerdict(ev(0.1, 0.1), GATE_DEFAULTS, fl(null, -1.4)).verdict, "published", "no answer token: nothing to compare");
     assert.deepEqual(bad.fluency, fl(-1.4 - m - 0.01, -1.4));
   });
@@ -81,7 +95,12 @@ describe("trainer protocol", () => {
     const bad = commandSchema.safeParse({ type: "train", id: 1, runId: "r", samples: [], steps: 1, lr: 1e-3, batchSize: 2, outDir: "/x" });
     assert.equal(bad.success, false);
     assert.equal(commandSchema.safeParse({ type: "nope", id: 1 }).success, false);
-    assert.equal(commandSchema.safeParse({ type: "evaluate", id: 1, runId: "r", servingAdapter: null, prompts: [{ tokens: [1, 2], start: 2 }], liked: [], disliked: [] }).success, false, "start past the end");
+    assert.equal(
+      commandSchema.safeParse({ type: "evaluate", id: 1, runId: "r", servingAdapter: null, prompts: [{ tokens: [1, 2], start: 2 }], liked: [], disliked: [] })
+        .success,
+      false,
+      "start past the end",
+    );
     assert.equal(replySchema.safeParse({ type: "progress", id: 1, runId: "r", step: 1, steps: 2, loss: 0.5, optimizerStep: 3 }).success, true);
   });
 });

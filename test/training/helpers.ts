@@ -3,7 +3,10 @@ import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
 
 /** A real core on the tiny qwen2 model with the learning loop on, small settings for a 2-core machine. */
-export async function startLearningCore(training: Exclude<CoreOptions["training"], false | undefined> = {}, dataDir = tempDir("clawrl-learn-")): Promise<RunningCore> {
+export async function startLearningCore(
+  training: Exclude<CoreOptions["training"], false | undefined> = {},
+  dataDir = tempDir("clawrl-learn-"),
+): Promise<RunningCore> {
   const model = await tinyModel({ arch: "qwen2" });
   const core = await startCore({
     model,
@@ -18,7 +21,15 @@ export async function startLearningCore(training: Exclude<CoreOptions["training"
   // No held-back slice: these tests count the samples their feedback makes (rollback.test.ts and
   // test/samples/atLeastOne.test.ts are about the slice). No preference block either: a hint would
   // put one in every later turn's prompt, each such turn a distillation sample (test/preferences/).
-  await api(core, "PATCH", "/api/settings", { batchSize: 2, loraRank: 4, loraAlpha: 8, learningRate: 1e-3, maxTrainContext: 256, heldBackShare: 0, preferencesInPrompt: false });
+  await api(core, "PATCH", "/api/settings", {
+    batchSize: 2,
+    loraRank: 4,
+    loraAlpha: 8,
+    learningRate: 1e-3,
+    maxTrainContext: 256,
+    heldBackShare: 0,
+    preferencesInPrompt: false,
+  });
   return core;
 }
 

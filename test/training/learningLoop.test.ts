@@ -126,7 +126,10 @@ describe("learning loop: feedback → train → gate → publish → swap → ro
     assert.ok(back.json.swap.pauseMs >= 0);
     assert.equal((await chat(core, "after rollback")).adapter, "ckpt-1");
     const list = await checkpoints(core);
-    assert.deepEqual(list.filter((c) => c.active).map((c) => c.n), [1]);
+    assert.deepEqual(
+      list.filter((c) => c.active).map((c) => c.n),
+      [1],
+    );
 
     const fwd = await api(core, "POST", "/api/checkpoints/2/activate");
     assert.equal(fwd.status, 200);

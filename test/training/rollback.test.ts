@@ -59,9 +59,24 @@ describe("watch on the served adapter: a bad checkpoint is rolled back to its pa
       engine: { maxContextSize: 256, sequences: 2, threads: 1, backend: "cpu" },
       // The gate is opened wide (no step bound, no preference check, no drift or fluency limit) so that the bad
       // checkpoint gets into service: the watch is what this test is about.
-      training: { stepsPerRun: 8, restartBackoffMs: 200, worker: { niceness: 5 }, gate: { klBound: 1e9, tolerance: 1e9, driftBudget: 1e9, fluencyMargin: 1e9 } },
+      training: {
+        stepsPerRun: 8,
+        restartBackoffMs: 200,
+        worker: { niceness: 5 },
+        gate: { klBound: 1e9, tolerance: 1e9, driftBudget: 1e9, fluencyMargin: 1e9 },
+      },
     });
-    const s = await api(core, "PATCH", "/api/settings", { heldBackShare: SHARE, batchSize: 4, learningRate: 1e-3, loraRank: 8, loraAlpha: 16, learningMethod: "binary", autoLearn: false, klBeta: 0, maxTrainContext: 128 });
+    const s = await api(core, "PATCH", "/api/settings", {
+      heldBackShare: SHARE,
+      batchSize: 4,
+      learningRate: 1e-3,
+      loraRank: 8,
+      loraAlpha: 16,
+      learningMethod: "binary",
+      autoLearn: false,
+      klBeta: 0,
+      maxTrainContext: 128,
+    });
     assert.equal(s.status, 200, JSON.stringify(s.json));
     const res = await fetch(`${core.url}/api/events?token=${core.token}`, { signal: sse.signal });
     const reader = res.body!.getReader();
@@ -118,7 +133,10 @@ describe("watch on the served adapter: a bad checkpoint is rolled back to its pa
     }
     assert.equal(await train(), 2);
     const drift = (await checkpoints(core)).find((c) => c.n === 2) as unknown as { gate: { klToBase: { recent: number; heldBack: number } } };
-    assert.ok(drift.gate.klToBase.recent > 1 && drift.gate.klToBase.heldBack > 1, `the gate measured the drift, held-back turns included (the wide-open gate let it pass): ${JSON.stringify(drift.gate.klToBase)}`);
+    assert.ok(
+      drift.gate.klToBase.recent > 1 && drift.gate.klToBase.heldBack > 1,
+      `the gate measured the drift, held-back turns included (the wide-open gate let it pass): ${JSON.stringify(drift.gate.klToBase)}`,
+    );
     const watching = (await api(core, "GET", "/api/status")).json.training.watch;
     assert.deepEqual([watching.checkpoint, watching.parent, watching.parentVersion], [2, 1, "ckpt-1"]);
     // The reader goes on rating what is served; after the 8th rating of ckpt-2 the rule can fire.
@@ -135,7 +153,10 @@ describe("watch on the served adapter: a bad checkpoint is rolled back to its pa
     const ck2 = view.checkpoints.find((c: { n: number }) => c.n === 2);
     assert.equal(ck2.reverted.to, 1);
     assert.equal(ck2.reverted.rule, "reward");
-    assert.match(ck2.reverted.reason, /^its answers were rated worse than checkpoint 1's: mean reward −\d\.\d\d over its last \d+ rated turns vs \+\d\.\d\d over \d+ \(one-sided Welch t-test p .* < 0\.01, drop ≥ 0\.25\)$/);
+    assert.match(
+      ck2.reverted.reason,
+      /^its answers were rated worse than checkpoint 1's: mean reward −\d\.\d\d over its last \d+ rated turns vs \+\d\.\d\d over \d+ \(one-sided Welch t-test p .* < 0\.01, drop ≥ 0\.25\)$/,
+    );
     assert.equal(view.active, "ckpt-1");
     assert.equal(c2.active, false);
     const st = (await api(core, "GET", "/api/status")).json;

@@ -37,7 +37,11 @@ describe("training control from an outside client", () => {
       assert.match(run.json.error.message, /no samples are ready/);
     }
     // A body that is there and broken is still refused.
-    const res = await fetch(`${core.url}/api/training/pause`, { method: "POST", headers: { authorization: `Bearer ${core.token}`, "content-type": "application/json" }, body: "{" });
+    const res = await fetch(`${core.url}/api/training/pause`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${core.token}`, "content-type": "application/json" },
+      body: "{",
+    });
     assert.equal(res.status, 400);
   });
 

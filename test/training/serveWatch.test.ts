@@ -44,8 +44,16 @@ describe("watch statistics", () => {
 
     const f = watchVerdict(welchLower(down(10), up(12)), null, WATCH_DEFAULTS, "checkpoint 3");
     assert.equal(f?.rule, "reward");
-    assert.match(f.reason, /^its answers were rated worse than checkpoint 3's: mean reward −0\.80 over its last 10 rated turns vs \+0\.75 over 12 \(one-sided Welch t-test p < 0\.0001 < 0\.01, drop ≥ 0\.25\)$/);
-    const fl = watchVerdict(welchLower([], []), welchLower([-3.1, -2.9, -3.4, -3.0, -2.8, -3.3, -3.2, -2.7], [-1.5, -1.4, -1.6, -1.3, -1.5, -1.7, -1.4, -1.6]), WATCH_DEFAULTS, "the base model");
+    assert.match(
+      f.reason,
+      /^its answers were rated worse than checkpoint 3's: mean reward −0\.80 over its last 10 rated turns vs \+0\.75 over 12 \(one-sided Welch t-test p < 0\.0001 < 0\.01, drop ≥ 0\.25\)$/,
+    );
+    const fl = watchVerdict(
+      welchLower([], []),
+      welchLower([-3.1, -2.9, -3.4, -3.0, -2.8, -3.3, -3.2, -2.7], [-1.5, -1.4, -1.6, -1.3, -1.5, -1.7, -1.4, -1.6]),
+      WATCH_DEFAULTS,
+      "the base model",
+    );
     assert.equal(fl?.rule, "fluency");
     assert.match(fl.reason, /^its answers read worse to the base model than the base model's: -3\.05 vs -1\.50 nats\/token over 8 and 8 answers/);
     assert.equal(watchVerdict(welchLower(up(10), up(10)), null), null);

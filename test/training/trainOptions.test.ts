@@ -6,7 +6,17 @@ import { halvedLrScale, lrScalesOf, MIN_LR_SCALE, runBatchSize, runLearningRate,
 /** The one settings → trainer mapping and learning-rate policy that the supervisor and the eval's replay share. */
 describe("trainer options from the settings", () => {
   it("maps the settings to the trainer's options", () => {
-    const s = { ...defaultSettings(), learningMethod: "opd" as const, loraRank: 4, loraAlpha: 8, learningRate: 2e-3, maxTrainContext: 256, teacherSource: "base" as const, klBeta: 0.5, batchSize: 3 };
+    const s = {
+      ...defaultSettings(),
+      learningMethod: "opd" as const,
+      loraRank: 4,
+      loraAlpha: 8,
+      learningRate: 2e-3,
+      maxTrainContext: 256,
+      teacherSource: "base" as const,
+      klBeta: 0.5,
+      batchSize: 3,
+    };
     assert.deepEqual(trainSettingsOf(s), { method: "opd", rank: 4, alpha: 8, lr: 2e-3, maxContext: 256, teacher: "base", seed: 0, klBeta: 0.5 });
     // The learning policy as its own teacher is the trainer's "current".
     assert.equal(trainSettingsOf({ ...s, teacherSource: "policy" }).teacher, "current");
@@ -32,6 +42,15 @@ describe("trainer options from the settings", () => {
       { n: 5, createdAt: at(6), verdict: "published" },
     ]);
     // 1 → rejected (½) → rejected (¼) → published (1) → rolled back (½) → published (1).
-    assert.deepEqual([...scales], [[1, 1], [2, 0.5], [3, 0.25], [4, 0.5], [5, 1]]);
+    assert.deepEqual(
+      [...scales],
+      [
+        [1, 1],
+        [2, 0.5],
+        [3, 0.25],
+        [4, 0.5],
+        [5, 1],
+      ],
+    );
   });
 });

@@ -44,7 +44,10 @@ describe("trainer killed mid-run", () => {
     assert.match(restarted.lastError ?? "", /SIGKILL/);
     // The killed run left nothing behind: no checkpoint in the index, no directory on disk.
     assert.equal((await checkpoints(core)).length, 0);
-    assert.deepEqual(fs.readdirSync(core.paths.checkpoints).filter((n) => /^\d+$/.test(n)), []);
+    assert.deepEqual(
+      fs.readdirSync(core.paths.checkpoints).filter((n) => /^\d+$/.test(n)),
+      [],
+    );
 
     // The samples went back to the pool and are trained by the new trainer, once.
     const c1 = await waitFor("checkpoint 1", async () => (await checkpoints(core)).find((c) => c.n === 1));
@@ -56,7 +59,10 @@ describe("trainer killed mid-run", () => {
     await runEnded(core);
     const again = await api(core, "POST", "/api/training/run");
     assert.equal(again.status, 409, "the trained samples are not offered again");
-    assert.deepEqual((await checkpoints(core)).map((c) => c.n), [1]);
+    assert.deepEqual(
+      (await checkpoints(core)).map((c) => c.n),
+      [1],
+    );
     await waitFor("an answer from ckpt-1", async () => ((await chat(core, "and now")).adapter === "ckpt-1" ? true : undefined));
     const after = (await api(core, "GET", "/api/status")).json.training;
     assert.equal(after.samplesWaiting, 0);
@@ -76,7 +82,10 @@ describe("trainer killed mid-run", () => {
     fs.rmSync(path.join(dataDir, "training", "used.jsonl"), { force: true });
     core = await startLearningCore({ stepsPerRun: 40, gate: { klBound: 10, driftBudget: 10, fluencyMargin: 10 } }, dataDir);
     const list = await checkpoints(core);
-    assert.deepEqual(list.map((c) => [c.n, c.verdict]), [[1, "published"]]);
+    assert.deepEqual(
+      list.map((c) => [c.n, c.verdict]),
+      [[1, "published"]],
+    );
     assert.equal((await api(core, "GET", "/api/status")).json.training.samplesWaiting, 0);
     assert.equal((await api(core, "POST", "/api/training/run")).status, 409);
     const act = await api(core, "POST", "/api/checkpoints/1/activate");

@@ -109,7 +109,8 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunMetrics> {
     throw e;
   }
   const truncated = samples.filter((s) => s.truncated).length;
-  if (truncated > 0) log(`${truncated} of ${samples.length} samples were cut to the maximum training context of ${plan.maxContext} tokens (the prompt keeps its end)`);
+  if (truncated > 0)
+    log(`${truncated} of ${samples.length} samples were cut to the maximum training context of ${plan.maxContext} tokens (the prompt keeps its end)`);
   let lora: LoraParams | undefined;
   let optimizer: AdamW | undefined;
   try {
@@ -130,11 +131,16 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunMetrics> {
     }
     const state = { model, lora, optimizer };
     let index = 0;
-    const done = await trainSteps(state, samples, { method, steps, batchSize, lr, teacher: o.teacher, ppo: o.ppo, microBatchTokens: plan.microBatchTokens }, {
-      onStep: (m) => o.onStep?.(m, ++index, steps),
-      onProgress: o.onProgress,
-      signal: o.signal,
-    });
+    const done = await trainSteps(
+      state,
+      samples,
+      { method, steps, batchSize, lr, teacher: o.teacher, ppo: o.ppo, microBatchTokens: plan.microBatchTokens },
+      {
+        onStep: (m) => o.onStep?.(m, ++index, steps),
+        onProgress: o.onProgress,
+        signal: o.signal,
+      },
+    );
     const metrics: RunMetrics = {
       version: 1,
       model: { ...modelIdentity(model), file: o.modelPath },

@@ -86,9 +86,15 @@ export function readLoraAdapter(path: string, model: BaseModel): LoraParams {
     for (const h of ordered) {
       const key = loraKey(h.layer, h.target);
       const [nIn, nOut] = linearShape(model.config, h.target);
-      const a = variableFrom(tf.tidy(() => tf.transpose<tf.Tensor2D>(tf.tensor2d(readTensorF32(file, h.a!), [rank, nIn]))), true);
+      const a = variableFrom(
+        tf.tidy(() => tf.transpose<tf.Tensor2D>(tf.tensor2d(readTensorF32(file, h.a!), [rank, nIn]))),
+        true,
+      );
       made.push(a);
-      const b = variableFrom(tf.tidy(() => tf.transpose<tf.Tensor2D>(tf.tensor2d(readTensorF32(file, h.b!), [nOut, rank]))), true);
+      const b = variableFrom(
+        tf.tidy(() => tf.transpose<tf.Tensor2D>(tf.tensor2d(readTensorF32(file, h.b!), [nOut, rank]))),
+        true,
+      );
       made.push(b);
       pairs.set(key, { a, b });
     }

@@ -107,7 +107,9 @@ export function setLoraState(lora: LoraParams, state: LoraState): void {
   const missing = [...lora.pairs.keys()].filter((k) => !(k in state.tensors));
   const extra = keys.filter((k) => !lora.pairs.has(k));
   if (missing.length > 0 || extra.length > 0) {
-    throw new Error(`LoRA state does not match the adapter (missing ${missing.slice(0, 3).join(", ") || "none"}; unexpected ${extra.slice(0, 3).join(", ") || "none"})`);
+    throw new Error(
+      `LoRA state does not match the adapter (missing ${missing.slice(0, 3).join(", ") || "none"}; unexpected ${extra.slice(0, 3).join(", ") || "none"})`,
+    );
   }
   for (const [k, p] of lora.pairs) {
     const s = state.tensors[k];

@@ -47,10 +47,7 @@ export interface CombinedWeights {
  * hint and ±1 → w_opd·(lp_T − lp_old) + w_rl·r; hint only → OPD alone; ±1 only → RL alone;
  * neither → no sample. `teacherLp` is present exactly when the sample has a hint.
  */
-export function combinedAdvantages(
-  s: { reward?: number; teacherLp?: readonly number[]; oldLp: readonly number[] },
-  w: CombinedWeights = {},
-): number[] | null {
+export function combinedAdvantages(s: { reward?: number; teacherLp?: readonly number[]; oldLp: readonly number[] }, w: CombinedWeights = {}): number[] | null {
   const wOpd = w.wOpd ?? 1;
   const wRl = w.wRl ?? 1;
   const rl = s.reward !== undefined && s.reward !== 0 ? s.reward : null;

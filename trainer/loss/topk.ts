@@ -25,10 +25,7 @@ export function topkOverlap(studentIds: readonly (readonly number[])[], teacherI
 }
 
 /** Index of the candidate hint whose teacher top-k overlaps the student's most (first on ties). */
-export function selectHint(
-  studentIds: readonly (readonly number[])[],
-  candidates: readonly (readonly (readonly number[])[])[],
-): number {
+export function selectHint(studentIds: readonly (readonly number[])[], candidates: readonly (readonly (readonly number[])[])[]): number {
   if (candidates.length === 0) throw new Error("selectHint: no candidate hints");
   let best = 0;
   let bestScore = -1;

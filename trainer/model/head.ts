@@ -64,7 +64,14 @@ export function headForward(base: FrozenBase, req: HeadRequest): HeadResult {
   const blocks: Array<{ r0: number; n: number }> = [];
   for (let r0 = 0; r0 < N; r0 += rowsPerBlock) blocks.push({ r0, n: Math.min(rowsPerBlock, N - r0) });
   // Per block, per slice: lse_c [n], and (as asked) top-k, KL parts, expectation parts.
-  const parts = blocks.map(() => ({ lse: [] as tf.Tensor1D[], lseO: [] as tf.Tensor1D[], klA: [] as tf.Tensor1D[], topV: [] as tf.Tensor2D[], topI: [] as tf.Tensor2D[], exp: [] as tf.Tensor2D[] }));
+  const parts = blocks.map(() => ({
+    lse: [] as tf.Tensor1D[],
+    lseO: [] as tf.Tensor1D[],
+    klA: [] as tf.Tensor1D[],
+    topV: [] as tf.Tensor2D[],
+    topI: [] as tf.Tensor2D[],
+    exp: [] as tf.Tensor2D[],
+  }));
   const hb = blocks.map((b) => (blocks.length === 1 ? req.h : tf.slice(req.h, [b.r0, 0], [b.n, D])));
   const ob = req.klAgainst ? blocks.map((b) => (blocks.length === 1 ? req.klAgainst! : tf.slice(req.klAgainst!, [b.r0, 0], [b.n, D]))) : null;
   try {
@@ -102,7 +109,12 @@ export function headForward(base: FrozenBase, req: HeadRequest): HeadResult {
     }
     return tf.tidy(() => {
       const lseBlocks: tf.Tensor1D[] = [];
-      const out: { lse?: tf.Tensor1D; kl: tf.Tensor1D[]; topV: tf.Tensor2D[]; topI: tf.Tensor2D[]; exp: tf.Tensor2D[] } = { kl: [], topV: [], topI: [], exp: [] };
+      const out: { lse?: tf.Tensor1D; kl: tf.Tensor1D[]; topV: tf.Tensor2D[]; topI: tf.Tensor2D[]; exp: tf.Tensor2D[] } = {
+        kl: [],
+        topV: [],
+        topI: [],
+        exp: [],
+      };
       parts.forEach((p) => {
         const lseStack = tf.stack(p.lse); // [C, n]
         const lse = tf.logSumExp<tf.Tensor1D>(lseStack, 0);
@@ -132,7 +144,7 @@ export function headForward(base: FrozenBase, req: HeadRequest): HeadResult {
           out.exp.push(tf.sum<tf.Tensor2D>(tf.mul(e, tf.expandDims(sliceW, 2)), 0));
         }
       });
-      const cat = <T extends tf.Tensor>(xs: T[]): T => (xs.length === 1 ? xs[0] : (tf.concat<T>(xs, 0)));
+      const cat = <T extends tf.Tensor>(xs: T[]): T => (xs.length === 1 ? xs[0] : tf.concat<T>(xs, 0));
       const lse = cat(lseBlocks);
       const res: HeadResult = { lse };
       if (req.ids) res.logprobs = tf.sub<tf.Tensor2D>(idLogits(base, req.h, req.ids), tf.expandDims(lse, 1));

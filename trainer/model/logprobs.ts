@@ -65,7 +65,8 @@ export function planBatch(batch: TokenBatch, nVocab: number): BatchPlan {
     const seq = batch.tokens[b];
     for (let t = 0; t < seq.length; t++) {
       const id = seq[t];
-      if (!Number.isInteger(id) || id < 0 || id >= nVocab) throw new Error(`tokenLogProbs: token id ${id} at [${b}][${t}] is outside the vocabulary (0..${nVocab - 1})`);
+      if (!Number.isInteger(id) || id < 0 || id >= nVocab)
+        throw new Error(`tokenLogProbs: token id ${id} at [${b}][${t}] is outside the vocabulary (0..${nVocab - 1})`);
       ids[b * T + t] = id;
     }
     const start = Math.max(1, batch.targetStart[b]);
@@ -83,7 +84,7 @@ export function scoredRows(x: tf.Tensor2D, plan: BatchPlan): tf.Tensor2D {
   const D = x.shape[1];
   const T = plan.grid.T;
   const parts = plan.spans.filter((s) => s.end > s.start).map((s) => tf.slice(x, [s.b * T + s.start - 1, 0], [s.end - s.start, D]));
-  return parts.length === 1 ? parts[0] : (tf.concat<tf.Tensor2D>(parts));
+  return parts.length === 1 ? parts[0] : tf.concat<tf.Tensor2D>(parts);
 }
 
 /**
@@ -118,7 +119,12 @@ export function finalNorm(model: BaseModel, rows: tf.Tensor2D): tf.Tensor2D {
  * Runs the body on a planned batch and the head on its scored rows. The head result's
  * tensors belong to the caller.
  */
-export function scorePlan(model: BaseModel, lora: LoraParams | null, plan: BatchPlan, req: { ids?: Int32Array; topK?: number; tick?: (tokenBlocks: number) => void } = {}): HeadResult {
+export function scorePlan(
+  model: BaseModel,
+  lora: LoraParams | null,
+  plan: BatchPlan,
+  req: { ids?: Int32Array; topK?: number; tick?: (tokenBlocks: number) => void } = {},
+): HeadResult {
   const ctx = seqContext(model, plan.grid.B, plan.grid.T, req.tick);
   let final: tf.Tensor2D;
   try {
@@ -171,5 +177,5 @@ export function outputLogits(model: BaseModel, h: tf.Tensor2D): tf.Tensor2D {
     parts.push(linearNoGrad(h, w));
     model.weights.releaseHeadChunk(w);
   }
-  return parts.length === 1 ? parts[0] : (tf.concat<tf.Tensor2D>(parts, 1));
+  return parts.length === 1 ? parts[0] : tf.concat<tf.Tensor2D>(parts, 1);
 }

@@ -47,7 +47,6 @@ interface Packed {
   f32?: Float32Array;
 }
 
-
 /** The tensor names of block `l` that the forward pass reads, with their ne. */
 function layerTensorSpecs(config: ModelConfig, l: number): Array<{ key: string; name: string; ne: number[] }> {
   const p = `blk.${l}.`;
@@ -57,7 +56,11 @@ function layerTensorSpecs(config: ModelConfig, l: number): Array<{ key: string; 
     ...LINEAR_NAMES.map((n) => ({ key: n, name: `${p}${n}.weight`, ne: linearShape(config, n) })),
   ];
   if (config.qkvBias) {
-    for (const [k, n] of [["bq", "attn_q"], ["bk", "attn_k"], ["bv", "attn_v"]] as const) {
+    for (const [k, n] of [
+      ["bq", "attn_q"],
+      ["bk", "attn_k"],
+      ["bv", "attn_v"],
+    ] as const) {
       specs.push({ key: k, name: `${p}${n}.bias`, ne: [linearShape(config, n)[1]] });
     }
   }

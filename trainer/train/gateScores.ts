@@ -43,7 +43,13 @@ function scoredHidden(model: BaseModel, lora: LoraParams | null, p: BatchPlan, t
 }
 
 /** Mean KL(p_cand ‖ p_serv) over the positions that predict each sequence's scored tokens. */
-export async function meanKl(model: BaseModel, cand: LoraParams, serving: LoraParams | null, seqs: ScoredSeq[], batchTokens = BATCH_TOKENS): Promise<{ kl: number | null; positions: number }> {
+export async function meanKl(
+  model: BaseModel,
+  cand: LoraParams,
+  serving: LoraParams | null,
+  seqs: ScoredSeq[],
+  batchTokens = BATCH_TOKENS,
+): Promise<{ kl: number | null; positions: number }> {
   let sum = 0;
   let n = 0;
   for (const group of microBatches(seqs, batchTokens)) {
@@ -116,7 +122,13 @@ export interface GateFiguresOptions {
  * adapter's for KL to it or the answers' log-probs, the base model's for the drift when
  * another adapter serves; one head pass gives the candidate's log-probs and its KL together. Equal to the separate measures (test/trainer/gateScores.test.ts).
  */
-export async function gateFigures(model: BaseModel, cand: LoraParams, serving: LoraParams | null, sets: GateSets, opts: GateFiguresOptions = {}): Promise<GateFigures> {
+export async function gateFigures(
+  model: BaseModel,
+  cand: LoraParams,
+  serving: LoraParams | null,
+  sets: GateSets,
+  opts: GateFiguresOptions = {},
+): Promise<GateFigures> {
   const unique: Array<ScoredSeq & { roles: Set<Role> }> = [];
   const byKey = new Map<string, number>();
   for (const role of ["prompts", "liked", "disliked", "heldBack"] as const) {
@@ -151,10 +163,27 @@ export async function gateFigures(model: BaseModel, cand: LoraParams, serving: L
     // Output projections over the targets (a KL reads two: each side's rows): minutes at a real vocabulary.
     const headPasses = (wantLp || klServRef ? 1 + (klServRef ? 1 : 0) : 0) + (wantLp ? 1 : 0) + (baseRows ? 2 : 0);
     const headBlocks = p.targets.length * headRowBlocks(model.config);
-    return [{ group, p, wantLp, klServRef, servingRows, baseRows, headBlocks, tokenBlocks: passes * p.grid.B * p.grid.T * model.config.nLayer + headPasses * headBlocks }];
+    return [
+      {
+        group,
+        p,
+        wantLp,
+        klServRef,
+        servingRows,
+        baseRows,
+        headBlocks,
+        tokenBlocks: passes * p.grid.B * p.grid.T * model.config.nLayer + headPasses * headBlocks,
+      },
+    ];
   });
   const onProgress = opts.onProgress;
-  const meter = onProgress ? new WorkMeter(work.reduce((a, w) => a + w.tokenBlocks, 0), onProgress, opts.progressEveryMs) : null;
+  const meter = onProgress
+    ? new WorkMeter(
+        work.reduce((a, w) => a + w.tokenBlocks, 0),
+        onProgress,
+        opts.progressEveryMs,
+      )
+    : null;
   for (const { group, p, wantLp, klServRef, servingRows, baseRows, headBlocks } of work) {
     const owned: tf.Tensor[] = [];
     const keep = <T extends tf.Tensor>(x: T): T => (owned.push(x), x);

@@ -31,7 +31,11 @@ export interface PreparedSample {
  * recent turns matter most); a response longer than the context keeps its start, leaving one
  * prompt token so the first response token still has a context.
  */
-export function fitContext(prompt: readonly number[], response: readonly number[], maxContext: number): { prompt: number[]; response: number[]; truncated: boolean } {
+export function fitContext(
+  prompt: readonly number[],
+  response: readonly number[],
+  maxContext: number,
+): { prompt: number[]; response: number[]; truncated: boolean } {
   if (!Number.isInteger(maxContext) || maxContext < 2) throw new Error(`maximum training context must be at least 2 tokens, got ${maxContext}`);
   if (prompt.length + response.length <= maxContext) return { prompt: [...prompt], response: [...response], truncated: false };
   const resp = response.length > maxContext - 1 ? response.slice(0, maxContext - 1) : [...response];
@@ -42,7 +46,11 @@ export function fitContext(prompt: readonly number[], response: readonly number[
 function contentText(m: ChatMessage): string {
   const c = m.content;
   if (typeof c === "string") return c;
-  if (Array.isArray(c)) return c.filter((p) => p.type === "text" && typeof p.text === "string").map((p) => p.text).join("\n");
+  if (Array.isArray(c))
+    return c
+      .filter((p) => p.type === "text" && typeof p.text === "string")
+      .map((p) => p.text)
+      .join("\n");
   return "";
 }
 

@@ -114,7 +114,9 @@ export interface TrainHooks {
 export async function trainSteps(state: TrainState, samples: readonly PreparedSample[], opts: TrainOptions, hooks: TrainHooks = {}): Promise<StepMetrics[]> {
   const pool = samples.filter((s) => isEligible(opts.method, s));
   if (pool.length === 0) {
-    throw new Error(`no sample carries a ${opts.method} training signal (${opts.method === "binary" ? "reward ±1" : opts.method === "opd" ? "a hint" : "a hint or reward ±1"})`);
+    throw new Error(
+      `no sample carries a ${opts.method} training signal (${opts.method === "binary" ? "reward ±1" : opts.method === "opd" ? "a hint" : "a hint or reward ±1"})`,
+    );
   }
   const batchSize = Math.min(opts.batchSize ?? 8, pool.length);
   const out: StepMetrics[] = [];
@@ -153,7 +155,13 @@ function responseOffsets(samples: readonly PreparedSample[]): number[] {
 type Tick = (tokenBlocks: number) => void;
 
 /** Log-probs (no gradient) of each sequence's response under `lora`, at its targets or at given ids per row. */
-function scoreResponses(model: BaseModel, lora: LoraParams | null, seqs: Array<{ tokens: number[]; promptLength: number }>, ids?: Int32Array, tick?: Tick): tf.Tensor2D {
+function scoreResponses(
+  model: BaseModel,
+  lora: LoraParams | null,
+  seqs: Array<{ tokens: number[]; promptLength: number }>,
+  ids?: Int32Array,
+  tick?: Tick,
+): tf.Tensor2D {
   const plan = planBatch({ tokens: seqs.map((s) => s.tokens), targetStart: seqs.map((s) => s.promptLength) }, model.config.nVocab);
   const head = scorePlan(model, lora, plan, { ...(ids ? { ids } : {}), tick });
   head.lse.dispose();
@@ -399,7 +407,10 @@ async function studentForward(g: Group, body: BodyResult): Promise<StudentForwar
  * Phase 2, the teachers: per hinted sample, the teacher's log-probs of the response tokens (OPD,
  * combined) or, for top-k, the chosen hint's teacher's log-probs at the student's top-k ids.
  */
-async function teacherScores(g: Group, topIdsArr: Float32Array): Promise<{ teacherResp: Array<number[] | undefined>; topkTeacher: Array<Float32Array | undefined> }> {
+async function teacherScores(
+  g: Group,
+  topIdsArr: Float32Array,
+): Promise<{ teacherResp: Array<number[] | undefined>; topkTeacher: Array<Float32Array | undefined> }> {
   const { model } = g.state;
   const { samples, method, k, offsets, lenOf, teacherLora, tick } = g;
   const teacherResp = new Array<number[] | undefined>(samples.length).fill(undefined);

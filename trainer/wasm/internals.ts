@@ -38,7 +38,7 @@ export const MAIN_SCRIPT_PREFIX = "var WasmBackendModuleThreadedSimd = ";
  */
 export const WORKER_SCRIPT_NEEDS = [
   'e.data.cmd==="load"',
-  'var objectUrl=URL.createObjectURL(e.data.urlOrBlob)',
+  "var objectUrl=URL.createObjectURL(e.data.urlOrBlob)",
   "importScripts(objectUrl)",
   "WasmBackendModuleThreadedSimd(Module)",
   'require("worker_threads")',

@@ -132,7 +132,9 @@ async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 
 /** Exact small matMul against plain JS (integers: any summation order is exact in float32). */
 function checkMatMul(): void {
-  const m = 33, k = 70, n = 65; // odd sizes, several XNNPACK tiles each way
+  const m = 33,
+    k = 70,
+    n = 65; // odd sizes, several XNNPACK tiles each way
   const a = Float32Array.from({ length: m * k }, (_, i) => ((i * 7) % 13) - 6);
   const b = Float32Array.from({ length: k * n }, (_, i) => ((i * 5) % 11) - 5);
   const got = tf.tidy(() => tf.matMul(tf.tensor2d(a, [m, k]), tf.tensor2d(b, [k, n])).dataSync());

@@ -132,11 +132,18 @@ function deviceName(info: GpuAdapterInfoLike): string {
 
 /** Chromium's or Chrome's SwiftShader Vulkan ICD on this machine, if any. */
 export function findSwiftShaderIcd(home = os.homedir()): string | null {
-  const dirs = ["/usr/lib/chromium", "/usr/lib/chromium-browser", "/opt/google/chrome", "/opt/chromium.org/chromium", "/snap/chromium/current/usr/lib/chromium-browser"];
+  const dirs = [
+    "/usr/lib/chromium",
+    "/usr/lib/chromium-browser",
+    "/opt/google/chrome",
+    "/opt/chromium.org/chromium",
+    "/snap/chromium/current/usr/lib/chromium-browser",
+  ];
   // Playwright's own Chromium builds ship it too.
   const pw = path.join(home, ".cache", "ms-playwright");
   try {
-    for (const e of fs.readdirSync(pw).sort().reverse()) if (e.startsWith("chromium")) dirs.push(path.join(pw, e, "chrome-linux"), path.join(pw, e, "chrome-linux64"));
+    for (const e of fs.readdirSync(pw).sort().reverse())
+      if (e.startsWith("chromium")) dirs.push(path.join(pw, e, "chrome-linux"), path.join(pw, e, "chrome-linux64"));
   } catch {
     // no Playwright browsers
   }
@@ -260,7 +267,12 @@ function routesFor(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, allowSoftw
 type RouteSetup = { options: string[]; featureLevel?: string; backend: string; vars: Record<string, string> } | { skip: string };
 
 function routeSetup(route: Route, o: OpenOptions, env: NodeJS.ProcessEnv, platform: NodeJS.Platform, hasVulkanDriver: () => boolean): RouteSetup {
-  const setup = { options: [] as string[], featureLevel: undefined as string | undefined, backend: defaultBackend(platform), vars: {} as Record<string, string> };
+  const setup = {
+    options: [] as string[],
+    featureLevel: undefined as string | undefined,
+    backend: defaultBackend(platform),
+    vars: {} as Record<string, string>,
+  };
   if (route === "default" && platform === "linux" && !hasVulkanDriver()) return { skip: "default: no Vulkan driver installed" };
   if (route === "swiftshader") {
     const icd = (o.findSwiftShader ?? findSwiftShaderIcd)();
@@ -278,7 +290,13 @@ function routeSetup(route: Route, o: OpenOptions, env: NodeJS.ProcessEnv, platfo
 }
 
 /** Tries the routes in order; the first adapter found, or an Error naming what each route said. */
-async function findAdapter(o: OpenOptions, env: NodeJS.ProcessEnv, platform: NodeJS.Platform, routes: Route[], dawn: { create(): Promise<CreateGpu> }): Promise<Found> {
+async function findAdapter(
+  o: OpenOptions,
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform,
+  routes: Route[],
+  dawn: { create(): Promise<CreateGpu> },
+): Promise<Found> {
   const adapterMs = o.adapterTimeoutMs ?? 10_000;
   const hasVulkanDriver = o.hasVulkanDriver ?? (o.createGpu ? () => true : () => vulkanDriverListed(env));
   const tried: string[] = [];
@@ -296,7 +314,11 @@ async function findAdapter(o: OpenOptions, env: NodeJS.ProcessEnv, platform: Nod
     Object.assign(env, vars);
     try {
       const gpu = createGpu(options);
-      const adapter = await within(gpu.requestAdapter({ powerPreference: "high-performance", ...(featureLevel ? { featureLevel } : {}) }), adapterMs, "requestAdapter");
+      const adapter = await within(
+        gpu.requestAdapter({ powerPreference: "high-performance", ...(featureLevel ? { featureLevel } : {}) }),
+        adapterMs,
+        "requestAdapter",
+      );
       if (!adapter) {
         tried.push(`${route}: none`);
         continue;
@@ -318,7 +340,15 @@ async function findAdapter(o: OpenOptions, env: NodeJS.ProcessEnv, platform: Nod
 async function openDevice(adapter: GpuAdapterLike, deviceMs: number, name: string): Promise<GpuDeviceLike> {
   const L = adapter.limits;
   const requiredLimits: Record<string, number> = {};
-  for (const k of ["maxBufferSize", "maxStorageBufferBindingSize", "maxComputeWorkgroupStorageSize", "maxComputeWorkgroupsPerDimension", "maxComputeWorkgroupSizeX", "maxComputeInvocationsPerWorkgroup", "maxStorageBuffersPerShaderStage"]) {
+  for (const k of [
+    "maxBufferSize",
+    "maxStorageBufferBindingSize",
+    "maxComputeWorkgroupStorageSize",
+    "maxComputeWorkgroupsPerDimension",
+    "maxComputeWorkgroupSizeX",
+    "maxComputeInvocationsPerWorkgroup",
+    "maxStorageBuffersPerShaderStage",
+  ]) {
     const v = L[k];
     if (typeof v === "number") requiredLimits[k] = v;
   }

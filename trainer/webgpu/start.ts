@@ -66,7 +66,10 @@ function explainSyncReads(cls: WebGpuBackendClass): void {
       return readSync.call(this, dataId);
     } catch (e) {
       if (e instanceof ReferenceError && /OffscreenCanvas/.test(e.message)) {
-        throw new Error("webgpu backend under Node: dataSync()/arraySync() cannot read GPU data (tfjs needs OffscreenCanvas for that); use await tensor.data() or tensor.array()", { cause: e });
+        throw new Error(
+          "webgpu backend under Node: dataSync()/arraySync() cannot read GPU data (tfjs needs OffscreenCanvas for that); use await tensor.data() or tensor.array()",
+          { cause: e },
+        );
       }
       throw e;
     }
@@ -122,7 +125,10 @@ function failReadsAfterGpuErrors(backend: WebGpuBackendLike, dawn: DawnDevice): 
       // reported a moment later.
       await new Promise((r) => setImmediate(r));
       const lost = dawn.lostReason();
-      throw new Error(lost ? `webgpu: the GPU device was lost (${lost})` : `webgpu: reading a tensor failed: ${(e instanceof Error && e.message) || String(e)}`, { cause: e });
+      throw new Error(
+        lost ? `webgpu: the GPU device was lost (${lost})` : `webgpu: reading a tensor failed: ${(e instanceof Error && e.message) || String(e)}`,
+        { cause: e },
+      );
     }
     const err = dawn.firstError();
     if (err) throw new Error(`webgpu: a GPU command failed earlier, so results since may be wrong: ${err}`);
@@ -229,7 +235,8 @@ export async function startWebGpu(o: Pick<OpenOptions, "allowSoftware" | "log" |
     restores.push(() => tf.removeBackend("webgpu"));
     tf.env().set("WEBGPU_CPU_FORWARD", false);
     const batch = Number(process.env.CLAWRL_WEBGPU_SUBMIT_BATCH ?? 15);
-    if (!Number.isInteger(batch) || batch < 1) throw new Error(`CLAWRL_WEBGPU_SUBMIT_BATCH must be a positive integer, not "${process.env.CLAWRL_WEBGPU_SUBMIT_BATCH}"`);
+    if (!Number.isInteger(batch) || batch < 1)
+      throw new Error(`CLAWRL_WEBGPU_SUBMIT_BATCH must be a positive integer, not "${process.env.CLAWRL_WEBGPU_SUBMIT_BATCH}"`);
     tf.env().set("WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE", batch);
     const ok = await tf.setBackend("webgpu");
     if (!ok || tf.getBackend() !== "webgpu") throw new Error('tfjs could not initialise backend "webgpu"');

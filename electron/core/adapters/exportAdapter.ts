@@ -59,7 +59,10 @@ export function exportAdapter(o: ExportAdapterOptions): ExportResult {
       break;
     case "ollama":
       write("adapter.gguf", fs.readFileSync(o.adapterPath));
-      write("Modelfile", `# ClawRL ${o.label}: a LoRA adapter (${config.arch}, rank ${adapter.rank}) on its base model\nFROM ${base}\nADAPTER ./adapter.gguf\n`);
+      write(
+        "Modelfile",
+        `# ClawRL ${o.label}: a LoRA adapter (${config.arch}, rank ${adapter.rank}) on its base model\nFROM ${base}\nADAPTER ./adapter.gguf\n`,
+      );
       write("README.md", ollamaReadme(o.label, base));
       break;
     case "peft": {

@@ -10,7 +10,16 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fsyncDir, writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
-import { AdapterMismatchError, baseIdentity, looksLikePeft, readBaseConfig, readGgufAdapter, readPeftAdapter, writeGgufAdapter, type PortableAdapter } from "../../../models/adapters/interchange.js";
+import {
+  AdapterMismatchError,
+  baseIdentity,
+  looksLikePeft,
+  readBaseConfig,
+  readGgufAdapter,
+  readPeftAdapter,
+  writeGgufAdapter,
+  type PortableAdapter,
+} from "../../../models/adapters/interchange.js";
 import { linearShape } from "../../../models/arch/layout.js";
 import { writeOptimizerState } from "../../../models/adapters/optimizerState.js";
 import type { MomentData } from "../../../models/adapters/optimizerState.js";
@@ -69,7 +78,10 @@ export function stageImport(source: string, basePath: string, stagingDir: string
     for (const p of adapter.pairs) {
       const [nIn, nOut] = linearShape(config, p.target);
       const key = `blk.${p.layer}.${p.target}.weight`;
-      for (const [name, shape] of [[`${key}.lora_a`, [nIn, adapter.rank]], [`${key}.lora_b`, [adapter.rank, nOut]]] as const) {
+      for (const [name, shape] of [
+        [`${key}.lora_a`, [nIn, adapter.rank]],
+        [`${key}.lora_b`, [adapter.rank, nOut]],
+      ] as const) {
         m[name] = { shape: [...shape], data: new Float32Array(shape[0] * shape[1]) };
         v[name] = { shape: [...shape], data: new Float32Array(shape[0] * shape[1]) };
       }

@@ -50,7 +50,11 @@ export class ApiClient {
     try {
       res = await fetch(`${this.url}${route}`, {
         method,
-        headers: { ...(this.token ? { authorization: `Bearer ${this.token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+        headers: {
+          ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
+          ...(body !== undefined ? { "content-type": "application/json" } : {}),
+          ...headers,
+        },
         body: body !== undefined ? JSON.stringify(body) : undefined,
         signal,
       });
@@ -85,7 +89,11 @@ export class ApiClient {
     const schema = replySchemas[path as keyof ApiGetRoutes];
     if (!schema) return body as ApiGetReply<P>;
     const r = schema.safeParse(body);
-    if (!r.success) throw new CoreApiError(200, `GET ${path}: the reply does not match the contract: ${r.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`);
+    if (!r.success)
+      throw new CoreApiError(
+        200,
+        `GET ${path}: the reply does not match the contract: ${r.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`,
+      );
     return r.data as ApiGetReply<P>;
   }
 }

@@ -24,7 +24,13 @@ export interface ChatGeneration {
 }
 
 /** What a new chat starts with until the user sets other defaults (settings.chatDefaults's default). */
-export const CHAT_DEFAULTS: Readonly<ChatGeneration> = Object.freeze({ systemPrompt: "", temperature: 0.7, topP: 0.95, maxTokens: null, toolSteps: GENERATION_LIMITS.toolSteps.default });
+export const CHAT_DEFAULTS: Readonly<ChatGeneration> = Object.freeze({
+  systemPrompt: "",
+  temperature: 0.7,
+  topP: 0.95,
+  maxTokens: null,
+  toolSteps: GENERATION_LIMITS.toolSteps.default,
+});
 
 /** settings.defaultMaxTokens's default: the answer length when a request sets none. */
 export const DEFAULT_MAX_TOKENS = 2048;

@@ -59,7 +59,12 @@ export interface ResponseObject {
   store: boolean;
   temperature: number;
   /** the output format asked for: plain text, any JSON object, or JSON held to a schema */
-  text: { format: { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
+  text: {
+    format:
+      | { type: "text" }
+      | { type: "json_object" }
+      | { type: "json_schema"; name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null };
+  };
   tool_choice: "auto" | "none" | "required" | { type: "function"; name: string };
   tools: ResponseFunctionTool[];
   top_p: number;

@@ -18,9 +18,7 @@ export const JudgeSourceSchema = z.discriminatedUnion("kind", [
   /** the served model without its adapter, in a separate context */
   z.object({ kind: z.literal("base") }).strict(),
   z.object({ kind: z.literal("gguf"), path: z.string().min(1) }).strict(),
-  z
-    .object({ kind: z.literal("endpoint"), baseUrl: z.url(), model: z.string().min(1), apiKey: z.string().optional() })
-    .strict(),
+  z.object({ kind: z.literal("endpoint"), baseUrl: z.url(), model: z.string().min(1), apiKey: z.string().optional() }).strict(),
 ]);
 
 /**
@@ -78,7 +76,11 @@ export const SettingsSchema = z
     /** Outside clients that send no rl headers at all (OpenClaw without the plugin, any SDK): main turns (issue 10). */
     headerlessTurnsMain: z.boolean().default(true),
     /** a session with no request for this long is closed (its last turn gets no next state) */
-    sessionIdleMinutes: z.number().positive().max(7 * 24 * 60).default(30),
+    sessionIdleMinutes: z
+      .number()
+      .positive()
+      .max(7 * 24 * 60)
+      .default(30),
     /** inference backend: auto = CUDA, then Vulkan, then CPU */
     backend: z.enum(["auto", "cuda", "vulkan", "cpu"]).default("auto"),
     /**
@@ -135,8 +137,22 @@ export const SettingsSchema = z
      * beside the served model with a context of its own); null: the served model's own vectors.
      * An absolute path (an installed model's path, or any GGUF file).
      */
-    embeddingModelPath: z.string().trim().regex(/^(\/|[A-Za-z]:[\\/]|\\\\)/, "an absolute path to a GGUF file").nullable().default(null),
-    allowedHosts: z.array(z.string().trim().toLowerCase().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9\-._]+)$/, "a host name without port or scheme")).max(32).default([]),
+    embeddingModelPath: z
+      .string()
+      .trim()
+      .regex(/^(\/|[A-Za-z]:[\\/]|\\\\)/, "an absolute path to a GGUF file")
+      .nullable()
+      .default(null),
+    allowedHosts: z
+      .array(
+        z
+          .string()
+          .trim()
+          .toLowerCase()
+          .regex(/^(\[[0-9a-f:.]+\]|[a-z0-9\-._]+)$/, "a host name without port or scheme"),
+      )
+      .max(32)
+      .default([]),
   })
   .strict();
 

@@ -172,8 +172,7 @@ export interface TrainingReply<Turn = unknown> {
 
 /** POST /api/training/run: 202 started; 200 while a run holds every ready sample. */
 export type RunNowReply =
-  | { started: true; samplesWaiting: number }
-  | { started: false; running: true; reason: string | null; samplesWaiting: number; training: TrainingStatusView };
+  { started: true; samplesWaiting: number } | { started: false; running: true; reason: string | null; samplesWaiting: number; training: TrainingStatusView };
 
 export interface SwapView {
   pauseMs: number;

@@ -28,14 +28,20 @@ export interface ParsedArgs {
 
 /** A user-facing error: printed as one line, exit code 1 (or `code`). */
 export class UsageError extends Error {
-  constructor(message: string, readonly code = 2) {
+  constructor(
+    message: string,
+    readonly code = 2,
+  ) {
     super(message);
     this.name = "UsageError";
   }
 }
 
 export class CliError extends Error {
-  constructor(message: string, readonly code = 1) {
+  constructor(
+    message: string,
+    readonly code = 1,
+  ) {
     super(message);
     this.name = "CliError";
   }

@@ -15,9 +15,7 @@ export interface DoctorChildRequest {
 }
 
 export type DoctorChildMessage =
-  | { type: "progress"; line: string }
-  | { type: "report"; report: DoctorReport; markdown: string }
-  | { type: "error"; message: string };
+  { type: "progress"; line: string } | { type: "report"; report: DoctorReport; markdown: string } | { type: "error"; message: string };
 
 const send = (m: DoctorChildMessage): Promise<void> => new Promise((resolve) => process.send!(m, () => resolve()));
 
@@ -25,7 +23,13 @@ process.once("message", (raw) => {
   const req = raw as DoctorChildRequest;
   void (async () => {
     try {
-      const report = await runDoctor({ mode: "quick", modelsDir: req.modelsDir, only: req.only, webgpu: req.webgpu, log: (line) => void send({ type: "progress", line }) });
+      const report = await runDoctor({
+        mode: "quick",
+        modelsDir: req.modelsDir,
+        only: req.only,
+        webgpu: req.webgpu,
+        log: (line) => void send({ type: "progress", line }),
+      });
       await send({ type: "report", report, markdown: renderMarkdown(report) });
     } catch (err) {
       await send({ type: "error", message: err instanceof Error ? err.message : String(err) });

@@ -14,12 +14,25 @@ export function renderMarkdown(r: DoctorReport): string {
   out.push("How these are estimated:", "");
   out.push(`- serves: ${r.meaning.serves.how}`, `- learns: ${r.meaning.learns.how}`, `- learning cycle: ${r.meaning.learningCycle.how}`, "");
   out.push("## Machine", "");
-  out.push(`- CPU: ${m.cpuModel}, ${m.cores} cores`, `- RAM: ${gib(m.ramFreeBytes)} available of ${gib(m.ramTotalBytes)}`, `- OS: ${m.os}`, `- Node: ${m.node}`, `- Load: ${m.loadAverage.toFixed(1)} (1-minute average at the start)${m.loadAverage > m.cores ? `: busier than its ${m.cores} cores, so the figures below read lower than on an idle machine` : ""}`);
+  out.push(
+    `- CPU: ${m.cpuModel}, ${m.cores} cores`,
+    `- RAM: ${gib(m.ramFreeBytes)} available of ${gib(m.ramTotalBytes)}`,
+    `- OS: ${m.os}`,
+    `- Node: ${m.node}`,
+    `- Load: ${m.loadAverage.toFixed(1)} (1-minute average at the start)${m.loadAverage > m.cores ? `: busier than its ${m.cores} cores, so the figures below read lower than on an idle machine` : ""}`,
+  );
   for (const g of m.gpus) {
     const what =
       g.status === "ok"
-        ? [g.devices.join(", ") || "(no device named)", g.driver ? `driver ${g.driver}` : "", g.vramTotalBytes ? `${gib(g.vramTotalBytes)} VRAM` : "",
-            ...g.adapters.map((a) => `${a.backend}${a.software ? `, software (${a.software})` : ""}, maxBufferSize ${gib(a.maxBufferSize)}, maxStorageBufferBindingSize ${gib(a.maxStorageBufferBindingSize)}`)]
+        ? [
+            g.devices.join(", ") || "(no device named)",
+            g.driver ? `driver ${g.driver}` : "",
+            g.vramTotalBytes ? `${gib(g.vramTotalBytes)} VRAM` : "",
+            ...g.adapters.map(
+              (a) =>
+                `${a.backend}${a.software ? `, software (${a.software})` : ""}, maxBufferSize ${gib(a.maxBufferSize)}, maxStorageBufferBindingSize ${gib(a.maxStorageBufferBindingSize)}`,
+            ),
+          ]
             .filter(Boolean)
             .join("; ")
         : `${g.status}: ${g.reason ?? ""}${g.driver ? ` (NVIDIA driver ${g.driver})` : ""}`;
@@ -55,7 +68,12 @@ export function renderMarkdown(r: DoctorReport): string {
     );
   } else out.push(`No training run: ${r.training.trainReason ?? "—"}.`);
   const p = r.training.plan;
-  out.push("", p ? `Memory plan for ${p.model} on ${p.backend}: ${p.fits ? "fits" : "does not fit"}: ${p.summary}.` : "Memory plan: no served or selected model (pass --model, or choose one with 'clawrl models use').");
+  out.push(
+    "",
+    p
+      ? `Memory plan for ${p.model} on ${p.backend}: ${p.fits ? "fits" : "does not fit"}: ${p.summary}.`
+      : "Memory plan: no served or selected model (pass --model, or choose one with 'clawrl models use').",
+  );
   const failed = r.probes.filter((x) => x.status === "failed");
   if (failed.length > 0) {
     out.push("", "## Failed probes", "");

@@ -58,7 +58,8 @@ export function batchSeconds(entry: CatalogEntry, train: TrainRun, peakGflops: n
   if (!s || !measured) return null;
   const measuredFlops = train.gflops * 1e9 * train.stepSeconds;
   const overhead = Math.max(0, train.stepSeconds - measuredFlops / (peakGflops * 1e9));
-  const params = (x: typeof s) => x.layers * (x.dim * (x.heads + 2 * x.kvHeads) * x.headDim + x.heads * x.headDim * x.dim + 3 * x.dim * x.ffn) + x.vocab * x.dim;
+  const params = (x: typeof s) =>
+    x.layers * (x.dim * (x.heads + 2 * x.kvHeads) * x.headDim + x.heads * x.headDim * x.dim + 3 * x.dim * x.ffn) + x.vocab * x.dim;
   const flops = flopsPerStep(configOfShape(s), BATCH_SAMPLES, SAMPLE_TOKENS, SAMPLE_TOKENS - PROMPT_TOKENS, RANK);
   return overhead * (params(s) / params(measured)) + flops / (peakGflops * 1e9);
 }
@@ -110,7 +111,8 @@ export function whatItMeans(m: MeaningInput): DoctorReport["meaning"] {
   let cycle: DoctorReport["meaning"]["learningCycle"];
   // The served model; else the one that learns here; else the smallest with a known shape (the cycle is then long: that is the news).
   const cycleEntry = m.selected ?? catalog.find((e) => e.id === learns.model) ?? [...catalog].reverse().find((e) => findShape(e.id)) ?? null;
-  if (!m.train || !cycleEntry) cycle = { model: m.selectedLabel, seconds: null, how: m.train ? "no catalog shape known for this model" : "not measured: no trainer backend trained here" };
+  if (!m.train || !cycleEntry)
+    cycle = { model: m.selectedLabel, seconds: null, how: m.train ? "no catalog shape known for this model" : "not measured: no trainer backend trained here" };
   else {
     const step = batchSeconds(cycleEntry, m.train, peak);
     const decode = m.decode ? decodeEstimate(cycleEntry, m.decode) : null;
@@ -143,6 +145,7 @@ export function whatItMeans(m: MeaningInput): DoctorReport["meaning"] {
       ? `One learning cycle with the app's defaults on ${name(cycle.model)}: ~${fmtS(cycle.seconds)} (estimated from the measured step; see how).`
       : `One learning cycle: unknown (${cycle.how}).`,
   ];
-  if (m.loadAverage > m.cores) lines.push(`Measured while the machine was busy (load ${m.loadAverage.toFixed(1)} on ${m.cores} cores): an idle machine does better.`);
+  if (m.loadAverage > m.cores)
+    lines.push(`Measured while the machine was busy (load ${m.loadAverage.toFixed(1)} on ${m.cores} cores): an idle machine does better.`);
   return { serves, learns, learningCycle: cycle, lines };
 }

@@ -47,7 +47,11 @@ export function tailOf(output: string, max = 600): string {
  * Forks `spec.script`, sends it `spec.request`, and resolves with its answer checked by
  * `schema`; never rejects. `onProgress` gets the child's progress lines.
  */
-export function runProbeChild<S extends z.ZodType>(spec: ProbeSpec, schema: S, onProgress: (line: string) => void = () => undefined): Promise<ProbeOutcome<z.infer<S>>> {
+export function runProbeChild<S extends z.ZodType>(
+  spec: ProbeSpec,
+  schema: S,
+  onProgress: (line: string) => void = () => undefined,
+): Promise<ProbeOutcome<z.infer<S>>> {
   const t0 = performance.now();
   const seconds = () => (performance.now() - t0) / 1000;
   return new Promise((resolve) => {
@@ -94,7 +98,13 @@ export function runProbeChild<S extends z.ZodType>(spec: ProbeSpec, schema: S, o
       else {
         const r = schema.safeParse(msg.data);
         if (r.success) finish({ status: "ok", data: r.data, reason: null, exit: null });
-        else failed(`the probe's result does not match its schema: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ").slice(0, 300)}`);
+        else
+          failed(
+            `the probe's result does not match its schema: ${r.error.issues
+              .map((i) => `${i.path.join(".")}: ${i.message}`)
+              .join("; ")
+              .slice(0, 300)}`,
+          );
       }
     });
     child.on("error", (err) => failed(`the probe could not run: ${err.message}`));

@@ -95,11 +95,14 @@ const require = createRequire(import.meta.url);
  */
 async function precheckLlama(backend: LlamaProbeRequest["backend"]): Promise<string | null> {
   if (backend === "cpu") return null;
-  if (backend === "vulkan" && process.platform === "linux" && vulkanDriverFiles().length === 0) return "no Vulkan driver installed (no ICD manifest where the Vulkan loader looks)";
+  if (backend === "vulkan" && process.platform === "linux" && vulkanDriverFiles().length === 0)
+    return "no Vulkan driver installed (no ICD manifest where the Vulkan loader looks)";
   // node-llama-cpp's detection (CUDA libraries, a Vulkan loader, Apple silicon): JS only, no native load.
   const { getLlamaGpuTypes } = await import("node-llama-cpp");
   const supported = await getLlamaGpuTypes("supported").catch(() => [] as Array<string | false>);
-  return supported.includes(backend) ? null : `node-llama-cpp finds no ${backend} support on this machine${backend === "cuda" ? " (no CUDA runtime libraries)" : ""}`;
+  return supported.includes(backend)
+    ? null
+    : `node-llama-cpp finds no ${backend} support on this machine${backend === "cuda" ? " (no CUDA runtime libraries)" : ""}`;
 }
 
 function precheckTrainer(backend: MatmulRequest["backend"]): string | null {
@@ -143,7 +146,9 @@ function selectModel(arg: string | undefined, modelsDir: string | undefined): Se
   const entryOfFile = (file: string) => loadCatalog().find((e) => e.file === path.basename(file)) ?? null;
   if (arg === undefined) {
     const active = registry?.active() ?? null;
-    return active && fs.existsSync(active.path) ? { label: active.id, file: active.path, entry: findCatalogEntry(active.id) ?? entryOfFile(active.path) } : null;
+    return active && fs.existsSync(active.path)
+      ? { label: active.id, file: active.path, entry: findCatalogEntry(active.id) ?? entryOfFile(active.path) }
+      : null;
   }
   if (fs.existsSync(arg) && fs.statSync(arg).isFile()) return { label: path.basename(arg), file: path.resolve(arg), entry: entryOfFile(arg) };
   const installed = registry?.get(arg);
@@ -253,7 +258,9 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
 /** The machine: its basics, and the WebGPU adapter Dawn offers (when training is measured). */
 async function probeMachine(run: DoctorRun): Promise<{ basics: ReturnType<typeof machineBasics>; routes: Routes }> {
   const basics = machineBasics();
-  run.log(`machine: ${basics.cpuModel}, ${basics.cores} cores, ${(basics.ramFreeBytes / 2 ** 30).toFixed(1)} of ${(basics.ramTotalBytes / 2 ** 30).toFixed(1)} GiB RAM free, ${basics.os}, Node ${basics.node}`);
+  run.log(
+    `machine: ${basics.cpuModel}, ${basics.cores} cores, ${(basics.ramFreeBytes / 2 ** 30).toFixed(1)} of ${(basics.ramTotalBytes / 2 ** 30).toFixed(1)} GiB RAM free, ${basics.os}, Node ${basics.node}`,
+  );
   const driver = nvidiaDriver();
   const routes: Routes = {
     cuda: { route: "cuda", status: "skipped", reason: "not probed (--only)", devices: [], driver, vramTotalBytes: null, adapters: [] },
@@ -262,9 +269,22 @@ async function probeMachine(run: DoctorRun): Promise<{ basics: ReturnType<typeof
   };
   if (run.sections.has("training")) {
     // The adapter Dawn offers, software ones included: the machine's answer (the trainer row says whether it is used).
-    const spec: ProbeSpec = { id: "machine.webgpu", section: "machine", name: "webgpu", script: PROBE_SCRIPTS.webgpu, request: { allowSoftware: true }, timeoutMs: 45_000 };
+    const spec: ProbeSpec = {
+      id: "machine.webgpu",
+      section: "machine",
+      name: "webgpu",
+      script: PROBE_SCRIPTS.webgpu,
+      request: { allowSoftware: true },
+      timeoutMs: 45_000,
+    };
     const out = await run.probe(spec, webgpuAdaptersResultSchema);
-    routes.webgpu = { ...routes.webgpu, status: out.status, reason: out.reason, adapters: out.data ? [out.data] : [], devices: out.data ? [out.data.description || out.data.name] : [] };
+    routes.webgpu = {
+      ...routes.webgpu,
+      status: out.status,
+      reason: out.reason,
+      adapters: out.data ? [out.data] : [],
+      devices: out.data ? [out.data.description || out.data.name] : [],
+    };
   }
   return { basics, routes };
 }
@@ -289,10 +309,19 @@ async function measureInference(run: DoctorRun, routes: Routes, order: ReturnTyp
       const request: LlamaProbeRequest = { backend, models, promptTokens: plan.promptTokens, decodeTokens: plan.decodeTokens };
       // A GPU load of a big model on a cold disk takes a while; the CPU's time is the run's.
       const timeoutMs = (backend === "cpu" ? 90_000 : 180_000) * models.length;
-      const out = await run.probe({ id: `inference.${backend}`, section: "inference", name: backend, script: PROBE_SCRIPTS.llama, request, timeoutMs }, llamaProbeResultSchema);
+      const out = await run.probe(
+        { id: `inference.${backend}`, section: "inference", name: backend, script: PROBE_SCRIPTS.llama, request, timeoutMs },
+        llamaProbeResultSchema,
+      );
       inferenceRows.push({ backend, status: out.status, reason: out.reason, devices: out.data?.devices ?? [], runs: out.data?.runs ?? [] });
       if (backend === "cuda" || backend === "vulkan") {
-        routes[backend] = { ...routes[backend], status: out.status, reason: out.reason, devices: out.data?.devices ?? [], vramTotalBytes: out.data?.vramTotalBytes ?? null };
+        routes[backend] = {
+          ...routes[backend],
+          status: out.status,
+          reason: out.reason,
+          devices: out.data?.devices ?? [],
+          vramTotalBytes: out.data?.vramTotalBytes ?? null,
+        };
       }
     }
   } else for (const backend of llamaBackends) inferenceRows.push({ backend, status: "skipped", reason: "not asked (--only)", devices: [], runs: [] });
@@ -304,13 +333,28 @@ async function measureInference(run: DoctorRun, routes: Routes, order: ReturnTyp
 }
 
 /** The backend the app picks with the default preference: the first in its order that works, and why. */
-function pickBackend(run: DoctorRun, inferenceRows: InferenceRows, order: ReturnType<typeof backendOrder>): { picked: InferenceRows[number] | null; pick: DoctorReport["inference"]["pick"] } {
+function pickBackend(
+  run: DoctorRun,
+  inferenceRows: InferenceRows,
+  order: ReturnType<typeof backendOrder>,
+): { picked: InferenceRows[number] | null; pick: DoctorReport["inference"]["pick"] } {
   const picked = order.map((b) => inferenceRows.find((r) => r.backend === b)).find((r) => r?.status === "ok") ?? null;
   const before = order.slice(0, picked ? order.indexOf(picked.backend as (typeof order)[number]) : order.length);
   const whyNot = before.map((b) => `${b}: ${inferenceRows.find((r) => r.backend === b)?.reason ?? "not measured"}`).join("; ");
   const pick = picked
-    ? { backend: picked.backend, why: picked.backend === "cpu" ? `the last resort in the app's order (${order.join(" → ")})${whyNot ? `; ${whyNot}` : ""}` : `the first in the app's order (${order.join(" → ")}) that loads and decodes${whyNot ? `; ${whyNot}` : ""}` }
-    : { backend: null, why: run.sections.has("inference") ? `no backend decoded here: ${inferenceRows.map((r) => `${r.backend}: ${r.reason}`).join("; ")}` : "not measured (--only)" };
+    ? {
+        backend: picked.backend,
+        why:
+          picked.backend === "cpu"
+            ? `the last resort in the app's order (${order.join(" → ")})${whyNot ? `; ${whyNot}` : ""}`
+            : `the first in the app's order (${order.join(" → ")}) that loads and decodes${whyNot ? `; ${whyNot}` : ""}`,
+      }
+    : {
+        backend: null,
+        why: run.sections.has("inference")
+          ? `no backend decoded here: ${inferenceRows.map((r) => `${r.backend}: ${r.reason}`).join("; ")}`
+          : "not measured (--only)",
+      };
   return { picked, pick };
 }
 
@@ -324,14 +368,24 @@ interface TrainingMeasure {
 
 /** Training: each trainer backend's matMul rows, then a training step on the fastest. */
 async function measureTraining(run: DoctorRun, routes: Routes): Promise<TrainingMeasure> {
-  const m: TrainingMeasure = { trainingRows: [], facts: new Map(), best: null, train: null, trainReason: run.sections.has("training") ? null : "not asked (--only)" };
+  const m: TrainingMeasure = {
+    trainingRows: [],
+    facts: new Map(),
+    best: null,
+    train: null,
+    trainReason: run.sections.has("training") ? null : "not asked (--only)",
+  };
   if (run.sections.has("training")) {
     await measureTrainerBackends(run, routes, m);
-    const ranked = m.trainingRows.filter((r) => r.status === "ok" && r.peakGflops !== null && m.facts.has(r.backend)).sort((a, b) => b.peakGflops! - a.peakGflops!);
+    const ranked = m.trainingRows
+      .filter((r) => r.status === "ok" && r.peakGflops !== null && m.facts.has(r.backend))
+      .sort((a, b) => b.peakGflops! - a.peakGflops!);
     m.best = ranked[0]?.backend ?? null;
     if (!m.best) m.trainReason = "no trainer backend started";
     else await measureTrainStep(run, m.best, ranked[0], m);
-  } else for (const backend of TRAINER_BACKENDS) m.trainingRows.push({ backend, status: "skipped", reason: "not asked (--only)", device: null, matmul: [], peakGflops: null });
+  } else
+    for (const backend of TRAINER_BACKENDS)
+      m.trainingRows.push({ backend, status: "skipped", reason: "not asked (--only)", device: null, matmul: [], peakGflops: null });
   for (const spec of run.extras("training")) {
     const out = await run.probe(spec, z.unknown());
     m.trainingRows.push({ backend: spec.name, status: out.status, reason: out.reason, device: null, matmul: [], peakGflops: null });
@@ -347,17 +401,35 @@ async function measureTrainerBackends(run: DoctorRun, routes: Routes, m: Trainin
     const absent =
       precheckTrainer(backend) ??
       // The trainer takes a software adapter only when webgpu is asked for by name (it is slower than wasm).
-      (backend === "webgpu" && !explicit && adapter?.software ? `only a software adapter here (${adapter.software}, ${adapter.backend}): slower than wasm; ask for it by name: --webgpu` : null);
+      (backend === "webgpu" && !explicit && adapter?.software
+        ? `only a software adapter here (${adapter.software}, ${adapter.backend}): slower than wasm; ask for it by name: --webgpu`
+        : null);
     if (absent) {
       const status = backend === "webgpu" ? "skipped" : "unavailable";
       m.trainingRows.push({ backend, status, reason: absent, device: null, matmul: [], peakGflops: null });
       run.decided(`training.${backend}`, "training", backend, status, absent);
       continue;
     }
-    const request: MatmulRequest = { backend, explicit, sizes: [512, 1024, 2048], seconds: run.plan.matmulSeconds, maxProductSeconds: run.plan.maxProductSeconds };
-    const out = await run.probe({ id: `training.${backend}`, section: "training", name: backend, script: PROBE_SCRIPTS.matmul, request, timeoutMs: 120_000 }, matmulResultSchema);
+    const request: MatmulRequest = {
+      backend,
+      explicit,
+      sizes: [512, 1024, 2048],
+      seconds: run.plan.matmulSeconds,
+      maxProductSeconds: run.plan.maxProductSeconds,
+    };
+    const out = await run.probe(
+      { id: `training.${backend}`, section: "training", name: backend, script: PROBE_SCRIPTS.matmul, request, timeoutMs: 120_000 },
+      matmulResultSchema,
+    );
     const figures = out.data?.matmul.map((x) => x.gflops).filter((g): g is number => g !== null) ?? [];
-    m.trainingRows.push({ backend, status: out.status, reason: out.reason, device: out.data?.device ?? null, matmul: out.data?.matmul ?? [], peakGflops: figures.length ? Math.max(...figures) : null });
+    m.trainingRows.push({
+      backend,
+      status: out.status,
+      reason: out.reason,
+      device: out.data?.device ?? null,
+      matmul: out.data?.matmul ?? [],
+      peakGflops: figures.length ? Math.max(...figures) : null,
+    });
     if (out.data) m.facts.set(backend, out.data.facts);
   }
 }
@@ -367,8 +439,26 @@ async function measureTrainStep(run: DoctorRun, best: string, row: TrainingRows[
   const { plan } = run;
   run.log(`preparing the model shape ${plan.trainShape} (random weights, generated once into .cache/models)`);
   const modelPath = run.shapeModel(plan.trainShape);
-  const request: TrainRequest = { backend: best as TrainRequest["backend"], modelPath, shape: plan.trainShape, batch: plan.trainBatch, context: plan.trainContext, steps: plan.trainSteps, rank: 16 };
-  const out = await run.probe({ id: `training.${best}.train`, section: "training", name: best, script: PROBE_SCRIPTS.train, request, timeoutMs: run.o.mode === "deep" ? 420_000 : 150_000 }, trainResultSchema);
+  const request: TrainRequest = {
+    backend: best as TrainRequest["backend"],
+    modelPath,
+    shape: plan.trainShape,
+    batch: plan.trainBatch,
+    context: plan.trainContext,
+    steps: plan.trainSteps,
+    rank: 16,
+  };
+  const out = await run.probe(
+    {
+      id: `training.${best}.train`,
+      section: "training",
+      name: best,
+      script: PROBE_SCRIPTS.train,
+      request,
+      timeoutMs: run.o.mode === "deep" ? 420_000 : 150_000,
+    },
+    trainResultSchema,
+  );
   if (!out.data) {
     m.trainReason = `training on ${best} ${out.status}: ${out.reason}`;
     return;
@@ -401,5 +491,11 @@ function planVerdictOf(selected: Selected | null, memory: ReturnType<typeof back
   const t = selected.file ? installedTrainability(selected.file, { backend: memory }) : shape ? trainabilityOf(shape, { backend: memory }) : null;
   return t
     ? { model: selected.label, backend: t.backend, fits: t.fits, maxContext: t.maxContext, summary: t.summary }
-    : { model: selected.label, backend: memory.name, fits: false, maxContext: 0, summary: "the trainer cannot read this model (another architecture): serve only" };
+    : {
+        model: selected.label,
+        backend: memory.name,
+        fits: false,
+        maxContext: 0,
+        summary: "the trainer cannot read this model (another architecture): serve only",
+      };
 }

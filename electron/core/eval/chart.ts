@@ -81,15 +81,28 @@ export function renderChart(series: readonly ChartSeries[], o: ChartOptions): st
     if (pts.length === 0) return;
     const cls = `series series-${i}`;
     // A single point (e.g. a baseline measured once) is drawn across the whole x range.
-    const drawn = pts.length === 1 ? [{ ...pts[0], x: xMin }, { ...pts[0], x: xMax }] : pts;
+    const drawn =
+      pts.length === 1
+        ? [
+            { ...pts[0], x: xMin },
+            { ...pts[0], x: xMax },
+          ]
+        : pts;
     const band = [...drawn.map((p) => `${f(X(p.x))},${f(Y(p.hi))}`), ...[...drawn].reverse().map((p) => `${f(X(p.x))},${f(Y(p.lo))}`)].join(" ");
     parts.push(`<g class="${cls}" data-name="${esc(s.name)}">`);
     parts.push(`<polygon class="band" points="${band}" fill="${color}" fill-opacity="0.15" stroke="none"/>`);
-    parts.push(`<polyline class="line" points="${drawn.map((p) => `${f(X(p.x))},${f(Y(p.mean))}`).join(" ")}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ""}/>`);
-    for (const p of pts) parts.push(`<circle cx="${f(X(p.x))}" cy="${f(Y(p.mean))}" r="3" fill="${color}"><title>${esc(s.name)} @ ${p.x}: ${p.mean.toFixed(3)} [${p.lo.toFixed(3)}, ${p.hi.toFixed(3)}]</title></circle>`);
+    parts.push(
+      `<polyline class="line" points="${drawn.map((p) => `${f(X(p.x))},${f(Y(p.mean))}`).join(" ")}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ""}/>`,
+    );
+    for (const p of pts)
+      parts.push(
+        `<circle cx="${f(X(p.x))}" cy="${f(Y(p.mean))}" r="3" fill="${color}"><title>${esc(s.name)} @ ${p.x}: ${p.mean.toFixed(3)} [${p.lo.toFixed(3)}, ${p.hi.toFixed(3)}]</title></circle>`,
+      );
     parts.push(`</g>`);
     const ly = m.top + 10 + i * 20;
-    parts.push(`<line x1="${m.left + pw + 15}" x2="${m.left + pw + 40}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ""}/>`);
+    parts.push(
+      `<line x1="${m.left + pw + 15}" x2="${m.left + pw + 40}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ""}/>`,
+    );
     parts.push(`<text x="${m.left + pw + 46}" y="${ly + 4}">${esc(s.name)}</text>`);
   });
   parts.push(`</svg>`);

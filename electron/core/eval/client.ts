@@ -40,12 +40,22 @@ export class CoreClient {
   }
 
   private answerOf(headers: Headers, text: string): Answer {
-    return { text, adapter: headers.get("x-clawrl-adapter") ?? "unknown", turnId: headers.get("x-clawrl-turn-id") ?? "", sessionId: headers.get("x-clawrl-session-id") ?? "" };
+    return {
+      text,
+      adapter: headers.get("x-clawrl-adapter") ?? "unknown",
+      turnId: headers.get("x-clawrl-turn-id") ?? "",
+      sessionId: headers.get("x-clawrl-session-id") ?? "",
+    };
   }
 
   /** A plain-text completion (no chat template): POST /v1/completions. */
   async complete(prompt: string, o: GenerateOptions): Promise<Answer> {
-    const r = await this.api.call<TextCompletionReply>("POST", "/v1/completions", { model: "eval", prompt, max_tokens: o.maxTokens, temperature: o.temperature, seed: o.seed }, this.turnHeaders(o));
+    const r = await this.api.call<TextCompletionReply>(
+      "POST",
+      "/v1/completions",
+      { model: "eval", prompt, max_tokens: o.maxTokens, temperature: o.temperature, seed: o.seed },
+      this.turnHeaders(o),
+    );
     return this.answerOf(r.headers, r.body.choices[0].text);
   }
 
@@ -57,7 +67,12 @@ export class CoreClient {
   }
 
   async chat(messages: Array<{ role: string; content: string }>, o: GenerateOptions): Promise<Answer> {
-    const r = await this.api.call<ChatCompletionReply>("POST", "/v1/chat/completions", { model: "eval", messages, max_tokens: o.maxTokens, temperature: o.temperature, seed: o.seed }, this.turnHeaders(o));
+    const r = await this.api.call<ChatCompletionReply>(
+      "POST",
+      "/v1/chat/completions",
+      { model: "eval", messages, max_tokens: o.maxTokens, temperature: o.temperature, seed: o.seed },
+      this.turnHeaders(o),
+    );
     return this.answerOf(r.headers, r.body.choices[0].message.content ?? "");
   }
 

@@ -43,11 +43,13 @@ export function registerEvalRoutes(app: FastifyInstance, dataDir: string): void 
   });
   app.get("/api/eval/latest/chart.svg", async (_req, reply) => {
     const p = latestPaths(dataDir).chart;
-    if (!fs.existsSync(p)) return reply.status(404).send({ error: { message: "no eval chart yet (run `clawrl eval`)", type: "invalid_request_error", param: null, code: "not_found" } });
+    if (!fs.existsSync(p))
+      return reply
+        .status(404)
+        .send({ error: { message: "no eval chart yet (run `clawrl eval`)", type: "invalid_request_error", param: null, code: "not_found" } });
     return reply.type("image/svg+xml").send(fs.readFileSync(p));
   });
 }
-
 
 export function summarize(r: EvalReport): EvalSummary {
   return {

@@ -40,7 +40,16 @@ export interface MethodRun {
   bestGain: { interactions: number; mean: number; lo: number; hi: number } | null;
   /** adapter versions that answered the training prompts, with the interaction each first served */
   adaptersServed: Array<{ version: string; firstInteraction: number; answers: number }>;
-  checkpoints: Array<{ n: number; version: string; parent: number | null; verdict: string; samples: number; kl: number | null; loss: number | null; reasons: string[] }>;
+  checkpoints: Array<{
+    n: number;
+    version: string;
+    parent: number | null;
+    verdict: string;
+    samples: number;
+    kl: number | null;
+    loss: number | null;
+    reasons: string[];
+  }>;
   finalAdapter: string | null;
   reactions: { up: number; down: number; hint: number; next: number; none: number };
   /** the run's trajectories log (JSONL), its data dir, the exported samples and replay commands */
@@ -87,7 +96,11 @@ export function chartSeries(report: EvalReport): ChartSeries[] {
 export function writeReport(dir: string, report: EvalReport): { reportPath: string; chartPath: string } {
   fs.mkdirSync(dir, { recursive: true });
   const chartPath = path.join(dir, report.chart);
-  writeFileAtomicSync(chartPath, renderChart(chartSeries(report), { title: `${report.scenario.name}: held-out score vs interactions (${Math.round(report.ci.level * 100)}% CI)` }), 0o644);
+  writeFileAtomicSync(
+    chartPath,
+    renderChart(chartSeries(report), { title: `${report.scenario.name}: held-out score vs interactions (${Math.round(report.ci.level * 100)}% CI)` }),
+    0o644,
+  );
   const reportPath = path.join(dir, "report.json");
   writeFileAtomicSync(reportPath, `${JSON.stringify(report, null, 2)}\n`, 0o644);
   return { reportPath, chartPath };

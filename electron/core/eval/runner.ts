@@ -101,7 +101,13 @@ export async function runEval(opts: EvalRunOptions): Promise<EvalReport> {
     const baseClient = new CoreClient(baseCore.url, baseCore.token);
     const fluency = s.template.kind === "completion" ? new FluencyMeter(baseClient) : null;
     const basePoint = await scoreHeldOut(baseClient, s, seeds, scorer, 0, "baseline", log, fluency);
-    const base: MethodRun = { ...emptyRun("baseline"), points: [basePoint], dataDir: path.join(baseDir, "data"), seconds: (performance.now() - tb) / 1000, notes: ["no learning: the base model with the same prompts and seeds; scored once, since nothing changes between points"] };
+    const base: MethodRun = {
+      ...emptyRun("baseline"),
+      points: [basePoint],
+      dataDir: path.join(baseDir, "data"),
+      seconds: (performance.now() - tb) / 1000,
+      notes: ["no learning: the base model with the same prompts and seeds; scored once, since nothing changes between points"],
+    };
     if (!fluency) base.notes.push("fluency is measured for plain-completion scenarios only");
     report.runs.push(base);
     save();
@@ -135,18 +141,43 @@ export async function runEval(opts: EvalRunOptions): Promise<EvalReport> {
 }
 
 function engineOpts(o: EvalRunOptions) {
-  return { threads: o.engine?.threads, maxContextSize: o.engine?.maxContextSize ?? 512, sequences: o.engine?.sequences ?? 2, ...(o.engine?.backend ? { backend: o.engine.backend } : {}) };
+  return {
+    threads: o.engine?.threads,
+    maxContextSize: o.engine?.maxContextSize ?? 512,
+    sequences: o.engine?.sequences ?? 2,
+    ...(o.engine?.backend ? { backend: o.engine.backend } : {}),
+  };
 }
 
 function emptyRun(method: MethodRun["method"]): MethodRun {
-  return { method, points: [], gain: null, firstGainBeyondCi: null, bestGain: null, adaptersServed: [], checkpoints: [], finalAdapter: null, reactions: { up: 0, down: 0, hint: 0, next: 0, none: 0 }, logPath: null, dataDir: null, samplesPath: null, replay: [], notes: [], seconds: 0 };
+  return {
+    method,
+    points: [],
+    gain: null,
+    firstGainBeyondCi: null,
+    bestGain: null,
+    adaptersServed: [],
+    checkpoints: [],
+    finalAdapter: null,
+    reactions: { up: 0, down: 0, hint: 0, next: 0, none: 0 },
+    logPath: null,
+    dataDir: null,
+    samplesPath: null,
+    replay: [],
+    notes: [],
+    seconds: 0,
+  };
 }
 
 function finishGain(run: MethodRun, base: MethodRun): void {
   const b = base.points[0];
   if (!b || run.points.length === 0) return;
   for (const p of run.points) {
-    const g = gainInterval(p.promptMeans.map((x) => [x]), b.promptMeans.map((x) => [x]), BOOT);
+    const g = gainInterval(
+      p.promptMeans.map((x) => [x]),
+      b.promptMeans.map((x) => [x]),
+      BOOT,
+    );
     p.gain = { ...g, significant: g.lo > 0 || g.hi < 0 };
   }
   run.gain = run.points[run.points.length - 1].gain ?? null;
@@ -160,7 +191,16 @@ async function generate(client: CoreClient, r: ReturnType<typeof renderPrompt>, 
 }
 
 /** Scores every held-out prompt × sample × seed with the adapter being served now. */
-export async function scoreHeldOut(client: CoreClient, s: Scenario, seeds: number[], scorer: AnswerScorer, interactions: number, label: string, log: (l: string) => void, fluency: FluencyMeter | null = null): Promise<EvalPoint> {
+export async function scoreHeldOut(
+  client: CoreClient,
+  s: Scenario,
+  seeds: number[],
+  scorer: AnswerScorer,
+  interactions: number,
+  label: string,
+  log: (l: string) => void,
+  fluency: FluencyMeter | null = null,
+): Promise<EvalPoint> {
   const t = performance.now();
   const rows: number[][] = [];
   const adapters = new Set<string>();
@@ -189,8 +229,18 @@ export async function scoreHeldOut(client: CoreClient, s: Scenario, seeds: numbe
   }
   const score = scoreInterval(rows, BOOT);
   const fl = fluency?.take() ?? null;
-  log(`${label} @ ${interactions}: score ${formatInterval(score)}${fl ? `, fluency ${fl.meanLogprob.toFixed(3)} nats/token` : ""} (adapter ${[...adapters].join(", ")})`);
-  return { interactions, score, promptMeans: rows.map((r) => r.reduce((a, b) => a + b, 0) / r.length), adapters: [...adapters], fluency: fl, examples, seconds: (performance.now() - t) / 1000 };
+  log(
+    `${label} @ ${interactions}: score ${formatInterval(score)}${fl ? `, fluency ${fl.meanLogprob.toFixed(3)} nats/token` : ""} (adapter ${[...adapters].join(", ")})`,
+  );
+  return {
+    interactions,
+    score,
+    promptMeans: rows.map((r) => r.reduce((a, b) => a + b, 0) / r.length),
+    adapters: [...adapters],
+    fluency: fl,
+    examples,
+    seconds: (performance.now() - t) / 1000,
+  };
 }
 
 interface MethodCtx {
@@ -230,13 +280,26 @@ async function runMethod(client: CoreClient, core: EvalCore | null, method: Eval
     const prompt = s.trainPrompts[(i - 1) % s.trainPrompts.length];
     const sessionId = `eval-${method}-train-${i}`;
     const r = renderPrompt(s, prompt);
-    const a = await generate(client, r, { seed: 7_000_000 + i, maxTokens: s.generation.maxTokens, temperature: s.generation.temperature, turnType: "main", sessionId });
+    const a = await generate(client, r, {
+      seed: 7_000_000 + i,
+      maxTokens: s.generation.maxTokens,
+      temperature: s.generation.temperature,
+      turnType: "main",
+      sessionId,
+    });
     const sv = served.get(a.adapter) ?? { firstInteraction: i, answers: 0 };
     sv.answers++;
     served.set(a.adapter, sv);
     if (hintPending) {
       hintPending = false;
-      const without = await generate(client, r, { seed: 7_000_000 + i, maxTokens: s.generation.maxTokens, temperature: s.generation.temperature, turnType: "side", sessionId: `${sessionId}-no-preferences`, sessionDone: true });
+      const without = await generate(client, r, {
+        seed: 7_000_000 + i,
+        maxTokens: s.generation.maxTokens,
+        temperature: s.generation.temperature,
+        turnType: "side",
+        sessionId: `${sessionId}-no-preferences`,
+        sessionDone: true,
+      });
       afterHint.with.push(await c.scorer(prompt, a.text));
       afterHint.without.push(await c.scorer(prompt, without.text));
     }
@@ -255,7 +318,12 @@ async function runMethod(client: CoreClient, core: EvalCore | null, method: Eval
         // The user's next message in the same session: the judge reads it as the turn's next state.
         const history = r.kind === "chat" ? r.messages : [{ role: "user", content: r.prompt }];
         await client.chat([...history, { role: "assistant", content: a.text }, { role: "user", content: react.next }], {
-          seed: 1, maxTokens: 1, temperature: s.generation.temperature, turnType: "main", sessionId, sessionDone: true,
+          seed: 1,
+          maxTokens: 1,
+          temperature: s.generation.temperature,
+          turnType: "main",
+          sessionId,
+          sessionDone: true,
         });
       }
     }
@@ -274,14 +342,24 @@ async function runMethod(client: CoreClient, core: EvalCore | null, method: Eval
     const one = (xs: number[]) => xs.map((x) => [x]);
     const g = afterHint.with.length ? gainInterval(one(afterHint.with), one(afterHint.without), BOOT) : null;
     run.afterHint = g
-      ? { turns: afterHint.with.length, withBlock: scoreInterval(one(afterHint.with), BOOT), without: scoreInterval(one(afterHint.without), BOOT), gain: { ...g, significant: g.lo > 0 || g.hi < 0 } }
+      ? {
+          turns: afterHint.with.length,
+          withBlock: scoreInterval(one(afterHint.with), BOOT),
+          without: scoreInterval(one(afterHint.without), BOOT),
+          gain: { ...g, significant: g.lo > 0 || g.hi < 0 },
+        }
       : null;
-    if (run.afterHint) c.log(`${method}: the turn after a hint (${run.afterHint.turns}): ${formatInterval(run.afterHint.withBlock)} with its preference in the prompt, ${formatInterval(run.afterHint.without)} without; gain ${formatInterval(run.afterHint.gain, true)}`);
+    if (run.afterHint)
+      c.log(
+        `${method}: the turn after a hint (${run.afterHint.turns}): ${formatInterval(run.afterHint.withBlock)} with its preference in the prompt, ${formatInterval(run.afterHint.without)} without; gain ${formatInterval(run.afterHint.gain, true)}`,
+      );
     run.notes.push("held-out scores are side turns: no preference block, what the weights learned");
   }
   run.adaptersServed = [...served.entries()].map(([version, v]) => ({ version, ...v })).sort((x, y) => x.firstInteraction - y.firstInteraction);
   const ckpts = (await client.checkpoints()) ?? [];
-  run.checkpoints = ckpts.map((k) => ({ n: k.n, version: k.version, parent: k.parent, verdict: k.verdict, samples: k.samples, kl: k.kl, loss: k.loss, reasons: k.gate.reasons })).sort((x, y) => x.n - y.n);
+  run.checkpoints = ckpts
+    .map((k) => ({ n: k.n, version: k.version, parent: k.parent, verdict: k.verdict, samples: k.samples, kl: k.kl, loss: k.loss, reasons: k.gate.reasons }))
+    .sort((x, y) => x.n - y.n);
   run.finalAdapter = (await client.status()).adapter ?? null;
   if (core) {
     run.logPath = core.paths.trajectories;
@@ -315,7 +393,8 @@ async function settle(client: CoreClient, batchSize: number, timeoutMs: number, 
       if (due) log(`training stayed idle with ${tr.samplesWaiting} samples waiting${tr.lastError ? ` (${tr.lastError})` : ""}`);
       return;
     }
-    if (Date.now() - t0 > timeoutMs) throw new Error(`the learning loop did not settle within ${Math.round(timeoutMs / 1000)} s (state ${tr.state}, ${tr.samplesWaiting} samples waiting)`);
+    if (Date.now() - t0 > timeoutMs)
+      throw new Error(`the learning loop did not settle within ${Math.round(timeoutMs / 1000)} s (state ${tr.state}, ${tr.samplesWaiting} samples waiting)`);
     await sleep(300);
   }
 }

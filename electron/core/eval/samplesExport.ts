@@ -13,7 +13,14 @@ import { lrScalesOf, runBatchSize, runLearningRate, trainSettingsOf } from "../t
  * commands that replay the chain (each run resumes from the previous one, with the settings and
  * learning-rate scale the supervisor used), plus all of them in one samples.jsonl.
  */
-export function exportSamples(core: EvalCore, ckpts: CheckpointView[], dir: string, model: string, method: string, stepsPerRun: number): { samplesPath: string | null; replay: string[]; notes: string[] } {
+export function exportSamples(
+  core: EvalCore,
+  ckpts: CheckpointView[],
+  dir: string,
+  model: string,
+  method: string,
+  stepsPerRun: number,
+): { samplesPath: string | null; replay: string[]; notes: string[] } {
   const notes: string[] = [];
   const byN = new Map(ckpts.map((c) => [c.n, c]));
   const active = ckpts.find((c) => c.active) ?? null;
@@ -40,16 +47,32 @@ export function exportSamples(core: EvalCore, ckpts: CheckpointView[], dir: stri
     const lr = runLearningRate(st, lrScale.get(c.n) ?? 1);
     replay.push(
       [
-        "clawrl train", `--model ${q(model)}`, `--data ${q(data)}`, `--out ${q(out)}`, `--method ${method}`, `--steps ${stepsPerRun}`,
-        `--batch-size ${runBatchSize(lines.length, st)}`, `--lr ${lr}`, `--rank ${t.rank}`, `--alpha ${t.alpha}`,
-        `--max-context ${t.maxContext}`, `--teacher ${t.teacher}`, `--seed ${t.seed}`, ...(t.klBeta ? [`--kl-beta ${t.klBeta}`] : []), ...(prev ? [`--resume ${q(prev)}`] : []),
+        "clawrl train",
+        `--model ${q(model)}`,
+        `--data ${q(data)}`,
+        `--out ${q(out)}`,
+        `--method ${method}`,
+        `--steps ${stepsPerRun}`,
+        `--batch-size ${runBatchSize(lines.length, st)}`,
+        `--lr ${lr}`,
+        `--rank ${t.rank}`,
+        `--alpha ${t.alpha}`,
+        `--max-context ${t.maxContext}`,
+        `--teacher ${t.teacher}`,
+        `--seed ${t.seed}`,
+        ...(t.klBeta ? [`--kl-beta ${t.klBeta}`] : []),
+        ...(prev ? [`--resume ${q(prev)}`] : []),
       ].join(" "),
     );
     prev = out;
   }
   const samplesPath = path.join(dir, "samples.jsonl");
   writeFileAtomicSync(samplesPath, all.join("\n") + "\n", 0o644);
-  writeFileAtomicSync(path.join(replayDir, "replay.sh"), `#!/bin/sh\n# Replays the checkpoints ${chain.map((c) => c.n).join(" → ")}; the last out-N/adapter.gguf is the final adapter.\nset -e\n${replay.join("\n")}\n`, 0o755);
+  writeFileAtomicSync(
+    path.join(replayDir, "replay.sh"),
+    `#!/bin/sh\n# Replays the checkpoints ${chain.map((c) => c.n).join(" → ")}; the last out-N/adapter.gguf is the final adapter.\nset -e\n${replay.join("\n")}\n`,
+    0o755,
+  );
   return { samplesPath, replay, notes };
 }
 

@@ -17,24 +17,36 @@ export type TextRule =
   | { all: TextRule[] }
   | { any: TextRule[] };
 
-const regexSource = z.string().min(1).superRefine((src, ctx) => {
-  try {
-    new RegExp(src);
-  } catch (e) {
-    ctx.addIssue({ code: "custom", message: `invalid regex /${src}/: ${(e as Error).message}` });
-  }
-});
+const regexSource = z
+  .string()
+  .min(1)
+  .superRefine((src, ctx) => {
+    try {
+      new RegExp(src);
+    } catch (e) {
+      ctx.addIssue({ code: "custom", message: `invalid regex /${src}/: ${(e as Error).message}` });
+    }
+  });
 
 export const textRuleSchema: z.ZodType<TextRule> = z.lazy(() =>
-  z.union([
-    z.strictObject({ regex: regexSource, flags: z.string().regex(/^[imsu]*$/, "flags may only use i, m, s, u").optional() }),
-    z.strictObject({ contains: z.string().min(1) }),
-    z.strictObject({ minLength: z.number().int().nonnegative() }),
-    z.strictObject({ maxLength: z.number().int().nonnegative() }),
-    z.strictObject({ not: textRuleSchema }),
-    z.strictObject({ all: z.array(textRuleSchema).min(1) }),
-    z.strictObject({ any: z.array(textRuleSchema).min(1) }),
-  ], { error: "a rule is one of {regex}, {contains}, {minLength}, {maxLength}, {not}, {all}, {any}" }),
+  z.union(
+    [
+      z.strictObject({
+        regex: regexSource,
+        flags: z
+          .string()
+          .regex(/^[imsu]*$/, "flags may only use i, m, s, u")
+          .optional(),
+      }),
+      z.strictObject({ contains: z.string().min(1) }),
+      z.strictObject({ minLength: z.number().int().nonnegative() }),
+      z.strictObject({ maxLength: z.number().int().nonnegative() }),
+      z.strictObject({ not: textRuleSchema }),
+      z.strictObject({ all: z.array(textRuleSchema).min(1) }),
+      z.strictObject({ any: z.array(textRuleSchema).min(1) }),
+    ],
+    { error: "a rule is one of {regex}, {contains}, {minLength}, {maxLength}, {not}, {all}, {any}" },
+  ),
 );
 
 /** What the user does after an answer: explicit thumbs and/or a hint, and/or a next message the judge reads. */
@@ -51,7 +63,10 @@ const reactionRuleSchema = z.strictObject({ when: textRuleSchema, react: reactio
 
 const templateSchema = z.discriminatedUnion("kind", [
   /** Plain text completion (base models): `{prompt}` is replaced by the prompt; served through /v1/completions. */
-  z.strictObject({ kind: z.literal("completion"), text: z.string().includes("{prompt}", { message: "the completion template must contain {prompt}" }).default("{prompt}") }),
+  z.strictObject({
+    kind: z.literal("completion"),
+    text: z.string().includes("{prompt}", { message: "the completion template must contain {prompt}" }).default("{prompt}"),
+  }),
   /** Chat messages; `{prompt}` in any message's content is replaced. Served through /v1/chat/completions. */
   z.strictObject({
     kind: z.literal("chat"),
@@ -83,50 +98,55 @@ const scorerSchema = z.discriminatedUnion("kind", [
 ]);
 export type Scorer = z.infer<typeof scorerSchema>;
 
-export const scenarioSchema = z.strictObject({
-  name: z.string().min(1),
-  description: z.string().optional(),
-  template: templateSchema,
-  trainPrompts: z.array(z.string().min(1)).min(1),
-  heldOutPrompts: z.array(z.string().min(1)).min(1),
-  /** First matching rule wins; `otherwise` applies when none matches (no reaction when absent). */
-  reactions: z.strictObject({ rules: z.array(reactionRuleSchema).default([]), otherwise: reactionSchema.optional() }),
-  scorer: scorerSchema,
-  samplesPerPrompt: z.number().int().min(1).max(64).default(4),
-  seeds: z.array(z.number().int().nonnegative()).min(1).default([1, 2, 3]),
-  generation: z.strictObject({ maxTokens: z.number().int().min(1).max(4096).default(48), temperature: z.number().min(0).max(2).default(1) }).default({ maxTokens: 48, temperature: 1 }),
-  /** Learning-loop settings for the run (the app's /api/settings names). */
-  training: z
-    .strictObject({
-      batchSize: z.number().int().min(1).default(4),
-      loraRank: z.number().int().min(1).optional(),
-      loraAlpha: z.number().positive().optional(),
-      learningRate: z.number().positive().optional(),
-      stepsPerRun: z.number().int().min(1).default(4),
-      /** KL bound of the publish gate for the run (nats/token). */
-      klBound: z.number().positive().optional(),
-      /** fluency margin of the publish gate for the run (nats/token; gate.ts FLUENCY_MARGIN when absent) */
-      fluencyMargin: z.number().positive().optional(),
-      /** OPD teacher: the current policy with the hint, or the base model with the hint */
-      teacherSource: z.enum(["policy", "base"]).optional(),
-      /** β of the KL to the base model in the loss (absent: the app's default) */
-      klBeta: z.number().min(0).optional(),
-    })
-    .default({ batchSize: 4, stepsPerRun: 4 }),
-  /** Score every N interactions (default: every batch). */
-  evalEvery: z.number().int().min(1).optional(),
-  /**
-   * Hints become preferences in the prompt of the training turns (issue 20; the app's default).
-   * Off by default so the figures measured before preferences existed stay comparable; the
-   * held-out scoring is side turns, which never carry the block, so it measures the weights.
-   */
-  preferences: z.boolean().default(false),
-}).superRefine((s, ctx) => {
-  const train = new Set(s.trainPrompts);
-  const leaked = s.heldOutPrompts.filter((p) => train.has(p));
-  if (leaked.length) ctx.addIssue({ code: "custom", path: ["heldOutPrompts"], message: `held-out prompt also used for training: '${leaked[0]}'` });
-  if (s.reactions.rules.length === 0 && !s.reactions.otherwise) ctx.addIssue({ code: "custom", path: ["reactions"], message: "the user never reacts: give rules or otherwise" });
-});
+export const scenarioSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    template: templateSchema,
+    trainPrompts: z.array(z.string().min(1)).min(1),
+    heldOutPrompts: z.array(z.string().min(1)).min(1),
+    /** First matching rule wins; `otherwise` applies when none matches (no reaction when absent). */
+    reactions: z.strictObject({ rules: z.array(reactionRuleSchema).default([]), otherwise: reactionSchema.optional() }),
+    scorer: scorerSchema,
+    samplesPerPrompt: z.number().int().min(1).max(64).default(4),
+    seeds: z.array(z.number().int().nonnegative()).min(1).default([1, 2, 3]),
+    generation: z
+      .strictObject({ maxTokens: z.number().int().min(1).max(4096).default(48), temperature: z.number().min(0).max(2).default(1) })
+      .default({ maxTokens: 48, temperature: 1 }),
+    /** Learning-loop settings for the run (the app's /api/settings names). */
+    training: z
+      .strictObject({
+        batchSize: z.number().int().min(1).default(4),
+        loraRank: z.number().int().min(1).optional(),
+        loraAlpha: z.number().positive().optional(),
+        learningRate: z.number().positive().optional(),
+        stepsPerRun: z.number().int().min(1).default(4),
+        /** KL bound of the publish gate for the run (nats/token). */
+        klBound: z.number().positive().optional(),
+        /** fluency margin of the publish gate for the run (nats/token; gate.ts FLUENCY_MARGIN when absent) */
+        fluencyMargin: z.number().positive().optional(),
+        /** OPD teacher: the current policy with the hint, or the base model with the hint */
+        teacherSource: z.enum(["policy", "base"]).optional(),
+        /** β of the KL to the base model in the loss (absent: the app's default) */
+        klBeta: z.number().min(0).optional(),
+      })
+      .default({ batchSize: 4, stepsPerRun: 4 }),
+    /** Score every N interactions (default: every batch). */
+    evalEvery: z.number().int().min(1).optional(),
+    /**
+     * Hints become preferences in the prompt of the training turns (issue 20; the app's default).
+     * Off by default so the figures measured before preferences existed stay comparable; the
+     * held-out scoring is side turns, which never carry the block, so it measures the weights.
+     */
+    preferences: z.boolean().default(false),
+  })
+  .superRefine((s, ctx) => {
+    const train = new Set(s.trainPrompts);
+    const leaked = s.heldOutPrompts.filter((p) => train.has(p));
+    if (leaked.length) ctx.addIssue({ code: "custom", path: ["heldOutPrompts"], message: `held-out prompt also used for training: '${leaked[0]}'` });
+    if (s.reactions.rules.length === 0 && !s.reactions.otherwise)
+      ctx.addIssue({ code: "custom", path: ["reactions"], message: "the user never reacts: give rules or otherwise" });
+  });
 
 export type Scenario = z.infer<typeof scenarioSchema>;
 
@@ -164,7 +184,10 @@ export function loadScenario(file: string): Scenario {
 }
 
 /** The rendered request for one prompt: a plain completion prompt or chat messages. */
-export function renderPrompt(s: Scenario, prompt: string): { kind: "completion"; prompt: string } | { kind: "chat"; messages: Array<{ role: string; content: string }> } {
+export function renderPrompt(
+  s: Scenario,
+  prompt: string,
+): { kind: "completion"; prompt: string } | { kind: "chat"; messages: Array<{ role: string; content: string }> } {
   const fill = (t: string) => t.split("{prompt}").join(prompt);
   if (s.template.kind === "completion") return { kind: "completion", prompt: fill(s.template.text) };
   return { kind: "chat", messages: s.template.messages.map((m) => ({ role: m.role, content: fill(m.content) })) };

@@ -115,7 +115,10 @@ export function gainInterval(method: readonly (readonly number[])[], baseline: r
   if (method.length !== baseline.length) throw new Error(`paired gain needs the same prompts: ${method.length} vs ${baseline.length} rows`);
   const a = promptMeans(method);
   const b = promptMeans(baseline);
-  return bootstrapInterval(a.map((x, i) => x - b[i]), o);
+  return bootstrapInterval(
+    a.map((x, i) => x - b[i]),
+    o,
+  );
 }
 
 /** "0.465 [0.347, 0.583]"; `signed`: "+0.243 [0.166, 0.319]" (a gain). */

@@ -60,8 +60,7 @@ export interface ProbeOptions {
 }
 
 export type ProbeOutcome =
-  | { kind: "ok"; backend: ProbeRequest["backend"]; gpuLayers: number; devices: string[]; ms: number }
-  | { kind: "unavailable" | "broken"; reason: string };
+  { kind: "ok"; backend: ProbeRequest["backend"]; gpuLayers: number; devices: string[]; ms: number } | { kind: "unavailable" | "broken"; reason: string };
 
 /** Backends tried, in order, for a preference: a named GPU falls back to the CPU. */
 export function backendOrder(pref: BackendPreference, platform: NodeJS.Platform = process.platform): Array<GpuBackend | "cpu"> {
@@ -158,14 +157,21 @@ function probeEntry(script?: string): { entry: string; execArgv: string[] } {
 
 /** The lines of a crashed child's output that say why (llama.cpp's error lines), shortened. */
 function lastWords(output: string): string {
-  const lines = output.split("\n").map((l) => l.trim()).filter(Boolean);
+  const lines = output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
   const errors = lines.filter((l) => /error|abort|fail|assert|exception|fault/i.test(l));
   const pick = (errors.length > 0 ? errors : lines).slice(-2).join(" | ");
   return pick.length > 400 ? `${pick.slice(0, 400)}…` : pick;
 }
 
 /** Loads the model on `backend` in a child process and evaluates; never throws. */
-export function runProbe(backend: ProbeRequest["backend"], model: { modelPath: string; gpuLayers: ProbeRequest["gpuLayers"] }, opts: ProbeOptions = {}): Promise<ProbeOutcome> {
+export function runProbe(
+  backend: ProbeRequest["backend"],
+  model: { modelPath: string; gpuLayers: ProbeRequest["gpuLayers"] },
+  opts: ProbeOptions = {},
+): Promise<ProbeOutcome> {
   const loadMs = opts.loadTimeoutMs ?? 300_000;
   const evalMs = opts.evalTimeoutMs ?? 60_000;
   const { entry, execArgv } = probeEntry(opts.script);
@@ -188,7 +194,10 @@ export function runProbe(backend: ProbeRequest["backend"], model: { modelPath: s
     const arm = (ms: number) => {
       clearTimeout(timer);
       timer = setTimeout(() => {
-        finish({ kind: "broken", reason: `hung: no answer within ${Math.round(ms / 1000)} s while ${phase === "loading" ? "loading the model" : "evaluating"}` });
+        finish({
+          kind: "broken",
+          reason: `hung: no answer within ${Math.round(ms / 1000)} s while ${phase === "loading" ? "loading the model" : "evaluating"}`,
+        });
         child.kill("SIGKILL");
       }, ms);
     };
@@ -242,10 +251,14 @@ export function runProbe(backend: ProbeRequest["backend"], model: { modelPath: s
 let gpuTypes: Promise<Set<string | false>> | null = null;
 /** Cheap reasons a backend cannot exist here (milliseconds, no child process). */
 async function defaultPrecheck(b: GpuBackend, pref: BackendPreference): Promise<string | null> {
-  if (b === "vulkan" && process.platform === "linux" && vulkanDriverFiles().length === 0) return "no Vulkan driver installed (no ICD manifest where the Vulkan loader looks)";
+  if (b === "vulkan" && process.platform === "linux" && vulkanDriverFiles().length === 0)
+    return "no Vulkan driver installed (no ICD manifest where the Vulkan loader looks)";
   // node-llama-cpp's own detection, ~20 ms; only on "auto": a named backend is tried regardless.
   if (pref === "auto") {
-    gpuTypes ??= getLlamaGpuTypes("supported").then((t) => new Set(t), () => new Set<string | false>());
+    gpuTypes ??= getLlamaGpuTypes("supported").then(
+      (t) => new Set(t),
+      () => new Set<string | false>(),
+    );
     if (!(await gpuTypes).has(b)) return `node-llama-cpp finds no ${b} support on this machine`;
   }
   return null;
@@ -306,7 +319,11 @@ export async function chooseBackend<T>(
     try {
       llama = await getLlama({ gpu: b, build: "never", skipDownload: true, progressLogs: false, logLevel: LlamaLogLevel.error });
     } catch (err) {
-      skipped.push({ backend: b, kind: "unavailable", reason: `the probe passed, but the core could n, { cause: err }ot load it: ${(err as Error).message.split("\n")[0]}` });
+      skipped.push({
+        backend: b,
+        kind: "unavailable",
+        reason: `the probe passed, but the core could n, { cause: err }ot load it: ${(err as Error).message.split("\n")[0]}`,
+      });
       continue;
     }
     try {

@@ -99,12 +99,7 @@ export function llamaTextString(t: string | LlamaText): string {
   return json.map((v) => (typeof v === "string" ? v : v.type === "specialTokensText" ? v.value : "")).join("");
 }
 
-export function renderPrompt(
-  model: LlamaModel,
-  wrapper: ChatWrapper,
-  messages: readonly ChatMessage[],
-  tools?: readonly FunctionTool[],
-): RenderedPrompt {
+export function renderPrompt(model: LlamaModel, wrapper: ChatWrapper, messages: readonly ChatMessage[], tools?: readonly FunctionTool[]): RenderedPrompt {
   const state = wrapper.generateContextState({
     chatHistory: toChatHistory(messages),
     availableFunctions: toChatFunctions(tools),

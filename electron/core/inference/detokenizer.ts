@@ -46,7 +46,10 @@ export class IncrementalDetokenizer {
   push(token: number): string {
     this.tokens.push(token as Token);
     const tail = this.tokens.slice(this.cut);
-    const context = this.cut >= CONTEXT_TOKENS ? this.tokens.slice(this.cut - CONTEXT_TOKENS, this.cut) : [...this.lead, ...this.tokens.slice(0, this.cut)].slice(-CONTEXT_TOKENS);
+    const context =
+      this.cut >= CONTEXT_TOKENS
+        ? this.tokens.slice(this.cut - CONTEXT_TOKENS, this.cut)
+        : [...this.lead, ...this.tokens.slice(0, this.cut)].slice(-CONTEXT_TOKENS);
     const tailText = this.model.detokenize(tail, false, context);
     this.current = this.settled + tailText;
     // Settle only on a complete character: a token may end inside a multi-byte one. (A U+FFFD

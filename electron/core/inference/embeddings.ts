@@ -84,7 +84,8 @@ export class ModelEmbedder implements EmbeddingSource {
     if (typeof input !== "string" && vocab && tokens.some((t) => !Number.isInteger(t) || t < 0 || t >= vocab))
       throw new EmbeddingInputError(index, `input[${index}] holds a token id outside the vocabulary (0 to ${vocab - 1})`);
     // +2: the BOS/EOS the embedding context may add.
-    if (tokens.length + 2 >= this.contextSize) throw new EmbeddingInputError(index, `input[${index}] has ${tokens.length} tokens; at most ${this.contextSize - 3} fit`);
+    if (tokens.length + 2 >= this.contextSize)
+      throw new EmbeddingInputError(index, `input[${index}] has ${tokens.length} tokens; at most ${this.contextSize - 3} fit`);
     return tokens;
   }
 
@@ -176,10 +177,17 @@ export class FileEmbedder implements EmbeddingSource {
       try {
         // The app's own GGUF reader first (issue 26 F3), then a load bounded in time.
         assertLoadableGguf(this.modelPath);
-        model = await loadWithin(`the embedding model ${this.modelPath}`, loadBoundMs(this.modelPath), (loadSignal) => this.llama.loadModel({ modelPath: this.modelPath, loadSignal }), (late) => late.dispose());
+        model = await loadWithin(
+          `the embedding model ${this.modelPath}`,
+          loadBoundMs(this.modelPath),
+          (loadSignal) => this.llama.loadModel({ modelPath: this.modelPath, loadSignal }),
+          (late) => late.dispose(),
+        );
       } catch (err) {
         this.inner = null; // the next request tries again (the file may have been fixed)
-        throw new UnavailableError(`The embedding model in the settings (${this.modelPath}) cannot be loaded: ${(err as Error).message.split("\n")[0]}`, { code: "embedding_model_unavailable" });
+        throw new UnavailableError(`The embedding model in the settings (${this.modelPath}) cannot be loaded: ${(err as Error).message.split("\n")[0]}`, {
+          code: "embedding_model_unavailable",
+        });
       }
       if (this.closed) {
         await model.dispose();

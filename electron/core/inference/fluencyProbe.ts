@@ -112,7 +112,11 @@ interface Sum {
  * item starts, and the first error is thrown once the items in flight have ended (the caller
  * disposes the context after).
  */
-async function overSequences<T, R>(items: readonly T[], seqs: readonly LlamaContextSequence[], fn: (seq: LlamaContextSequence, item: T) => Promise<R>): Promise<R[]> {
+async function overSequences<T, R>(
+  items: readonly T[],
+  seqs: readonly LlamaContextSequence[],
+  fn: (seq: LlamaContextSequence, item: T) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   let failed = false;
@@ -171,7 +175,12 @@ export class FluencyProbe implements FluencyMeasure {
       // The same check and bound as the serving engine's load (issue 26 F3).
       assertLoadableGguf(this.o.modelPath);
       const modelPath = this.o.modelPath;
-      this.model = await loadWithin(`the gate's copy of ${modelPath}`, loadBoundMs(modelPath), (loadSignal) => this.o.llama.loadModel({ modelPath, gpuLayers: this.o.gpuLayers ?? "auto", loadSignal }), (late) => late.dispose());
+      this.model = await loadWithin(
+        `the gate's copy of ${modelPath}`,
+        loadBoundMs(modelPath),
+        (loadSignal) => this.o.llama.loadModel({ modelPath, gpuLayers: this.o.gpuLayers ?? "auto", loadSignal }),
+        (late) => late.dispose(),
+      );
       this.loads++;
       this.adaptersLoaded = 0;
       this.width = await this.widthFor(this.model);
@@ -193,7 +202,11 @@ export class FluencyProbe implements FluencyMeasure {
     if (want === 1) return 1;
     try {
       const need = async (sequences: number) => {
-        const r = await model.fileInsights.estimateContextResourceRequirementsV2({ contextSize: this.contextSize(model), modelGpuLayers: model.gpuLayers, sequences });
+        const r = await model.fileInsights.estimateContextResourceRequirementsV2({
+          contextSize: this.contextSize(model),
+          modelGpuLayers: model.gpuLayers,
+          sequences,
+        });
         return r.cpuRam + r.gpuVram;
       };
       const one = await need(1);
@@ -290,7 +303,9 @@ export class FluencyProbe implements FluencyMeasure {
   }
 
   private baseKey(p: ProbePrompt): string {
-    return createHash("sha256").update(JSON.stringify([p.tokens, p.temperature, p.topP, p.maxTokens, p.seed])).digest("hex");
+    return createHash("sha256")
+      .update(JSON.stringify([p.tokens, p.temperature, p.topP, p.maxTokens, p.seed]))
+      .digest("hex");
   }
 
   compare(adapterPath: string, prompts: ProbePrompt[], opts: CompareOptions = {}): Promise<FluencyComparison> {
@@ -353,7 +368,14 @@ export class FluencyProbe implements FluencyMeasure {
   score(answers: Array<{ prompt: number[]; response: number[] }>, signal?: AbortSignal): Promise<Array<number | null>> {
     return this.serial(async () => {
       const { model, seqs } = await this.ensureModel();
-      const sums = await overSequences(answers, seqs, (seq, a) => this.scoreOn(seq, a.prompt, a.response.filter((t) => !model.isEogToken(t as Token)), signal));
+      const sums = await overSequences(answers, seqs, (seq, a) =>
+        this.scoreOn(
+          seq,
+          a.prompt,
+          a.response.filter((t) => !model.isEogToken(t as Token)),
+          signal,
+        ),
+      );
       return sums.map((s) => (s.n > 0 ? s.sum / s.n : null));
     });
   }

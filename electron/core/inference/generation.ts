@@ -214,7 +214,13 @@ export class Generation {
     if (grammar) extra.grammar = new LlamaGrammarEvaluationState({ model: this.engine.model, grammar });
     if (penalties) {
       const history = this.history;
-      extra.repeatPenalty = { punishTokens: () => history() as Token[], maxPunishTokens: PENALTY_LAST_N, penalty: penalties.repeat, frequencyPenalty: penalties.frequency, presencePenalty: penalties.presence };
+      extra.repeatPenalty = {
+        punishTokens: () => history() as Token[],
+        maxPunishTokens: PENALTY_LAST_N,
+        penalty: penalties.repeat,
+        frequencyPenalty: penalties.frequency,
+        presencePenalty: penalties.presence,
+      };
     }
     if (bias.size > 0 || grammar) {
       const plain = this.engine.tokenBias(grammar ? this.heldBias : bias);

@@ -134,11 +134,27 @@ class SchemaConverter {
 
   /** Keywords no grammar here expresses (numeric ranges, patterns, combinators), and unknown ones. */
   private checkKeywords(s: Json, types: string[], at: string): void {
-    const known = new Set(["type", "nullable", "properties", "required", "additionalProperties", "minProperties", "maxProperties", "items", "prefixItems", "minItems", "maxItems", "minLength", "maxLength", "format"]);
+    const known = new Set([
+      "type",
+      "nullable",
+      "properties",
+      "required",
+      "additionalProperties",
+      "minProperties",
+      "maxProperties",
+      "items",
+      "prefixItems",
+      "minItems",
+      "maxItems",
+      "minLength",
+      "maxLength",
+      "format",
+    ]);
     for (const k of Object.keys(s)) {
       if (ANNOTATIONS.has(k) || known.has(k) || (at === "#" && (k === "$defs" || k === "definitions"))) continue;
       // zod writes an integer's safe range as bounds; the grammar's integers (at most 16 digits) are that already, near enough.
-      if (types.includes("integer") && ((k === "minimum" && s[k] === Number.MIN_SAFE_INTEGER) || (k === "maximum" && s[k] === Number.MAX_SAFE_INTEGER))) continue;
+      if (types.includes("integer") && ((k === "minimum" && s[k] === Number.MIN_SAFE_INTEGER) || (k === "maximum" && s[k] === Number.MAX_SAFE_INTEGER)))
+        continue;
       this.refuse(k, at);
     }
   }
@@ -169,7 +185,8 @@ class SchemaConverter {
     }
     if (s.required !== undefined) {
       const props = isObject(s.properties) ? s.properties : {};
-      if (!Array.isArray(s.required) || !s.required.every((r) => typeof r === "string" && r in props)) this.refuse("required", at, "every required name must be one of properties");
+      if (!Array.isArray(s.required) || !s.required.every((r) => typeof r === "string" && r in props))
+        this.refuse("required", at, "every required name must be one of properties");
       else out.required = s.required;
     }
     const ap = s.additionalProperties;
@@ -229,11 +246,17 @@ function cached(llama: Llama, key: string, make: () => Promise<LlamaGrammar>): P
  */
 export function finiteNumbers(gbnf: string): string {
   const longExponent = /\(\[eE\] \[-\+\]\? (?:\("0" \| \[1-9\] \[0-9\]\{0,15\}\)|\[0-9\] \[1-9\]\{0,15\})\)\?/g;
-  return gbnf
-    .split("\n")
-    // 15 digits at most: a safe integer (zod's int() refuses 16-digit ones past 2^53).
-    .map((line) => (/^integer[\w-]*rule ::=/.test(line) ? line.replace(longExponent, "").replaceAll("[0-9]{0,15}", "[0-9]{0,14}") : line.replace(longExponent, "([eE] [-+]? [0-9]{1,2})?")))
-    .join("\n");
+  return (
+    gbnf
+      .split("\n")
+      // 15 digits at most: a safe integer (zod's int() refuses 16-digit ones past 2^53).
+      .map((line) =>
+        /^integer[\w-]*rule ::=/.test(line)
+          ? line.replace(longExponent, "").replaceAll("[0-9]{0,15}", "[0-9]{0,14}")
+          : line.replace(longExponent, "([eE] [-+]? [0-9]{1,2})?"),
+      )
+      .join("\n")
+  );
 }
 
 async function finite(llama: Llama, grammar: Promise<LlamaGrammar>): Promise<LlamaGrammar> {

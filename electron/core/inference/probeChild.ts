@@ -47,7 +47,13 @@ function health(logits: ReadonlyMap<Token, number> | undefined, tokens: number):
 async function probe(req: ProbeRequest): Promise<void> {
   let llama;
   try {
-    llama = await getLlama({ gpu: req.backend === "cpu" ? false : req.backend, build: "never", skipDownload: true, progressLogs: false, logLevel: LlamaLogLevel.error });
+    llama = await getLlama({
+      gpu: req.backend === "cpu" ? false : req.backend,
+      build: "never",
+      skipDownload: true,
+      progressLogs: false,
+      logLevel: LlamaLogLevel.error,
+    });
   } catch (err) {
     const e = err as Error;
     const message = (e.message || e.name || String(err)).split("\n")[0];
@@ -69,7 +75,7 @@ async function probe(req: ProbeRequest): Promise<void> {
   const batch = await seq.controlledEvaluate(prompt.map((t, i) => (i === last ? [t, { generateNext: { logits: true, token: true } }] : t)));
   const first = batch[last]?.next;
   const evaluations = [health(first?.logits, prompt.length)];
-  const next = (first?.token ?? prompt[0]);
+  const next = first?.token ?? prompt[0];
   const single = await seq.controlledEvaluate([[next, { generateNext: { logits: true } }]]);
   evaluations.push(health(single[0]?.next.logits, 1));
   await send({ type: "result", evaluations, ms: Math.round(performance.now() - t0) });

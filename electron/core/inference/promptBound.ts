@@ -36,7 +36,10 @@ const MAX_CHUNK = 16 * 1024;
 const PER_CUT = 2;
 
 function tooLong(contextSize: number, atLeast: number, param: string) {
-  return new InvalidInputError(`This model's context is ${contextSize} tokens; the prompt has at least ${atLeast} tokens (no room for an answer).`, { param, code: "context_length_exceeded" });
+  return new InvalidInputError(`This model's context is ${contextSize} tokens; the prompt has at least ${atLeast} tokens (no room for an answer).`, {
+    param,
+    code: "context_length_exceeded",
+  });
 }
 
 /** An end for a chunk near `end`: after whitespace if there is some close before it, never inside a surrogate pair. */
@@ -54,7 +57,12 @@ function cutAt(text: string, start: number, end: number): number {
  * Throws an InvalidInputError (code context_length_exceeded) when `texts` (the prompt's parts, as the
  * template will include them verbatim) cannot fit the engine's context; resolves otherwise.
  */
-export async function checkPromptLength(engine: PromptBoundEngine, texts: readonly string[], param: string, contextSize = engine.info().contextSize): Promise<void> {
+export async function checkPromptLength(
+  engine: PromptBoundEngine,
+  texts: readonly string[],
+  param: string,
+  contextSize = engine.info().contextSize,
+): Promise<void> {
   const { modelPath } = engine.info();
   let bytes = 0;
   for (const t of texts) bytes += Buffer.byteLength(t, "utf8");
@@ -65,7 +73,7 @@ export async function checkPromptLength(engine: PromptBoundEngine, texts: readon
   let cuts = 0;
   let chunk = 1024;
   for (const text of texts) {
-    for (let i = 0; i < text.length; ) {
+    for (let i = 0; i < text.length;) {
       const end = cutAt(text, i, i + chunk);
       const t0 = performance.now();
       tokens += engine.model.tokenize(text.slice(i, end), false).length;
@@ -88,7 +96,8 @@ function itemTexts(item: unknown): string[] {
   const it = item as { content?: unknown; output?: unknown };
   const out: string[] = [];
   if (typeof it.content === "string") out.push(it.content);
-  else if (Array.isArray(it.content)) for (const p of it.content) if (p && typeof p === "object" && typeof (p as { text?: unknown }).text === "string") out.push((p as { text: string }).text);
+  else if (Array.isArray(it.content))
+    for (const p of it.content) if (p && typeof p === "object" && typeof (p as { text?: unknown }).text === "string") out.push((p as { text: string }).text);
   if (typeof it.output === "string") out.push(it.output);
   return out;
 }

@@ -167,7 +167,9 @@ export class GreedyStepper implements Stepper {
 class ControlledGreedyStepper extends ControlledStepper<Step> {
   protected async evaluate(tokens: Token[]): Promise<Step> {
     const last = tokens.length - 1;
-    const input: ControlledEvaluateInputItem[] = tokens.map((t, i) => (i === last ? [t, { generateNext: { token: true, totalLogitWeight: true, options: { temperature: 0 } } }] : t));
+    const input: ControlledEvaluateInputItem[] = tokens.map((t, i) =>
+      i === last ? [t, { generateNext: { token: true, totalLogitWeight: true, options: { temperature: 0 } } }] : t,
+    );
     const next = (await this.seq.controlledEvaluate(input))[last]?.next;
     if (next?.token === undefined || next.token === null || next.totalLogitWeight === undefined) throw new Error("the model returned no token");
     return { token: next.token, logprob: -Math.log(next.totalLogitWeight), top: [] };

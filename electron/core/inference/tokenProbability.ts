@@ -56,8 +56,16 @@ interface SamplerConfigLike {
  * native `totalLogitWeight`) gives the pick's temperature-1 probability, 1 / Σ, in one call.
  */
 function isPlainGreedy(c: SamplerConfigLike): boolean {
-  const penalised = (c.repeatPenaltyTokens?.length ?? 0) > 0 && ((c.repeatPenalty ?? 1) !== 1 || !!c.repeatPenaltyPresencePenalty || !!c.repeatPenaltyFrequencyPenalty);
-  return !((c.temperature ?? 0) > 0) && !((c.tokenBiasKeys?.length ?? 0) > 0) && c.grammarEvaluationState == null && !penalised && c.dryRepeatPenaltyStrength == null && c.xtcProbability == null;
+  const penalised =
+    (c.repeatPenaltyTokens?.length ?? 0) > 0 && ((c.repeatPenalty ?? 1) !== 1 || !!c.repeatPenaltyPresencePenalty || !!c.repeatPenaltyFrequencyPenalty);
+  return (
+    !((c.temperature ?? 0) > 0) &&
+    !((c.tokenBiasKeys?.length ?? 0) > 0) &&
+    c.grammarEvaluationState == null &&
+    !penalised &&
+    c.dryRepeatPenaltyStrength == null &&
+    c.xtcProbability == null
+  );
 }
 
 /** Per native bindings: the samplers whose last config was plain greedy (filled by the recording subclass below). */
@@ -128,7 +136,17 @@ export async function targetLogprobs(seq: LlamaContextSequence, feed: readonly T
   const out = await seq.controlledEvaluate(
     feed.map((t, i) =>
       i < targets.length
-        ? [t, { generateNext: { token: true, totalLogitWeight: true, logits: { filter: { tokens: [targets[i]], includeSelected: true } }, options: { temperature: 0 } } }]
+        ? [
+            t,
+            {
+              generateNext: {
+                token: true,
+                totalLogitWeight: true,
+                logits: { filter: { tokens: [targets[i]], includeSelected: true } },
+                options: { temperature: 0 },
+              },
+            },
+          ]
         : t,
     ),
   );

@@ -85,7 +85,12 @@ export class LocalJudgeBackend implements JudgeBackend {
     try {
       // The app's own GGUF reader first: node-llama-cpp's loops on a hostile header (issue 26 F3).
       assertLoadableGguf(modelPath);
-      model = await loadWithin(`the judge model ${modelPath}`, loadBoundMs(modelPath), (loadSignal) => llama.loadModel({ modelPath, loadSignal }), (late) => late.dispose());
+      model = await loadWithin(
+        `the judge model ${modelPath}`,
+        loadBoundMs(modelPath),
+        (loadSignal) => llama.loadModel({ modelPath, loadSignal }),
+        (late) => late.dispose(),
+      );
     } catch (err) {
       throw new JudgeUnavailableError(`cannot load the judge model ${modelPath}: ${(err as Error).message}`);
     }
@@ -223,7 +228,11 @@ export class EndpointJudgeBackend implements JudgeBackend {
             signal: AbortSignal.any(signals),
           });
           const body = (await r.json().catch(() => null)) as { choices?: Array<{ message?: { content?: unknown } }>; error?: { message?: unknown } } | null;
-          if (!r.ok) return { text: "", error: `judge endpoint ${url} answered ${r.status}${typeof body?.error?.message === "string" ? `: ${body.error.message}` : ""}` };
+          if (!r.ok)
+            return {
+              text: "",
+              error: `judge endpoint ${url} answered ${r.status}${typeof body?.error?.message === "string" ? `: ${body.error.message}` : ""}`,
+            };
           const content = body?.choices?.[0]?.message?.content;
           if (typeof content !== "string") return { text: "", error: `judge endpoint ${url} sent no message content` };
           return { text: content };

@@ -89,9 +89,7 @@ const PRM_TASK = `Decide what the message(s) after the answer show about it:
 - ambiguous: neither is clear.
 Explain your reading in one or two sentences. Then finish with exactly one verdict: \\boxed{1} for progress, \\boxed{-1} for correction, \\boxed{0} for ambiguous.`;
 
-const HINT_SYSTEM =
-  "You help an AI assistant learn from the reaction to one of its replies. " +
-  "You never continue the conversation yourself.";
+const HINT_SYSTEM = "You help an AI assistant learn from the reaction to one of its replies. " + "You never continue the conversation yourself.";
 
 const HINT_TASK = `Does what came after the answer reveal something concrete that would have made the answer better (a fact it missed, a preference, the wanted format or length, a mistake to avoid)?
 If it does, write \\boxed{1}, then a hint of one to three sentences, addressed to the assistant, saying what to do differently, between [HINT_START] and [HINT_END].

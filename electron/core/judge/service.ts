@@ -116,7 +116,13 @@ export class JudgeService {
       backend,
       { context: turn.messages, answer: turn.text, toolCalls: turn.toolCalls, nextState },
       // An explicit hint overrides the judge's: hint extraction would be wasted.
-      { hints: !store.turnEntry(turnId)?.feedback?.hint, ...this.opts.judge, votes: settings.judgeVotes, temperature: settings.judgeTemperature, signal: this.abort.signal },
+      {
+        hints: !store.turnEntry(turnId)?.feedback?.hint,
+        ...this.opts.judge,
+        votes: settings.judgeVotes,
+        temperature: settings.judgeTemperature,
+        signal: this.abort.signal,
+      },
     );
     // The session may have been deleted, or thumbs given, while the judge ran.
     const e = store.turnEntry(turnId);

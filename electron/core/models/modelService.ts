@@ -180,7 +180,9 @@ export class ModelService {
     if (!facts) return null;
     if (!facts.shape) return facts.architecture ? serveOnly(facts.architecture, p.backend.name) : null;
     const shape = facts.shape;
-    return this.verdict(`file:${file}|${facts.mtimeMs}|${facts.size}|${p.key}`, () => planning.trainabilityOf(shape, { backend: p.backend, hostBytes: p.hostBytes, maxContext: p.maxContext, rank: p.rank }));
+    return this.verdict(`file:${file}|${facts.mtimeMs}|${facts.size}|${p.key}`, () =>
+      planning.trainabilityOf(shape, { backend: p.backend, hostBytes: p.hostBytes, maxContext: p.maxContext, rank: p.rank }),
+    );
   }
 
   private recommend(p: PlanInputs, planning: Planning): Recommendation {
@@ -189,7 +191,10 @@ export class ModelService {
     if (this.recommendation?.key !== key) {
       const planTraining = planning.catalogPlanner({ backend: p.backend, maxContext: p.maxContext, rank: p.rank });
       const onGpu = trainerOnGpu(this.opts.trainer?.());
-      this.recommendation = { key, value: recommendModel({ ramBytes, vramBytes: 0, trainerRamLimitBytes: p.trainerRamLimitBytes, trainerOnGpu: onGpu, planTraining }) };
+      this.recommendation = {
+        key,
+        value: recommendModel({ ramBytes, vramBytes: 0, trainerRamLimitBytes: p.trainerRamLimitBytes, trainerOnGpu: onGpu, planTraining }),
+      };
     }
     return this.recommendation.value;
   }
@@ -210,8 +215,21 @@ export class ModelService {
     const verdictOf = (file: string) => this.fileVerdict(file, plan, servedPath, planning);
     return {
       active: served
-        ? { id: activeEntry?.id ?? served.id, name: activeEntry?.name ?? served.id, path: served.path, sizeBytes: fileSize(served.path), architecture: activeEntry?.architecture ?? null, trainable: activeEntry?.trainable ?? null, quantization: activeEntry?.quantization ?? this.quantizationOf(served.path), contextSize: served.contextSize, gpuLayers: served.gpuLayers, training: verdictOf(served.path) }
-        : activeEntry ? { ...activeEntry, training: verdictOf(activeEntry.path) } : null,
+        ? {
+            id: activeEntry?.id ?? served.id,
+            name: activeEntry?.name ?? served.id,
+            path: served.path,
+            sizeBytes: fileSize(served.path),
+            architecture: activeEntry?.architecture ?? null,
+            trainable: activeEntry?.trainable ?? null,
+            quantization: activeEntry?.quantization ?? this.quantizationOf(served.path),
+            contextSize: served.contextSize,
+            gpuLayers: served.gpuLayers,
+            training: verdictOf(served.path),
+          }
+        : activeEntry
+          ? { ...activeEntry, training: verdictOf(activeEntry.path) }
+          : null,
       installed: installed.map((m) => ({ ...m, training: verdictOf(m.path) })),
       catalog: loadCatalog().map((c) => ({
         ...c,
@@ -244,7 +262,16 @@ export class ModelService {
     resolveModelSource(id, this.opts.env); // throws for unknown ids before anything starts
     const existing = this.downloads.get(id);
     if (existing?.state === "downloading") return this.publicState(id)!;
-    const d: ActiveDownload = { id, state: "downloading", bytes: existing?.bytes ?? 0, total: existing?.total ?? null, speed: null, etaSeconds: null, error: null, abort: new AbortController() };
+    const d: ActiveDownload = {
+      id,
+      state: "downloading",
+      bytes: existing?.bytes ?? 0,
+      total: existing?.total ?? null,
+      speed: null,
+      etaSeconds: null,
+      error: null,
+      abort: new AbortController(),
+    };
     this.downloads.set(id, d);
     this.emitState(id);
     let last = 0;

@@ -10,11 +10,7 @@ import type { ModelRegistry } from "../../../models/registry.js";
  * reference (downloaded first, with progress). Without X: the model chosen with
  * `clawrl models use`, or none (the UI then offers the catalog).
  */
-export async function resolveModelArg(
-  registry: ModelRegistry,
-  arg: string | undefined,
-  onProgress?: (p: DownloadProgress) => void,
-): Promise<string | null> {
+export async function resolveModelArg(registry: ModelRegistry, arg: string | undefined, onProgress?: (p: DownloadProgress) => void): Promise<string | null> {
   if (arg === undefined) return registry.active()?.path ?? null;
   if (fs.existsSync(arg) && fs.statSync(arg).isFile()) return path.resolve(arg);
   const installed = registry.get(arg);

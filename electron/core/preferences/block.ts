@@ -23,7 +23,10 @@ export function renderBlock(prefs: ReadonlyArray<Pick<Preference, "text">>): str
  */
 export function planBlock(active: readonly Preference[], budget: number, countTokens: (text: string) => number): PlannedBlock {
   // Ties (made within one millisecond) go by list order: later in the list is newer.
-  const newestFirst = active.map((p, i) => ({ p, i })).sort((a, b) => (a.p.createdAt < b.p.createdAt ? 1 : a.p.createdAt > b.p.createdAt ? -1 : b.i - a.i)).map((x) => x.p);
+  const newestFirst = active
+    .map((p, i) => ({ p, i }))
+    .sort((a, b) => (a.p.createdAt < b.p.createdAt ? 1 : a.p.createdAt > b.p.createdAt ? -1 : b.i - a.i))
+    .map((x) => x.p);
   const chosen: Preference[] = [];
   const overBudget: string[] = [];
   let used = countTokens(BLOCK_HEADER) + 1;

@@ -46,14 +46,21 @@ interface JudgedHints {
  * once, then kept as verdicts arrive.
  */
 export function preferencesFromJudgeHints(bus: EventBus, prefs: PreferenceService, store: Store): () => void {
-  const hintsOf = (turnId: string): JudgedHints => ({ turnId, hints: (store.readJudge(turnId)?.hints ?? []).map((text) => ({ key: preferenceKey(text), text })) });
+  const hintsOf = (turnId: string): JudgedHints => ({
+    turnId,
+    hints: (store.readJudge(turnId)?.hints ?? []).map((text) => ({ key: preferenceKey(text), text })),
+  });
   let recent: JudgedHints[] | null = null;
   return bus.on("judge", ({ turnId }) => {
     if (!store.settings.preferencesFromJudge) {
       recent = null; // verdicts go unseen while off: read the log again when it is back on
       return;
     }
-    if (recent === null) recent = [...store.turnEntries()].filter((e) => e.judge).slice(-JUDGE_HINT_LOOKBACK).map((e) => hintsOf(e.turnId));
+    if (recent === null)
+      recent = [...store.turnEntries()]
+        .filter((e) => e.judge)
+        .slice(-JUDGE_HINT_LOOKBACK)
+        .map((e) => hintsOf(e.turnId));
     else recent = [...recent.filter((r) => r.turnId !== turnId), hintsOf(turnId)].slice(-JUDGE_HINT_LOOKBACK);
     const mine = recent.find((r) => r.turnId === turnId);
     for (const key of new Set(mine?.hints.map((h) => h.key) ?? [])) {
@@ -63,7 +70,12 @@ export function preferencesFromJudgeHints(bus: EventBus, prefs: PreferenceServic
         continue;
       }
       const said = recent.filter((r) => r.hints.some((h) => h.key === key));
-      if (said.length >= JUDGE_HINT_RECURRENCE) prefs.create(said[0].hints.find((h) => h.key === key)!.text, "judge", said.map((r) => r.turnId));
+      if (said.length >= JUDGE_HINT_RECURRENCE)
+        prefs.create(
+          said[0].hints.find((h) => h.key === key)!.text,
+          "judge",
+          said.map((r) => r.turnId),
+        );
     }
   });
 }

@@ -63,7 +63,12 @@ export function prepareChatPrompt(
     try {
       const prepared = engine.renderPrompt(served);
       const client = engine.renderPrompt(req);
-      return { served, prepared, preferences: { ids: block.ids, block: block.text, tokens: block.tokens, placement: "system" }, clientPromptTokens: [...client.tokens] };
+      return {
+        served,
+        prepared,
+        preferences: { ids: block.ids, block: block.text, tokens: block.tokens, placement: "system" },
+        clientPromptTokens: [...client.tokens],
+      };
     } catch (err) {
       if (!(err instanceof ContextLengthError)) throw err;
     }

@@ -27,7 +27,13 @@ export interface GapMeasure {
  * answer is scored under the client's prompt with only this preference's block, and under the
  * client's prompt alone, with the adapter served now. null when there are no such turns.
  */
-export async function measureGap(store: Store, engine: Pick<Engine, "renderPrompt" | "scoreTokens" | "model" | "modelId">, pref: Preference, share: number, max = MAX_TURNS): Promise<GapMeasure | null> {
+export async function measureGap(
+  store: Store,
+  engine: Pick<Engine, "renderPrompt" | "scoreTokens" | "model" | "modelId">,
+  pref: Preference,
+  share: number,
+  max = MAX_TURNS,
+): Promise<GapMeasure | null> {
   const turns: TurnRecord[] = [];
   const entries = [...store.turnEntries()].filter((e) => e.type === "main" && e.preferenceBlock && isHeldBack(e, share));
   for (let i = entries.length - 1; i >= 0 && turns.length < max; i--) {
@@ -71,7 +77,8 @@ export async function measureGap(store: Store, engine: Pick<Engine, "renderPromp
  */
 function prompts(engine: Pick<Engine, "renderPrompt" | "model">, t: TurnRecord, pref: Preference, block: string): { student: Token[]; teacher: Token[] } {
   const served = t.clientPromptTokens as Token[];
-  if (t.preferences?.ids.length === 1 && t.preferences.ids[0] === pref.id && t.preferences.block === block) return { student: served, teacher: t.promptTokens as Token[] };
+  if (t.preferences?.ids.length === 1 && t.preferences.ids[0] === pref.id && t.preferences.block === block)
+    return { student: served, teacher: t.promptTokens as Token[] };
   if (t.format === "completion") {
     const bos = engine.model.tokens.bos;
     const lead = bos !== null && served[0] === bos ? 1 : 0;
@@ -82,7 +89,11 @@ function prompts(engine: Pick<Engine, "renderPrompt" | "model">, t: TurnRecord, 
 }
 
 /** The verdict of one measurement for a preference in `status`. */
-export function verdictOf(status: Preference["status"], m: GapMeasure | null, s: { threshold: number; minTurns: number }): { check: Omit<PreferenceCheck, "at">; next: Preference["status"] | null; reason: string } | null {
+export function verdictOf(
+  status: Preference["status"],
+  m: GapMeasure | null,
+  s: { threshold: number; minTurns: number },
+): { check: Omit<PreferenceCheck, "at">; next: Preference["status"] | null; reason: string } | null {
   if (status === "disabled") return null;
   if (!m || m.turns < s.minTurns) {
     return {
@@ -94,11 +105,13 @@ export function verdictOf(status: Preference["status"], m: GapMeasure | null, s:
   const facts = `gap ${m.gap.toFixed(3)} nats/token on ${m.turns} held-back turns with adapter ${m.adapter}`;
   if (status === "active") {
     // The base model cannot have learned it: a block it ignores is not a learned preference.
-    if (m.gap < s.threshold && m.adapter !== "base") return { check: { ...m, threshold: s.threshold, verdict: "learned" }, next: "learned", reason: `learned: ${facts} < ${s.threshold}` };
+    if (m.gap < s.threshold && m.adapter !== "base")
+      return { check: { ...m, threshold: s.threshold, verdict: "learned" }, next: "learned", reason: `learned: ${facts} < ${s.threshold}` };
     return { check: { ...m, threshold: s.threshold, verdict: "not learned" }, next: null, reason: facts };
   }
   // Learned: back in the prompt only when clearly forgotten (twice the threshold), so it does not flap.
-  if (m.gap > 2 * s.threshold) return { check: { ...m, threshold: s.threshold, verdict: "forgotten" }, next: "active", reason: `forgotten: ${facts} > ${2 * s.threshold}` };
+  if (m.gap > 2 * s.threshold)
+    return { check: { ...m, threshold: s.threshold, verdict: "forgotten" }, next: "active", reason: `forgotten: ${facts} > ${2 * s.threshold}` };
   return { check: { ...m, threshold: s.threshold, verdict: "learned" }, next: null, reason: facts };
 }
 
@@ -122,9 +135,7 @@ export class PreferenceChecker {
   private again = false;
   private readonly off: () => void;
 
-  constructor(
-    private readonly o: { store: Store; prefs: PreferenceService; bus: EventBus; engine: () => Engine | null },
-  ) {
+  constructor(private readonly o: { store: Store; prefs: PreferenceService; bus: EventBus; engine: () => Engine | null }) {
     this.off = o.bus.on("swap", () => {
       void this.check().catch((err) => console.warn(`preference check failed: ${(err as Error).message}`));
     });

@@ -92,10 +92,11 @@ export class PreferenceService {
     const same = this.list().find((p) => preferenceKey(p.text) === preferenceKey(text));
     if (same) {
       return this.mutate(same.id, (p, log) => {
-        for (const t of turnIds) if (!p.turnIds.includes(t)) {
-          p.turnIds.push(t);
-          log({ kind: "turn", to: t, by: "user" });
-        }
+        for (const t of turnIds)
+          if (!p.turnIds.includes(t)) {
+            p.turnIds.push(t);
+            log({ kind: "turn", to: t, by: "user" });
+          }
         if (p.status === "learned") this.setStatus(p, "active", log, "user", "the same hint was given again");
       });
     }
@@ -139,17 +140,25 @@ export class PreferenceService {
 
   /** A status change by the learning loop (retirement, forgetting), with why and the check behind it. */
   setByLoop(id: string, status: PreferenceStatus, reason: string, check: PreferenceCheck): Preference {
-    return this.mutate(id, (p, log) => {
-      p.lastCheck = check;
-      this.setStatus(p, status, log, "loop", reason);
-    }, "checked");
+    return this.mutate(
+      id,
+      (p, log) => {
+        p.lastCheck = check;
+        this.setStatus(p, status, log, "loop", reason);
+      },
+      "checked",
+    );
   }
 
   /** Records a check that changed nothing. */
   recordCheck(id: string, check: PreferenceCheck): Preference {
-    return this.mutate(id, (p) => {
-      p.lastCheck = check;
-    }, "checked");
+    return this.mutate(
+      id,
+      (p) => {
+        p.lastCheck = check;
+      },
+      "checked",
+    );
   }
 
   /** Reverts the latest text or status change (or the last turn added); returns the preference. */
@@ -199,7 +208,13 @@ export class PreferenceService {
     return this.list().filter((p) => p.turnIds.includes(turnId));
   }
 
-  private setStatus(p: Preference, status: PreferenceStatus, log: (c: Omit<PreferenceChange, "at">) => void, by: PreferenceChange["by"], reason?: string): void {
+  private setStatus(
+    p: Preference,
+    status: PreferenceStatus,
+    log: (c: Omit<PreferenceChange, "at">) => void,
+    by: PreferenceChange["by"],
+    reason?: string,
+  ): void {
     if (p.status === status) return;
     log({ kind: "status", from: p.status, to: status, by, ...(reason ? { reason } : {}) });
     p.status = status;
@@ -207,7 +222,11 @@ export class PreferenceService {
     else delete p.learnedAt;
   }
 
-  private mutate(id: string, fn: (p: Preference, log: (c: Omit<PreferenceChange, "at">) => void) => void, change: PreferenceEvent["change"] = "updated"): Preference {
+  private mutate(
+    id: string,
+    fn: (p: Preference, log: (c: Omit<PreferenceChange, "at">) => void) => void,
+    change: PreferenceEvent["change"] = "updated",
+  ): Preference {
     const cur = this.get(id);
     const next: Preference = structuredClone(cur);
     const now = this.clock().toISOString();

@@ -29,7 +29,10 @@ export class EventBus {
 
   /** Delivers synchronously; a listener that throws is reported and does not stop the others or the emitter. */
   emit<K extends CoreEventName>(name: K, payload: CoreEvents[K]): void {
-    for (const [ev, args] of [[name, [payload]], ["*", [name, payload]]] as const) {
+    for (const [ev, args] of [
+      [name, [payload]],
+      ["*", [name, payload]],
+    ] as const) {
       for (const l of this.ee.listeners(ev)) {
         try {
           (l as (...a: unknown[]) => void)(...args);

@@ -132,7 +132,10 @@ export class Rollout {
   turnTypeOf(origin: Pick<TurnOrigin, "headers" | "bodyFields" | "fromUi">): TurnType {
     const rl = readRlFields(origin.headers, origin.bodyFields);
     const settings = this.store.settings;
-    return rl.turnType ?? (origin.fromUi ? "main" : rl.speaksRl ? settings.outsideDefaultTurnType : settings.headerlessTurnsMain ? "main" : settings.outsideDefaultTurnType);
+    return (
+      rl.turnType ??
+      (origin.fromUi ? "main" : rl.speaksRl ? settings.outsideDefaultTurnType : settings.headerlessTurnsMain ? "main" : settings.outsideDefaultTurnType)
+    );
   }
 
   beginTurn(origin: TurnOrigin): TurnContext {
@@ -148,7 +151,17 @@ export class Rollout {
       this.drafts.set(sessionId, newSessionMeta(sessionId, visible, origin.fromUi, new Date(now).toISOString()));
     }
     this.activity.set(sessionId, now);
-    this.pending.set(ctx.turnId, { ctx, startedAt: now, fromUi: origin.fromUi, messages: origin.messages, ...(origin.format ? { format: origin.format } : {}), ...(origin.preferences && turnType === "main" ? { preferences: origin.preferences, clientPromptTokens: origin.clientPromptTokens } : {}), visible, chain, continues });
+    this.pending.set(ctx.turnId, {
+      ctx,
+      startedAt: now,
+      fromUi: origin.fromUi,
+      messages: origin.messages,
+      ...(origin.format ? { format: origin.format } : {}),
+      ...(origin.preferences && turnType === "main" ? { preferences: origin.preferences, clientPromptTokens: origin.clientPromptTokens } : {}),
+      visible,
+      chain,
+      continues,
+    });
     return ctx;
   }
 
@@ -168,31 +181,34 @@ export class Rollout {
     const answer = answerMessage(result.text, result.toolCalls);
     const prefixKey = chainHash(p.chain.length ? p.chain[p.chain.length - 1] : "", canonicalMessage(answer));
     const pairing = ctx.turnType === "main" ? this.nextStateFor(p, sessionId, ctx.turnId) : null;
-    const entry = this.store.appendTurn({
-      turnId: ctx.turnId,
-      sessionId,
-      index: this.store.sessionTurns(sessionId).length,
-      type: ctx.turnType,
-      startedAt: new Date(p.startedAt).toISOString(),
-      time: iso,
-      fromUi: p.fromUi,
-      model: result.model,
-      adapter: result.adapter,
-      messages: p.messages,
-      ...(p.format ? { format: p.format } : {}),
-      ...(p.preferences ? { preferences: p.preferences } : {}),
-      promptTokens: result.promptTokens,
-      ...(p.preferences && p.clientPromptTokens ? { clientPromptTokens: p.clientPromptTokens } : {}),
-      responseTokens: result.responseTokens,
-      tokenLogprobs: result.tokenLogprobs,
-      text: result.text,
-      ...(result.toolCalls && result.toolCalls.length ? { toolCalls: result.toolCalls } : {}),
-      finishReason: result.finishReason,
-      sampling: result.sampling,
-      ...(result.timings ? { timings: result.timings } : {}),
-      sessionDone: ctx.sessionDone,
-      prefixKey,
-    }, pairing ?? undefined);
+    const entry = this.store.appendTurn(
+      {
+        turnId: ctx.turnId,
+        sessionId,
+        index: this.store.sessionTurns(sessionId).length,
+        type: ctx.turnType,
+        startedAt: new Date(p.startedAt).toISOString(),
+        time: iso,
+        fromUi: p.fromUi,
+        model: result.model,
+        adapter: result.adapter,
+        messages: p.messages,
+        ...(p.format ? { format: p.format } : {}),
+        ...(p.preferences ? { preferences: p.preferences } : {}),
+        promptTokens: result.promptTokens,
+        ...(p.preferences && p.clientPromptTokens ? { clientPromptTokens: p.clientPromptTokens } : {}),
+        responseTokens: result.responseTokens,
+        tokenLogprobs: result.tokenLogprobs,
+        text: result.text,
+        ...(result.toolCalls && result.toolCalls.length ? { toolCalls: result.toolCalls } : {}),
+        finishReason: result.finishReason,
+        sampling: result.sampling,
+        ...(result.timings ? { timings: result.timings } : {}),
+        sessionDone: ctx.sessionDone,
+        prefixKey,
+      },
+      pairing ?? undefined,
+    );
     this.byPrefix.set(prefixKey, ctx.turnId);
 
     meta.turnCount = this.store.sessionTurns(sessionId).length;

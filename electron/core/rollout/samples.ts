@@ -92,7 +92,11 @@ export function sampleTerms(
  * ids and log-probs, the reward, the hints (with the messages the teacher's prompt is built
  * from) and the prompt's format. null when it would train nothing.
  */
-export function turnSample(t: TurnRecord, terms: { reward: number | null; hints: string[] }, opts: { distill?: boolean } = {}): { sample: Sample; hints: string[] } | null {
+export function turnSample(
+  t: TurnRecord,
+  terms: { reward: number | null; hints: string[] },
+  opts: { distill?: boolean } = {},
+): { sample: Sample; hints: string[] } | null {
   if (t.promptTokens.length === 0 || t.responseTokens.length === 0) return null;
   // A hint needs a user message to append to; without one only the RL term is possible.
   const hints = t.messages.some((m) => m.role === "user") ? terms.hints : [];
@@ -133,9 +137,15 @@ export function promotedTerms(p: Promotion): { reward: number; rewardSource: "at
  * The sample a turn makes by the pool's rules, held-back slice and at-least-one promotion
  * included (what `clawrl eval` exports for replay): null when it makes none.
  */
-export function samplesFor(store: Store, e: TurnEntry): { sample: Sample; terms: { reward: number | null; rewardSource: PoolItem["rewardSource"]; hints: string[]; hintSource: PoolItem["hintSource"] } } | null {
+export function samplesFor(
+  store: Store,
+  e: TurnEntry,
+): { sample: Sample; terms: { reward: number | null; rewardSource: PoolItem["rewardSource"]; hints: string[]; hintSource: PoolItem["hintSource"] } } | null {
   if (e.type !== "main" || isHeldBack(e, store.settings.heldBackShare)) return null;
-  let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | ReturnType<typeof distillTerms> | null = sampleTerms(e, () => store.readJudge(e.turnId)?.hints ?? []);
+  let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | ReturnType<typeof distillTerms> | null = sampleTerms(
+    e,
+    () => store.readJudge(e.turnId)?.hints ?? [],
+  );
   if (!terms) {
     const p = promotedTurn(store, e.sessionId, store.settings.heldBackShare, (x) => sampleTerms(x, () => store.readJudge(x.turnId)?.hints ?? []) !== null);
     if (p?.turnId === e.turnId) terms = promotedTerms(p);
@@ -289,7 +299,10 @@ export class TurnSamplePool implements SamplePool {
   private build(e: TurnEntry): PoolItem | null {
     // Held back: never trained on (the gate and the watch check on these).
     if (isHeldBack(e, this.heldBackShare)) return null;
-    let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | ReturnType<typeof distillTerms> | null = sampleTerms(e, () => this.store.readJudge(e.turnId)?.hints ?? []);
+    let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | ReturnType<typeof distillTerms> | null = sampleTerms(
+      e,
+      () => this.store.readJudge(e.turnId)?.hints ?? [],
+    );
     const p = this.promoted.get(e.sessionId);
     if (!terms && p?.turnId === e.turnId) terms = promotedTerms(p);
     const distill = distills(e, this.store.settings.learningMethod);

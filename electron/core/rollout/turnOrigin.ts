@@ -24,7 +24,6 @@ function header(headers: Headers, name: string): string | undefined {
   return v === undefined || v.trim() === "" ? undefined : v.trim();
 }
 
-
 function sessionIdFrom(v: unknown, where: string): string | null {
   if (v === undefined || v === null || v === "") return null;
   const s = typeof v === "number" && Number.isFinite(v) ? String(v) : v;

@@ -123,10 +123,14 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     // Walls before any route runs, public ones included (docs/security.md).
     if (nonCanonicalPathReason(req.url) !== null) throw notFound(`Unknown route: ${req.method} ${req.url.split("?")[0]}`);
     if (!hostAllowed(req.headers.host, hostPolicy))
-      throw forbidden(`Host ${JSON.stringify(req.headers.host ?? "")} is not this app (add it to Settings › allowedHosts to reach the app under that name).`, "host_not_allowed");
+      throw forbidden(
+        `Host ${JSON.stringify(req.headers.host ?? "")} is not this app (add it to Settings › allowedHosts to reach the app under that name).`,
+        "host_not_allowed",
+      );
     if (isPublic(req)) return;
     const crossSite = crossSiteReason(req.method, req.headers, hostPolicy);
-    if (crossSite !== null) throw forbidden(`Refused a ${crossSite}: only the app's own pages and non-browser clients may call the API.`, "cross_origin_refused");
+    if (crossSite !== null)
+      throw forbidden(`Refused a ${crossSite}: only the app's own pages and non-browser clients may call the API.`, "cross_origin_refused");
     if (!authorized(req, opts.token)) throw unauthorized();
   });
 
@@ -151,9 +155,7 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     app.register(fastifyStatic, { root: opts.uiDir, prefix: "/", index: "index.html", wildcard: true, dotfiles: "deny" });
   } else {
     app.get("/", async (_req, reply) =>
-      reply
-        .type("text/html")
-        .send("<!doctype html><title>ClawRL</title><p>The UI is not built. Run <code>npm run build:renderer</code>.</p>"),
+      reply.type("text/html").send("<!doctype html><title>ClawRL</title><p>The UI is not built. Run <code>npm run build:renderer</code>.</p>"),
     );
   }
   return app;

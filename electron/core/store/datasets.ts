@@ -101,7 +101,8 @@ function labeled(turn: TurnRecord, reward: 1 | -1): Labeled {
   }
   const prompt = turn.messages.map(trlMessage);
   const answer: TrlMessage = { role: "assistant", content: turn.text };
-  if (turn.toolCalls?.length) answer.tool_calls = turn.toolCalls.map((c) => ({ type: "function", id: c.id, function: { name: c.name, arguments: parseArgs(c.arguments) } }));
+  if (turn.toolCalls?.length)
+    answer.tool_calls = turn.toolCalls.map((c) => ({ type: "function", id: c.id, function: { name: c.name, arguments: parseArgs(c.arguments) } }));
   return { kind: "chat", key: `chat\u0000${JSON.stringify(prompt)}`, prompt, completion: [answer], label: reward === 1 };
 }
 
@@ -124,7 +125,11 @@ function collect(store: Store, only?: TurnKind): { items: Labeled[]; unlabeled: 
 }
 
 /** The KTO examples (every labeled main turn) or the DPO pairs (each liked × each disliked answer of one prompt). */
-export function datasetExamples(store: Store, format: "kto" | "dpo", only?: TurnKind): { examples: Array<KtoExample | DpoExample>; items: Labeled[]; used: Labeled[]; unlabeled: number } {
+export function datasetExamples(
+  store: Store,
+  format: "kto" | "dpo",
+  only?: TurnKind,
+): { examples: Array<KtoExample | DpoExample>; items: Labeled[]; used: Labeled[]; unlabeled: number } {
   const { items, unlabeled } = collect(store, only);
   if (format === "kto") return { examples: items.map(({ prompt, completion, label }) => ({ prompt, completion, label })), items, used: items, unlabeled };
   const groups = new Map<string, { liked: Labeled[]; disliked: Labeled[] }>();

@@ -22,6 +22,7 @@ export class SettingsError extends Error {
 
 export function formatIssue(issue: z.core.$ZodIssue): string {
   const where = issue.path.length ? issue.path.join(".") : "";
-  if (issue.code === "unrecognized_keys") return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${[where, k].filter(Boolean).join(".")}'`).join(", ")}`;
+  if (issue.code === "unrecognized_keys")
+    return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${[where, k].filter(Boolean).join(".")}'`).join(", ")}`;
   return `${where ? `'${where}': ` : ""}${issue.message}`;
 }

@@ -165,7 +165,14 @@ export function openState(file: string, readOnly = false): LowSync<StateData> {
   if (!readOnly) removeStaleTemps(file);
   const adapter = new DurableJsonFile<StateData>(file);
   const db = new LowSync<StateData>(
-    readOnly ? { read: () => adapter.read(), write: () => { throw new Error(`${file} is open read-only`); } } : adapter,
+    readOnly
+      ? {
+          read: () => adapter.read(),
+          write: () => {
+            throw new Error(`${file} is open read-only`);
+          },
+        }
+      : adapter,
     defaultState(),
   );
   db.read();

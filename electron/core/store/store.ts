@@ -414,6 +414,5 @@ function indexRecord(ix: TurnIndex, rec: TrajectoryRecord, loc: LogLocation): Tu
   }
 }
 
-
 export type { SessionMeta, StateData } from "./state.js";
 export type { Settings } from "../api/settings.js";

@@ -226,7 +226,12 @@ export class ToolHost {
     if (!known && rt.status === "running") throw new ToolRequestError(404, "not_found", `The MCP server '${s.name}' has no tool '${tool}'.`);
     if (s.disabledTools.includes(tool)) throw new ToolRequestError(403, "tool_disabled", `The tool '${req.name}' is disabled.`);
     const how = allowedBy(req.approval, permissionOf(s, tool));
-    if (!how) throw new ToolRequestError(403, "approval_required", `The call to '${req.name}' needs the user's approval (approval "once" or "always"), or a standing "always" for the tool.`);
+    if (!how)
+      throw new ToolRequestError(
+        403,
+        "approval_required",
+        `The call to '${req.name}' needs the user's approval (approval "once" or "always"), or a standing "always" for the tool.`,
+      );
     if (req.approval === "always" && permissionOf(s, tool) !== "always") this.setTool(s.name, tool, { permission: "always" });
 
     const reply = (content: string, isError: boolean): ToolCallReply => {
@@ -256,7 +261,17 @@ export class ToolHost {
   private record(req: ToolCallRequest, how: Approval | "standing", r: ToolCallReply): void {
     try {
       fs.mkdirSync(path.dirname(this.callLog), { recursive: true });
-      const line = { time: new Date().toISOString(), name: req.name, callId: req.callId ?? null, sessionId: req.sessionId ?? null, turnId: req.turnId ?? null, allowedBy: how, isError: r.isError, truncated: r.truncated, ms: r.ms };
+      const line = {
+        time: new Date().toISOString(),
+        name: req.name,
+        callId: req.callId ?? null,
+        sessionId: req.sessionId ?? null,
+        turnId: req.turnId ?? null,
+        allowedBy: how,
+        isError: r.isError,
+        truncated: r.truncated,
+        ms: r.ms,
+      };
       fs.appendFileSync(this.callLog, `${JSON.stringify(line)}\n`, { mode: 0o600 });
     } catch (err) {
       console.warn(`tools: could not record a call: ${(err as Error).message}`);

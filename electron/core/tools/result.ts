@@ -6,7 +6,15 @@
 
 /** The parts of CallToolResult this module reads (kept loose: servers send what they send). */
 export interface McpResultLike {
-  content?: Array<{ type: string; text?: string; mimeType?: string; data?: string; uri?: string; name?: string; resource?: { uri?: string; text?: string; mimeType?: string } }>;
+  content?: Array<{
+    type: string;
+    text?: string;
+    mimeType?: string;
+    data?: string;
+    uri?: string;
+    name?: string;
+    resource?: { uri?: string; text?: string; mimeType?: string };
+  }>;
   structuredContent?: unknown;
   isError?: boolean;
   toolResult?: unknown;
@@ -16,8 +24,10 @@ export function resultText(r: McpResultLike): string {
   const parts: string[] = [];
   for (const c of r.content ?? []) {
     if (c.type === "text") parts.push(c.text ?? "");
-    else if (c.type === "image" || c.type === "audio") parts.push(`[${c.type}: ${c.mimeType ?? "unknown type"}, ${Math.floor(((c.data ?? "").length * 3) / 4)} bytes]`);
-    else if (c.type === "resource") parts.push(c.resource?.text ?? `[resource: ${c.resource?.uri ?? "?"}${c.resource?.mimeType ? `, ${c.resource.mimeType}` : ""}]`);
+    else if (c.type === "image" || c.type === "audio")
+      parts.push(`[${c.type}: ${c.mimeType ?? "unknown type"}, ${Math.floor(((c.data ?? "").length * 3) / 4)} bytes]`);
+    else if (c.type === "resource")
+      parts.push(c.resource?.text ?? `[resource: ${c.resource?.uri ?? "?"}${c.resource?.mimeType ? `, ${c.resource.mimeType}` : ""}]`);
     else if (c.type === "resource_link") parts.push(`[resource link: ${c.uri ?? "?"}${c.name ? ` (${c.name})` : ""}]`);
     else parts.push(`[${c.type} content]`);
   }

@@ -174,11 +174,14 @@ export class McpServerRuntime {
     this.failed(this.mask(`the server exited${this.status === "starting" ? " while starting" : ""}${last ? ` (stderr: ${last})` : ""}`));
     if (this.failuresInRow <= this.timings.maxAutoRestarts) {
       const wait = this.nextTryAt - Date.now();
-      this.restartTimer = setTimeout(() => {
-        this.restartTimer = null;
-        this.restarts++;
-        void this.ensureStarted(true);
-      }, Math.max(0, wait));
+      this.restartTimer = setTimeout(
+        () => {
+          this.restartTimer = null;
+          this.restarts++;
+          void this.ensureStarted(true);
+        },
+        Math.max(0, wait),
+      );
       this.restartTimer.unref();
     }
   }
@@ -196,7 +199,11 @@ export class McpServerRuntime {
     const client = this.client;
     if (!client || this.status !== "running") throw new Error(this.error ?? "the server is not running");
     const restartsBefore = this.restarts;
-    const r = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutMs, maxTotalTimeout: timeoutMs, ...(signal ? { signal } : {}) })) as McpResultLike;
+    const r = (await client.callTool({ name: tool, arguments: args }, undefined, {
+      timeout: timeoutMs,
+      maxTotalTimeout: timeoutMs,
+      ...(signal ? { signal } : {}),
+    })) as McpResultLike;
     if (this.restarts === restartsBefore) this.failuresInRow = 0;
     return r;
   }

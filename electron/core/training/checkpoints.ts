@@ -283,10 +283,14 @@ export class Checkpoints {
   verifyFiles(n: number): CheckpointEntry {
     const c = this.get(n);
     if (!c) throw new CheckpointError(`no checkpoint ${n}`, 404);
-    for (const [key, f] of [["adapter", CKPT_FILES.adapter], ["optimizer", CKPT_FILES.optimizer]] as const) {
+    for (const [key, f] of [
+      ["adapter", CKPT_FILES.adapter],
+      ["optimizer", CKPT_FILES.optimizer],
+    ] as const) {
       const file = path.join(c.dir, f);
       if (!fs.existsSync(file)) throw new CheckpointError(`checkpoint ${n} is damaged: ${f} is missing`, 422);
-      if (sha256File(file) !== c.sha256[key]) throw new CheckpointError(`checkpoint ${n} is damaged: ${f} does not match the checksum recorded when it was written`, 422);
+      if (sha256File(file) !== c.sha256[key])
+        throw new CheckpointError(`checkpoint ${n} is damaged: ${f} does not match the checksum recorded when it was written`, 422);
     }
     if (!fs.existsSync(path.join(c.dir, CKPT_FILES.metrics))) throw new CheckpointError(`checkpoint ${n} is damaged: ${CKPT_FILES.metrics} is missing`, 422);
     return c;
@@ -323,10 +327,11 @@ export function enterModelLine(store: Store, checkpoints: Checkpoints, modelPath
   // never recorded one is assumed to be this model's, as trainedOn does).
   const prev = t.servedModel ?? (t.activeCheckpoint !== null ? (checkpoints.get(t.activeCheckpoint)?.model ?? file) : null);
   if (prev === file && t.servedModel === file) return;
-  const pinned = checkpoints
-    .list()
-    .filter((c) => c.pinned && c.verdict === "published" && c.model === file)
-    .at(-1)?.id ?? null;
+  const pinned =
+    checkpoints
+      .list()
+      .filter((c) => c.pinned && c.verdict === "published" && c.model === file)
+      .at(-1)?.id ?? null;
   store.updateState((d) => {
     const lines = { ...(d.training.activeByModel ?? {}) };
     if (prev !== null && prev !== file) lines[prev] = d.training.activeCheckpoint;

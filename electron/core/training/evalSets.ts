@@ -29,7 +29,10 @@ export function turnSets(store: Store): { recent: string[]; liked: string[]; dis
  * and the held-back turns with a verdict (KL to the base), newest last, as token sequences;
  * `n` of each at most.
  */
-export function evalSets(store: Store, n: number): { prompts: ScoredSequence[]; liked: ScoredSequence[]; disliked: ScoredSequence[]; heldBack: ScoredSequence[] } {
+export function evalSets(
+  store: Store,
+  n: number,
+): { prompts: ScoredSequence[]; liked: ScoredSequence[]; disliked: ScoredSequence[]; heldBack: ScoredSequence[] } {
   const { recent, liked, disliked, heldBack } = turnSets(store);
   const seqs = (ids: string[]) =>
     ids.slice(-n).flatMap((id) => {
@@ -64,6 +67,12 @@ export function probePrompts(store: Store, total: number, samples: number, cap: 
     const t = store.readTurn(id);
     const seed = crypto.createHash("sha256").update(id).digest().readUInt32BE(0) & 0x7fffffff;
     const maxTokens = Math.max(1, Math.min(cap, t.sampling.maxTokens ?? cap));
-    return Array.from({ length: samples }, (_, k) => ({ tokens: t.promptTokens, temperature: t.sampling.temperature, topP: t.sampling.topP, maxTokens, seed: (seed + k) % 2 ** 31 }));
+    return Array.from({ length: samples }, (_, k) => ({
+      tokens: t.promptTokens,
+      temperature: t.sampling.temperature,
+      topP: t.sampling.topP,
+      maxTokens,
+      seed: (seed + k) % 2 ** 31,
+    }));
   });
 }

@@ -99,12 +99,20 @@ export interface GateResult {
   evaluationSeconds?: number;
 }
 
-export function gateVerdict(ev: Pick<Evaluation, "kl" | "liked" | "disliked"> & Partial<Pick<Evaluation, "klToBase">>, opts: GateOptions = GATE_DEFAULTS, fluency: FluencyCheck | null = null): GateResult {
+export function gateVerdict(
+  ev: Pick<Evaluation, "kl" | "liked" | "disliked"> & Partial<Pick<Evaluation, "klToBase">>,
+  opts: GateOptions = GATE_DEFAULTS,
+  fluency: FluencyCheck | null = null,
+): GateResult {
   const reasons: string[] = [];
   if (ev.kl !== null && !(ev.kl <= opts.klBound)) reasons.push(`KL to the serving adapter ${ev.kl.toPrecision(3)} is above the bound ${opts.klBound}`);
   const drift = ev.klToBase ?? null;
-  for (const [where, v] of [["recent prompts", drift?.recent], ["held-back turns", drift?.heldBack]] as const) {
-    if (v !== null && v !== undefined && !(v <= opts.driftBudget)) reasons.push(`KL to the base model on ${where} ${v.toPrecision(3)} is above the drift budget ${opts.driftBudget}`);
+  for (const [where, v] of [
+    ["recent prompts", drift?.recent],
+    ["held-back turns", drift?.heldBack],
+  ] as const) {
+    if (v !== null && v !== undefined && !(v <= opts.driftBudget))
+      reasons.push(`KL to the base model on ${where} ${v.toPrecision(3)} is above the drift budget ${opts.driftBudget}`);
   }
   if (fluency && fluency.candidate !== null && fluency.base !== null && !(fluency.candidate >= fluency.base - opts.fluencyMargin)) {
     reasons.push(

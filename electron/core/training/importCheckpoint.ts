@@ -39,7 +39,18 @@ export async function importCandidate(ctx: SupervisorContext, source: string): P
     const ev = await evaluateCandidate(ctx, w, runId);
     const gate = await gateOf(ctx, ev, path.join(staging, "adapter.gguf"));
     ctx.setPhase("publishing");
-    const entry = o.checkpoints.commit(staging, { verdict: gate.verdict, runId, sampleIds: [], meanReward: null, loss: 0, kl: ev.kl, gate, totalSteps: 0, parent: serving, model: modelFileOf(o.modelPath) });
+    const entry = o.checkpoints.commit(staging, {
+      verdict: gate.verdict,
+      runId,
+      sampleIds: [],
+      meanReward: null,
+      loss: 0,
+      kl: ev.kl,
+      gate,
+      totalSteps: 0,
+      parent: serving,
+      model: modelFileOf(o.modelPath),
+    });
     committed = true;
     o.bus.emit("checkpoint", { checkpoint: { ...entry } });
     let swap: SwapResult | null = null;
@@ -89,6 +100,7 @@ async function gatingTrainer(ctx: SupervisorContext): Promise<WorkerClient> {
     throw new ActivationError(`the trainer could not start, so the adapter cannot be gated: ${(e as Error).message}`, 503);
   }
   const w = trainer.worker;
-  if (!w || !trainer.workerReady) throw new ActivationError(`the trainer is not running, so the adapter cannot be gated${st.lastError ? ` (${st.lastError})` : ""}`, 503);
+  if (!w || !trainer.workerReady)
+    throw new ActivationError(`the trainer is not running, so the adapter cannot be gated${st.lastError ? ` (${st.lastError})` : ""}`, 503);
   return w;
 }

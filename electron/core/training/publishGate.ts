@@ -46,7 +46,9 @@ async function measureFluency(ctx: SupervisorContext, probe: FluencyMeasure, ada
   if (prompts.length === 0) return { check: null };
   try {
     const c = await probe.compare(adapterPath, prompts, { onProgress: ctx.track("answers") });
-    return { check: { candidate: c.candidate.meanLogprob, base: c.base.meanLogprob, answers: c.candidate.answers, tokens: c.candidate.tokens, seconds: c.seconds } };
+    return {
+      check: { candidate: c.candidate.meanLogprob, base: c.base.meanLogprob, answers: c.candidate.answers, tokens: c.candidate.tokens, seconds: c.seconds },
+    };
   } catch (e) {
     if (ctx.stopping) throw e;
     return { check: null, error: `its answers could not be sampled with llama.cpp: ${(e as Error).message.split("\n")[0]}` };

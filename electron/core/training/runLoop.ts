@@ -127,21 +127,31 @@ export class RunLoop {
     const runStart = performance.now();
     const progress = ctx.track("steps");
     const samples = batch.map((b) => b.sample);
-    return w.request({ type: "train", runId, samples, steps, lr, batchSize: runBatchSize(batch.length, o.store.settings), outDir: staging, klBeta: o.store.settings.klBeta }, (m) => {
-      if (m.type === "work") return progress(m.done / m.total);
-      st.stepSeconds = (performance.now() - runStart) / Math.max(1, m.step) / 1000;
-      st.step = m.step;
-      st.steps = m.steps;
-      st.loss = m.loss;
-      progress(m.step / m.steps);
-    });
+    return w.request(
+      { type: "train", runId, samples, steps, lr, batchSize: runBatchSize(batch.length, o.store.settings), outDir: staging, klBeta: o.store.settings.klBeta },
+      (m) => {
+        if (m.type === "work") return progress(m.done / m.total);
+        st.stepSeconds = (performance.now() - runStart) / Math.max(1, m.step) / 1000;
+        st.step = m.step;
+        st.steps = m.steps;
+        st.loss = m.loss;
+        progress(m.step / m.steps);
+      },
+    );
   }
 
   /**
    * Evaluate, gate, commit the checkpoint (published or kept for inspection), then serve it or
    * train on from what is served at a smaller step. `done.committed` once the checkpoint holds the samples.
    */
-  private async publish(w: WorkerClient, batch: Batch, runId: string, staging: string, res: { loss: number; totalSteps: number }, done: { committed: boolean }): Promise<void> {
+  private async publish(
+    w: WorkerClient,
+    batch: Batch,
+    runId: string,
+    staging: string,
+    res: { loss: number; totalSteps: number },
+    done: { committed: boolean },
+  ): Promise<void> {
     const { ctx } = this;
     const { o, st } = ctx;
     ctx.setPhase("evaluating");

@@ -71,9 +71,7 @@ export class TrainingSupervisor implements SupervisorContext {
     this.trainer = new TrainerProcess(this);
     this.loop = new RunLoop(this);
     this.watch =
-      o.watch === false
-        ? null
-        : new ServeWatch({ store: o.store, bus: o.bus, probe: o.probe, rule: o.watch, onRegression: (t, f) => this.revert(t, f) });
+      o.watch === false ? null : new ServeWatch({ store: o.store, bus: o.bus, probe: o.probe, rule: o.watch, onRegression: (t, f) => this.revert(t, f) });
     this.serving = new Serving(o, this.st, this.watch);
     this.offPool = o.pool.onChange(() => {
       this.loop.unblock();
@@ -227,9 +225,14 @@ export class TrainingSupervisor implements SupervisorContext {
     return this.exclusive(async () => {
       const entry = this.o.checkpoints.get(n);
       if (!entry) throw new ActivationError(`no checkpoint ${n}`, 404);
-      if (entry.verdict === "rejected") throw new ActivationError(`checkpoint ${n} was rejected by the publish gate (${entry.gate.reasons.join("; ")}); it is kept for inspection only`, 409);
+      if (entry.verdict === "rejected")
+        throw new ActivationError(`checkpoint ${n} was rejected by the publish gate (${entry.gate.reasons.join("; ")}); it is kept for inspection only`, 409);
       // An adapter fits only the model it was trained on: say which, before llama.cpp refuses its shapes.
-      if (!trainedOn(entry, this.o.modelPath)) throw new ActivationError(`checkpoint ${n} was trained on ${entry.model}, and ${modelFileOf(this.o.modelPath)} is served: switch to ${entry.model} first (Models, or the chat header's model picker)`, 409);
+      if (!trainedOn(entry, this.o.modelPath))
+        throw new ActivationError(
+          `checkpoint ${n} was trained on ${entry.model}, and ${modelFileOf(this.o.modelPath)} is served: switch to ${entry.model} first (Models, or the chat header's model picker)`,
+          409,
+        );
       try {
         this.o.checkpoints.verifyFiles(n);
       } catch (e) {

@@ -43,20 +43,18 @@ export class TrainerProcess {
     ctx.setPhase(st.paused ? "paused" : "starting");
     void w.exit.then((e) => this.onExit(w, e));
     const initDir = ctx.activeDir();
-    this.ready = w
-      .request({ type: "init", modelPath: ctx.o.modelPath, settings: ctx.settings(), resumeDir: initDir })
-      .then(async (r) => {
-        // A checkpoint activated while the trainer was starting: train on from that one.
-        const now = ctx.activeDir();
-        if (now !== initDir) await w.request({ type: "load", dir: now });
-        st.backend = r.backend;
-        st.device = r.device;
-        st.memory = r.plan;
-        await this.measure(w);
-        this.workerReady = w === this.worker;
-        ctx.setPhase(st.paused ? "paused" : "idle");
-        ctx.loop.kick();
-      });
+    this.ready = w.request({ type: "init", modelPath: ctx.o.modelPath, settings: ctx.settings(), resumeDir: initDir }).then(async (r) => {
+      // A checkpoint activated while the trainer was starting: train on from that one.
+      const now = ctx.activeDir();
+      if (now !== initDir) await w.request({ type: "load", dir: now });
+      st.backend = r.backend;
+      st.device = r.device;
+      st.memory = r.plan;
+      await this.measure(w);
+      this.workerReady = w === this.worker;
+      ctx.setPhase(st.paused ? "paused" : "idle");
+      ctx.loop.kick();
+    });
     this.ready.catch((e: Error) => this.onStartFailed(w, e));
   }
 

@@ -27,10 +27,21 @@ export async function revertServed(ctx: SupervisorContext, target: WatchTarget, 
   if (to) await ctx.serving.swapTo(to);
   else await ctx.serving.swapToBase();
   ctx.serving.disarmWatch();
-  const info: RevertInfo = { at, reason: finding.reason + note, rule: finding.rule, to: to?.id ?? null, stats: { reward: finding.reward, fluency: finding.fluency } };
+  const info: RevertInfo = {
+    at,
+    reason: finding.reason + note,
+    rule: finding.rule,
+    to: to?.id ?? null,
+    stats: { reward: finding.reward, fluency: finding.fluency },
+  };
   o.checkpoints.markReverted(target.checkpoint, info);
   for (const id of chain.filter((x) => x !== target.checkpoint)) {
-    o.checkpoints.markReverted(id, { at, reason: `trained on from checkpoint ${target.checkpoint}, which was rolled back: ${finding.reason}`, rule: "ancestor", to: to?.id ?? null });
+    o.checkpoints.markReverted(id, {
+      at,
+      reason: `trained on from checkpoint ${target.checkpoint}, which was rolled back: ${finding.reason}`,
+      rule: "ancestor",
+      to: to?.id ?? null,
+    });
   }
   st.lrScale = ctx.lr.record("reverted", target.checkpoint);
   st.lastRevert = { ...info, checkpoint: target.checkpoint };

@@ -33,7 +33,10 @@ export class WorkerError extends Error {
 
 /** The worker died (killed, crashed, out of memory) while a command was pending. */
 export class WorkerExitError extends WorkerError {
-  constructor(readonly code: number | null, readonly signal: NodeJS.Signals | null) {
+  constructor(
+    readonly code: number | null,
+    readonly signal: NodeJS.Signals | null,
+  ) {
     super(`the trainer process exited (${signal ?? `code ${code}`})`);
     this.name = "WorkerExitError";
   }

@@ -99,7 +99,14 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
  * (`X-Clawrl-Client: ui`) in the given session (none = the core starts a new one).
  * Resolves with the full text; rejects with ApiError, or AbortError when stopped.
  */
-export async function streamChat(client: ChatTransport, messages: ChatMessage[], sessionId: string | null, handlers: StreamHandlers, signal: AbortSignal, params: ChatParams = {}): Promise<ChatResult> {
+export async function streamChat(
+  client: ChatTransport,
+  messages: ChatMessage[],
+  sessionId: string | null,
+  handlers: StreamHandlers,
+  signal: AbortSignal,
+  params: ChatParams = {},
+): Promise<ChatResult> {
   const model = await servedModelId(client);
   const headers: Record<string, string> = { "Content-Type": "application/json", "X-Clawrl-Client": "ui" };
   if (sessionId) headers["X-Session-Id"] = sessionId;

@@ -33,7 +33,8 @@ export async function errorFromResponse(res: Response, what: string): Promise<Ap
   } catch {
     // not JSON: keep the status line
   }
-  if (res.status === 401) message = "The assistant's engine refused the sign-in token. Open the sign-in link that ClawRL showed when it started (“clawrl serve” prints it).";
+  if (res.status === 401)
+    message = "The assistant's engine refused the sign-in token. Open the sign-in link that ClawRL showed when it started (“clawrl serve” prints it).";
   return new ApiError(res.status, message, code);
 }
 
@@ -87,7 +88,11 @@ export class CoreClient {
       throw new ApiError(0, "The assistant's engine is not answering. Reconnecting…");
     }
     this.reportReachable(true);
-    if (res.status === 401) for (const fn of this.authListeners) fn("The assistant's engine refused the sign-in token. Open the sign-in link that ClawRL showed when it started (“clawrl serve” prints it), or paste its token.");
+    if (res.status === 401)
+      for (const fn of this.authListeners)
+        fn(
+          "The assistant's engine refused the sign-in token. Open the sign-in link that ClawRL showed when it started (“clawrl serve” prints it), or paste its token.",
+        );
     return res;
   }
 

@@ -9,7 +9,25 @@ type StateListener = (connected: boolean) => void;
  * Event names the core sends on /api/events (the contract's CoreEventName: a name it does not
  * send is a compile error); unnamed `message` events are delivered too.
  */
-const eventNames: readonly CoreEventName[] = ["status", "turn", "turnReady", "session", "sessionDeleted", "feedback", "judge", "settings", "training", "checkpoint", "swap", "revert", "models", "download", "preferences", "tools", "doctor"];
+const eventNames: readonly CoreEventName[] = [
+  "status",
+  "turn",
+  "turnReady",
+  "session",
+  "sessionDeleted",
+  "feedback",
+  "judge",
+  "settings",
+  "training",
+  "checkpoint",
+  "swap",
+  "revert",
+  "models",
+  "download",
+  "preferences",
+  "tools",
+  "doctor",
+];
 
 const healthEveryMs = 3000;
 

@@ -14,5 +14,7 @@ export function humanError(e: unknown, whenNotFound: string): string {
  * ("the core is not answering" → "the assistant's engine is not answering").
  */
 export function plainWords(message: string): string {
-  return message.replace(/\b([Tt]he|[Tt]his) (ClawRL )?core\b/g, (_m, the: string) => `${the} assistant's engine`.replace(/^This assistant's/, "The assistant's").replace(/^this assistant's/, "the assistant's"));
+  return message.replace(/\b([Tt]he|[Tt]his) (ClawRL )?core\b/g, (_m, the: string) =>
+    `${the} assistant's engine`.replace(/^This assistant's/, "The assistant's").replace(/^this assistant's/, "the assistant's"),
+  );
 }

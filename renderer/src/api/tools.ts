@@ -3,7 +3,16 @@
  * the user's standing permissions, and one approved call. Every request the Tools page and the
  * chat's agent loop make about tools goes through here.
  */
-import type { AddToolServerRequest, OpenAiToolsReply, ToolCallReply, ToolCallRequest, ToolPermission, ToolServerView, ToolsReply, ToolView } from "../../../electron/core/api/tools.js";
+import type {
+  AddToolServerRequest,
+  OpenAiToolsReply,
+  ToolCallReply,
+  ToolCallRequest,
+  ToolPermission,
+  ToolServerView,
+  ToolsReply,
+  ToolView,
+} from "../../../electron/core/api/tools.js";
 import { errorFromResponse, type CoreClient } from "./client.js";
 
 export type { OpenAiToolsReply, ToolCallReply, ToolCallRequest, ToolPermission, ToolServerView, ToolsReply, ToolView };
@@ -27,7 +36,8 @@ export type ServerEntry = { command: string; args?: string[]; env?: Record<strin
 // Each change answers with the whole ToolsReply, read after mcp.json was rewritten.
 
 /** Adds a server to mcp.json (its entry as mcp.json holds it). */
-export const addServer = (c: ToolsTransport, name: string, config: ServerEntry) => c.json<ToolsReply>("POST", "/api/tools/servers", { name, config } satisfies AddToolServerRequest);
+export const addServer = (c: ToolsTransport, name: string, config: ServerEntry) =>
+  c.json<ToolsReply>("POST", "/api/tools/servers", { name, config } satisfies AddToolServerRequest);
 
 export const setServerEnabled = (c: ToolsTransport, name: string, enabled: boolean) => c.json<ToolsReply>("PATCH", serverPath(name), { enabled });
 

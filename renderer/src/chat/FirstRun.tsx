@@ -90,7 +90,19 @@ export function FirstRun({ onReady }: { onReady: () => void }) {
   );
 }
 
-function RecommendedModel({ m, reason, busy, onDownloaded, onUse }: { m: CatalogModelView; reason: string | null; busy: boolean; onDownloaded: () => void; onUse: () => void }) {
+function RecommendedModel({
+  m,
+  reason,
+  busy,
+  onDownloaded,
+  onUse,
+}: {
+  m: CatalogModelView;
+  reason: string | null;
+  busy: boolean;
+  onDownloaded: () => void;
+  onUse: () => void;
+}) {
   const { client } = useCore();
   const [error, setError] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
@@ -118,7 +130,14 @@ function RecommendedModel({ m, reason, busy, onDownloaded, onUse }: { m: Catalog
         <strong>{m.name}</strong> <span className="tag tag-active">recommended</span>
       </div>
       <div className="small muted">
-        {[fmtBytes(m.sizeBytes) + " download", m.serveMemoryBytes ? `needs about ${fmtBytes(m.serveMemoryBytes)} of memory to run` : null, m.quantization, m.license].filter(Boolean).join(" · ")}
+        {[
+          fmtBytes(m.sizeBytes) + " download",
+          m.serveMemoryBytes ? `needs about ${fmtBytes(m.serveMemoryBytes)} of memory to run` : null,
+          m.quantization,
+          m.license,
+        ]
+          .filter(Boolean)
+          .join(" · ")}
       </div>
       <TrainVerdict t={m.training} />
       {reason && <div className="small muted">{reason}</div>}
@@ -204,7 +223,10 @@ function ImportModel({ busy, onImported }: { busy: boolean; onImported: (id: str
           <button
             type="button"
             onClick={() => {
-              bridge.openModelFile().then((p) => p && setPath(p), (e: unknown) => setError(messageOf(e)));
+              bridge.openModelFile().then(
+                (p) => p && setPath(p),
+                (e: unknown) => setError(messageOf(e)),
+              );
             }}
           >
             Choose file…

@@ -9,7 +9,16 @@
 import { GENERATION_LIMITS } from "../../../electron/core/api/generationLimits.js";
 import type { ChatToolCall } from "../../../electron/core/api/chatTypes.js";
 import { ApiError, messageOf } from "../api/client.js";
-import { streamChat, type ChatMessage, type ChatParams, type ChatResult, type ChatTool, type ChatTransport, type StreamHandlers, type TurnInfo } from "../api/chat.js";
+import {
+  streamChat,
+  type ChatMessage,
+  type ChatParams,
+  type ChatResult,
+  type ChatTool,
+  type ChatTransport,
+  type StreamHandlers,
+  type TurnInfo,
+} from "../api/chat.js";
 import { callTool, DECLINED, splitToolName, type ToolsTransport } from "../api/tools.js";
 
 /**
@@ -85,7 +94,18 @@ export interface LoopResult extends ChatResult {
 
 export function newCallView(call: ChatToolCall): ToolCallView {
   const { server, tool } = splitToolName(call.function.name);
-  return { id: call.id, name: call.function.name, server, tool, arguments: call.function.arguments, status: "waiting", approval: null, result: null, truncated: false, ms: null };
+  return {
+    id: call.id,
+    name: call.function.name,
+    server,
+    tool,
+    arguments: call.function.arguments,
+    status: "waiting",
+    approval: null,
+    result: null,
+    truncated: false,
+    ms: null,
+  };
 }
 
 function abortError(): DOMException {
@@ -145,7 +165,18 @@ async function runOne(o: LoopOptions, call: ToolCallView, always: Set<string>, i
   show({ status: "running" });
   const started = Date.now();
   try {
-    const reply = await callTool(o.client, { name: call.name, arguments: call.arguments, ...(approval ? { approval } : {}), callId: call.id, ...(ids.sessionId ? { sessionId: ids.sessionId } : {}), ...(ids.turnId ? { turnId: ids.turnId } : {}) }, o.signal);
+    const reply = await callTool(
+      o.client,
+      {
+        name: call.name,
+        arguments: call.arguments,
+        ...(approval ? { approval } : {}),
+        callId: call.id,
+        ...(ids.sessionId ? { sessionId: ids.sessionId } : {}),
+        ...(ids.turnId ? { turnId: ids.turnId } : {}),
+      },
+      o.signal,
+    );
     show({ status: reply.isError ? "failed" : "done", result: reply.content, truncated: reply.truncated, ms: reply.ms });
     return reply.content;
   } catch (e) {
@@ -194,7 +225,11 @@ function decideOrStop(o: LoopOptions, call: ToolCallView): Promise<Decision> {
 export function answerToWire(steps: ToolStep[], finalText: string): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const s of steps) {
-    out.push({ role: "assistant", content: s.text || null, tool_calls: s.calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) });
+    out.push({
+      role: "assistant",
+      content: s.text || null,
+      tool_calls: s.calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })),
+    });
     for (const c of s.calls) out.push({ role: "tool", tool_call_id: c.id, content: c.result ?? "The call was stopped before it finished." });
   }
   out.push({ role: "assistant", content: finalText });

@@ -25,7 +25,17 @@ export function toolStepsOf(messages: ChatMessage[] | undefined): ToolStep[] | n
     if (m.role === "assistant" && m.tool_calls?.length) {
       steps.push({
         text: messageText(m),
-        calls: m.tool_calls.map((c): ToolCallView => ({ id: c.id, name: c.function.name, ...splitToolName(c.function.name), arguments: c.function.arguments, status: "done", approval: null, result: null, truncated: false, ms: null })),
+        calls: m.tool_calls.map((c): ToolCallView => ({
+          id: c.id,
+          name: c.function.name,
+          ...splitToolName(c.function.name),
+          arguments: c.function.arguments,
+          status: "done",
+          approval: null,
+          result: null,
+          truncated: false,
+          ms: null,
+        })),
       });
     } else if (m.role === "tool") {
       const call = steps.flatMap((s) => s.calls).find((c) => c.id === m.tool_call_id);

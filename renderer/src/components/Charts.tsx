@@ -21,7 +21,21 @@ export interface ExtraSeries {
  * A line over time (one point per candidate). `extra`: another series on the same axes, dashed;
  * `limit`: a horizontal line (a budget), labelled, always inside the drawn range.
  */
-export function LineChart({ title, values, color, label, extra, limit }: { title: string; values: (number | null)[]; color: string; label?: string; extra?: ExtraSeries; limit?: { value: number; label: string } | null }) {
+export function LineChart({
+  title,
+  values,
+  color,
+  label,
+  extra,
+  limit,
+}: {
+  title: string;
+  values: (number | null)[];
+  color: string;
+  label?: string;
+  extra?: ExtraSeries;
+  limit?: { value: number; label: string } | null;
+}) {
   const pts = values.map((v, i) => ({ i, v })).filter((p): p is { i: number; v: number } => p.v !== null);
   const more = (extra?.values ?? []).map((v, i) => ({ i, v })).filter((p): p is { i: number; v: number } => p.v !== null);
   const last = pts.at(-1)?.v;
@@ -81,7 +95,8 @@ export function LineChart({ title, values, color, label, extra, limit }: { title
       </svg>
       {extra && (
         <div className="chart-legend small muted" aria-hidden="true">
-          <span className="chart-key" style={{ background: color }} /> {label ?? title} <span className="chart-key chart-key-dashed" style={{ borderColor: extra.color }} /> {extra.label}
+          <span className="chart-key" style={{ background: color }} /> {label ?? title}{" "}
+          <span className="chart-key chart-key-dashed" style={{ borderColor: extra.color }} /> {extra.label}
         </div>
       )}
     </figure>
@@ -112,7 +127,8 @@ export function VerdictStrip({ verdicts }: { verdicts: (string | null)[] }) {
       </div>
       {shown.length > 0 && (
         <div className="verdict-legend small muted" aria-hidden="true">
-          <span className="verdict ok" /> published{reverted > 0 && (
+          <span className="verdict ok" /> published
+          {reverted > 0 && (
             <>
               {" "}
               <span className="verdict reverted" /> rolled back

@@ -3,7 +3,9 @@ import { useEffect, useRef, type KeyboardEvent, type ReactNode } from "react";
 /** Tab and Shift+Tab wrap around inside the dialog, so keyboard focus never leaves it while it is open. */
 export function trapTab(e: KeyboardEvent<HTMLElement>) {
   if (e.key !== "Tab") return;
-  const items = [...e.currentTarget.querySelectorAll<HTMLElement>("button:not(:disabled), [href], input:not(:disabled), select, textarea, [tabindex]:not([tabindex='-1'])")];
+  const items = [
+    ...e.currentTarget.querySelectorAll<HTMLElement>("button:not(:disabled), [href], input:not(:disabled), select, textarea, [tabindex]:not([tabindex='-1'])"),
+  ];
   if (items.length === 0) return;
   const first = items[0];
   const last = items[items.length - 1];

@@ -94,7 +94,10 @@ export function ModelPicker() {
                 {detail}
               </span>
             )}
-            <span className={status?.adapter && status.adapter !== "base" ? "tag tag-active" : "tag"} title="What serves on top of the model: a checkpoint trained from your feedback, or none">
+            <span
+              className={status?.adapter && status.adapter !== "base" ? "tag tag-active" : "tag"}
+              title="What serves on top of the model: a checkpoint trained from your feedback, or none"
+            >
               {adapterLabel(status?.adapter)}
             </span>
           </>

@@ -51,7 +51,11 @@ export function ToolCallCard({ call, onDecide }: { call: ToolCallView; onDecide?
         <span className={statusTag[call.status]} role="status">
           {call.status === "running" && <span className="spinner" aria-hidden="true" />} {statusWords[call.status]}
         </span>
-        {call.approval === "standing" && <span className="tag" title="You allowed this tool for good; the Tools page can revoke it">Always allowed</span>}
+        {call.approval === "standing" && (
+          <span className="tag" title="You allowed this tool for good; the Tools page can revoke it">
+            Always allowed
+          </span>
+        )}
         {call.ms !== null && <span className="small muted tool-call-time">{fmtMs(call.ms)}</span>}
       </header>
       <pre className="tool-call-args" aria-label="Arguments">

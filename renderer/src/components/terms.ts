@@ -72,7 +72,7 @@ export const engineName = "the assistant's engine";
  */
 export function backendWords(backend: string | null, device: string | null): { text: string; detail: string } {
   // "wasm (simd, 2 threads)" already names its backend; "wasm, CPU" does not.
-  const exact = !backend ? device ?? "" : !device ? backend : device.toLowerCase().startsWith(backend.toLowerCase()) ? device : `${backend}, ${device}`;
+  const exact = !backend ? (device ?? "") : !device ? backend : device.toLowerCase().startsWith(backend.toLowerCase()) ? device : `${backend}, ${device}`;
   if (!backend && !device) return { text: "Not started yet (starts with the first lesson)", detail: "trainer backend" };
   const b = (backend ?? device ?? "").toLowerCase();
   const threads = /(\d+) threads?/.exec(device ?? "")?.[1];
@@ -95,7 +95,14 @@ export function votesWords(scores: (number | null)[]): { text: string; label: st
   const none = scores.filter((s) => s === null).length;
   const parts = [good && `${good} good`, bad && `${bad} bad`, neutral && `${neutral} neutral`, none && `${none} no verdict`].filter(Boolean) as string[];
   const n = scores.length;
-  const top = good >= bad && good >= neutral && good > 0 ? ["good", good] : bad >= neutral && bad > 0 ? ["bad", bad] : neutral > 0 ? ["neutral", neutral] : ["no verdict", none];
+  const top =
+    good >= bad && good >= neutral && good > 0
+      ? ["good", good]
+      : bad >= neutral && bad > 0
+        ? ["bad", bad]
+        : neutral > 0
+          ? ["neutral", neutral]
+          : ["no verdict", none];
   return { text: parts.join(", "), label: `${top[1]} of ${n} judge${n === 1 ? "" : "s"}: ${top[0]}${parts.length > 1 ? ` (${parts.join(", ")})` : ""}` };
 }
 

@@ -9,5 +9,13 @@ export function metricSeries(checkpoints: CheckpointView[], history: TrainingHis
   if (history?.length) return history;
   return [...checkpoints]
     .sort((a, b) => a.n - b.n)
-    .map((c) => ({ meanReward: c.meanReward, loss: c.loss, kl: c.kl, klToBase: c.klToBase?.recent ?? null, klToBaseHeldBack: null, driftBudget: null, verdict: c.verdict }));
+    .map((c) => ({
+      meanReward: c.meanReward,
+      loss: c.loss,
+      kl: c.kl,
+      klToBase: c.klToBase?.recent ?? null,
+      klToBaseHeldBack: null,
+      driftBudget: null,
+      verdict: c.verdict,
+    }));
 }

@@ -19,7 +19,11 @@ export interface AnswerSpeed {
 
 export function speedOfTimings(t: AnswerTimingsView | undefined): AnswerSpeed | null {
   if (!t) return null;
-  return { tokens: t.decodeTokens + 1, tokensPerSecond: t.decodeTokens > 0 && t.decodeMs > 0 ? (1000 * t.decodeTokens) / t.decodeMs : null, firstTokenSeconds: t.firstTokenMs / 1000 };
+  return {
+    tokens: t.decodeTokens + 1,
+    tokensPerSecond: t.decodeTokens > 0 && t.decodeMs > 0 ? (1000 * t.decodeTokens) / t.decodeMs : null,
+    firstTokenSeconds: t.firstTokenMs / 1000,
+  };
 }
 
 /** The same from the wire's llama-server-style timings (api/openai.ts LlamaTimings). */

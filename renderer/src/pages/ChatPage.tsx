@@ -43,7 +43,10 @@ export function ChatPage() {
     return () => window.removeEventListener("keydown", onKey);
   }, [stop, abortRef]);
 
-  const setFeedback = useCallback((key: string, patch: Partial<DisplayMessage>) => setMessages((ms) => ms.map((m) => (m.key === key ? { ...m, ...patch } : m))), [setMessages]);
+  const setFeedback = useCallback(
+    (key: string, patch: Partial<DisplayMessage>) => setMessages((ms) => ms.map((m) => (m.key === key ? { ...m, ...patch } : m))),
+    [setMessages],
+  );
 
   return (
     <div className={showSessions ? "chat sessions-open" : "chat"}>
@@ -56,7 +59,13 @@ export function ChatPage() {
         onDeleted={(id) => (id === sessionId ? newChat() : inputRef.current?.focus())}
       />
       <section className="conversation" aria-label="Conversation">
-        <ChatHeader showSessions={showSessions} showGen={showGen} ownGen={generation.ownGen} onToggleSessions={() => setShowSessions((v) => !v)} onToggleGen={() => setShowGen((v) => !v)} />
+        <ChatHeader
+          showSessions={showSessions}
+          showGen={showGen}
+          ownGen={generation.ownGen}
+          onToggleSessions={() => setShowSessions((v) => !v)}
+          onToggleGen={() => setShowGen((v) => !v)}
+        />
         {showGen && (
           <ChatSettingsPanel
             gen={generation.gen}

@@ -18,7 +18,9 @@ export function CheckpointsPage() {
   // One source for "active" (the live status, which SSE refreshes first), so a list fetched
   // just before a swap never shows two active rows.
   const served = list.data?.active ?? null;
-  const items = [...(list.data?.checkpoints ?? [])].map((c) => ({ ...c, active: status ? c.n === activeN : c.active || served === c.version })).sort((a, b) => b.n - a.n);
+  const items = [...(list.data?.checkpoints ?? [])]
+    .map((c) => ({ ...c, active: status ? c.n === activeN : c.active || served === c.version }))
+    .sort((a, b) => b.n - a.n);
   const activeVersion = status?.adapter ?? null;
   // Checkpoints of more than one model (the served model was switched): say which is whose.
   const showModel = items.some((c) => !c.forServedModel);
@@ -52,13 +54,32 @@ export function CheckpointsPage() {
         </div>
       )}
       {list.error && <LoadProblem error={list.error} what="Checkpoints" onRetry={list.reload} />}
-      {list.data && items.length === 0 && <p className="muted">No versions yet. Each version the assistant learns (a checkpoint of its adapter) appears here once it passes the safety check.</p>}
+      {list.data && items.length === 0 && (
+        <p className="muted">No versions yet. Each version the assistant learns (a checkpoint of its adapter) appears here once it passes the safety check.</p>
+      )}
       {items.length > 0 && (
-        <DataTable columns={[column(terms.colVersion), "Time", column(terms.colSamples), column(terms.colReward), column(terms.colKl), column(terms.colGate), showModel && "Model"]} actions>
+        <DataTable
+          columns={[
+            column(terms.colVersion),
+            "Time",
+            column(terms.colSamples),
+            column(terms.colReward),
+            column(terms.colKl),
+            column(terms.colGate),
+            showModel && "Model",
+          ]}
+          actions
+        >
           {items.map((c) => (
             <CheckpointRow key={c.n} c={c} activeN={activeN} showModel={showModel} swapping={swapping !== null} onPin={(c) => void pin(c)} onAsk={ask} />
           ))}
-          <BaseModelRow active={activeVersion === "base"} servedModel={servedModel} showModel={showModel} swapping={swapping !== null} onAsk={(button) => ask("base", button)} />
+          <BaseModelRow
+            active={activeVersion === "base"}
+            servedModel={servedModel}
+            showModel={showModel}
+            swapping={swapping !== null}
+            onAsk={(button) => ask("base", button)}
+          />
         </DataTable>
       )}
       {confirm && <ConfirmRollback target={confirm} forward={isForward(confirm, activeN)} onCancel={cancel} onConfirm={() => void activate(confirm)} />}

@@ -33,9 +33,19 @@ export function EvalReportSection() {
       ) : (
         <>
           <p className="muted">
-            {summary.scenario} · {summary.model} · {fmtTime(Date.parse(summary.createdAt) || null)} · {Math.round(summary.level * 100)}% intervals over held-out prompts
+            {summary.scenario} · {summary.model} · {fmtTime(Date.parse(summary.createdAt) || null)} · {Math.round(summary.level * 100)}% intervals over held-out
+            prompts
           </p>
-          <DataTable columns={["Run", "Interactions", "Held-out score", "Gain over no learning", { label: "Fluency (nats/token)", title: "The base model's mean log-prob per token of the answers: a drop means the language suffered" }, "Adapters served"]}>
+          <DataTable
+            columns={[
+              "Run",
+              "Interactions",
+              "Held-out score",
+              "Gain over no learning",
+              { label: "Fluency (nats/token)", title: "The base model's mean log-prob per token of the answers: a drop means the language suffered" },
+              "Adapters served",
+            ]}
+          >
             {summary.rows.map((r) => (
               <tr key={r.method}>
                 <td>{r.method}</td>

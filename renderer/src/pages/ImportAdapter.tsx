@@ -54,9 +54,9 @@ function ImportDialog({ onClose }: { onClose: (imported: boolean) => void }) {
     >
       <h2 id="imp-title">Import adapter</h2>
       <p className="small">
-        A LoRA adapter trained elsewhere, on this machine: a Hugging Face PEFT directory (<code>adapter_config.json</code> and <code>adapter_model.safetensors</code>) or a
-        llama.cpp LoRA <code>.gguf</code> file. It is checked against the served model, converted, and goes through the publish gate like any checkpoint: it is served only if
-        the gate passes it.
+        A LoRA adapter trained elsewhere, on this machine: a Hugging Face PEFT directory (<code>adapter_config.json</code> and{" "}
+        <code>adapter_model.safetensors</code>) or a llama.cpp LoRA <code>.gguf</code> file. It is checked against the served model, converted, and goes through
+        the publish gate like any checkpoint: it is served only if the gate passes it.
       </p>
       <form onSubmit={(e) => void submit(e)}>
         <label className="small" htmlFor="imp-path">

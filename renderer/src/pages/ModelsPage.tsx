@@ -20,7 +20,9 @@ export function ModelsPage() {
   const activeId = models.data?.installed.find((i) => active?.path && i.path === active.path)?.id ?? null;
   // The served model: the trainer's own plan once it has made one (live, /api/status), else the core's plan from the file.
   const live = status?.training.memory;
-  const servedTraining: TrainabilityView | null = live ? trainabilityOfMemory(live, status?.training.backend ?? active?.training?.backend ?? "wasm") : active?.training ?? null;
+  const servedTraining: TrainabilityView | null = live
+    ? trainabilityOfMemory(live, status?.training.backend ?? active?.training?.backend ?? "wasm")
+    : (active?.training ?? null);
   return (
     <div className="page">
       <header className="page-head">
@@ -30,7 +32,8 @@ export function ModelsPage() {
       <ActiveModel active={active} servedTraining={servedTraining} backend={status?.backend} />
       {busy?.startsWith("Use ") && (
         <p className="note note-info" role="status">
-          <span className="spinner" aria-hidden="true" /> Switching to {busy.slice(4)}: answers in progress finish first, then it loads; messages sent meanwhile wait for it.
+          <span className="spinner" aria-hidden="true" /> Switching to {busy.slice(4)}: answers in progress finish first, then it loads; messages sent meanwhile
+          wait for it.
         </p>
       )}
       {models.data?.restartRequired && (

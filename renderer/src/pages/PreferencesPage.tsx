@@ -10,7 +10,18 @@ import "./preferences.css";
 
 /** The nav icon: a list with a star (standing instructions). */
 export const PreferencesIcon = () => (
-  <svg width={18} height={18} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth={1.8} strokeLinecap="round" strokeLinejoin="round" aria-hidden="true" focusable="false">
+  <svg
+    width={18}
+    height={18}
+    viewBox="0 0 24 24"
+    fill="none"
+    stroke="currentColor"
+    strokeWidth={1.8}
+    strokeLinecap="round"
+    strokeLinejoin="round"
+    aria-hidden="true"
+    focusable="false"
+  >
     <path d="M4 6h9M4 12h7M4 18h9" />
     <path d="M18 9l1.2 2.5 2.8.4-2 1.9.5 2.7-2.5-1.3-2.5 1.3.5-2.7-2-1.9 2.8-.4z" />
   </svg>
@@ -80,7 +91,13 @@ export function PreferencesPage() {
           void act("Add", () => client.post("/api/preferences", { text }), "Added. It applies from your next message.").then(() => setDraft(""));
         }}
       >
-        <input aria-label="New preference" placeholder="Add a preference, e.g. “Answer in French.”" value={draft} maxLength={500} onChange={(e) => setDraft(e.target.value)} />
+        <input
+          aria-label="New preference"
+          placeholder="Add a preference, e.g. “Answer in French.”"
+          value={draft}
+          maxLength={500}
+          onChange={(e) => setDraft(e.target.value)}
+        />
         <button type="submit" className="primary" disabled={!draft.trim()}>
           Add
         </button>
@@ -96,7 +113,13 @@ export function PreferencesPage() {
       {items.length > 0 && (
         <ul className="pref-list">
           {[...items].reverse().map((p) => (
-            <PreferenceItem key={p.id} p={p} editing={editing?.id === p.id ? editing.text : null} onEdit={(text) => setEditing(text === null ? null : { id: p.id, text })} act={act} />
+            <PreferenceItem
+              key={p.id}
+              p={p}
+              editing={editing?.id === p.id ? editing.text : null}
+              onEdit={(text) => setEditing(text === null ? null : { id: p.id, text })}
+              act={act}
+            />
           ))}
         </ul>
       )}

@@ -6,7 +6,18 @@ import { ServerCard } from "./tools/ServerCard.js";
 import "./tools/tools.css";
 
 export const ToolsIcon = () => (
-  <svg width={18} height={18} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth={1.8} strokeLinecap="round" strokeLinejoin="round" aria-hidden="true" focusable="false">
+  <svg
+    width={18}
+    height={18}
+    viewBox="0 0 24 24"
+    fill="none"
+    stroke="currentColor"
+    strokeWidth={1.8}
+    strokeLinecap="round"
+    strokeLinejoin="round"
+    aria-hidden="true"
+    focusable="false"
+  >
     <path d="M14.7 6.3a4 4 0 0 0-5.4 5.2L3 17.8V21h3.2l6.3-6.3a4 4 0 0 0 5.2-5.4l-2.6 2.6-2.4-.6-.6-2.4z" />
   </svg>
 );
@@ -26,8 +37,9 @@ export function ToolsPage() {
         <h1>Tools</h1>
       </header>
       <p className="muted tools-intro">
-        Tools let the assistant act: read your files, keep a memory, look things up. They come from servers (small programs on this computer, or services on the web) that speak the
-        Model Context Protocol, the same ones Claude Desktop, Cursor and LM Studio use. In the chat, every call waits for your Allow or Deny unless you allowed that tool for good.
+        Tools let the assistant act: read your files, keep a memory, look things up. They come from servers (small programs on this computer, or services on the
+        web) that speak the Model Context Protocol, the same ones Claude Desktop, Cursor and LM Studio use. In the chat, every call waits for your Allow or Deny
+        unless you allowed that tool for good.
       </p>
       {tools.error && <LoadProblem error={tools.error} what="Tools" onRetry={tools.reload} />}
       {data && (
@@ -43,7 +55,9 @@ export function ToolsPage() {
           <div className="small">{data.configError}</div>
         </div>
       )}
-      {data && data.servers.length === 0 && !data.configError && <p className="note note-muted">No servers yet. Add one below, or paste the entry you use in another app.</p>}
+      {data && data.servers.length === 0 && !data.configError && (
+        <p className="note note-muted">No servers yet. Add one below, or paste the entry you use in another app.</p>
+      )}
       <div className="tool-servers">
         {data?.servers.map((s) => (
           <ServerCard key={s.name} server={s} onChanged={tools.reload} />

@@ -7,7 +7,10 @@ import { initBackend, type BackendChoice } from "../../backend.js";
 import type { ChildMessage } from "../../../common/probeChild.js";
 import type { TrainerBackend } from "./protocol.js";
 
-export async function startTrainerBackend(name: TrainerBackend, explicit: boolean): Promise<BackendChoice | Extract<ChildMessage, { type: "unavailable" | "skipped" }>> {
+export async function startTrainerBackend(
+  name: TrainerBackend,
+  explicit: boolean,
+): Promise<BackendChoice | Extract<ChildMessage, { type: "unavailable" | "skipped" }>> {
   if (name === "webgpu" && !explicit) {
     // The trainer's own order (unnamed) would start webgpu only on a hardware adapter: try that.
     const { startWebGpu } = await import("../../webgpu/start.js");

@@ -23,6 +23,14 @@ probeMain(webgpuAdaptersRequestSchema, async (req) => {
   }
   return {
     type: "result",
-    data: { name: s.name, description: s.description || s.device, vendor: s.vendor, backend: s.backend, software: s.software, maxBufferSize: s.maxBufferSize, maxStorageBufferBindingSize: s.maxStorageBufferBindingSize },
+    data: {
+      name: s.name,
+      description: s.description || s.device,
+      vendor: s.vendor,
+      backend: s.backend,
+      software: s.software,
+      maxBufferSize: s.maxBufferSize,
+      maxStorageBufferBindingSize: s.maxStorageBufferBindingSize,
+    },
   };
 });

@@ -15,7 +15,8 @@ const SERVE_DEFAULT_URL = "http://127.0.0.1:8765";
 
 export const adapters: CommandSpec = {
   name: "adapters",
-  usage: "list | export N --format gguf|peft|ollama --out DIR [--base FILE] [--base-model-id ID] | import PATH [--url URL --token T] [--model FILE|ID]  [--data-dir DIR]",
+  usage:
+    "list | export N --format gguf|peft|ollama --out DIR [--base FILE] [--base-model-id ID] | import PATH [--url URL --token T] [--model FILE|ID]  [--data-dir DIR]",
   summary:
     "Checkpoint adapters in and out of the app. export: checkpoint N as llama.cpp's LoRA GGUF (with the llama.cpp / llama-server command line), an Ollama Modelfile, " +
     "or a Hugging Face PEFT directory (adapter_model.safetensors + adapter_config.json). import: a PEFT LoRA directory or a llama.cpp LoRA GGUF becomes a candidate " +
@@ -23,11 +24,27 @@ export const adapters: CommandSpec = {
   options: {
     format: { type: "string", value: "NAME", description: "export: gguf, peft or ollama" },
     out: { type: "string", value: "DIR", description: "export: the directory to write (created; files replaced atomically)" },
-    base: { type: "string", value: "FILE", description: "export: the base GGUF (default: the model the checkpoint was trained on, as its metrics.json records it)" },
-    "base-model-id": { type: "string", value: "ID", description: "export --format peft: base_model_name_or_path (default: from the base GGUF's metadata, else null)" },
-    url: { type: "string", value: "URL", description: `import: the running core to import into (default: ${SERVE_DEFAULT_URL} when it is this data dir's core; else the core is started here for the import)` },
+    base: {
+      type: "string",
+      value: "FILE",
+      description: "export: the base GGUF (default: the model the checkpoint was trained on, as its metrics.json records it)",
+    },
+    "base-model-id": {
+      type: "string",
+      value: "ID",
+      description: "export --format peft: base_model_name_or_path (default: from the base GGUF's metadata, else null)",
+    },
+    url: {
+      type: "string",
+      value: "URL",
+      description: `import: the running core to import into (default: ${SERVE_DEFAULT_URL} when it is this data dir's core; else the core is started here for the import)`,
+    },
     token: { type: "string", value: "T", description: "import: the core's API token (default: the data dir's token file)" },
-    model: { type: "string", value: "FILE|ID", description: "import without a running core: the model to serve (default: the one chosen with 'clawrl models use')" },
+    model: {
+      type: "string",
+      value: "FILE|ID",
+      description: "import without a running core: the model to serve (default: the one chosen with 'clawrl models use')",
+    },
     "data-dir": { type: "string", value: "DIR", description: "the app's data dir (default: $CLAWRL_HOME or the platform's app-data dir)" },
   },
   positionals: { min: 1, max: 2, names: "an action (list, export, import)" },
@@ -39,7 +56,10 @@ export const adapters: CommandSpec = {
       if (target) throw new UsageError("'adapters list' takes no argument");
       return list(dataDir);
     }
-    if (!target) throw new UsageError(action === "export" ? "'adapters export' needs a checkpoint number" : "'adapters import' needs the path of a PEFT directory or a LoRA .gguf");
+    if (!target)
+      throw new UsageError(
+        action === "export" ? "'adapters export' needs a checkpoint number" : "'adapters import' needs the path of a PEFT directory or a LoRA .gguf",
+      );
     if (action === "export") return exportCheckpoint(dataDir, target, args);
     return importAdapter(dataDir, target, args);
   },
@@ -58,7 +78,9 @@ function list(dataDir: string): number {
     if (all.length === 0) console.log("No checkpoints yet.");
     for (const c of all) {
       const tags = [c.id === active ? "active" : "", c.pinned ? "pinned" : "", c.runId.startsWith("import-") ? "imported" : ""].filter(Boolean).join(", ");
-      console.log(`${c.id === active ? "*" : " "} ${String(c.id).padStart(3)}  ${c.version.padEnd(9)} ${c.verdict.padEnd(9)} ${c.createdAt}  ${c.samples} sample(s)${tags ? `  (${tags})` : ""}`);
+      console.log(
+        `${c.id === active ? "*" : " "} ${String(c.id).padStart(3)}  ${c.version.padEnd(9)} ${c.verdict.padEnd(9)} ${c.createdAt}  ${c.samples} sample(s)${tags ? `  (${tags})` : ""}`,
+      );
     }
   } finally {
     store.close();
@@ -112,10 +134,22 @@ async function exportCheckpoint(dataDir: string, nArg: string, args: Parameters<
     );
   }
   try {
-    const r = exportAdapter({ adapterPath: adapter, basePath: base, format, outDir: out, label: c.version, ...(baseModelId !== undefined ? { baseModelId } : {}) });
+    const r = exportAdapter({
+      adapterPath: adapter,
+      basePath: base,
+      format,
+      outDir: out,
+      label: c.version,
+      ...(baseModelId !== undefined ? { baseModelId } : {}),
+    });
     console.log(`exported ${c.version} (rank ${r.rank}, alpha ${r.alpha}, ${r.pairs} adapted layers) as ${format} to ${out}:`);
     for (const f of r.files) console.log(`  ${path.basename(f)}`);
-    if (format === "peft") console.log(r.baseModelId ? `base_model_name_or_path: ${r.baseModelId}` : "base_model_name_or_path: null (the base GGUF does not name its Hugging Face model; --base-model-id ID sets it)");
+    if (format === "peft")
+      console.log(
+        r.baseModelId
+          ? `base_model_name_or_path: ${r.baseModelId}`
+          : "base_model_name_or_path: null (the base GGUF does not name its Hugging Face model; --base-model-id ID sets it)",
+      );
   } catch (e) {
     if (e instanceof AdapterMismatchError) throw new CliError(`checkpoint ${n} cannot be exported: ${e.message}`);
     throw e;
@@ -129,10 +163,14 @@ function report(r: ImportReply): number {
   const what = `${i.format === "peft" ? "PEFT" : "llama.cpp"} adapter (rank ${i.rank}, alpha ${Number(i.alpha.toPrecision(6))}, ${i.pairs} adapted layers)`;
   const c = r.checkpoint;
   if (c.verdict === "published") {
-    console.log(`imported the ${what} as ${c.version}: the publish gate passed it (KL to the serving adapter ${c.kl === null ? "not measured" : c.kl.toPrecision(3)}); it is served now`);
+    console.log(
+      `imported the ${what} as ${c.version}: the publish gate passed it (KL to the serving adapter ${c.kl === null ? "not measured" : c.kl.toPrecision(3)}); it is served now`,
+    );
     return 0;
   }
-  console.log(`imported the ${what} as ${c.version}, but the publish gate rejected it: ${c.gate.reasons.join("; ")}. It is kept for inspection; the served adapter is unchanged.`);
+  console.log(
+    `imported the ${what} as ${c.version}, but the publish gate rejected it: ${c.gate.reasons.join("; ")}. It is kept for inspection; the served adapter is unchanged.`,
+  );
   return 3;
 }
 
@@ -177,7 +215,11 @@ async function importAdapter(dataDir: string, source: string, args: Parameters<C
     const { checkpointView } = await import("../../server/routes/training.js");
     try {
       const r = await core.training.importCandidate(abs);
-      return report({ checkpoint: checkpointView(r.checkpoint, { active: core.store.state.training.activeCheckpoint, modelPath: model }), imported: r.imported, swap: r.swap });
+      return report({
+        checkpoint: checkpointView(r.checkpoint, { active: core.store.state.training.activeCheckpoint, modelPath: model }),
+        imported: r.imported,
+        swap: r.swap,
+      });
     } catch (e) {
       if (e instanceof ActivationError) throw new CliError(e.message);
       throw e;

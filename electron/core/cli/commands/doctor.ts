@@ -18,7 +18,11 @@ export const doctor: CommandSpec = {
     quick: { type: "boolean", description: "the short run (default; ~2 min on 2 cores): Qwen3-0.6B shape for inference, Qwen2.5-0.5B shape for training" },
     deep: { type: "boolean", description: "also Qwen3-1.7B for inference, trains the Qwen3-1.7B shape, longer measurements" },
     json: { type: "boolean", description: "print the report as JSON (schema: doctorReportSchema in electron/core/api/doctorReport.ts)" },
-    model: { type: "string", value: "FILE|ID", description: "the served/selected model: a GGUF file, an installed or catalog id (default: the one chosen with 'models use'); nothing is downloaded" },
+    model: {
+      type: "string",
+      value: "FILE|ID",
+      description: "the served/selected model: a GGUF file, an installed or catalog id (default: the one chosen with 'models use'); nothing is downloaded",
+    },
     out: { type: "string", value: "DIR", description: "also write DIR/report.md and DIR/report.json (for bug reports)" },
     webgpu: { type: "boolean", description: "measure WebGPU on a software adapter too (as CLAWRL_TF_BACKEND=webgpu or CLAWRL_WEBGPU_ROUTE do)" },
     only: { type: "string", value: "LIST", description: "measure only these sections: inference, training (comma-separated)" },
@@ -29,7 +33,10 @@ export const doctor: CommandSpec = {
     let only: DoctorSection[] | undefined;
     const onlyArg = stringOpt(args, "only");
     if (onlyArg !== undefined) {
-      only = onlyArg.split(",").map((s) => s.trim()).filter(Boolean) as DoctorSection[];
+      only = onlyArg
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean) as DoctorSection[];
       const bad = only.find((s) => !SECTIONS.includes(s));
       if (bad || only.length === 0) throw new UsageError(`--only takes ${SECTIONS.join(", ")}${bad ? `, not '${bad}'` : ""}`);
     }

@@ -15,7 +15,11 @@ export const exportCommand: CommandSpec = {
     'or dpo ({"prompt", "chosen", "rejected"} per liked and disliked answer to the same prompt).',
   options: {
     out: { type: "string", value: "FILE", description: "the JSONL file to write (replaced whole, never half-written)" },
-    format: { type: "string", value: "NAME", description: "jsonl (default: every turn, as recorded), kto or dpo (TRL datasets; labels from thumbs, else the judge)" },
+    format: {
+      type: "string",
+      value: "NAME",
+      description: "jsonl (default: every turn, as recorded), kto or dpo (TRL datasets; labels from thumbs, else the judge)",
+    },
     only: { type: "string", value: "KIND", description: "kto/dpo: only chat turns (conversational messages) or only plain-text completion turns (strings)" },
     "data-dir": { type: "string", value: "DIR", description: "data dir to read (default: $CLAWRL_HOME or the platform's app-data dir)" },
   },
@@ -38,10 +42,15 @@ export const exportCommand: CommandSpec = {
         return 0;
       }
       const s = exportDataset(store, format, out, { only });
-      const what = format === "kto" ? `${s.examples} KTO example(s) (${s.liked} liked, ${s.disliked} disliked)` : `${s.examples} DPO pair(s) from ${s.liked} liked and ${s.disliked} disliked answer(s) to ${s.prompts} prompt(s)`;
+      const what =
+        format === "kto"
+          ? `${s.examples} KTO example(s) (${s.liked} liked, ${s.disliked} disliked)`
+          : `${s.examples} DPO pair(s) from ${s.liked} liked and ${s.disliked} disliked answer(s) to ${s.prompts} prompt(s)`;
       console.log(`exported ${what} to ${out}${s.unlabeled ? `; ${s.unlabeled} main turn(s) without a ±1 reward left out` : ""}`);
       if (s.kinds.length > 1) {
-        console.error("note: the file mixes chat turns (conversational messages) and plain-text completion turns (strings); a Hugging Face dataset takes one kind per file: pass --only chat or --only completion");
+        console.error(
+          "note: the file mixes chat turns (conversational messages) and plain-text completion turns (strings); a Hugging Face dataset takes one kind per file: pass --only chat or --only completion",
+        );
       }
       if (format === "dpo" && s.examples === 0 && s.liked + s.disliked > 0) {
         console.error("note: no prompt has both a liked and a disliked answer, so there are no DPO pairs; --format kto uses every labeled answer");

@@ -9,10 +9,22 @@ export const commands: Record<string, { summary: string; load: () => Promise<Com
   "tiny-model": { summary: "write a deterministic tiny GGUF test model", load: async () => (await import("./tinyModel.js")).tinyModel },
   models: { summary: "list, download, import and choose models", load: async () => (await import("./models.js")).models },
   inspect: { summary: "describe a GGUF model or LoRA adapter", load: async () => (await import("./inspect.js")).inspect },
-  adapters: { summary: "list checkpoints; export one as llama.cpp GGUF, Ollama or PEFT; import a PEFT or GGUF LoRA through the publish gate", load: async () => (await import("./adapters.js")).adapters },
-  export: { summary: "write all recorded trajectories (turns, feedback, votes, rewards, hints) as JSONL", load: async () => (await import("./export.js")).exportCommand },
+  adapters: {
+    summary: "list checkpoints; export one as llama.cpp GGUF, Ollama or PEFT; import a PEFT or GGUF LoRA through the publish gate",
+    load: async () => (await import("./adapters.js")).adapters,
+  },
+  export: {
+    summary: "write all recorded trajectories (turns, feedback, votes, rewards, hints) as JSONL",
+    load: async () => (await import("./export.js")).exportCommand,
+  },
   train: { summary: "train a LoRA adapter offline from JSONL samples (binary, opd, combined, topk)", load: async () => (await import("./train.js")).train },
-  doctor: { summary: "measure what this machine can do: GPUs, inference and trainer backends (each in a child process), what serves and learns here", load: async () => (await import("./doctor.js")).doctor },
+  doctor: {
+    summary: "measure what this machine can do: GPUs, inference and trainer backends (each in a child process), what serves and learns here",
+    load: async () => (await import("./doctor.js")).doctor,
+  },
   mcp: { summary: "list the MCP servers of mcp.json: start each, print its status and tools", load: async () => (await import("./mcp.js")).mcp },
-  eval: { summary: "score a personalization scenario: baseline vs learning methods, before/after with CI, report.json + chart.svg", load: async () => (await import("./eval.js")).evalCommand },
+  eval: {
+    summary: "score a personalization scenario: baseline vs learning methods, before/after with CI, report.json + chart.svg",
+    load: async () => (await import("./eval.js")).evalCommand,
+  },
 };

@@ -74,7 +74,10 @@ export function formatSummary(s: GgufSummary): string {
     "LoRA adapter",
     l ? `yes, for ${orDash(l.architecture)}: alpha ${orDash(l.alpha)}, rank ${orDash(l.rank)}, ${l.tensorCount} tensors (${l.adaptedMatrices} matrices)` : "no",
   ]);
-  rows.push(["trainer", s.trainerSupported ? `supports ${s.architecture}` : `does not support '${s.architecture ?? "unknown"}' (supports ${TRAINABLE_ARCHS.join(", ")})`]);
+  rows.push([
+    "trainer",
+    s.trainerSupported ? `supports ${s.architecture}` : `does not support '${s.architecture ?? "unknown"}' (supports ${TRAINABLE_ARCHS.join(", ")})`,
+  ]);
   const width = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n");
 }

@@ -43,7 +43,10 @@ export const models: CommandSpec = {
           const rec = recommendModel({ ...facts, planTraining: catalogPlanner({ maxContext: train.maxContext, rank: train.rank }) });
           const opts = { hostBytes: train.hostBytes, maxContext: train.maxContext, rank: train.rank };
           // The trainer's memory plan per model, on wasm (the backend every machine has) with the RAM available now.
-          const installedRows = installed.map((m) => ({ m, verdict: trainabilityPhrase(m.trainable ? installedTrainability(m.path, opts) : serveOnly(m.architecture), m.architecture) }));
+          const installedRows = installed.map((m) => ({
+            m,
+            verdict: trainabilityPhrase(m.trainable ? installedTrainability(m.path, opts) : serveOnly(m.architecture), m.architecture),
+          }));
           const catalogRows = loadCatalog().map((c) => {
             const shape = catalogFootprint(c);
             return { c, verdict: trainabilityPhrase(shape && trainabilityOf(shape, opts)) };
@@ -52,12 +55,16 @@ export const models: CommandSpec = {
           console.log("Installed:");
           if (installed.length === 0) console.log("  (none: 'clawrl models pull <id>' or 'clawrl models import <file>')");
           for (const { m, verdict } of installedRows) {
-            console.log(`  ${m.id === active?.id ? "*" : " "} ${m.id.padEnd(28)} ${m.architecture.padEnd(7)} ${fmtBytes(m.sizeBytes).padStart(9)}  ${verdict.padEnd(width)}  ${m.path}`);
+            console.log(
+              `  ${m.id === active?.id ? "*" : " "} ${m.id.padEnd(28)} ${m.architecture.padEnd(7)} ${fmtBytes(m.sizeBytes).padStart(9)}  ${verdict.padEnd(width)}  ${m.path}`,
+            );
           }
           console.log("\nCatalog:");
           for (const { c, verdict } of catalogRows) {
             const mark = c.id === rec.entry.id ? "  (recommended)" : "";
-            console.log(`  ${c.id.padEnd(24)} ${c.architecture.padEnd(6)} ${c.quantization.padEnd(7)} ${fmtBytes(c.sizeBytes).padStart(9)}  ctx ${String(c.contextLength).padStart(6)}  ${verdict.padEnd(width)}${mark}`.trimEnd());
+            console.log(
+              `  ${c.id.padEnd(24)} ${c.architecture.padEnd(6)} ${c.quantization.padEnd(7)} ${fmtBytes(c.sizeBytes).padStart(9)}  ctx ${String(c.contextLength).padStart(6)}  ${verdict.padEnd(width)}${mark}`.trimEnd(),
+            );
           }
           console.log(
             `\nTraining verdicts: the trainer's memory plan on wasm with ${(train.hostBytes / 2 ** 30).toFixed(1)} GiB of RAM available` +

@@ -12,10 +12,15 @@ import { ModelRegistry } from "../../../../models/registry.js";
 
 export const serve: CommandSpec = {
   name: "serve",
-  usage: "[--model FILE|ID] [--port N] [--host ADDR] [--token T] [--data-dir DIR] [--gpu auto|cuda|vulkan|cpu] [--context N] [--threads N] [--gpu-layers N|auto|max]",
+  usage:
+    "[--model FILE|ID] [--port N] [--host ADDR] [--token T] [--data-dir DIR] [--gpu auto|cuda|vulkan|cpu] [--context N] [--threads N] [--gpu-layers N|auto|max]",
   summary: "Start the headless core: the OpenAI-compatible API, the app API and the UI, on 127.0.0.1.",
   options: {
-    model: { type: "string", value: "FILE|ID", description: "GGUF file, installed model id, or catalog id (downloaded first) to serve; default: the model chosen with 'clawrl models use'" },
+    model: {
+      type: "string",
+      value: "FILE|ID",
+      description: "GGUF file, installed model id, or catalog id (downloaded first) to serve; default: the model chosen with 'clawrl models use'",
+    },
     port: { type: "string", value: "N", description: "port to listen on (default 8765; 0 = any free port)" },
     host: { type: "string", value: "ADDR", description: "address to bind (default 127.0.0.1)" },
     token: { type: "string", value: "T", description: "bearer token to require (default: generated once, kept in the data dir)" },
@@ -23,10 +28,15 @@ export const serve: CommandSpec = {
     gpu: {
       type: "string",
       value: "auto|cuda|vulkan|cpu",
-      description: "inference backend (default: the Settings choice, auto = CUDA, then Vulkan, then CPU); a GPU backend is proven by a short evaluation in a child process first and falls back to the CPU when it is missing, crashes, hangs or computes NaN",
+      description:
+        "inference backend (default: the Settings choice, auto = CUDA, then Vulkan, then CPU); a GPU backend is proven by a short evaluation in a child process first and falls back to the CPU when it is missing, crashes, hangs or computes NaN",
     },
     context: { type: "string", value: "N", description: "largest context in tokens (default: the model's trained context, fitted to memory)" },
-    threads: { type: "string", value: "N", description: "CPU threads per evaluation (default: $CLAWRL_THREADS, else one for a tiny model, else all math cores)" },
+    threads: {
+      type: "string",
+      value: "N",
+      description: "CPU threads per evaluation (default: $CLAWRL_THREADS, else one for a tiny model, else all math cores)",
+    },
     "gpu-layers": { type: "string", value: "N|auto|max", description: "layers offloaded to the GPU (default auto: as many as fit)" },
   },
   async run(args) {
@@ -41,7 +51,8 @@ export const serve: CommandSpec = {
     let gpuLayers: "auto" | "max" | number | undefined;
     if (layersArg === "auto" || layersArg === "max") gpuLayers = layersArg;
     else if (layersArg !== undefined) {
-      if (!/^\d+$/.test(layersArg) || Number(layersArg) > 100_000) throw new UsageError(`--gpu-layers must be auto, max or a number of layers, got '${layersArg}'`);
+      if (!/^\d+$/.test(layersArg) || Number(layersArg) > 100_000)
+        throw new UsageError(`--gpu-layers must be auto, max or a number of layers, got '${layersArg}'`);
       gpuLayers = Number(layersArg);
     }
     let model: string | null;
@@ -53,7 +64,9 @@ export const serve: CommandSpec = {
     if (!model) {
       const { catalogPlanner } = await import("../../../../models/trainability.js");
       const rec = recommendModel({ ...localMachineFacts(), planTraining: catalogPlanner() });
-      console.log(`No model chosen yet: pick one on the UI's Models page, or run 'clawrl models pull ${rec.entry.id}' (recommended here) or 'clawrl models import FILE'.`);
+      console.log(
+        `No model chosen yet: pick one on the UI's Models page, or run 'clawrl models pull ${rec.entry.id}' (recommended here) or 'clawrl models import FILE'.`,
+      );
     } else {
       console.log(`Loading ${model}…`);
     }

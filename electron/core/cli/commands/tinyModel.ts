@@ -1,7 +1,15 @@
 import fs from "node:fs";
 import path from "node:path";
 import {
-  SHAPE_LIMITS, SHAPE_TYPES, summarizeFallbacks, TINY_ARCHS, TINY_LIMITS, TINY_TYPES, TinyModelError, writeShapeModel, writeTinyModel,
+  SHAPE_LIMITS,
+  SHAPE_TYPES,
+  summarizeFallbacks,
+  TINY_ARCHS,
+  TINY_LIMITS,
+  TINY_TYPES,
+  TinyModelError,
+  writeShapeModel,
+  writeTinyModel,
 } from "../../../../models/tiny/generate.js";
 import { findShape, SHAPE_IDS } from "../../../../models/tiny/shapes.js";
 import type { GgufStreamProgress } from "../../../../models/gguf/writer.js";
@@ -14,13 +22,18 @@ const MB = 1024 * 1024;
 export const tinyModel: CommandSpec = {
   name: "tiny-model",
   usage: "(--arch llama|qwen2|qwen3 | --shape ID) --out FILE [--seed N] [--layers N] [--dim N] [--type f32|f16|q8_0|q4_k] [--context N]",
-  summary: "Write a deterministic tiny GGUF model for tests (same arguments, same bytes), or with --shape a random-weight model with a real model's exact shape.",
+  summary:
+    "Write a deterministic tiny GGUF model for tests (same arguments, same bytes), or with --shape a random-weight model with a real model's exact shape.",
   options: {
     arch: { type: "string", value: "ARCH", description: "llama, qwen2 (q/k/v biases) or qwen3 (q/k norms)" },
     shape: { type: "string", value: "ID", description: `instead of --arch: the shape of a catalog model (${SHAPE_IDS.join(", ")})` },
     out: { type: "string", value: "FILE", description: "where to write the .gguf (replaced atomically)" },
     seed: { type: "string", value: "N", description: "PRNG seed for the weights (default 1)" },
-    layers: { type: "string", value: "N", description: `transformer blocks, ${TINY_LIMITS.layers.min}-${TINY_LIMITS.layers.max} (default 2); with --shape 1 to the real count (default)` },
+    layers: {
+      type: "string",
+      value: "N",
+      description: `transformer blocks, ${TINY_LIMITS.layers.min}-${TINY_LIMITS.layers.max} (default 2); with --shape 1 to the real count (default)`,
+    },
     dim: { type: "string", value: "N", description: "embedding width (default 64; 256 for q4_k, which needs multiples of 256); not with --shape" },
     type: { type: "string", value: "TYPE", description: "weight matrix type: f32 (default), f16, q8_0, q4_k; with --shape f16, q8_0 (default) or q4_k" },
     context: { type: "string", value: "N", description: "declared context length (default 32768; with --shape the real model's)" },
@@ -47,7 +60,9 @@ export const tinyModel: CommandSpec = {
       checkOut();
       const d = writeTinyModel(out, { arch, type, seed, layers, dim, contextLength });
       const size = fs.statSync(out).size;
-      console.log(`wrote ${out}: ${d.arch} ${d.type}, ${d.layers} layers, dim ${d.dim}, ${d.heads} heads (${d.kvHeads} kv), ffn ${d.ffn}, vocab ${d.vocab}, context ${d.contextLength}, ${size} bytes`);
+      console.log(
+        `wrote ${out}: ${d.arch} ${d.type}, ${d.layers} layers, dim ${d.dim}, ${d.heads} heads (${d.kvHeads} kv), ffn ${d.ffn}, vocab ${d.vocab}, context ${d.contextLength}, ${size} bytes`,
+      );
     } catch (err) {
       if (err instanceof TinyModelError) throw new UsageError(`--${err.message}`);
       throw err;
@@ -81,10 +96,12 @@ function writeShape(args: ParsedArgs, out: string, checkOut: () => void): void {
   };
   const m = writeShapeModel(out, { shape: shape.id, type, seed, layers, contextLength }, progress);
   const d = m.dims;
-  const fallback = m.fallbacks.length === 0 ? "" :
-    `; q8_0 instead of q4_k for ${m.fallbacks.length} matrices whose rows are not a multiple of 256 (${summarizeFallbacks(m.fallbacks).join(", ")})`;
+  const fallback =
+    m.fallbacks.length === 0
+      ? ""
+      : `; q8_0 instead of q4_k for ${m.fallbacks.length} matrices whose rows are not a multiple of 256 (${summarizeFallbacks(m.fallbacks).join(", ")})`;
   console.log(
     `wrote ${out}: ${shape.id} shape, ${d.arch} ${d.type}, ${d.layers} layers, dim ${d.dim}, ${d.heads} heads (${d.kvHeads} kv) of ${d.headDim}, ` +
-    `ffn ${d.ffn}, vocab ${d.vocab}, context ${d.contextLength}, ${shape.tiedOutput ? "tied output" : "separate output"}, ${m.bytes} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s${fallback}`,
+      `ffn ${d.ffn}, vocab ${d.vocab}, context ${d.contextLength}, ${shape.tiedOutput ? "tied output" : "separate output"}, ${m.bytes} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s${fallback}`,
   );
 }

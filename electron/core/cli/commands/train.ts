@@ -4,7 +4,8 @@ import { CliError, choiceOpt, floatOpt, intOpt, requiredString, stringOpt, type 
 
 export const train: CommandSpec = {
   name: "train",
-  usage: "--model M --data FILE.jsonl --out DIR [--method binary|opd|combined|topk] [--resume DIR] [--steps N] [--lr X] [--rank R] [--alpha A] [--max-context N] [--batch-size N] [--backend NAME] [--teacher current|base] [--kl-beta B]",
+  usage:
+    "--model M --data FILE.jsonl --out DIR [--method binary|opd|combined|topk] [--resume DIR] [--steps N] [--lr X] [--rank R] [--alpha A] [--max-context N] [--batch-size N] [--backend NAME] [--teacher current|base] [--kl-beta B]",
   summary:
     'Train a LoRA adapter offline from samples, one JSON object per line: {"messages": [...], "response": "...", "reward"?: -1|0|1, "hint"?: "..."} ' +
     "(or served prompt_tokens/response_tokens/logprobs). Writes DIR/adapter.gguf, DIR/optimizer.bin and DIR/metrics.json.",
@@ -21,7 +22,11 @@ export const train: CommandSpec = {
     "max-context": { type: "string", value: "N", description: "maximum training context in tokens; longer samples keep the end of the prompt (default 2048)" },
     "batch-size": { type: "string", value: "N", description: "samples per step (default 8)" },
     seed: { type: "string", value: "N", description: "seed of the fresh adapter's A matrices (default 0)" },
-    backend: { type: "string", value: "NAME", description: "tfjs backend to start from: tfjs-node-gpu, webgpu, tfjs-node, wasm or cpu (webgpu by name also takes a software adapter)" },
+    backend: {
+      type: "string",
+      value: "NAME",
+      description: "tfjs backend to start from: tfjs-node-gpu, webgpu, tfjs-node, wasm or cpu (webgpu by name also takes a software adapter)",
+    },
     teacher: { type: "string", value: "WHO", description: "who scores the hinted prompt for OPD: current (policy, default) or base (no adapter)" },
     "kl-beta": { type: "string", value: "B", description: "weight of the k3 KL to the frozen base (default 0)" },
   },
@@ -41,7 +46,10 @@ export const train: CommandSpec = {
     const backend = choiceOpt(args, "backend", ["tfjs-node-gpu", "webgpu", "tfjs-node", "wasm", "cpu"] as const);
     const teacher = choiceOpt(args, "teacher", ["current", "base"] as const);
     const klBeta = floatOpt(args, "kl-beta", 0, 100);
-    for (const [flag, p] of [["--model", modelPath], ["--data", dataPath]] as const) {
+    for (const [flag, p] of [
+      ["--model", modelPath],
+      ["--data", dataPath],
+    ] as const) {
       if (!fs.existsSync(p)) throw new CliError(`${flag} ${p}: no such file`);
     }
     if (resumeDir !== undefined && !fs.existsSync(resumeDir)) throw new CliError(`--resume ${resumeDir}: no such directory`);
@@ -49,7 +57,20 @@ export const train: CommandSpec = {
     const { runTraining } = await import("../../../../trainer/entries/offlineTrain.js");
     const t0 = performance.now();
     const metrics = await runTraining({
-      modelPath, dataPath, outDir, resumeDir, method, steps, lr, rank, alpha, maxContext, batchSize, seed, backend, teacher,
+      modelPath,
+      dataPath,
+      outDir,
+      resumeDir,
+      method,
+      steps,
+      lr,
+      rank,
+      alpha,
+      maxContext,
+      batchSize,
+      seed,
+      backend,
+      teacher,
       ...(klBeta !== undefined ? { ppo: { klBeta } } : {}),
       log: (line) => console.log(line),
       // At a real size on a CPU a step takes minutes: on a terminal, one line says how far it is.

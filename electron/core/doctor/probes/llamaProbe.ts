@@ -16,7 +16,13 @@ const TEXT = "The doctor measures how fast this machine reads a prompt and write
 probeMain(llamaProbeRequestSchema, async (req, progress) => {
   let llama;
   try {
-    llama = await getLlama({ gpu: req.backend === "cpu" ? false : req.backend, build: "never", skipDownload: true, progressLogs: false, logLevel: LlamaLogLevel.error });
+    llama = await getLlama({
+      gpu: req.backend === "cpu" ? false : req.backend,
+      build: "never",
+      skipDownload: true,
+      progressLogs: false,
+      logLevel: LlamaLogLevel.error,
+    });
   } catch (err) {
     const e = err as Error;
     return { type: "unavailable", reason: `no prebuilt ${req.backend} binary loads here (${(e.message || e.name || String(err)).split("\n")[0]})` };
@@ -33,7 +39,11 @@ probeMain(llamaProbeRequestSchema, async (req, progress) => {
     const model = await llama.loadModel({ modelPath: m.path, gpuLayers: req.backend === "cpu" ? 0 : "max" });
     const loadSeconds = (performance.now() - t0) / 1000;
     const vram1 = vram0 ? await llama.getVramState().catch(() => null) : null;
-    const context = await model.createContext({ contextSize: Math.min(model.trainContextSize, 2 ** Math.ceil(Math.log2(req.promptTokens + req.decodeTokens + 8))), sequences: 1, threads: defaultThreads(model.size) }); // as the engine does: one thread for a small model
+    const context = await model.createContext({
+      contextSize: Math.min(model.trainContextSize, 2 ** Math.ceil(Math.log2(req.promptTokens + req.decodeTokens + 8))),
+      sequences: 1,
+      threads: defaultThreads(model.size),
+    }); // as the engine does: one thread for a small model
     const seq = context.getSequence();
     let prompt: Token[] = [];
     while (prompt.length < req.promptTokens) prompt = [...prompt, ...model.tokenize(TEXT)];
@@ -76,7 +86,9 @@ probeMain(llamaProbeRequestSchema, async (req, progress) => {
       rssBytes: process.memoryUsage().rss,
       threads: context.currentThreads ?? null,
     });
-    await progress(`${req.backend}: ${m.label} prompt ${(runs.at(-1)!.promptTokensPerSecond).toFixed(1)} tok/s, decode ${runs.at(-1)!.decodeTokensPerSecond.toFixed(1)} tok/s`);
+    await progress(
+      `${req.backend}: ${m.label} prompt ${runs.at(-1)!.promptTokensPerSecond.toFixed(1)} tok/s, decode ${runs.at(-1)!.decodeTokensPerSecond.toFixed(1)} tok/s`,
+    );
     await context.dispose();
     await model.dispose();
   }

@@ -31,7 +31,13 @@ export function registerAdapterImportRoute(app: FastifyInstance, sup: TrainingSu
       };
     } catch (e) {
       if (e instanceof ActivationError) {
-        throw new ApiError(e.status, e.message, e.status >= 500 ? "server_error" : "invalid_request_error", "path", e.status === 422 ? "adapter_unusable" : e.status === 409 ? "learning_paused" : "trainer_unavailable");
+        throw new ApiError(
+          e.status,
+          e.message,
+          e.status >= 500 ? "server_error" : "invalid_request_error",
+          "path",
+          e.status === 422 ? "adapter_unusable" : e.status === 409 ? "learning_paused" : "trainer_unavailable",
+        );
       }
       throw e;
     }

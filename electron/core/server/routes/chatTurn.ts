@@ -11,7 +11,12 @@ export type RlBodyFields = TurnOrigin["bodyFields"];
 export const rlBodyFields = (body: RlBodyFields): RlBodyFields => ({ session_id: body.session_id, turn_type: body.turn_type, session_done: body.session_done });
 
 /** The response headers of a stream (SSE, nothing buffered on the way). */
-export const SSE_HEADERS = { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", Connection: "keep-alive", "X-Accel-Buffering": "no" } as const;
+export const SSE_HEADERS = {
+  "Content-Type": "text/event-stream; charset=utf-8",
+  "Cache-Control": "no-cache",
+  Connection: "keep-alive",
+  "X-Accel-Buffering": "no",
+} as const;
 
 /** A chat-shaped turn begun: the prompt as served, the rollout's context, and the headers that name the turn. */
 export interface ChatTurn {
@@ -30,7 +35,14 @@ function headerValue(v: string | string[] | undefined): string | undefined {
  * prompt (with the preference block the rollout plans for it; a prompt past the context a 400 on
  * `contextParam`), then the turn begun in the rollout.
  */
-export function beginChatTurn(engine: Engine, rollout: TurnRecorder, req: FastifyRequest, genReq: GenerateRequest, bodyFields: RlBodyFields, contextParam: string): ChatTurn {
+export function beginChatTurn(
+  engine: Engine,
+  rollout: TurnRecorder,
+  req: FastifyRequest,
+  genReq: GenerateRequest,
+  bodyFields: RlBodyFields,
+  contextParam: string,
+): ChatTurn {
   const fromUi = headerValue(req.headers["x-clawrl-client"]) === "ui";
   let prompt: ChatTurn["prompt"];
   try {

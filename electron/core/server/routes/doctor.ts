@@ -18,7 +18,11 @@ import type { DoctorSection } from "../../doctor/run.js";
 import { ApiError, parseBody } from "../errors.js";
 
 const RunBody = z.strictObject({
-  only: z.array(z.enum(["machine", "inference", "training"])).min(1).max(3).optional(),
+  only: z
+    .array(z.enum(["machine", "inference", "training"]))
+    .min(1)
+    .max(3)
+    .optional(),
 }) satisfies z.ZodType<DoctorRunRequest>;
 
 /** Lines kept of a run's progress (a --quick run prints a few dozen). */
@@ -67,7 +71,10 @@ export function registerDoctorRoutes(app: FastifyInstance, opts: DoctorRouteOpti
       ended = true;
       clearTimeout(timer);
       const finishedAt = new Date().toISOString();
-      state = "error" in r ? { ...state, running: false, error: r.error, finishedAt } : { ...state, running: false, report: r.report, markdown: r.markdown, error: null, finishedAt };
+      state =
+        "error" in r
+          ? { ...state, running: false, error: r.error, finishedAt }
+          : { ...state, running: false, report: r.report, markdown: r.markdown, error: null, finishedAt };
       killRun();
       child = null;
       opts.emit({ type: "done", ok: !("error" in r), finishedAt });

@@ -15,12 +15,15 @@ const tokenArray = z.array(z.number().int().nonnegative()).min(1, "must hold at 
  */
 const embeddingsRequest = z.strictObject({
   model: z.string().nullish(),
-  input: z.union([
-    z.string(),
-    z.array(z.string()).min(1, "must hold at least one input").max(MAX_INPUTS),
-    tokenArray,
-    z.array(tokenArray).min(1, "must hold at least one input").max(MAX_INPUTS),
-  ], { error: "must be a string, an array of strings, an array of token ids or an array of token-id arrays" }),
+  input: z.union(
+    [
+      z.string(),
+      z.array(z.string()).min(1, "must hold at least one input").max(MAX_INPUTS),
+      tokenArray,
+      z.array(tokenArray).min(1, "must hold at least one input").max(MAX_INPUTS),
+    ],
+    { error: "must be a string, an array of strings, an array of token ids or an array of token-id arrays" },
+  ),
   encoding_format: z.enum(["float", "base64"]).nullish(),
   dimensions: z.number().int().min(1).nullish(),
   user: z.string().nullish(),
@@ -35,21 +38,28 @@ export interface EmbeddingRoutesOptions {
 export function registerEmbeddingRoutes(app: FastifyInstance, opts: EmbeddingRoutesOptions): void {
   app.post("/v1/embeddings", async (req: FastifyRequest, reply: FastifyReply) => {
     const body = parseBody(embeddingsRequest, req.body);
-    const inputs = typeof body.input === "string" ? [body.input] : body.input.length > 0 && typeof body.input[0] === "number" ? [body.input as number[]] : (body.input as Array<string | number[]>);
+    const inputs =
+      typeof body.input === "string"
+        ? [body.input]
+        : body.input.length > 0 && typeof body.input[0] === "number"
+          ? [body.input as number[]]
+          : (body.input as Array<string | number[]>);
     const source = opts.source();
     const signal = abortWhenClientLeaves(reply);
     let batch;
     try {
       batch = await source.embed(inputs, signal);
     } catch (err) {
-      if (err instanceof EmbeddingInputError) throw badRequest(err.message, "input", /tokens; at most/.test(err.message) ? "context_length_exceeded" : "invalid_value");
+      if (err instanceof EmbeddingInputError)
+        throw badRequest(err.message, "input", /tokens; at most/.test(err.message) ? "context_length_exceeded" : "invalid_value");
       if (signal.aborted) return reply;
       const known = knownApiError(err);
       if (known) throw known;
       throw new ApiError(500, `Embedding failed: ${(err as Error).message}`);
     }
     const width = batch.vectors[0]?.length ?? 0;
-    if (body.dimensions != null && body.dimensions > width) throw badRequest(`'dimensions' is ${body.dimensions}; this model's vectors have ${width}`, "dimensions");
+    if (body.dimensions != null && body.dimensions > width)
+      throw badRequest(`'dimensions' is ${body.dimensions}; this model's vectors have ${width}`, "dimensions");
     const base64 = body.encoding_format === "base64";
     return {
       object: "list",

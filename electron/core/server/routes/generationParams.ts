@@ -49,7 +49,11 @@ export function generationParams(body: SamplingFields, defaultMaxTokens?: number
   for (const [k, v] of Object.entries(body.logit_bias ?? {})) {
     const token = Number(k);
     if (!Number.isSafeInteger(token) || (vocabSize != null && token >= vocabSize))
-      throw badRequest(`Invalid 'logit_bias': ${k} is not a token id of this model (0 to ${vocabSize == null ? "its vocabulary size" : vocabSize - 1}).`, "logit_bias", "invalid_value");
+      throw badRequest(
+        `Invalid 'logit_bias': ${k} is not a token id of this model (0 to ${vocabSize == null ? "its vocabulary size" : vocabSize - 1}).`,
+        "logit_bias",
+        "invalid_value",
+      );
     if (v !== 0) (logitBias ??= {})[token] = v;
   }
   return {

@@ -1,12 +1,6 @@
 import crypto from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import {
-  type Engine,
-  type GenerateEvent,
-  type GenerateRequest,
-  type GenerateResult,
-  type TokenLogprob,
-} from "../../inference/engine.js";
+import { type Engine, type GenerateEvent, type GenerateRequest, type GenerateResult, type TokenLogprob } from "../../inference/engine.js";
 import type { TurnContext, TurnOrigin } from "../../rollout/rollout.js";
 import { beginChatTurn, rlBodyFields, SSE_HEADERS, type ChatTurn } from "./chatTurn.js";
 import { SseWriter } from "../sseWriter.js";
@@ -103,7 +97,11 @@ class ChatAnswer {
     this.sse = new SseWriter(reply.raw);
   }
 
-  private chunk(delta: ChunkChoice["delta"], extra: Partial<Pick<ChunkChoice, "logprobs" | "finish_reason">> = {}, top: Pick<ChatCompletionChunk, "timings"> = {}): string {
+  private chunk(
+    delta: ChunkChoice["delta"],
+    extra: Partial<Pick<ChunkChoice, "logprobs" | "finish_reason">> = {},
+    top: Pick<ChatCompletionChunk, "timings"> = {},
+  ): string {
     const { id, created, model } = this;
     return `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }], ...top } satisfies ChatCompletionChunk)}\n\n`;
   }
@@ -143,7 +141,10 @@ class ChatAnswer {
     if (this.stream) {
       const { id, created, model } = this;
       this.sse.write(this.chunk({}, { finish_reason: result.finishReason }, { timings }));
-      if (this.body.stream_options?.include_usage === true) this.sse.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage } satisfies ChatCompletionChunk)}\n\n`);
+      if (this.body.stream_options?.include_usage === true)
+        this.sse.write(
+          `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage } satisfies ChatCompletionChunk)}\n\n`,
+        );
       this.sse.write("data: [DONE]\n\n");
       this.sse.flush();
       this.reply.raw.end();
@@ -182,7 +183,8 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
   const modelObject = (): ModelObject => ({ id: engine.modelId, object: "model", created: 0, owned_by: "clawrl" });
   app.get("/v1/models", async (): Promise<ModelListReply> => ({ object: "list", data: [modelObject()] }));
   app.get<{ Params: { id: string } }>("/v1/models/:id", async (req) => {
-    if (req.params.id !== engine.modelId) throw new ApiError(404, `The model '${req.params.id}' does not exist.`, "invalid_request_error", "model", "model_not_found");
+    if (req.params.id !== engine.modelId)
+      throw new ApiError(404, `The model '${req.params.id}' does not exist.`, "invalid_request_error", "model", "model_not_found");
     return modelObject();
   });
 
@@ -197,7 +199,11 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
     if (answer.stream) reply.hijack();
     let result: GenerateResult;
     try {
-      result = await engine.generate(turn.prompt.served, { signal, onStart: ({ adapter }) => answer.start(adapter), onEvent: answer.stream ? (ev) => answer.event(ev) : undefined }, turn.prompt.prepared);
+      result = await engine.generate(
+        turn.prompt.served,
+        { signal, onStart: ({ adapter }) => answer.start(adapter), onEvent: answer.stream ? (ev) => answer.event(ev) : undefined },
+        turn.prompt.prepared,
+      );
     } catch (err) {
       const abortTurn = (reason: string) => rollout.abortTurn(turn.ctx, reason);
       return failGeneration({ err, signal, stream: answer.stream, reply, abortTurn, streamError: (message) => answer.error(message) });

@@ -59,10 +59,7 @@ export const chatCompletionRequest = z.strictObject({
   n: opt(z.literal(1, { error: "only n=1 is supported" })),
   tools: opt(z.array(tool)),
   tool_choice: opt(
-    z.union([
-      z.enum(["none", "auto", "required"]),
-      z.strictObject({ type: z.literal("function"), function: z.strictObject({ name: functionName }) }),
-    ]),
+    z.union([z.enum(["none", "auto", "required"]), z.strictObject({ type: z.literal("function"), function: z.strictObject({ name: functionName }) })]),
   ),
   parallel_tool_calls: opt(z.boolean()),
   logprobs: opt(z.boolean()),

@@ -36,7 +36,11 @@ export async function responseFormatGrammar(
   } catch (err) {
     if (err instanceof UnsupportedSchemaError) throw badRequest(err.message, `${param}.json_schema.schema`, "unsupported_schema");
     // llama.cpp refused the grammar the schema became (a shape node-llama-cpp cannot compile).
-    throw badRequest(`The JSON schema cannot be turned into a decoding grammar: ${(err as Error).message}`, `${param}.json_schema.schema`, "unsupported_schema");
+    throw badRequest(
+      `The JSON schema cannot be turned into a decoding grammar: ${(err as Error).message}`,
+      `${param}.json_schema.schema`,
+      "unsupported_schema",
+    );
   }
 }
 

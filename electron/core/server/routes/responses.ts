@@ -27,7 +27,12 @@ const opt = <T extends z.ZodType>(t: T) => t.nullable().optional();
 const functionName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 letters, digits, underscores or dashes");
 const inputText = z.strictObject({ type: z.literal("input_text"), text: z.string() });
 // An earlier answer fed back as input: its extra fields (annotations, logprobs) are the reply's own and ignored.
-const outputText = z.strictObject({ type: z.literal("output_text"), text: z.string(), annotations: z.array(z.unknown()).optional(), logprobs: z.array(z.unknown()).optional() });
+const outputText = z.strictObject({
+  type: z.literal("output_text"),
+  text: z.string(),
+  annotations: z.array(z.unknown()).optional(),
+  logprobs: z.array(z.unknown()).optional(),
+});
 const itemStatus = z.enum(["in_progress", "completed", "incomplete"]).optional();
 const messageItem = z.strictObject({
   type: z.literal("message").optional(),
@@ -36,7 +41,14 @@ const messageItem = z.strictObject({
   id: z.string().optional(),
   status: itemStatus,
 });
-const functionCallItem = z.strictObject({ type: z.literal("function_call"), call_id: z.string().min(1), name: functionName, arguments: z.string(), id: z.string().optional(), status: itemStatus });
+const functionCallItem = z.strictObject({
+  type: z.literal("function_call"),
+  call_id: z.string().min(1),
+  name: functionName,
+  arguments: z.string(),
+  id: z.string().optional(),
+  status: itemStatus,
+});
 const functionCallOutputItem = z.strictObject({
   type: z.literal("function_call_output"),
   call_id: z.string().min(1),
@@ -44,7 +56,9 @@ const functionCallOutputItem = z.strictObject({
   id: z.string().optional(),
   status: itemStatus,
 });
-const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem], { error: "each input item must be a message, a function_call or a function_call_output" });
+const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem], {
+  error: "each input item must be a message, a function_call or a function_call_output",
+});
 
 const responsesRequest = z.strictObject({
   model: opt(z.string()),
@@ -138,7 +152,12 @@ interface ResponsesGeneration {
 }
 
 /** The request as chat's: checked by chat's schema (roles, tool calls and their answers), made into the same generation request. */
-async function responsesGeneration(engine: Engine, body: ResponsesRequest, previous: StoredResponse | null, defaultMaxTokens: number | undefined): Promise<ResponsesGeneration> {
+async function responsesGeneration(
+  engine: Engine,
+  body: ResponsesRequest,
+  previous: StoredResponse | null,
+  defaultMaxTokens: number | undefined,
+): Promise<ResponsesGeneration> {
   // Instructions apply to this request only: a follow-up's own (or none) replace the previous ones.
   const conversation = [...(previous?.conversation ?? []), ...chatMessagesOf(body.input)];
   const messages: ChatMessage[] = body.instructions ? [{ role: "system", content: body.instructions }, ...conversation] : conversation;
@@ -146,7 +165,18 @@ async function responsesGeneration(engine: Engine, body: ResponsesRequest, previ
   const toolChoice = body.tool_choice ?? "auto";
   const chatBody = parseChatRequest({
     messages,
-    ...(tools.length ? { tools: tools.map((t) => ({ type: "function", function: { name: t.name, ...(t.description != null ? { description: t.description } : {}), ...(t.parameters != null ? { parameters: t.parameters } : {}) } })) } : {}),
+    ...(tools.length
+      ? {
+          tools: tools.map((t) => ({
+            type: "function",
+            function: {
+              name: t.name,
+              ...(t.description != null ? { description: t.description } : {}),
+              ...(t.parameters != null ? { parameters: t.parameters } : {}),
+            },
+          })),
+        }
+      : {}),
     ...(body.tool_choice ? { tool_choice: typeof toolChoice === "string" ? toolChoice : { type: "function", function: { name: toolChoice.name } } } : {}),
     ...(body.parallel_tool_calls != null && tools.length ? { parallel_tool_calls: body.parallel_tool_calls } : {}),
     ...(body.temperature != null ? { temperature: body.temperature } : {}),
@@ -160,7 +190,10 @@ async function responsesGeneration(engine: Engine, body: ResponsesRequest, previ
     engine,
     genReq,
     textFormat?.type === "json_schema"
-      ? { type: "json_schema", json_schema: { name: textFormat.name, description: textFormat.description, schema: textFormat.schema, strict: textFormat.strict } }
+      ? {
+          type: "json_schema",
+          json_schema: { name: textFormat.name, description: textFormat.description, schema: textFormat.schema, strict: textFormat.strict },
+        }
       : textFormat,
     "text.format",
   );
@@ -188,7 +221,13 @@ function responseBase(id: string, model: string, body: ResponsesRequest, gen: Re
     temperature: gen.genReq.temperature ?? 1,
     text: { format: gen.textFormat ?? { type: "text" } },
     tool_choice: typeof toolChoice === "string" ? toolChoice : { type: "function", name: toolChoice.name },
-    tools: (body.tools ?? []).map((t) => ({ type: "function", name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null })),
+    tools: (body.tools ?? []).map((t) => ({
+      type: "function",
+      name: t.name,
+      description: t.description ?? null,
+      parameters: t.parameters ?? null,
+      strict: t.strict ?? null,
+    })),
     top_p: gen.genReq.topP ?? 1,
     truncation: "disabled",
     usage: null,
@@ -203,8 +242,15 @@ function finalResponse(base: ResponseObject, msgId: string, result: GenerateResu
   const itemStatus = incomplete ? "incomplete" : "completed";
   const output: ResponseOutputItem[] = [];
   if (result.text !== "" || result.toolCalls.length === 0)
-    output.push({ type: "message", id: msgId, status: itemStatus, role: "assistant", content: [{ type: "output_text", text: result.text, annotations: [], logprobs: [] }] });
-  for (const c of result.toolCalls) output.push({ type: "function_call", id: `fc_${c.id}`, call_id: c.id, name: c.name, arguments: c.arguments, status: "completed" });
+    output.push({
+      type: "message",
+      id: msgId,
+      status: itemStatus,
+      role: "assistant",
+      content: [{ type: "output_text", text: result.text, annotations: [], logprobs: [] }],
+    });
+  for (const c of result.toolCalls)
+    output.push({ type: "function_call", id: `fc_${c.id}`, call_id: c.id, name: c.name, arguments: c.arguments, status: "completed" });
   return {
     ...base,
     status: incomplete ? "incomplete" : "completed",
@@ -299,7 +345,13 @@ export function registerResponseRoutes(app: FastifyInstance, opts: ResponseRoute
     const { logprobs: _infos, cachedPromptTokens: _cached, ...done } = result;
     rollout.completeTurn(turn.ctx, done);
     const final = finalResponse(base, msgId, result);
-    if (base.store) store.put({ response: final, conversation: [...gen.conversation, answerMessage(result.text, result.toolCalls)], sessionId: turn.ctx.sessionId, turnId: turn.ctx.turnId });
+    if (base.store)
+      store.put({
+        response: final,
+        conversation: [...gen.conversation, answerMessage(result.text, result.toolCalls)],
+        sessionId: turn.ctx.sessionId,
+        turnId: turn.ctx.turnId,
+      });
     return events ? events.finish(final) : final;
   });
 }
@@ -322,14 +374,25 @@ class LiveOutput {
   ) {}
 
   private messageItem(status: ResponseOutputMessage["status"], text: string): ResponseOutputMessage {
-    return { type: "message", id: this.msgId, status, role: "assistant", content: status === "in_progress" && text === "" ? [] : [{ type: "output_text", text, annotations: [], logprobs: [] }] };
+    return {
+      type: "message",
+      id: this.msgId,
+      status,
+      role: "assistant",
+      content: status === "in_progress" && text === "" ? [] : [{ type: "output_text", text, annotations: [], logprobs: [] }],
+    };
   }
 
   private openMessage(): { index: number; text: string } {
     if (!this.message) {
       this.message = { index: this.index++, text: "" };
       this.emit("response.output_item.added", { output_index: this.message.index, item: this.messageItem("in_progress", "") });
-      this.emit("response.content_part.added", { item_id: this.msgId, output_index: this.message.index, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
+      this.emit("response.content_part.added", {
+        item_id: this.msgId,
+        output_index: this.message.index,
+        content_index: 0,
+        part: { type: "output_text", text: "", annotations: [], logprobs: [] },
+      });
     }
     return this.message;
   }
@@ -382,7 +445,8 @@ class LiveOutput {
     if (this.message && msg) this.message.text = msg.content[0]?.text ?? this.message.text;
     this.closeMessage(msg?.status ?? "completed");
     // The final arguments are the parsed call's (the stream's deltas add up to them).
-    for (const fc of final.output) if (fc.type === "function_call") for (const c of this.calls.values()) if (c.item.call_id === fc.call_id) c.item.arguments = fc.arguments;
+    for (const fc of final.output)
+      if (fc.type === "function_call") for (const c of this.calls.values()) if (c.item.call_id === fc.call_id) c.item.arguments = fc.arguments;
     this.closeCall();
   }
 }

@@ -15,7 +15,9 @@ const AddServerBody = z.strictObject({
   config: z.record(z.string(), z.unknown()),
 });
 const PatchServerBody = z.strictObject({ enabled: z.boolean() });
-const PatchToolBody = z.strictObject({ enabled: z.boolean().optional(), permission: z.enum(["ask", "always"]).optional() }).refine((b) => b.enabled !== undefined || b.permission !== undefined, "give enabled or permission");
+const PatchToolBody = z
+  .strictObject({ enabled: z.boolean().optional(), permission: z.enum(["ask", "always"]).optional() })
+  .refine((b) => b.enabled !== undefined || b.permission !== undefined, "give enabled or permission");
 const CallBody = z.strictObject({
   name: z.string().min(1).max(200),
   arguments: z.union([z.string().max(1_000_000), z.record(z.string(), z.unknown())]),

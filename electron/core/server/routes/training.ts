@@ -5,7 +5,16 @@ import type { Store, TurnView } from "../../store/store.js";
 import type { TrainingSupervisor } from "../../training/supervisor.js";
 import { trainedOn, type CheckpointEntry } from "../../training/checkpoints.js";
 import type { SwapResult } from "../../inference/adapterGate.js";
-import type { ActivateReply, CheckpointsReply, CheckpointView, RunNowReply, SwapView, TrainingHistoryPoint, TrainingReply, TrainingStatusView } from "../../api/training.js";
+import type {
+  ActivateReply,
+  CheckpointsReply,
+  CheckpointView,
+  RunNowReply,
+  SwapView,
+  TrainingHistoryPoint,
+  TrainingReply,
+  TrainingStatusView,
+} from "../../api/training.js";
 
 /** What is served now, for a checkpoint's view: the active checkpoint and the model's file. */
 export interface ServingNow {
@@ -53,7 +62,6 @@ function checkpointNumber(raw: string): number {
   return Number(raw);
 }
 
-
 /** How many judged turns GET /api/training lists (the Training page's table). */
 export const RECENT_JUDGED = 20;
 
@@ -66,7 +74,10 @@ export function recentJudged(store: Store, limit = RECENT_JUDGED): TurnView[] {
   for (const e of store.turnEntries()) {
     if (e.judge || e.feedback?.thumbs || e.feedback?.hint) ids.push(e.turnId);
   }
-  return ids.slice(-limit).reverse().map((id) => store.turnView(id));
+  return ids
+    .slice(-limit)
+    .reverse()
+    .map((id) => store.turnView(id));
 }
 
 /** What GET /api/training adds beside the supervisor: the judge's queue and the judged turns. */
@@ -82,10 +93,18 @@ export interface TrainingDetailDeps {
  * (202 started; 200 {started: false, running: true, training} while a run holds every ready
  * sample; 409 with the reason otherwise), POST /api/training/pause, POST /api/training/resume.
  */
-export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSupervisor, list: () => CheckpointEntry[], serving: () => ServingNow, detail?: TrainingDetailDeps): void {
+export function registerTrainingRoutes(
+  app: FastifyInstance,
+  sup: TrainingSupervisor,
+  list: () => CheckpointEntry[],
+  serving: () => ServingNow,
+  detail?: TrainingDetailDeps,
+): void {
   app.get("/api/checkpoints", async (): Promise<CheckpointsReply> => {
     const now = serving();
-    const items = list().map((c) => checkpointView(c, now)).reverse();
+    const items = list()
+      .map((c) => checkpointView(c, now))
+      .reverse();
     return { checkpoints: items, active: now.active === null ? null : `ckpt-${now.active}` };
   });
 
@@ -134,8 +153,12 @@ export function registerTrainingRoutes(app: FastifyInstance, sup: TrainingSuperv
   app.post("/api/training/run", async (_req, reply) => {
     const r = sup.runNow();
     // Asked while a run holds every ready sample: not a fault, the run is what was asked for.
-    if (!r.started && r.running) return reply.status(200).send({ started: false, running: true, reason: r.reason, samplesWaiting: r.samplesWaiting, training: sup.status() } satisfies RunNowReply);
-    if (!r.started) return reply.status(409).send(new ApiError(409, r.reason ?? "cannot start a run", "invalid_request_error", null, "nothing_to_train").toJSON());
+    if (!r.started && r.running)
+      return reply
+        .status(200)
+        .send({ started: false, running: true, reason: r.reason, samplesWaiting: r.samplesWaiting, training: sup.status() } satisfies RunNowReply);
+    if (!r.started)
+      return reply.status(409).send(new ApiError(409, r.reason ?? "cannot start a run", "invalid_request_error", null, "nothing_to_train").toJSON());
     return reply.status(202).send({ started: true, samplesWaiting: r.samplesWaiting } satisfies RunNowReply);
   });
 

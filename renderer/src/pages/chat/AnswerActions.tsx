@@ -31,11 +31,27 @@ export function AnswerActions({
     <div className="msg-tools">
       {canRate && (
         <>
-          <button type="button" className={msg.thumbs === "up" ? "icon thumb on up" : "icon thumb"} aria-pressed={msg.thumbs === "up"} aria-label="Thumbs up" title={msg.thumbs === "up" ? "Rated up: click to withdraw" : "Good answer"} aria-disabled={saving} onClick={() => onThumb("up")}>
+          <button
+            type="button"
+            className={msg.thumbs === "up" ? "icon thumb on up" : "icon thumb"}
+            aria-pressed={msg.thumbs === "up"}
+            aria-label="Thumbs up"
+            title={msg.thumbs === "up" ? "Rated up: click to withdraw" : "Good answer"}
+            aria-disabled={saving}
+            onClick={() => onThumb("up")}
+          >
             <ThumbUpIcon />
             {msg.thumbs === "up" && <span className="thumb-label">Rated up</span>}
           </button>
-          <button type="button" className={msg.thumbs === "down" ? "icon thumb on down" : "icon thumb"} aria-pressed={msg.thumbs === "down"} aria-label="Thumbs down" title={msg.thumbs === "down" ? "Rated down: click to withdraw" : "Bad answer"} aria-disabled={saving} onClick={() => onThumb("down")}>
+          <button
+            type="button"
+            className={msg.thumbs === "down" ? "icon thumb on down" : "icon thumb"}
+            aria-pressed={msg.thumbs === "down"}
+            aria-label="Thumbs down"
+            title={msg.thumbs === "down" ? "Rated down: click to withdraw" : "Bad answer"}
+            aria-disabled={saving}
+            onClick={() => onThumb("down")}
+          >
             <ThumbDownIcon />
             {msg.thumbs === "down" && <span className="thumb-label">Rated down</span>}
           </button>

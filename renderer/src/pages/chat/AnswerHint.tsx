@@ -15,7 +15,19 @@ export function HintShown({ hint, onRemove }: { hint: string; onRemove: () => vo
 }
 
 /** The box to write (or edit) an answer's hint; Esc or Cancel closes it. */
-export function HintForm({ text, saving, onChange, onSave, onClose }: { text: string; saving: boolean; onChange: (text: string) => void; onSave: (hint: string) => void; onClose: () => void }) {
+export function HintForm({
+  text,
+  saving,
+  onChange,
+  onSave,
+  onClose,
+}: {
+  text: string;
+  saving: boolean;
+  onChange: (text: string) => void;
+  onSave: (hint: string) => void;
+  onClose: () => void;
+}) {
   return (
     <form
       className="hint-form"
@@ -26,7 +38,15 @@ export function HintForm({ text, saving, onChange, onSave, onClose }: { text: st
         onSave(h);
       }}
     >
-      <input aria-label="Hint" placeholder="What should the assistant have done instead?" maxLength={500} value={text} autoFocus onChange={(e) => onChange(e.target.value)} onKeyDown={(e) => e.key === "Escape" && onClose()} />
+      <input
+        aria-label="Hint"
+        placeholder="What should the assistant have done instead?"
+        maxLength={500}
+        value={text}
+        autoFocus
+        onChange={(e) => onChange(e.target.value)}
+        onKeyDown={(e) => e.key === "Escape" && onClose()}
+      />
       <button type="submit" className="primary" disabled={!text.trim() || saving}>
         Save hint
       </button>

@@ -7,7 +7,21 @@ import { useAnswerFeedback } from "./useAnswerFeedback.js";
 import type { DisplayMessage } from "./displayMessage.js";
 
 /** One answer: its bubble, and once written its feedback row, its hint and the hint box. */
-export function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback, onDecide }: { msg: DisplayMessage; isLast: boolean; busy: boolean; onRegenerate: () => void; onFeedback: (p: Partial<DisplayMessage>) => void; onDecide: (callId: string, d: Decision) => void }) {
+export function AssistantMessage({
+  msg,
+  isLast,
+  busy,
+  onRegenerate,
+  onFeedback,
+  onDecide,
+}: {
+  msg: DisplayMessage;
+  isLast: boolean;
+  busy: boolean;
+  onRegenerate: () => void;
+  onFeedback: (p: Partial<DisplayMessage>) => void;
+  onDecide: (callId: string, d: Decision) => void;
+}) {
   const { send, thumb, saving, error } = useAnswerFeedback(msg, onFeedback);
   const [hinting, setHinting] = useState(false);
   const [hintText, setHintText] = useState(msg.hint ?? "");
@@ -40,8 +54,20 @@ export function AssistantMessage({ msg, isLast, busy, onRegenerate, onFeedback, 
         />
       )}
       {msg.hint && !hinting && <HintShown hint={msg.hint} onRemove={() => void send({ hint: null }, { hint: null })} />}
-      {hinting && <HintForm text={hintText} saving={saving} onChange={setHintText} onSave={(h) => void send({ hint: h }, { hint: h }).then((ok) => ok && closeHint())} onClose={closeHint} />}
-      {error && <div className="small error-text" role="alert">{error}</div>}
+      {hinting && (
+        <HintForm
+          text={hintText}
+          saving={saving}
+          onChange={setHintText}
+          onSave={(h) => void send({ hint: h }, { hint: h }).then((ok) => ok && closeHint())}
+          onClose={closeHint}
+        />
+      )}
+      {error && (
+        <div className="small error-text" role="alert">
+          {error}
+        </div>
+      )}
     </div>
   );
 }

@@ -4,14 +4,41 @@ import { GenerationForm } from "../../components/GenerationForm.js";
 import { ModelPicker } from "../../components/ModelPicker.js";
 
 /** The conversation's header: the chats toggle, the model picker and the Chat settings toggle. */
-export function ChatHeader({ showSessions, showGen, ownGen, onToggleSessions, onToggleGen }: { showSessions: boolean; showGen: boolean; ownGen: boolean; onToggleSessions: () => void; onToggleGen: () => void }) {
+export function ChatHeader({
+  showSessions,
+  showGen,
+  ownGen,
+  onToggleSessions,
+  onToggleGen,
+}: {
+  showSessions: boolean;
+  showGen: boolean;
+  ownGen: boolean;
+  onToggleSessions: () => void;
+  onToggleGen: () => void;
+}) {
   return (
     <header className="chat-header">
-      <button type="button" className="icon sessions-toggle" aria-label="Chats" title="Chats" aria-expanded={showSessions} aria-controls="chat-sessions" onClick={onToggleSessions}>
+      <button
+        type="button"
+        className="icon sessions-toggle"
+        aria-label="Chats"
+        title="Chats"
+        aria-expanded={showSessions}
+        aria-controls="chat-sessions"
+        onClick={onToggleSessions}
+      >
         <SidebarIcon />
       </button>
       <ModelPicker />
-      <button type="button" className={ownGen ? "gen-toggle on" : "gen-toggle"} aria-expanded={showGen} aria-controls="chat-generation" onClick={onToggleGen} title="System prompt, temperature, max tokens for this chat">
+      <button
+        type="button"
+        className={ownGen ? "gen-toggle on" : "gen-toggle"}
+        aria-expanded={showGen}
+        aria-controls="chat-generation"
+        onClick={onToggleGen}
+        title="System prompt, temperature, max tokens for this chat"
+      >
         <SlidersIcon /> <span>Chat settings</span>
       </button>
     </header>

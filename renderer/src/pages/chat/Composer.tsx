@@ -4,7 +4,21 @@ import { useState, type KeyboardEvent, type RefObject } from "react";
  * The message box with Send (Stop while an answer streams); Enter sends, Shift+Enter makes a new
  * line. Without a model it waits, with a hint on where to get one.
  */
-export function Composer({ inputRef, busy, noModel, emptyChat, onSend, onStop }: { inputRef: RefObject<HTMLTextAreaElement | null>; busy: boolean; noModel: boolean; emptyChat: boolean; onSend: (text: string) => void; onStop: () => void }) {
+export function Composer({
+  inputRef,
+  busy,
+  noModel,
+  emptyChat,
+  onSend,
+  onStop,
+}: {
+  inputRef: RefObject<HTMLTextAreaElement | null>;
+  busy: boolean;
+  noModel: boolean;
+  emptyChat: boolean;
+  onSend: (text: string) => void;
+  onStop: () => void;
+}) {
   const [input, setInput] = useState("");
 
   const send = () => {
@@ -54,7 +68,15 @@ export function Composer({ inputRef, busy, noModel, emptyChat, onSend, onStop }:
       </form>
       {noModel && (
         <p className="small muted composer-hint" id="composer-no-model">
-          No model is loaded yet: download or import one {emptyChat ? "above" : <>on the <a href="#/models">Models</a> page</>} to start chatting.
+          No model is loaded yet: download or import one{" "}
+          {emptyChat ? (
+            "above"
+          ) : (
+            <>
+              on the <a href="#/models">Models</a> page
+            </>
+          )}{" "}
+          to start chatting.
         </p>
       )}
     </>

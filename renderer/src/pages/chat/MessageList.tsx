@@ -51,7 +51,15 @@ export function MessageList({
             <div className="bubble">{m.content}</div>
           </div>
         ) : (
-          <AssistantMessage key={m.key} msg={m} isLast={i === lastAssistant} busy={busy} onRegenerate={onRegenerate} onFeedback={(p) => onFeedback(m.key, p)} onDecide={onDecide} />
+          <AssistantMessage
+            key={m.key}
+            msg={m}
+            isLast={i === lastAssistant}
+            busy={busy}
+            onRegenerate={onRegenerate}
+            onFeedback={(p) => onFeedback(m.key, p)}
+            onDecide={onDecide}
+          />
         ),
       )}
     </div>

@@ -8,7 +8,19 @@ import { epochOf } from "../../format/time.js";
 import { titleOf } from "../../format/sessions.js";
 
 /** One chat in the sidebar: opens it, renames it in place, deletes it (after asking). */
-export function SessionItem({ session, active, onOpen, onChanged, onDeleted }: { session: SessionView; active: boolean; onOpen: () => void; onChanged: () => void; onDeleted: () => void }) {
+export function SessionItem({
+  session,
+  active,
+  onOpen,
+  onChanged,
+  onDeleted,
+}: {
+  session: SessionView;
+  active: boolean;
+  onOpen: () => void;
+  onChanged: () => void;
+  onDeleted: () => void;
+}) {
   const { client } = useCore();
   const [renaming, setRenaming] = useState(false);
   const [title, setTitle] = useState(session.title ?? "");
@@ -58,7 +70,13 @@ export function SessionItem({ session, active, onOpen, onChanged, onDeleted }: {
             void save();
           }}
         >
-          <input aria-label="Chat title" value={title} autoFocus onChange={(e) => setTitle(e.target.value)} onKeyDown={(e) => e.key === "Escape" && closeRename()} />
+          <input
+            aria-label="Chat title"
+            value={title}
+            autoFocus
+            onChange={(e) => setTitle(e.target.value)}
+            onKeyDown={(e) => e.key === "Escape" && closeRename()}
+          />
           <button type="submit">Save</button>
         </form>
       ) : (

@@ -42,7 +42,14 @@ export function SessionList({
       {sessions.error && <LoadProblem error={sessions.error} what="The chat history" onRetry={sessions.reload} />}
       <ul className="session-list">
         {shownSessions.map((s) => (
-          <SessionItem key={s.id} session={s} active={s.id === activeId} onOpen={() => onOpen(s.id)} onChanged={sessions.reload} onDeleted={() => onDeleted(s.id)} />
+          <SessionItem
+            key={s.id}
+            session={s}
+            active={s.id === activeId}
+            onOpen={() => onOpen(s.id)}
+            onChanged={sessions.reload}
+            onDeleted={() => onDeleted(s.id)}
+          />
         ))}
         {sessions.data && shownSessions.length === 0 && <li className="muted small">{search ? "No chat matches." : "No chats yet."}</li>}
       </ul>

@@ -58,7 +58,16 @@ export function displayHistory(turns: TurnView[], prompts: ReturnType<typeof tur
   for (const t of turns) {
     const steps = toolStepsOf(prompts.get(t.turnId));
     const prev = shown[shown.length - 1];
-    const answer = { content: t.text, turnId: t.turnId, adapter: t.adapter, model: t.model, thumbs: thumbsOf(t), hint: hintOf(t), preferences: preferenceCount(t), speed: speedOfTimings(t.timings) };
+    const answer = {
+      content: t.text,
+      turnId: t.turnId,
+      adapter: t.adapter,
+      model: t.model,
+      thumbs: thumbsOf(t),
+      hint: hintOf(t),
+      preferences: preferenceCount(t),
+      speed: speedOfTimings(t.timings),
+    };
     if (steps && prev?.role === "assistant") {
       shown[shown.length - 1] = { ...prev, ...answer, steps };
       continue;

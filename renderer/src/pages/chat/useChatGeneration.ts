@@ -15,7 +15,10 @@ export function useChatGeneration(sessionId: string | null) {
   const defaults = useChatDefaults().value;
   const [own, setOwn] = useState<GenerationSettings | null>(null);
   const [recordedSystem, setRecordedSystem] = useState<string | null>(null);
-  const gen = useMemo<GenerationSettings>(() => own ?? (recordedSystem !== null ? { ...defaults, systemPrompt: recordedSystem } : defaults), [own, recordedSystem, defaults]);
+  const gen = useMemo<GenerationSettings>(
+    () => own ?? (recordedSystem !== null ? { ...defaults, systemPrompt: recordedSystem } : defaults),
+    [own, recordedSystem, defaults],
+  );
   const [genError, setGenError] = useState<string | null>(null);
   // This chat's own settings not yet stored with its session in the core (id null until the
   // answer names a new chat's session).

@@ -23,14 +23,18 @@ export function CheckpointRow({
   return (
     <tr className={c.active ? "active-row" : undefined}>
       <td className="version-cell" id={`cp-${c.n}`}>
-        <strong>{c.version}</strong> {c.active && <span className="tag tag-active">active</span>} {c.pinned && <span className="tag">pinned</span>} {c.imported && <span className="tag">imported</span>}
+        <strong>{c.version}</strong> {c.active && <span className="tag tag-active">active</span>} {c.pinned && <span className="tag">pinned</span>}{" "}
+        {c.imported && <span className="tag">imported</span>}
       </td>
       <td className="nowrap">{fmtTime(epochOf(c.createdAt))}</td>
       <td>{c.samples}</td>
       <td>{fmtNum(c.meanReward)}</td>
       <td>{fmtNum(c.kl, 4)}</td>
       <td>
-        <span className={/pass|publish|accept/i.test(c.verdict) ? "tag tag-ok" : /revert/i.test(c.verdict) ? "tag tag-warn" : "tag tag-bad"} title={revertReason ?? undefined}>
+        <span
+          className={/pass|publish|accept/i.test(c.verdict) ? "tag tag-ok" : /revert/i.test(c.verdict) ? "tag tag-warn" : "tag tag-bad"}
+          title={revertReason ?? undefined}
+        >
           {/revert/i.test(c.verdict) ? "rolled back" : c.verdict}
         </span>
         {revertReason && <div className="small muted revert-reason">{revertReason}</div>}
@@ -47,7 +51,13 @@ export function CheckpointRow({
         <button
           type="button"
           disabled={c.active || swapping || !usable(c) || !c.forServedModel}
-          title={!usable(c) ? "The safety check (publish gate) rejected this version; it is kept for inspection only" : !c.forServedModel ? `Trained on ${c.model ?? "another model"}: serve that model to use it` : undefined}
+          title={
+            !usable(c)
+              ? "The safety check (publish gate) rejected this version; it is kept for inspection only"
+              : !c.forServedModel
+                ? `Trained on ${c.model ?? "another model"}: serve that model to use it`
+                : undefined
+          }
           aria-describedby={`cp-${c.n}`}
           onClick={(e) => onAsk(c, e.currentTarget)}
         >
@@ -59,7 +69,19 @@ export function CheckpointRow({
 }
 
 /** The table's last row: the model with no adapter, where learning started, which can always be served again. */
-export function BaseModelRow({ active, servedModel, showModel, swapping, onAsk }: { active: boolean; servedModel: string | null; showModel: boolean; swapping: boolean; onAsk: (button: HTMLButtonElement) => void }) {
+export function BaseModelRow({
+  active,
+  servedModel,
+  showModel,
+  swapping,
+  onAsk,
+}: {
+  active: boolean;
+  servedModel: string | null;
+  showModel: boolean;
+  swapping: boolean;
+  onAsk: (button: HTMLButtonElement) => void;
+}) {
   return (
     <tr className={active ? "active-row" : undefined}>
       <td className="nowrap" id="cp-base">

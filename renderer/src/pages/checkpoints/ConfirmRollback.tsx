@@ -3,7 +3,17 @@ import type { CheckpointView } from "../../../../electron/core/api/training.js";
 import { trapTab } from "../../components/ConfirmDialog.js";
 
 /** `forward`: the checkpoint is newer than the one served (after a roll back). */
-export function ConfirmRollback({ target, forward, onCancel, onConfirm }: { target: CheckpointView | "base"; forward: boolean; onCancel: () => void; onConfirm: () => void }) {
+export function ConfirmRollback({
+  target,
+  forward,
+  onCancel,
+  onConfirm,
+}: {
+  target: CheckpointView | "base";
+  forward: boolean;
+  onCancel: () => void;
+  onConfirm: () => void;
+}) {
   const ref = useRef<HTMLDialogElement | null>(null);
   const confirmButton = useRef<HTMLButtonElement | null>(null);
   useEffect(() => {
@@ -27,7 +37,9 @@ export function ConfirmRollback({ target, forward, onCancel, onConfirm }: { targ
         {forward ? "Roll forward" : "Roll back"} to {target === "base" ? "the model with no adapter" : target.version}?
       </h2>
       <p>
-        {target === "base" ? "The assistant answers as the base model did before it learned anything; training starts again from a fresh adapter." : "The assistant switches to this adapter now; training continues from it."}{" "}
+        {target === "base"
+          ? "The assistant answers as the base model did before it learned anything; training starts again from a fresh adapter."
+          : "The assistant switches to this adapter now; training continues from it."}{" "}
         {forward ? "Older checkpoints stay in the list, so you can roll back again." : "Newer checkpoints stay in the list, so you can roll forward again."}
       </p>
       <div className="actions">

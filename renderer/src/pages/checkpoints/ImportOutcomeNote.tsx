@@ -18,8 +18,8 @@ export function ImportOutcomeNote({ outcome }: { outcome: ImportOutcome | null }
       )}
       {outcome?.kind === "rejected" && (
         <div className="note note-muted note-block" role="status">
-          Imported as <strong>{outcome.version}</strong>, but the publish gate rejected it: {outcome.reasons.join("; ") || "no reason given"}. It is kept for inspection; the
-          served adapter is unchanged.
+          Imported as <strong>{outcome.version}</strong>, but the publish gate rejected it: {outcome.reasons.join("; ") || "no reason given"}. It is kept for
+          inspection; the served adapter is unchanged.
           {outcome.warnings.map((w) => (
             <div key={w} className="small">
               Note: {w}

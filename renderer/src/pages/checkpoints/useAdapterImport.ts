@@ -4,7 +4,8 @@ import { useCore } from "../../api/core.js";
 import type { ImportReply } from "../../../../electron/core/api/training.js";
 
 /** How an import ended: a checkpoint the gate published or rejected, or an error. */
-export type ImportOutcome = { kind: "published" | "rejected"; version: string; reasons: string[]; warnings: string[]; pauseMs: number | null } | { kind: "error"; message: string };
+export type ImportOutcome =
+  { kind: "published" | "rejected"; version: string; reasons: string[]; warnings: string[]; pauseMs: number | null } | { kind: "error"; message: string };
 
 /** The import dialog's state: the path, whether the import runs, and its outcome (POST /api/checkpoints/import). */
 export function useAdapterImport() {
@@ -39,7 +40,10 @@ export function useAdapterImport() {
 
   /** The file picker's choice, or why it failed. */
   const choose = () => {
-    window.clawrl?.openModelFile?.().then((p) => p && setPath(p), (err: unknown) => setOutcome({ kind: "error", message: messageOf(err) }));
+    window.clawrl?.openModelFile?.().then(
+      (p) => p && setPath(p),
+      (err: unknown) => setOutcome({ kind: "error", message: messageOf(err) }),
+    );
   };
 
   const imported = outcome !== null && outcome.kind !== "error";

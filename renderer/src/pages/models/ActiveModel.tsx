@@ -12,7 +12,15 @@ function trainingCard(t: TrainabilityView | null): string {
 }
 
 /** "Active model": the served model's figures, and a note when it cannot be trained here. */
-export function ActiveModel({ active, servedTraining, backend }: { active: ModelView | null; servedTraining: TrainabilityView | null; backend: string | null | undefined }) {
+export function ActiveModel({
+  active,
+  servedTraining,
+  backend,
+}: {
+  active: ModelView | null;
+  servedTraining: TrainabilityView | null;
+  backend: string | null | undefined;
+}) {
   return (
     <>
       <h2>Active model</h2>
@@ -30,8 +38,8 @@ export function ActiveModel({ active, servedTraining, backend }: { active: Model
       )}
       {active && servedTraining?.limit === "memory" ? (
         <p className="note note-muted" role="status">
-          Too large to train here: learning needs {memoryNeed(servedTraining, servedTraining.backend)}. Chat works with the model as it is; a smaller model, or a
-          machine with a GPU, can learn.
+          Too large to train here: learning needs {memoryNeed(servedTraining, servedTraining.backend)}. Chat works with the model as it is; a smaller model, or
+          a machine with a GPU, can learn.
         </p>
       ) : active && (servedTraining?.limit === "architecture" || active.trainable === false) ? (
         <p className="note note-muted">This model's architecture can be served but not trained.</p>

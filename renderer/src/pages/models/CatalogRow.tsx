@@ -13,7 +13,9 @@ export function CatalogRow({ m, serving, busy, onAct }: { m: CatalogModelView; s
       <td>
         <strong>{m.name}</strong>
         {m.recommended && <span className="tag tag-active">recommended</span>}
-        <div className="small muted">{[m.quantization, m.license, m.serveMemoryBytes ? `serves in ${fmtBytes(m.serveMemoryBytes)}` : null].filter(Boolean).join(" · ")}</div>
+        <div className="small muted">
+          {[m.quantization, m.license, m.serveMemoryBytes ? `serves in ${fmtBytes(m.serveMemoryBytes)}` : null].filter(Boolean).join(" · ")}
+        </div>
         {m.notes && <div className="small muted">{m.notes}</div>}
         <TrainVerdict t={m.training} />
       </td>

@@ -37,7 +37,10 @@ export function ImportModelForm({
           <button
             type="button"
             onClick={() => {
-              window.clawrl?.openModelFile?.().then((p) => p && setImportPath(p), (e: unknown) => onError(messageOf(e)));
+              window.clawrl?.openModelFile?.().then(
+                (p) => p && setImportPath(p),
+                (e: unknown) => onError(messageOf(e)),
+              );
             }}
           >
             Choose file…
@@ -52,7 +55,12 @@ export function ImportModelForm({
         <div className="note note-ok" role="status">
           <span>Imported {imported.name}</span>
           {imported.id !== activeId && (
-            <button type="button" className="primary" disabled={busy !== null} onClick={() => void onAct(`Use ${imported.name}`, "/api/models/use", { id: imported.id })}>
+            <button
+              type="button"
+              className="primary"
+              disabled={busy !== null}
+              onClick={() => void onAct(`Use ${imported.name}`, "/api/models/use", { id: imported.id })}
+            >
               Use now
             </button>
           )}

@@ -6,7 +6,19 @@ import { TrainVerdict } from "../../components/Trainability.js";
 import type { ModelAction } from "./useModelActions.js";
 
 /** "On this computer": the installed models, each with a Use button (the served one is tagged active). */
-export function InstalledModels({ installed, active, servedTraining, busy, onAct }: { installed: InstalledModelView[]; active: ModelView | null; servedTraining: TrainabilityView | null; busy: boolean; onAct: ModelAction }) {
+export function InstalledModels({
+  installed,
+  active,
+  servedTraining,
+  busy,
+  onAct,
+}: {
+  installed: InstalledModelView[];
+  active: ModelView | null;
+  servedTraining: TrainabilityView | null;
+  busy: boolean;
+  onAct: ModelAction;
+}) {
   return (
     <>
       <h2>On this computer</h2>

@@ -23,7 +23,11 @@ export function useModelActions(onDone: () => void) {
     setImportError(null);
     setImported(null);
     try {
-      const reply = await client.json<{ model?: { id?: string; name?: string; architecture?: string; path?: string } } | undefined>(method, path, body ?? (method === "POST" ? {} : undefined));
+      const reply = await client.json<{ model?: { id?: string; name?: string; architecture?: string; path?: string } } | undefined>(
+        method,
+        path,
+        body ?? (method === "POST" ? {} : undefined),
+      );
       const added = reply?.model;
       if (label === "Import" && added?.id) {
         // The name the list below shows for it (a file named only by its architecture goes by its file name).

@@ -12,7 +12,17 @@ export type PreferenceAction = (what: string, fn: () => Promise<unknown>, done?:
  * One preference: its text (or the edit form while `editing` holds the text being edited), its
  * status, source, context cost, last check and last change, and its actions.
  */
-export function PreferenceItem({ p, editing, onEdit, act }: { p: PreferenceView; editing: string | null; onEdit: (text: string | null) => void; act: PreferenceAction }) {
+export function PreferenceItem({
+  p,
+  editing,
+  onEdit,
+  act,
+}: {
+  p: PreferenceView;
+  editing: string | null;
+  onEdit: (text: string | null) => void;
+  act: PreferenceAction;
+}) {
   const { client } = useCore();
   return (
     <li className={`pref pref-${p.status}`} aria-label={`Preference: ${p.text}`}>
@@ -22,7 +32,8 @@ export function PreferenceItem({ p, editing, onEdit, act }: { p: PreferenceView;
           onSubmit={(e) => {
             e.preventDefault();
             const text = editing.trim();
-            if (text) void act("Edit", () => client.patch(`/api/preferences/${p.id}`, { text }), "Saved. It applies from your next message.").then(() => onEdit(null));
+            if (text)
+              void act("Edit", () => client.patch(`/api/preferences/${p.id}`, { text }), "Saved. It applies from your next message.").then(() => onEdit(null));
           }}
         >
           <textarea aria-label="Preference text" value={editing} maxLength={500} rows={2} onChange={(e) => onEdit(e.target.value)} autoFocus />
@@ -40,7 +51,11 @@ export function PreferenceItem({ p, editing, onEdit, act }: { p: PreferenceView;
       )}
       <div className="pref-meta small">
         <StatusTag p={p} /> <span className="muted">{sourceLabel(p)}</span>
-        <span className="muted"> · {p.contextTokens !== null ? `${p.contextTokens} tokens of context${p.status === "active" ? "" : " when active"}` : "context cost unknown (no model)"}</span>
+        <span className="muted">
+          {" "}
+          ·{" "}
+          {p.contextTokens !== null ? `${p.contextTokens} tokens of context${p.status === "active" ? "" : " when active"}` : "context cost unknown (no model)"}
+        </span>
         <span className="muted"> · added {at(p.createdAt)}</span>
         {p.lastCheck && (
           <span className="muted" title={`${preferenceCheckWords(p.lastCheck).detail}; measured with ${p.lastCheck.adapter} at ${at(p.lastCheck.at)}`}>
@@ -66,16 +81,32 @@ export function PreferenceItem({ p, editing, onEdit, act }: { p: PreferenceView;
           Edit
         </button>
         {p.status === "disabled" ? (
-          <button type="button" onClick={() => void act("Enable", () => client.patch(`/api/preferences/${p.id}`, { status: "active" }), "Enabled. It applies from your next message.")}>
+          <button
+            type="button"
+            onClick={() =>
+              void act("Enable", () => client.patch(`/api/preferences/${p.id}`, { status: "active" }), "Enabled. It applies from your next message.")
+            }
+          >
             Enable
           </button>
         ) : (
-          <button type="button" onClick={() => void act("Disable", () => client.patch(`/api/preferences/${p.id}`, { status: "disabled" }), "Disabled. Your next message no longer carries it.")}>
+          <button
+            type="button"
+            onClick={() =>
+              void act("Disable", () => client.patch(`/api/preferences/${p.id}`, { status: "disabled" }), "Disabled. Your next message no longer carries it.")
+            }
+          >
             Disable
           </button>
         )}
         {p.status === "learned" && (
-          <button type="button" title="Put it back in the prompt" onClick={() => void act("Back in prompt", () => client.patch(`/api/preferences/${p.id}`, { status: "active" }), "Back in the prompt from your next message.")}>
+          <button
+            type="button"
+            title="Put it back in the prompt"
+            onClick={() =>
+              void act("Back in prompt", () => client.patch(`/api/preferences/${p.id}`, { status: "active" }), "Back in the prompt from your next message.")
+            }
+          >
             Back in prompt
           </button>
         )}
@@ -84,7 +115,10 @@ export function PreferenceItem({ p, editing, onEdit, act }: { p: PreferenceView;
             Undo
           </button>
         )}
-        <button type="button" onClick={() => void act("Delete", () => client.del(`/api/preferences/${p.id}`), "Deleted. Restore it below if that was a mistake.")}>
+        <button
+          type="button"
+          onClick={() => void act("Delete", () => client.del(`/api/preferences/${p.id}`), "Deleted. Restore it below if that was a mistake.")}
+        >
           Delete
         </button>
       </div>
@@ -95,7 +129,12 @@ export function PreferenceItem({ p, editing, onEdit, act }: { p: PreferenceView;
 function StatusTag({ p }: { p: PreferenceView }) {
   if (p.status === "learned") return <span className="tag tag-ok">learned · not in prompt</span>;
   if (p.status === "disabled") return <span className="tag">disabled</span>;
-  if (p.overBudget) return <span className="tag tag-warn" title="The preference budget is spent on newer ones">active · over budget</span>;
+  if (p.overBudget)
+    return (
+      <span className="tag tag-warn" title="The preference budget is spent on newer ones">
+        active · over budget
+      </span>
+    );
   return <span className="tag tag-active">active · in prompt</span>;
 }
 

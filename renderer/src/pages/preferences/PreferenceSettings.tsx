@@ -22,13 +22,21 @@ export function PreferenceSettings({ block, fromJudge, onSaved }: { block: Prefe
     <details className="pref-settings">
       <summary>Settings</summary>
       <label>
-        <input type="checkbox" checked={block.enabled} onChange={(e) => void save({ preferencesInPrompt: e.target.checked })} /> Add active preferences to the prompt
+        <input type="checkbox" checked={block.enabled} onChange={(e) => void save({ preferencesInPrompt: e.target.checked })} /> Add active preferences to the
+        prompt
       </label>
       <label>
-        <input type="checkbox" checked={block.outsideClients} disabled={!block.enabled} onChange={(e) => void save({ preferencesForOutsideClients: e.target.checked })} /> Also for outside clients (OpenClaw, SDKs), not only this app's chat
+        <input
+          type="checkbox"
+          checked={block.outsideClients}
+          disabled={!block.enabled}
+          onChange={(e) => void save({ preferencesForOutsideClients: e.target.checked })}
+        />{" "}
+        Also for outside clients (OpenClaw, SDKs), not only this app's chat
       </label>
       <label>
-        <input type="checkbox" checked={fromJudge} onChange={(e) => void save({ preferencesFromJudge: e.target.checked })} /> Make a preference of a hint the judge reads from your replies when it comes back on another turn
+        <input type="checkbox" checked={fromJudge} onChange={(e) => void save({ preferencesFromJudge: e.target.checked })} /> Make a preference of a hint the
+        judge reads from your replies when it comes back on another turn
       </label>
       <form
         onSubmit={(e) => {
@@ -37,8 +45,7 @@ export function PreferenceSettings({ block, fromJudge, onSaved }: { block: Prefe
         }}
       >
         <label>
-          Token budget{" "}
-          <input type="number" min={16} max={4096} value={budget} onChange={(e) => setBudget(e.target.value)} aria-label="Token budget" />
+          Token budget <input type="number" min={16} max={4096} value={budget} onChange={(e) => setBudget(e.target.value)} aria-label="Token budget" />
         </label>{" "}
         <button type="submit" disabled={Number(budget) === block.budget}>
           Save

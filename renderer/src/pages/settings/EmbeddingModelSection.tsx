@@ -43,8 +43,8 @@ export function EmbeddingModelSection({ form, set, disabled }: { form: Draft; se
         </label>
       )}
       <p className="muted small span-2">
-        An embedding model (such as nomic-embed-text-v1.5 or bge-small-en-v1.5: <code>clawrl models pull nomic-embed-text-v1.5</code>) gives better search
-        than the chat model and is loaded beside it, on first use, without slowing chat.
+        An embedding model (such as nomic-embed-text-v1.5 or bge-small-en-v1.5: <code>clawrl models pull nomic-embed-text-v1.5</code>) gives better search than
+        the chat model and is loaded beside it, on first use, without slowing chat.
       </p>
     </fieldset>
   );

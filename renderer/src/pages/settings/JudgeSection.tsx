@@ -36,15 +36,26 @@ export function JudgeSection({ form, set, disabled }: { form: Draft; set: SetFie
         <>
           <label>
             Judge server address
-            <input value={form.judgeSource.baseUrl} placeholder="http://127.0.0.1:8000/v1" onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), baseUrl: e.target.value })} />
+            <input
+              value={form.judgeSource.baseUrl}
+              placeholder="http://127.0.0.1:8000/v1"
+              onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), baseUrl: e.target.value })}
+            />
           </label>
           <label>
             Judge model
-            <input value={form.judgeSource.model} onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), model: e.target.value })} />
+            <input
+              value={form.judgeSource.model}
+              onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), model: e.target.value })}
+            />
           </label>
           <label>
             Judge API key
-            <input type="password" value={form.judgeSource.apiKey ?? ""} onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), apiKey: e.target.value || undefined })} />
+            <input
+              type="password"
+              value={form.judgeSource.apiKey ?? ""}
+              onChange={(e) => set("judgeSource", { ...(form.judgeSource as Extract<JudgeSource, { kind: "endpoint" }>), apiKey: e.target.value || undefined })}
+            />
           </label>
         </>
       )}

@@ -37,7 +37,8 @@ function Report({ report }: { report: DoctorReport }) {
         ))}
       </ul>
       <p className="muted small">
-        {m.cpuModel}, {m.cores} cores · {gib(m.ramFreeBytes)} of {gib(m.ramTotalBytes)} RAM free · {m.os} · checked {new Date(report.createdAt).toLocaleString()} in {report.wallSeconds.toFixed(0)} s
+        {m.cpuModel}, {m.cores} cores · {gib(m.ramFreeBytes)} of {gib(m.ramTotalBytes)} RAM free · {m.os} · checked{" "}
+        {new Date(report.createdAt).toLocaleString()} in {report.wallSeconds.toFixed(0)} s
         {m.loadAverage > m.cores ? " · the machine was busy, so the figures read low" : ""}
       </p>
 
@@ -45,7 +46,16 @@ function Report({ report }: { report: DoctorReport }) {
       <p className="small">
         The app serves on <strong>{report.inference.pick.backend ?? "no backend"}</strong>: {report.inference.pick.why}
       </p>
-      <DataTable columns={["Backend", "Status", "Model", { label: "Prompt tok/s", title: "Prompt tokens read per second" }, { label: "Decode tok/s", title: "Tokens written per second" }, "Layers on GPU"]}>
+      <DataTable
+        columns={[
+          "Backend",
+          "Status",
+          "Model",
+          { label: "Prompt tok/s", title: "Prompt tokens read per second" },
+          { label: "Decode tok/s", title: "Tokens written per second" },
+          "Layers on GPU",
+        ]}
+      >
         {report.inference.rows.flatMap((row) =>
           row.runs.length === 0
             ? [
@@ -96,7 +106,8 @@ function Report({ report }: { report: DoctorReport }) {
         {t
           ? `Learning on ${t.backend}: ${fmt(t.trainedTokensPerSecond)} trained tokens/s on the ${t.shape} shape (${t.stepSeconds.toFixed(1)} s a step${t.firstStepOnly ? ", the first step: reads low" : ""}).`
           : `No learning run: ${report.training.trainReason ?? "—"}.`}
-        {report.training.plan && ` ${report.training.plan.model}: ${report.training.plan.fits ? "fits" : "does not fit"} for learning (${report.training.plan.summary}).`}
+        {report.training.plan &&
+          ` ${report.training.plan.model}: ${report.training.plan.fits ? "fits" : "does not fit"} for learning (${report.training.plan.summary}).`}
       </p>
     </div>
   );
@@ -150,7 +161,9 @@ export function MachineCheck() {
   return (
     <section className="machine-check" aria-labelledby="machine-check-title">
       <h2 id="machine-check-title">This machine</h2>
-      <p className="muted small">Measures what this computer can do: which backends run models and learn here, and how fast. It takes about 3 minutes; the app keeps working meanwhile.</p>
+      <p className="muted small">
+        Measures what this computer can do: which backends run models and learn here, and how fast. It takes about 3 minutes; the app keeps working meanwhile.
+      </p>
       <div className="actions">
         <button type="button" className="primary" onClick={() => void run()} disabled={running || starting}>
           {running ? "Checking…" : s?.report ? "Check again" : "Check this machine"}
@@ -170,7 +183,9 @@ export function MachineCheck() {
             {s.progress.length > 0 && <pre className="machine-log">{s.progress.join("\n")}</pre>}
           </>
         )}
-        {!running && s?.finishedAt && (s.error ? <ErrorNote error={`The check did not finish: ${s.error}`} /> : <span className="sr-only">Check finished.</span>)}
+        {!running &&
+          s?.finishedAt &&
+          (s.error ? <ErrorNote error={`The check did not finish: ${s.error}`} /> : <span className="sr-only">Check finished.</span>)}
       </div>
       {s?.report && <Report report={s.report} />}
     </section>

@@ -6,7 +6,6 @@ import { readChatDefaults, type GenerationSettings } from "../../api/generation.
 import { engineName } from "../../components/terms.js";
 import { useUnsavedChanges } from "../../components/unsavedChanges.js";
 
-
 /** The settings the form edits (the core's schema: electron/core/api/settings.ts); the others are left alone. */
 const EDITED = [
   "learningMethod",

@@ -44,12 +44,26 @@ export function AddServerForm({ onAdded }: { onAdded: () => void }) {
         </div>
         <label htmlFor={`${id}-name`}>
           Name{mode === "paste" && " (only when the pasted entry has none)"}
-          <input id={`${id}-name`} value={fields.name} onChange={(e) => set("name", e.target.value)} placeholder="e.g. files" autoComplete="off" spellCheck={false} />
+          <input
+            id={`${id}-name`}
+            value={fields.name}
+            onChange={(e) => set("name", e.target.value)}
+            placeholder="e.g. files"
+            autoComplete="off"
+            spellCheck={false}
+          />
         </label>
         {mode === "paste" && (
           <label htmlFor={`${id}-json`} className="tools-add-wide">
             The server's entry, as Claude Desktop, Cursor or LM Studio keep it
-            <textarea id={`${id}-json`} rows={8} value={fields.pasted} onChange={(e) => set("pasted", e.target.value)} placeholder={pasteExample} spellCheck={false} />
+            <textarea
+              id={`${id}-json`}
+              rows={8}
+              value={fields.pasted}
+              onChange={(e) => set("pasted", e.target.value)}
+              placeholder={pasteExample}
+              spellCheck={false}
+            />
           </label>
         )}
         <ModeFields mode={mode} id={id} fields={fields} set={set} />
@@ -85,7 +99,14 @@ function ModeFields({ mode, id, fields, set }: { mode: Mode; id: string; fields:
           </label>
           <label htmlFor={`${id}-args`}>
             Arguments, one per line
-            <textarea id={`${id}-args`} rows={3} value={fields.args} onChange={(e) => set("args", e.target.value)} placeholder={"-y\n@modelcontextprotocol/server-memory"} spellCheck={false} />
+            <textarea
+              id={`${id}-args`}
+              rows={3}
+              value={fields.args}
+              onChange={(e) => set("args", e.target.value)}
+              placeholder={"-y\n@modelcontextprotocol/server-memory"}
+              spellCheck={false}
+            />
           </label>
           <label htmlFor={`${id}-env`}>
             Environment, NAME=value per line (kept private: never shown again)
@@ -97,11 +118,25 @@ function ModeFields({ mode, id, fields, set }: { mode: Mode; id: string; fields:
         <>
           <label htmlFor={`${id}-url`} className="tools-add-wide">
             Address (URL)
-            <input id={`${id}-url`} type="url" value={fields.url} onChange={(e) => set("url", e.target.value)} placeholder="https://example.com/mcp" spellCheck={false} />
+            <input
+              id={`${id}-url`}
+              type="url"
+              value={fields.url}
+              onChange={(e) => set("url", e.target.value)}
+              placeholder="https://example.com/mcp"
+              spellCheck={false}
+            />
           </label>
           <label htmlFor={`${id}-headers`} className="tools-add-wide">
             Headers, Name: value per line (kept private: never shown again)
-            <textarea id={`${id}-headers`} rows={3} value={fields.headers} onChange={(e) => set("headers", e.target.value)} placeholder="Authorization: Bearer …" spellCheck={false} />
+            <textarea
+              id={`${id}-headers`}
+              rows={3}
+              value={fields.headers}
+              onChange={(e) => set("headers", e.target.value)}
+              placeholder="Authorization: Bearer …"
+              spellCheck={false}
+            />
           </label>
         </>
       )}

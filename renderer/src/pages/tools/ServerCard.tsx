@@ -55,7 +55,13 @@ export function ServerCard({ server, onChanged }: { server: ToolServerView; onCh
         )}
         <span className="tool-server-actions">
           <label className="switch">
-            <input type="checkbox" role="switch" checked={server.enabled} disabled={busy} onChange={(e) => void act("Could not change it", () => setServerEnabled(client, server.name, e.target.checked))} />
+            <input
+              type="checkbox"
+              role="switch"
+              checked={server.enabled}
+              disabled={busy}
+              onChange={(e) => void act("Could not change it", () => setServerEnabled(client, server.name, e.target.checked))}
+            />
             <span aria-hidden="true">{server.enabled ? "On" : "Off"}</span>
             <span className="sr-only">Use the server {server.name}</span>
           </label>
@@ -99,7 +105,17 @@ export function ServerCard({ server, onChanged }: { server: ToolServerView; onCh
 }
 
 /** One tool: name, description, on/off, and whether each call asks first (an "always" can be revoked). */
-function ToolRow({ server, tool, disabled, onAct }: { server: string; tool: ToolView; disabled: boolean; onAct: (what: string, fn: () => Promise<unknown>) => Promise<void> }) {
+function ToolRow({
+  server,
+  tool,
+  disabled,
+  onAct,
+}: {
+  server: string;
+  tool: ToolView;
+  disabled: boolean;
+  onAct: (what: string, fn: () => Promise<unknown>) => Promise<void>;
+}) {
   const { client } = useCore();
   return (
     <li className={tool.enabled ? "tool-row" : "tool-row tool-row-off"}>
@@ -112,16 +128,31 @@ function ToolRow({ server, tool, disabled, onAct }: { server: string; tool: Tool
         )}
       </div>
       <div className="tool-row-controls">
-        <span className={tool.permission === "always" ? "tag tag-active" : "tag"} title={tool.permission === "always" ? "Runs without asking" : "Each call waits for your Allow or Deny in the chat"}>
+        <span
+          className={tool.permission === "always" ? "tag tag-active" : "tag"}
+          title={tool.permission === "always" ? "Runs without asking" : "Each call waits for your Allow or Deny in the chat"}
+        >
           {tool.permission === "always" ? "Always allowed" : "Ask every time"}
         </span>
         {tool.permission === "always" && (
-          <button type="button" className="link small" aria-label={`Revoke "always allow" for ${tool.name}`} disabled={disabled} onClick={() => void onAct("Could not revoke it", () => patchTool(client, server, tool.name, { permission: "ask" }))}>
+          <button
+            type="button"
+            className="link small"
+            aria-label={`Revoke "always allow" for ${tool.name}`}
+            disabled={disabled}
+            onClick={() => void onAct("Could not revoke it", () => patchTool(client, server, tool.name, { permission: "ask" }))}
+          >
             Revoke
           </button>
         )}
         <label className="switch">
-          <input type="checkbox" role="switch" checked={tool.enabled} disabled={disabled} onChange={(e) => void onAct("Could not change it", () => patchTool(client, server, tool.name, { enabled: e.target.checked }))} />
+          <input
+            type="checkbox"
+            role="switch"
+            checked={tool.enabled}
+            disabled={disabled}
+            onChange={(e) => void onAct("Could not change it", () => patchTool(client, server, tool.name, { enabled: e.target.checked }))}
+          />
           <span aria-hidden="true">{tool.enabled ? "On" : "Off"}</span>
           <span className="sr-only">Use {tool.name}</span>
         </label>

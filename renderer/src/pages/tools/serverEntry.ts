@@ -54,7 +54,7 @@ function checkNames(servers: { name: string; entry: ServerEntry }[]): Parsed {
 }
 
 /** Lines of `KEY=value` (env) or `Name: value` (headers) as an object; the first bad line is an error. */
-export function parsePairs(text: string, sep: "=" | ":"): { ok: true; value: Record<string, string> } | { ok: false, error: string } {
+export function parsePairs(text: string, sep: "=" | ":"): { ok: true; value: Record<string, string> } | { ok: false; error: string } {
   const out: Record<string, string> = {};
   for (const raw of text.split("\n")) {
     const line = raw.trim();

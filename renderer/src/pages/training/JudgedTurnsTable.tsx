@@ -45,7 +45,12 @@ function JudgedTurnRow({ turn: t, kept, onKeep }: { turn: TurnView; kept: boolea
                 Kept as a <a href="#/preferences">preference</a>
               </span>
             ) : (
-              <button type="button" className="link small" aria-label={`Keep “${judgeHints[0]}” as a preference`} onClick={() => onKeep(t.turnId, judgeHints[0])}>
+              <button
+                type="button"
+                className="link small"
+                aria-label={`Keep “${judgeHints[0]}” as a preference`}
+                onClick={() => onKeep(t.turnId, judgeHints[0])}
+              >
                 Keep as preference
               </button>
             )}

@@ -21,7 +21,11 @@ export function LearnerStatus({ training, serving }: { training: LearnerView | n
     <>
       <div className="cards" role="group" aria-label="Learner">
         <Card label={terms.now} value={training ? describeTraining(training) : "—"} live />
-        <Card label={terms.backend} value={training ? backendWords(backend, device).text : "—"} detail={training ? backendWords(backend, device).detail : undefined} />
+        <Card
+          label={terms.backend}
+          value={training ? backendWords(backend, device).text : "—"}
+          detail={training ? backendWords(backend, device).detail : undefined}
+        />
         <Card label={terms.samplesWaiting} value={finite(training?.samplesWaiting) ?? "—"} />
         <Card label={terms.judgeQueue} value={(training ? judgeQueueOf(training) : null) ?? "—"} />
         <Card label={terms.serving} value={serving} />
@@ -39,8 +43,8 @@ export function LearnerStatus({ training, serving }: { training: LearnerView | n
       {training?.progress ? <PhaseProgress progress={training.progress} /> : null}
       {memory && !memory.fits ? (
         <div className="note note-error note-block" role="alert" aria-label="Learning is off">
-          <strong>Learning is off for this model.</strong> Chat keeps working with the model as it is, but it cannot be trained on this
-          machine: it needs {memoryNeed(memoryNeedOf(memory), backend)}. A smaller model, or a machine with a GPU, can learn.
+          <strong>Learning is off for this model.</strong> Chat keeps working with the model as it is, but it cannot be trained on this machine: it needs{" "}
+          {memoryNeed(memoryNeedOf(memory), backend)}. A smaller model, or a machine with a GPU, can learn.
           <div className="small">{memory.summary}</div>
         </div>
       ) : training?.lastError ? (
@@ -51,12 +55,16 @@ export function LearnerStatus({ training, serving }: { training: LearnerView | n
         <p className="small muted" aria-label="Watch on the served adapter">
           Watching ckpt-{watch.checkpoint} against {watch.parent === null ? "the base model" : `ckpt-${watch.parent}`}: {watch.reward.child.n} rated turn
           {watch.reward.child.n === 1 ? "" : "s"} so far
-          {watch.reward.child.mean !== null && watch.reward.parent.mean !== null ? ` (mean reward ${signed(watch.reward.child.mean)} vs ${signed(watch.reward.parent.mean)})` : ""}
+          {watch.reward.child.mean !== null && watch.reward.parent.mean !== null
+            ? ` (mean reward ${signed(watch.reward.child.mean)} vs ${signed(watch.reward.parent.mean)})`
+            : ""}
           . If its answers turn out clearly worse, the learner rolls back by itself.
         </p>
       ) : null}
       {memory?.fits && memory.maxContext < memory.requestedMaxContext ? (
-        <p className="small muted">Memory limits training to the last {memory.maxContext} tokens of each conversation (asked {memory.requestedMaxContext}).</p>
+        <p className="small muted">
+          Memory limits training to the last {memory.maxContext} tokens of each conversation (asked {memory.requestedMaxContext}).
+        </p>
       ) : null}
     </>
   );

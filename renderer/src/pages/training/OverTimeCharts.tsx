@@ -13,8 +13,8 @@ export function OverTimeCharts({ series }: { series: MetricPoint[] }) {
   if (series.length === 0) {
     return (
       <p className="muted">
-        No lessons yet. After the first one, charts show how well answers were rated, the training error, how much each lesson changed the answers, how far the assistant
-        moved from the original model, and each safety check's verdict: one point per new version.
+        No lessons yet. After the first one, charts show how well answers were rated, the training error, how much each lesson changed the answers, how far the
+        assistant moved from the original model, and each safety check's verdict: one point per new version.
       </p>
     );
   }
@@ -28,7 +28,11 @@ export function OverTimeCharts({ series }: { series: MetricPoint[] }) {
         label="recent prompts"
         values={series.map((p) => p.klToBase)}
         color="var(--c-blue)"
-        extra={series.some((p) => p.klToBaseHeldBack !== null) ? { label: terms.heldBackTurns.label, values: series.map((p) => p.klToBaseHeldBack), color: "var(--c-orange)" } : undefined}
+        extra={
+          series.some((p) => p.klToBaseHeldBack !== null)
+            ? { label: terms.heldBackTurns.label, values: series.map((p) => p.klToBaseHeldBack), color: "var(--c-orange)" }
+            : undefined
+        }
         limit={driftLimit(series)}
       />
       <VerdictStrip verdicts={series.map((p) => p.verdict)} />
