@@ -70,25 +70,61 @@ interface PlainPrompt {
 
 function promptsOf(engine: Engine, prompt: CompletionRequest["prompt"]): PlainPrompt[] {
   const m = engine.model;
-  const list: Array<string | number[]> = typeof prompt === "string" ? [prompt] : typeof prompt[0] === "number" ? [prompt as number[]] : (prompt as Array<string | number[]>);
+  const list: Array<string | number[]> =
+    typeof prompt === "string" ? [prompt] : typeof prompt[0] === "number" ? [prompt as number[]] : (prompt as Array<string | number[]>);
   const bos = m.tokens.bos;
   return list.map((p, i) => {
     const text = typeof p === "string" ? m.tokenize(p, false) : (p as Token[]);
     const tokens: Token[] = m.tokens.shouldPrependBosToken && bos !== null && text[0] !== bos ? [bos, ...text] : text;
     const param = typeof prompt === "string" || typeof prompt[0] === "number" ? "prompt" : `prompt[${i}]`;
-    if (tokens.length >= engine.info().contextSize) throw badRequest(`the prompt has ${tokens.length} tokens; the context holds ${engine.info().contextSize}`, param, "context_length_exceeded");
+    if (tokens.length >= engine.info().contextSize)
+      throw badRequest(`the prompt has ${tokens.length} tokens; the context holds ${engine.info().contextSize}`, param, "context_length_exceeded");
     return { text: typeof p === "string" ? p : m.detokenize(text, false), tokens, textStart: tokens.length - text.length };
   });
+}
+
+/** The request body, with the checks across its fields that the schema cannot say. */
+function checkedBody(raw: unknown): CompletionRequest {
+  const body = parseBody(completionSchema, raw);
+  if (body.echo && body.max_tokens !== 0) throw badRequest("'echo' is supported with 'max_tokens': 0 (score the prompt, generate nothing)", "echo");
+  if (body.max_tokens === 0 && !body.echo) throw badRequest("'max_tokens' must be at least 1 (or 0 with 'echo': true)", "max_tokens");
+  if (body.echo && body.stream) throw badRequest("'echo' (scoring the prompt) is not streamed; leave out 'stream'", "stream");
+  if (body.stream_options && !body.stream) throw badRequest("'stream_options' needs 'stream': true", "stream_options");
+  return body;
+}
+
+/** One prompt of the request as a turn: its served tokens (with the preference block) and the turn begun. */
+function beginCompletionTurn(
+  engine: Engine,
+  rollout: TurnRecorder,
+  req: FastifyRequest,
+  bodyFields: { session_id: unknown; turn_type: unknown; session_done: unknown },
+  p: PlainPrompt,
+) {
+  const messages = [{ role: "user" as const, content: p.text }];
+  // A plain-text prompt has no system prompt: the preference block goes before it as a paragraph.
+  const served = preparePlainPrompt(
+    engine,
+    p.tokens,
+    p.textStart,
+    rollout.preferencesFor?.({ headers: req.headers, bodyFields, fromUi: false }, tokenCounter(engine)) ?? null,
+    engine.info().contextSize,
+  );
+  const ctx = rollout.beginTurn({
+    headers: req.headers,
+    bodyFields,
+    fromUi: false,
+    messages,
+    format: "completion",
+    ...(served.preferences ? { preferences: served.preferences, clientPromptTokens: served.clientPromptTokens } : {}),
+  });
+  return { messages, served, ctx };
 }
 
 export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: Engine; rollout: TurnRecorder }): void {
   const { engine, rollout } = opts;
   app.post("/v1/completions", async (req: FastifyRequest, reply: FastifyReply) => {
-    const body = parseBody(completionSchema, req.body);
-    if (body.echo && body.max_tokens !== 0) throw badRequest("'echo' is supported with 'max_tokens': 0 (score the prompt, generate nothing)", "echo");
-    if (body.max_tokens === 0 && !body.echo) throw badRequest("'max_tokens' must be at least 1 (or 0 with 'echo': true)", "max_tokens");
-    if (body.echo && body.stream) throw badRequest("'echo' (scoring the prompt) is not streamed; leave out 'stream'", "stream");
-    if (body.stream_options && !body.stream) throw badRequest("'stream_options' needs 'stream': true", "stream_options");
+    const body = checkedBody(req.body);
     const prompts = promptsOf(engine, body.prompt);
     if (body.echo) return scorePrompts(engine, prompts, reply);
 
@@ -111,23 +147,17 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
     const results: GenerateResult[] = [];
     const choices: TextCompletionReply["choices"] = [];
     // No default answer length here (unlike chat): a completion without max_tokens runs to the context's end or a stop.
-    const params: Omit<GenerateRequest, "messages"> = { ...generationParams(body, undefined, engine.vocabSize), topLogprobs: body.logprobs ?? undefined, continuesPrompt: true };
+    const params: Omit<GenerateRequest, "messages"> = {
+      ...generationParams(body, undefined, engine.vocabSize),
+      topLogprobs: body.logprobs ?? undefined,
+      continuesPrompt: true,
+    };
     // The grammar response_format holds each answer to (a 400 before anything starts when the schema cannot be held).
     await applyResponseFormat(engine, params, body.response_format);
     if (stream) reply.hijack();
 
     for (const [index, p] of prompts.entries()) {
-      const messages = [{ role: "user" as const, content: p.text }];
-      // A plain-text prompt has no system prompt: the preference block goes before it as a paragraph.
-      const served = preparePlainPrompt(engine, p.tokens, p.textStart, rollout.preferencesFor?.({ headers: req.headers, bodyFields, fromUi: false }, tokenCounter(engine)) ?? null, engine.info().contextSize);
-      const ctx = rollout.beginTurn({
-        headers: req.headers,
-        bodyFields,
-        fromUi: false,
-        messages,
-        format: "completion",
-        ...(served.preferences ? { preferences: served.preferences, clientPromptTokens: served.clientPromptTokens } : {}),
-      });
+      const { messages, served, ctx } = beginCompletionTurn(engine, rollout, req, bodyFields, p);
       turnIds.push(ctx.turnId);
       id ||= `cmpl-${ctx.turnId}`;
       const lp = body.logprobs == null ? null : new LegacyLogprobWriter(engine, body.logprobs, served.tokens);
@@ -140,7 +170,13 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
               if (index > 0) return; // the headers went out with the first prompt
               const headers = { "X-Clawrl-Session-Id": ctx.sessionId, "X-Clawrl-Turn-Id": ctx.turnId, "X-Clawrl-Adapter": adapter };
               if (!stream) return void reply.headers(headers);
-              reply.raw.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", Connection: "keep-alive", "X-Accel-Buffering": "no", ...headers });
+              reply.raw.writeHead(200, {
+                "Content-Type": "text/event-stream; charset=utf-8",
+                "Cache-Control": "no-cache",
+                Connection: "keep-alive",
+                "X-Accel-Buffering": "no",
+                ...headers,
+              });
               reply.raw.flushHeaders();
             },
             onEvent: stream
@@ -159,7 +195,13 @@ export function registerCompletionRoutes(app: FastifyInstance, opts: { engine: E
         if (stream) {
           send(chunk(index, "", null, result.finishReason));
           sse.flush();
-        } else choices.push({ index, text: result.text, logprobs: lp ? lp.push(infos.filter((i) => !engine.model.isEogToken(i.token as Token))) : null, finish_reason: result.finishReason });
+        } else
+          choices.push({
+            index,
+            text: result.text,
+            logprobs: lp ? lp.push(infos.filter((i) => !engine.model.isEogToken(i.token as Token))) : null,
+            finish_reason: result.finishReason,
+          });
       } catch (err) {
         return failGeneration({
           err,
