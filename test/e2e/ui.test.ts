@@ -1,7 +1,7 @@
 // The UI end to end: headless Chromium against the real headless core (real HTTP server,
 // real store, a real tiny GGUF), driving the page by accessible role and name as a user would.
 import assert from "node:assert/strict";
-import { after, before, describe, test, type TestContext } from "node:test";
+import { after, before, describe, test } from "node:test";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl } from "../helpers/browser.js";
@@ -67,14 +67,13 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     }
   }
 
-  /** Skips a test whose API is not in this core yet (its issue has not landed), saying which. */
-  async function needRoute(t: TestContext, method: string, path: string, body?: unknown): Promise<boolean> {
+  /** Fails when a route the test drives is gone from the core (a 404 "Unknown route"), saying which. */
+  async function needRoute(method: string, path: string, body?: unknown): Promise<void> {
     const r = await api(path, { method, body: body === undefined ? undefined : JSON.stringify(body) });
-    if (r.status !== 404) return true;
+    if (r.status !== 404) return;
     const text = await r.text();
-    if (!/Unknown route/.test(text)) return true; // a 404 about an unknown item: the route exists
-    t.skip(`${method} ${path} is not in the core yet (404)`);
-    return false;
+    // A 404 about an unknown item means the route exists.
+    assert.doesNotMatch(text, /Unknown route/, `${method} ${path} is not served by the core`);
   }
 
   test("signs in from the #token URL, then forgets the token in the address bar", async () => {
@@ -105,7 +104,7 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
   let sessionId = "";
 
   test("sends a message and the answer streams in", async (t) => {
-    if (!(await needRoute(t, "POST", "/v1/chat/completions", {}))) return;
+    await needRoute("POST", "/v1/chat/completions", {});
     await page.goto(`${core.url}/#/chat`);
     // What the page showed while the answer came: the Stop button (an answer in progress) and
     // each change of the answer's length. (Page scripts as strings: this file compiles without
@@ -248,7 +247,7 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
     await page.goto(`${core.url}/#/training`);
     await page.getByRole("heading", { name: "Training" }).waitFor();
     await screenshot(page, "training");
-    if (!(await needRoute(t, "GET", "/api/training"))) return;
+    await needRoute("GET", "/api/training");
     // Every state the "Now" card shows, in order (CDP evaluate: allowed under the page's CSP).
     await page.evaluate(`
       window.__states = [];
