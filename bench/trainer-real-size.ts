@@ -24,7 +24,7 @@ import { ensureShapeModel } from "../models/tiny/shapeCache.js";
 import { initBackend } from "../trainer/backend.js";
 import { createLora, disposeLora } from "../trainer/lora/params.js";
 import type { ModelConfig } from "../models/arch/config.js";
-import { LINEAR_NAMES, linearShape } from "../trainer/model/weights.js";
+import { flopsPerStep } from "../models/arch/flops.js";
 import { AdamW } from "../trainer/optim/adamw.js";
 import { formatBytes } from "../models/plan/memoryPlan.js";
 import { loadForTraining } from "../trainer/plan/loadForTraining.js";
@@ -62,22 +62,6 @@ interface ChildResult {
   planHostBytes: number;
   wasmHeapBytes: number | null;
   gpuBytes: number | null;
-}
-
-/** FLOPs of one step (see the header), for B sequences of T tokens with `scored` response tokens each. */
-function flopsPerStep(c: ModelConfig, B: number, T: number, scored: number, rank: number): number {
-  let linear = 0;
-  let lora = 0;
-  for (const n of LINEAR_NAMES) {
-    const [i, o] = linearShape(c, n);
-    linear += i * o;
-    lora += rank * (i + o);
-  }
-  const N = B * T;
-  const attention = c.nLayer * 2 * 2 * c.nHead * c.headDim * (T / 2); // QKᵀ and P·V over T/2 keys on average, per token
-  const body = 3 * (2 * c.nLayer * linear + attention) * N + 4 * 2 * c.nLayer * lora * N; // LoRA: fwd, recompute, bwd (x2: dA and dx)
-  const head = 2 * 2 * c.nVocab * c.nEmbd * B * scored;
-  return body + head;
 }
 
 /** Best GFLOP/s of a plain matMul at the model's own widths, [rows, D] × [D, F] (B operand transient, as in training). */

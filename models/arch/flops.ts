@@ -3,7 +3,7 @@ import { LINEAR_NAMES, linearShape } from "./layout.js";
 
 /**
  * FLOPs of one training step of B sequences of T tokens with `scored` response tokens each, as
- * bench/trainer-real-size.ts counts them (a copy: that script runs when imported): 3 passes over
+ * bench/trainer-real-size.ts and doctor count them: 3 passes over
  * the blocks' linear weights (forward, recompute, backward to the activations; frozen weights
  * need no weight gradient), attention, the LoRA products, and 2 passes of the head over the
  * scored rows.

@@ -96,3 +96,17 @@ export const SidebarIcon = () => (
     <path d="M9 4v16" />
   </Icon>
 );
+
+/** The nav icon: a list with a star (standing instructions). */
+export const PreferencesIcon = () => (
+  <Icon>
+    <path d="M4 6h9M4 12h7M4 18h9" />
+    <path d="M18 9l1.2 2.5 2.8.4-2 1.9.5 2.7-2.5-1.3-2.5 1.3.5-2.7-2-1.9 2.8-.4z" />
+  </Icon>
+);
+
+export const ToolsIcon = () => (
+  <Icon>
+    <path d="M14.7 6.3a4 4 0 0 0-5.4 5.2L3 17.8V21h3.2l6.3-6.3a4 4 0 0 0 5.2-5.4l-2.6 2.6-2.4-.6-.6-2.4z" />
+  </Icon>
+);

@@ -8,25 +8,6 @@ import { PreferenceSettings } from "./preferences/PreferenceSettings.js";
 
 import "./preferences.css";
 
-/** The nav icon: a list with a star (standing instructions). */
-export const PreferencesIcon = () => (
-  <svg
-    width={18}
-    height={18}
-    viewBox="0 0 24 24"
-    fill="none"
-    stroke="currentColor"
-    strokeWidth={1.8}
-    strokeLinecap="round"
-    strokeLinejoin="round"
-    aria-hidden="true"
-    focusable="false"
-  >
-    <path d="M4 6h9M4 12h7M4 18h9" />
-    <path d="M18 9l1.2 2.5 2.8.4-2 1.9.5 2.7-2.5-1.3-2.5 1.3.5-2.7-2-1.9 2.8-.4z" />
-  </svg>
-);
-
 /**
  * Standing preferences: every hint becomes one and applies from the next message (it is added to
  * the system prompt), the learner distils it into the adapter, and once the adapter alone answers

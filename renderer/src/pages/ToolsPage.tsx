@@ -5,23 +5,6 @@ import { AddServerForm } from "./tools/AddServerForm.js";
 import { ServerCard } from "./tools/ServerCard.js";
 import "./tools/tools.css";
 
-export const ToolsIcon = () => (
-  <svg
-    width={18}
-    height={18}
-    viewBox="0 0 24 24"
-    fill="none"
-    stroke="currentColor"
-    strokeWidth={1.8}
-    strokeLinecap="round"
-    strokeLinejoin="round"
-    aria-hidden="true"
-    focusable="false"
-  >
-    <path d="M14.7 6.3a4 4 0 0 0-5.4 5.2L3 17.8V21h3.2l6.3-6.3a4 4 0 0 0 5.2-5.4l-2.6 2.6-2.4-.6-.6-2.4z" />
-  </svg>
-);
-
 /**
  * The tools the assistant may use in the chat: the servers that provide them (from mcp.json,
  * the file Claude Desktop and others use), each tool's switch and permission, and adding or
