@@ -74,6 +74,39 @@ export interface TurnView {
   preferences?: PreferenceBlockView;
   /** how long it took (absent: recorded before the core measured it) */
   timings?: AnswerTimingsView;
+  /**
+   * The turn whose answer this turn's prompt continues (null: a first question). Turns with the same
+   * parent are siblings: a regenerated answer (same prompt) or an edited question (same history,
+   * another last user message). Derived from the recorded messages for turns stored before the tree.
+   */
+  parentTurnId: string | null;
+  /** the user stopped the answer: kept and shown (marked), never trained on */
+  stopped?: boolean;
+  /** the user's rewrite of this answer ("what you should have said"), the latest one; absent: none */
+  answerEdit?: AnswerEditView;
+  /** files attached to the turn's last user message (their text is in that message, see api/attachments.ts) */
+  attachments?: AttachmentView[];
+}
+
+/** An assistant answer as the user rewrote it: kept beside the original, a training signal (docs/method.md). */
+export interface AnswerEditView {
+  text: string;
+  time: string;
+}
+
+/** A file attached to a message: stored with its session in the data dir (api/attachments.ts). */
+export interface AttachmentView {
+  id: string;
+  name: string;
+  /** bytes of the file as dropped */
+  size: number;
+  /** media type as detected (text/plain, text/markdown, text/csv, application/json, application/pdf, text/x-code...) */
+  mediaType: string;
+  /** characters of extracted text */
+  chars: number;
+  /** the text was cut to fit the context: only `keptChars` of `chars` reached the prompt */
+  truncated: boolean;
+  keptChars: number;
 }
 
 /** The preference block a turn's served prompt carried (electron/core/preferences/inject.ts). */
@@ -91,6 +124,46 @@ export interface SessionsReply {
 
 export interface SessionReply {
   session: SessionView;
+  /** every turn of the chat, all branches (each names its parent), in recorded order */
+  turns: TurnView[];
+  /**
+   * The branch shown: turn ids from the first question to the leaf, main turns only. The leaf is the
+   * one chosen last (PUT /api/sessions/:id/active), else the latest recorded turn.
+   */
+  activePath: string[];
+}
+
+/** PUT /api/sessions/:id/active: show the branch that ends at (or passes through, then follows the latest child of) this turn. */
+export interface ActiveBranchRequest {
+  turnId: string;
+}
+
+/** POST /api/turns/:id/answer-edit: the user's rewrite of an assistant answer. */
+export interface AnswerEditRequest {
+  text: string;
+}
+
+/** GET /api/search?q=: chats whose titles or messages hold the text (not under /api/sessions/: that path is a session id). */
+export interface SessionSearchHit {
+  sessionId: string;
+  title: string | null;
+  /** the first matching turn (null: the title matched) */
+  turnId: string | null;
+  /** a short excerpt around the match */
+  snippet: string;
+}
+
+export interface SessionSearchReply {
+  hits: SessionSearchHit[];
+}
+
+/** GET /api/sessions/:id/export?format=json: the whole tree, feedback and the adapter of each answer. */
+export interface SessionExport {
+  format: "clawrl.session";
+  version: 1;
+  exportedAt: string;
+  session: SessionView;
+  activePath: string[];
   turns: TurnView[];
 }
 
