@@ -119,9 +119,19 @@ export interface SessionDeletedRecord {
   sessionId: string;
 }
 
-export type TrajectoryRecord = TurnRecord | NextStateRecord | FeedbackRecord | JudgeRecord | SessionDeletedRecord;
+/** The user's rewrite of an assistant answer ("what you should have said"): a training target (docs/method.md). The latest one is in force. */
+export interface AnswerEditRecord {
+  kind: "answer_edit";
+  v: 1;
+  time: string;
+  turnId: string;
+  sessionId: string;
+  text: string;
+}
 
-export const RECORD_KINDS = new Set<TrajectoryRecord["kind"]>(["turn", "next_state", "feedback", "judge", "session_deleted"]);
+export type TrajectoryRecord = TurnRecord | NextStateRecord | FeedbackRecord | JudgeRecord | SessionDeletedRecord | AnswerEditRecord;
+
+export const RECORD_KINDS = new Set<TrajectoryRecord["kind"]>(["turn", "next_state", "feedback", "judge", "session_deleted", "answer_edit"]);
 
 export function isRecord(v: unknown): v is TrajectoryRecord {
   return (

@@ -5,6 +5,7 @@ import { dataPaths } from "../config/paths.js";
 import { AppendLog, describeRecovery, type LogLocation, type LogOpenReport } from "./appendLog.js";
 import {
   isRecord,
+  type AnswerEditRecord,
   type FeedbackRecord,
   type JudgeRecord,
   type NextStateRecord,
@@ -39,6 +40,8 @@ export interface TurnEntry {
   nextState: LogLocation | null;
   /** served with a preference block (and the client's prompt tokens recorded): a context-distillation sample */
   preferenceBlock: boolean;
+  /** the latest answer_edit line (the user's rewrite of the answer); absent: none */
+  answerEdit?: LogLocation;
 }
 
 export interface RewardInfo {
@@ -60,6 +63,8 @@ export interface TurnView extends Omit<TurnRecord, "kind" | "v" | "promptTokens"
   judge: Omit<JudgeRecord, "kind" | "v" | "turnId" | "sessionId"> | null;
   reward: number | null;
   rewardSource: RewardInfo["source"];
+  /** the user's rewrite of the answer, the latest one (absent: none) */
+  answerEdit?: { text: string; time: string };
 }
 
 export interface StoreOptions {
@@ -259,6 +264,22 @@ export class Store {
     this.indexRecord(full, this.log.append(full));
   }
 
+  /** Records the user's rewrite of a turn's answer (the latest one is in force). */
+  appendAnswerEdit(turnId: string, text: string): { text: string; time: string } {
+    const e = this.requireTurn(turnId);
+    const rec: AnswerEditRecord = { kind: "answer_edit", v: 1, time: new Date().toISOString(), turnId, sessionId: e.sessionId, text };
+    this.indexRecord(rec, this.log.append(rec));
+    return { text, time: rec.time };
+  }
+
+  /** The user's rewrite of a turn's answer in force, or null. */
+  readAnswerEdit(turnId: string): { text: string; time: string } | null {
+    const e = this.requireTurn(turnId);
+    if (!e.answerEdit) return null;
+    const r = this.log.read(e.answerEdit) as AnswerEditRecord;
+    return { text: r.text, time: r.time };
+  }
+
   turnEntry(turnId: string): TurnEntry | undefined {
     return this.turns.get(turnId);
   }
@@ -312,6 +333,8 @@ export class Store {
       reward: r.reward,
       rewardSource: r.source,
     };
+    const answerEdit = this.readAnswerEdit(turnId);
+    if (answerEdit) view.answerEdit = answerEdit;
     if (opts.tokens) Object.assign(view, { promptTokens, responseTokens, tokenLogprobs, ...(clientPromptTokens ? { clientPromptTokens } : {}) });
     return view;
   }
@@ -404,6 +427,11 @@ function indexRecord(ix: TurnIndex, rec: TrajectoryRecord, loc: LogLocation): Tu
     case "judge": {
       const e = ix.turns.get(rec.turnId);
       if (e) e.judge = { reward: rec.reward, loc }; // a re-judgement replaces the earlier one
+      return e;
+    }
+    case "answer_edit": {
+      const e = ix.turns.get(rec.turnId);
+      if (e) e.answerEdit = loc; // a later edit replaces the earlier one
       return e;
     }
     case "session_deleted": {
