@@ -5,6 +5,7 @@ import { appRoot, dataPaths, defaultDataDir, type DataPaths } from "./config/pat
 import { createServer } from "./server/app.js";
 import { loadOrCreateToken } from "./server/token.js";
 import { registerApiRoutes } from "./server/routes/api.js";
+import { registerAnswerEditRoute } from "./server/routes/answerEdit.js";
 import { Store } from "./store/store.js";
 import { EventBus } from "./rollout/events.js";
 import { Rollout } from "./rollout/rollout.js";
@@ -275,6 +276,7 @@ function registerRoutes(server: FastifyInstance, base: CoreBase, serving: CoreSe
     engineStatus: () => servedStatus(served, describe, (p) => displayName(models.registry.snapshot().models.find((m) => m.path === p))),
     trainingStatus: () => ({ ...(served.now?.training?.status() ?? {}), judgeQueue: judge().queueLength }),
   });
+  registerAnswerEditRoute(server, { store, bus });
   if (opts.training !== false) {
     const training = forwarder(() => {
       const t = served.current().training;

@@ -11,6 +11,8 @@ import { z } from "zod";
  * `teacher_prompt_tokens`: context distillation (the live loop's preferences): the prompt the
  * answer was served with, the preference block in it; the teacher scores the response after it
  * while the student (`prompt_tokens`, the client's prompt alone) learns to answer as it does.
+ * `prompt_tokens` with `response` (text, no `response_tokens`): a response that was never served (the
+ * live loop's answer edits: electron/core/rollout/samples.ts), tokenized here after the exact prompt.
  * `format: "completion"`: the prompt is plain text (a base model's /v1/completions; the one
  * user message holds it), no chat template; the teacher reads the hint as a paragraph before it.
  */
@@ -46,8 +48,9 @@ export const sampleSchema = z
   .loose()
   .superRefine((s, ctx) => {
     const live = s.prompt_tokens !== undefined || s.response_tokens !== undefined;
-    if (live && (s.prompt_tokens === undefined || s.response_tokens === undefined)) {
-      ctx.addIssue({ code: "custom", message: "prompt_tokens and response_tokens go together" });
+    // prompt_tokens with a `response` text: the served prompt exactly, a response that was never served (an answer edit: the trainer tokenizes it).
+    if (live && (s.prompt_tokens === undefined || (s.response_tokens === undefined && s.response === undefined))) {
+      ctx.addIssue({ code: "custom", message: "prompt_tokens and response_tokens go together (or prompt_tokens with a response text)" });
     }
     if (!live && (s.messages === undefined || s.response === undefined)) {
       ctx.addIssue({ code: "custom", message: "needs messages + response (or prompt_tokens + response_tokens)" });

@@ -5,7 +5,7 @@
  */
 import type { Preference } from "./preferenceSchema.js";
 import type { Settings } from "./settings.js";
-import type { FeedbackView, SessionView } from "./sessions.js";
+import type { AnswerEditView, FeedbackView, SessionView } from "./sessions.js";
 import type { CheckpointEvent, TrainingStatusView } from "./training.js";
 import type { DownloadEvent, ModelsEvent } from "./models.js";
 import type { StatusEvent } from "./status.js";
@@ -62,6 +62,8 @@ export interface CoreEvents {
   /** a main turn got its next state */
   turnReady: { turnId: string; sessionId: string };
   feedback: { turnId: string; sessionId: string; feedback: FeedbackView | null };
+  /** the user rewrote a turn's answer (POST /api/turns/:id/answer-edit): a cue to read the session again */
+  answerEdit: { turnId: string; sessionId: string; answerEdit: AnswerEditView };
   judge: { turnId: string; sessionId: string; reward: -1 | 0 | 1 };
   session: { session: SessionView; change: "created" | "updated" | "renamed" | "settings" | "closed" | "reopened" };
   sessionDeleted: { sessionId: string };

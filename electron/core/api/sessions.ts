@@ -143,6 +143,14 @@ export interface AnswerEditRequest {
   text: string;
 }
 
+/** POST /api/turns/:id/answer-edit's reply: the edit in force, and whether the original answer got it as its next state (it had none yet). */
+export interface AnswerEditReply {
+  turnId: string;
+  sessionId: string;
+  answerEdit: AnswerEditView;
+  nextState: boolean;
+}
+
 /** GET /api/search?q=: chats whose titles or messages hold the text (not under /api/sessions/: that path is a session id). */
 export interface SessionSearchHit {
   sessionId: string;

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { EvalCore } from "./inProcessCore.js";
-import { samplesFor } from "../rollout/samples.js";
+import { sampleById, turnIdOfSample } from "../rollout/samples.js";
 import { writeFileAtomicSync } from "../../../common/fs/atomicFile.js";
 import type { Sample } from "../../../models/samples/sample.js";
 import type { CheckpointView } from "../api/training.js";
@@ -80,11 +80,11 @@ const q = (s: string) => (/^[\w./@:+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\
 
 /** The trainer sample of a turn, built as the sample pool builds it (served tokens, reward, hint; at-least-one promotion). */
 function sampleOf(core: EvalCore, id: string): Sample {
-  const e = core.store.turnEntry(id);
+  const e = core.store.turnEntry(turnIdOfSample(id));
   if (!e) throw new Error(`sample ${id} is not in the log`);
-  const made = samplesFor(core.store, e);
+  const made = sampleById(core.store, id);
   // Feedback withdrawn after the run: the turn trains nothing now (the replay then differs).
-  if (made) return made.sample;
-  const t = core.store.readTurn(id);
+  if (made) return made;
+  const t = core.store.readTurn(e.turnId);
   return { prompt_tokens: t.promptTokens, response_tokens: t.responseTokens };
 }

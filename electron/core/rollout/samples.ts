@@ -7,6 +7,7 @@ import type { TurnRecord } from "../store/records.js";
 import type { Sample } from "../../../models/samples/sample.js";
 import { isHeldBack } from "./heldBack.js";
 import { promotedTurn, type Promotion } from "./atLeastOne.js";
+import { answerEditHint, answerEditSample } from "../../../models/samples/answerEdit.js";
 
 /**
  * A main turn turned into a training sample once its reward and/or hint is known (method.md,
@@ -24,7 +25,12 @@ import { promotedTurn, type Promotion } from "./atLeastOne.js";
  *
  * Two exceptions: a held-back turn (rollout/heldBack.ts) makes no sample, ever; and a finished
  * session whose main turns all scored 0 makes one from its best-judged turn, with a weak reward
- * (rollout/atLeastOne.ts).
+ * (rollout/atLeastOne.ts). A stopped answer (the user cut it off) makes no sample either.
+ *
+ * An answer the user rewrote (an answer edit, method.md "Answer edits") makes two: the edit's own
+ * (id `<turnId>:edit`: the edit's tokens are the target, reward +1 and the edit as the teacher's
+ * hint), and the original's, which the edit judges as explicit feedback does: reward −1 unless the
+ * user's thumbs say otherwise, the edit as its hint unless the user wrote one.
  */
 export interface PoolItem {
   /** the turn id (one sample per turn) */
@@ -34,10 +40,10 @@ export interface PoolItem {
   adapter: string;
   /** ±1 for the RL term (the at-least-one rule's weak reward: in [0.25, 0.5)), null when the turn only has a hint */
   reward: number | null;
-  rewardSource: "thumbs" | "judge" | "atLeastOne" | null;
+  rewardSource: "thumbs" | "judge" | "atLeastOne" | "edit" | null;
   /** OPD hint candidates, shortest first for the judge's; [] when none */
   hints: string[];
-  hintSource: "feedback" | "judge" | null;
+  hintSource: "feedback" | "judge" | "edit" | null;
   /** the prompt's messages as received (the teacher prompt appends the hint to the last user message) */
   messages: ChatMessage[];
   /** the preferences whose block the turn was served with (context distillation), [] when none */
@@ -67,24 +73,66 @@ export interface SamplePool {
   onChange(fn: (readyCount: number) => void): () => void;
 }
 
-/** Decides what sample a turn makes from its feedback and judge result; null = none. */
+/** The id of an answer edit's sample: its turn's id with this suffix (turn ids are UUIDs). */
+export const EDIT_SAMPLE_SUFFIX = ":edit";
+
+/** The turn a sample id names (an answer edit's sample names its turn with a suffix). */
+export function turnIdOfSample(id: string): string {
+  return id.endsWith(EDIT_SAMPLE_SUFFIX) ? id.slice(0, -EDIT_SAMPLE_SUFFIX.length) : id;
+}
+
+/**
+ * Decides what sample a turn makes from its feedback, judge result and answer edit; null = none.
+ * `edit` reads the user's rewrite of the answer (only called when the entry has one).
+ */
 export function sampleTerms(
-  e: Pick<TurnEntry, "feedback" | "judge">,
+  e: Pick<TurnEntry, "feedback" | "judge"> & { answerEdit?: unknown },
   judgeHints: () => string[],
+  edit: () => string | null = () => null,
 ): { reward: -1 | 1 | null; rewardSource: PoolItem["rewardSource"]; hints: string[]; hintSource: PoolItem["hintSource"] } | null {
   const r = rewardOf(e);
-  const reward = r.reward === 1 || r.reward === -1 ? r.reward : null;
+  let reward: -1 | 1 | null = r.reward === 1 || r.reward === -1 ? r.reward : null;
+  let rewardSource: PoolItem["rewardSource"] = r.source;
+  // The user rewrote the answer: explicit feedback, a thumbs down unless their thumbs say otherwise; the judge is overruled.
+  const edited = e.answerEdit ? edit() : null;
+  if (edited !== null && !e.feedback?.thumbs) {
+    reward = -1;
+    rewardSource = "edit";
+  }
   let hints: string[] = [];
   let hintSource: PoolItem["hintSource"] = null;
   if (e.feedback?.hint) {
     hints = [e.feedback.hint];
     hintSource = "feedback";
+  } else if (edited !== null) {
+    hints = [answerEditHint(edited)];
+    hintSource = "edit";
   } else if (!e.feedback?.thumbs && e.judge) {
     hints = judgeHints();
     if (hints.length) hintSource = "judge";
   }
   if (reward === null && hints.length === 0) return null;
-  return { reward, rewardSource: reward === null ? null : r.source, hints, hintSource };
+  return { reward, rewardSource: reward === null ? null : rewardSource, hints, hintSource };
+}
+
+/** Whether the user stopped the turn's answer (recorded by the rollout): a cut-off answer is never trained on. */
+export function isStopped(t: TurnRecord): boolean {
+  return (t as TurnRecord & { stopped?: boolean }).stopped === true;
+}
+
+/**
+ * The sample of a turn's answer edit (models/samples/answerEdit.ts): the edit's tokens the target.
+ * null when the turn has no edit, is not a main turn or is held back (its prompt is the gate's).
+ */
+export function editSampleFor(store: Store, e: TurnEntry, heldBackShare = store.settings.heldBackShare): Sample | null {
+  if (e.type !== "main" || !e.answerEdit || isHeldBack(e, heldBackShare)) return null;
+  const edit = store.readAnswerEdit(e.turnId);
+  return edit ? answerEditSample(store.readTurn(e.turnId), edit.text) : null;
+}
+
+/** The terms of an answer edit's own sample: the user's answer, +1 and itself as the hint. */
+function editTerms(sample: Sample): { reward: 1; rewardSource: "edit"; hints: string[]; hintSource: "edit" | null } {
+  return { reward: 1, rewardSource: "edit", hints: sample.hint ? [sample.hint] : [], hintSource: sample.hint ? "edit" : null };
 }
 
 /**
@@ -97,7 +145,7 @@ export function turnSample(
   terms: { reward: number | null; hints: string[] },
   opts: { distill?: boolean } = {},
 ): { sample: Sample; hints: string[] } | null {
-  if (t.promptTokens.length === 0 || t.responseTokens.length === 0) return null;
+  if (t.promptTokens.length === 0 || t.responseTokens.length === 0 || isStopped(t)) return null;
   // A hint needs a user message to append to; without one only the RL term is possible.
   const hints = t.messages.some((m) => m.role === "user") ? terms.hints : [];
   // Context distillation: the student learns on the client's prompt what the block made the policy answer.
@@ -133,6 +181,15 @@ export function promotedTerms(p: Promotion): { reward: number; rewardSource: "at
   return { reward: p.reward, rewardSource: "atLeastOne", hints: [], hintSource: null };
 }
 
+/** A turn's terms as the store has them: its feedback, judge result and answer edit. */
+export function storedTerms(store: Store, e: TurnEntry): ReturnType<typeof sampleTerms> {
+  return sampleTerms(
+    e,
+    () => store.readJudge(e.turnId)?.hints ?? [],
+    () => store.readAnswerEdit(e.turnId)?.text ?? null,
+  );
+}
+
 /**
  * The sample a turn makes by the pool's rules, held-back slice and at-least-one promotion
  * included (what `clawrl eval` exports for replay): null when it makes none.
@@ -142,12 +199,9 @@ export function samplesFor(
   e: TurnEntry,
 ): { sample: Sample; terms: { reward: number | null; rewardSource: PoolItem["rewardSource"]; hints: string[]; hintSource: PoolItem["hintSource"] } } | null {
   if (e.type !== "main" || isHeldBack(e, store.settings.heldBackShare)) return null;
-  let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | ReturnType<typeof distillTerms> | null = sampleTerms(
-    e,
-    () => store.readJudge(e.turnId)?.hints ?? [],
-  );
+  let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | ReturnType<typeof distillTerms> | null = storedTerms(store, e);
   if (!terms) {
-    const p = promotedTurn(store, e.sessionId, store.settings.heldBackShare, (x) => sampleTerms(x, () => store.readJudge(x.turnId)?.hints ?? []) !== null);
+    const p = promotedTurn(store, e.sessionId, store.settings.heldBackShare, (x) => storedTerms(store, x) !== null);
     if (p?.turnId === e.turnId) terms = promotedTerms(p);
   }
   const distill = distills(e, store.settings.learningMethod);
@@ -155,6 +209,13 @@ export function samplesFor(
   if (!terms) return null;
   const made = turnSample(store.readTurn(e.turnId), terms, { distill });
   return made ? { sample: made.sample, terms: { ...terms, hints: made.hints } } : null;
+}
+
+/** The sample a pool id names (a turn's, or its answer edit's `<turnId>:edit`) by the pool's rules; null when it makes none. */
+export function sampleById(store: Store, id: string): Sample | null {
+  const e = store.turnEntry(turnIdOfSample(id));
+  if (!e) return null;
+  return id.endsWith(EDIT_SAMPLE_SUFFIX) ? editSampleFor(store, e) : (samplesFor(store, e)?.sample ?? null);
 }
 
 /**
@@ -191,7 +252,7 @@ export class TurnSamplePool implements SamplePool {
     for (const e of store.turnEntries()) this.refresh(e.turnId, false);
     if (bus) {
       const on = (p: { turnId: string }) => this.update(p.turnId);
-      this.offs.push(bus.on("feedback", on), bus.on("judge", on));
+      this.offs.push(bus.on("feedback", on), bus.on("judge", on), bus.on("answerEdit", on));
       // A turn served with a preference block is a distillation sample from the moment it lands.
       this.offs.push(bus.on("turn", (p) => (this.store.turnEntry(p.turn.turnId)?.preferenceBlock ? this.update(p.turn.turnId) : undefined)));
       // A deleted session's turns leave the store: drop their samples.
@@ -271,7 +332,7 @@ export class TurnSamplePool implements SamplePool {
   private promote(sessionId: string): void {
     const turns = this.store.sessionTurns(sessionId);
     if (turns.some((e) => this.used.has(e.turnId) || this.claimedIds.has(e.turnId))) return;
-    const p = promotedTurn(this.store, sessionId, this.heldBackShare, (e) => sampleTerms(e, () => this.store.readJudge(e.turnId)?.hints ?? []) !== null);
+    const p = promotedTurn(this.store, sessionId, this.heldBackShare, (e) => storedTerms(this.store, e) !== null);
     if (p) this.promoted.set(sessionId, p);
     else this.promoted.delete(sessionId);
   }
@@ -281,28 +342,48 @@ export class TurnSamplePool implements SamplePool {
     return this.promoted.get(sessionId);
   }
 
-  /** Returns true when the turn's ready sample changed. */
+  /** Returns true when the turn's ready samples (its own, its answer edit's) changed. */
   private refresh(turnId: string, compare: boolean): boolean {
     const e = this.store.turnEntry(turnId);
-    const prev = this.items.get(turnId);
+    const own = this.refreshItem(turnId, compare, () => (e && e.type === "main" ? this.build(e) : null));
+    const edit = this.refreshItem(turnId + EDIT_SAMPLE_SUFFIX, compare, () => (e ? this.buildEdit(e) : null));
+    return own || edit;
+  }
+
+  private refreshItem(id: string, compare: boolean, make: () => PoolItem | null): boolean {
+    const prev = this.items.get(id);
     // Trained or claimed samples keep what they were trained / are being trained on.
-    if (this.used.has(turnId) || this.claimedIds.has(turnId)) return false;
-    const item = e && e.type === "main" ? this.build(e) : null;
+    if (this.used.has(id) || this.claimedIds.has(id)) return false;
+    const item = make();
     if (!item) {
-      this.items.delete(turnId);
+      this.items.delete(id);
       return prev !== undefined;
     }
-    this.items.set(turnId, item);
+    this.items.set(id, item);
     return !compare || !prev || JSON.stringify(prev.sample) !== JSON.stringify(item.sample);
+  }
+
+  /** An answer edit's own sample: the edit's tokens are the target. */
+  private buildEdit(e: TurnEntry): PoolItem | null {
+    const sample = editSampleFor(this.store, e, this.heldBackShare);
+    if (!sample) return null;
+    const terms = editTerms(sample);
+    const t = this.store.readTurn(e.turnId);
+    return {
+      id: e.turnId + EDIT_SAMPLE_SUFFIX,
+      sessionId: e.sessionId,
+      adapter: t.adapter,
+      ...terms,
+      messages: t.messages,
+      preferenceIds: [],
+      sample,
+    };
   }
 
   private build(e: TurnEntry): PoolItem | null {
     // Held back: never trained on (the gate and the watch check on these).
     if (isHeldBack(e, this.heldBackShare)) return null;
-    let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | ReturnType<typeof distillTerms> | null = sampleTerms(
-      e,
-      () => this.store.readJudge(e.turnId)?.hints ?? [],
-    );
+    let terms: ReturnType<typeof sampleTerms> | ReturnType<typeof promotedTerms> | ReturnType<typeof distillTerms> | null = storedTerms(this.store, e);
     const p = this.promoted.get(e.sessionId);
     if (!terms && p?.turnId === e.turnId) terms = promotedTerms(p);
     const distill = distills(e, this.store.settings.learningMethod);
@@ -328,7 +409,7 @@ export class TurnSamplePool implements SamplePool {
 
   private prune(): void {
     const before = this.readyCount;
-    for (const id of [...this.items.keys()]) if (!this.store.turnEntry(id) && !this.claimedIds.has(id)) this.items.delete(id);
+    for (const id of [...this.items.keys()]) if (!this.store.turnEntry(turnIdOfSample(id)) && !this.claimedIds.has(id)) this.items.delete(id);
     if (this.readyCount !== before) this.notify();
   }
 
@@ -387,7 +468,7 @@ export class TurnSamplePool implements SamplePool {
     this.claims.delete(runId);
     for (const id of ids) this.claimedIds.delete(id);
     // Feedback may have changed while the run held them.
-    for (const id of ids) this.refresh(id, false);
+    for (const id of ids) this.refresh(turnIdOfSample(id), false);
     this.notify();
   }
 

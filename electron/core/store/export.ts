@@ -3,6 +3,8 @@ import { writeFileAtomicWith } from "../../../common/fs/atomicFile.js";
 import type { FeedbackRecord, JudgeRecord, TurnRecord } from "./records.js";
 import { rewardOf, type FeedbackState, type Store } from "./store.js";
 import type { ChatMessage } from "../api/chatTypes.js";
+import type { Sample } from "../../../models/samples/sample.js";
+import { answerEditSample } from "../../../models/samples/answerEdit.js";
 
 /** One line of an export: a turn with everything attached to it. */
 export interface ExportedTrajectory extends Omit<TurnRecord, "kind" | "v" | "prefixKey"> {
@@ -16,6 +18,11 @@ export interface ExportedTrajectory extends Omit<TurnRecord, "kind" | "v" | "pre
   rewardSource: "thumbs" | "judge" | null;
   /** the user's hint, then the judge's hint candidates */
   hints: string[];
+  /**
+   * The user's rewrite of the answer in force, and the training sample it makes (docs/method.md
+   * "Answer edits": the edit's tokens are the target; the pool leaves it out for a held-back turn); null: none.
+   */
+  answerEdit: { text: string; time: string; sample: Sample | null } | null;
 }
 
 export interface ExportSummary {
@@ -38,6 +45,7 @@ export function exportTrajectories(store: Store, outFile: string): ExportSummary
       const judgeRec = store.readJudge(e.turnId);
       const judge = judgeRec ? (({ kind: _a, v: _b, turnId: _c, sessionId: _d, ...j }) => j)(judgeRec) : null;
       const r = rewardOf(e);
+      const edit = store.readAnswerEdit(e.turnId);
       const line: ExportedTrajectory = {
         ...turn,
         nextState: store.readNextState(e.turnId),
@@ -47,6 +55,7 @@ export function exportTrajectories(store: Store, outFile: string): ExportSummary
         reward: r.reward,
         rewardSource: r.source,
         hints: [...(e.feedback?.hint ? [e.feedback.hint] : []), ...(judge?.hints ?? [])],
+        answerEdit: edit && { ...edit, sample: answerEditSample(turn, edit.text) },
       };
       const buf = Buffer.from(`${JSON.stringify(line)}\n`, "utf8");
       fs.writeFileSync(fd, buf);
