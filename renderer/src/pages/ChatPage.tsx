@@ -5,29 +5,44 @@ import { useChatSession } from "./chat/useChatSession.js";
 import { useAnswerStream } from "./chat/useAnswerStream.js";
 import { SessionList } from "./chat/SessionList.js";
 import { ChatHeader, ChatSettingsPanel } from "./chat/ChatHeader.js";
-import { MessageList } from "./chat/MessageList.js";
+import { MessageList, type MessageHandlers } from "./chat/MessageList.js";
+import { useBranchActions } from "./chat/useBranchActions.js";
 import { Composer } from "./chat/Composer.js";
 import type { DisplayMessage } from "./chat/displayMessage.js";
+import "./chat/conversation.css";
 
 export function ChatPage() {
-  const { status, reloadStatus } = useCore();
+  const { client, status, reloadStatus } = useCore();
   // No model served: the chat shows the first-run guide and the composer waits for a model.
   const noModel = status !== null && status.model === null;
   const sessions = useLive((c) => c.getJson("/api/sessions").then(byLastActivity), ["session", "sessionDeleted", "turn"]);
   const session = useChatSession();
   const { sessionId, messages, setMessages, loadError, generation } = session;
-  const { busy, ask, regenerate, stop, decide } = useAnswerStream(session, sessions.reload);
+  const { busy, ask, regenerate, editQuestion, stop, decide } = useAnswerStream(session, sessions.reload);
+  const branches = useBranchActions(session, sessions.reload);
   const [showGen, setShowGen] = useState(false);
+  /** the question whose editor is open (its message key) */
+  const [editing, setEditing] = useState<string | null>(null);
+  /** the turn a search found, brought into view when its chat opens */
+  const [focusTurnId, setFocusTurnId] = useState<string | null>(null);
   const [showSessions, setShowSessions] = useState(false);
   const inputRef = useRef<HTMLTextAreaElement | null>(null);
 
-  const openSession = (id: string) => {
+  const openSession = (id: string, turnId?: string | null) => {
     setShowSessions(false);
-    void session.open(id);
+    setEditing(null);
+    branches.clearError();
+    setFocusTurnId(turnId ?? null);
+    // A found message on another branch: that branch is shown.
+    const show = turnId ? client.json("PUT", `/api/sessions/${encodeURIComponent(id)}/active`, { turnId }).catch(() => undefined) : Promise.resolve();
+    void show.then(() => session.open(id));
   };
 
   const newChat = () => {
     session.startNew();
+    setEditing(null);
+    setFocusTurnId(null);
+    branches.clearError();
     setShowSessions(false);
     inputRef.current?.focus();
   };
@@ -48,6 +63,26 @@ export function ChatPage() {
     [setMessages],
   );
 
+  const handlers: MessageHandlers = {
+    onRetry: () => sessionId && void openSession(sessionId),
+    onReady: reloadStatus,
+    onRegenerate: () => {
+      setFocusTurnId(null);
+      regenerate();
+    },
+    onFeedback: setFeedback,
+    onDecide: decide,
+    onEditing: setEditing,
+    onEditQuestion: (index, text) => {
+      setEditing(null);
+      setFocusTurnId(null);
+      editQuestion(index, text);
+    },
+    onSwitch: (turnId) => void branches.switchTo(turnId),
+    onDelete: (m) => void branches.remove(m),
+  };
+  const lastQuestion = messages.filter((m) => m.role === "user").at(-1);
+
   return (
     <div className={showSessions ? "chat sessions-open" : "chat"}>
       <SessionList
@@ -60,6 +95,7 @@ export function ChatPage() {
       />
       <section className="conversation" aria-label="Conversation">
         <ChatHeader
+          sessionId={sessionId}
           showSessions={showSessions}
           showGen={showGen}
           ownGen={generation.ownGen}
@@ -79,15 +115,25 @@ export function ChatPage() {
         <MessageList
           messages={messages}
           loadError={loadError}
+          actionError={branches.error}
           noModel={noModel}
           busy={busy}
-          onRetry={() => sessionId && void openSession(sessionId)}
-          onReady={reloadStatus}
-          onRegenerate={regenerate}
-          onFeedback={setFeedback}
-          onDecide={decide}
+          editing={editing}
+          focusTurnId={focusTurnId}
+          handlers={handlers}
         />
-        <Composer inputRef={inputRef} busy={busy} noModel={noModel} emptyChat={messages.length === 0} onSend={ask} onStop={stop} />
+        <Composer
+          inputRef={inputRef}
+          busy={busy}
+          noModel={noModel}
+          emptyChat={messages.length === 0}
+          onSend={(text) => {
+            setFocusTurnId(null);
+            ask(text);
+          }}
+          onStop={stop}
+          onEditLast={lastQuestion ? () => setEditing(lastQuestion.key) : undefined}
+        />
       </section>
     </div>
   );

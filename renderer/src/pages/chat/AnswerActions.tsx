@@ -1,11 +1,11 @@
-import type { RefObject } from "react";
+import type { ReactNode, RefObject } from "react";
 import { CopyButton } from "../../components/Markdown.js";
 import { ThumbDownIcon, ThumbUpIcon } from "../../components/Icons.js";
 import { adapterLabel } from "../../components/format.js";
 import { AnswerSpeedNote } from "./AnswerSpeedNote.js";
 import type { DisplayMessage } from "./displayMessage.js";
 
-/** The row under a finished answer: thumbs and hint (when it can be rated), copy, regenerate, which model wrote it, its speed and preferences. */
+/** The row under a finished answer: thumbs and hint (when it can be rated), copy, regenerate, the caller's actions, which model wrote it, its speed and preferences. */
 export function AnswerActions({
   msg,
   canRate,
@@ -16,6 +16,7 @@ export function AnswerActions({
   onThumb,
   onToggleHint,
   onRegenerate,
+  children,
 }: {
   msg: DisplayMessage;
   canRate: boolean;
@@ -26,6 +27,8 @@ export function AnswerActions({
   onThumb: (t: "up" | "down") => void;
   onToggleHint: () => void;
   onRegenerate: () => void;
+  /** more actions (edit, versions, delete), after Regenerate */
+  children?: ReactNode;
 }) {
   return (
     <div className="msg-tools">
@@ -66,6 +69,7 @@ export function AnswerActions({
           Regenerate
         </button>
       )}
+      {children}
       <span className="tag answer-source" title="The model, and the adapter on it, that wrote this answer">
         {[msg.model, msg.adapter ? adapterLabel(msg.adapter) : null].filter(Boolean).join(" · ") || "—"}
       </span>

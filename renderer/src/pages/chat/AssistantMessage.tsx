@@ -1,12 +1,16 @@
-import { useRef, useState } from "react";
+import { useRef, useState, type ReactNode } from "react";
 import type { Decision } from "../../chat/agentLoop.js";
+import { TrashIcon } from "../../components/Icons.js";
 import { AnswerBubble } from "./AnswerBubble.js";
 import { AnswerActions } from "./AnswerActions.js";
+import { AnswerEditForm, AnswerEditShown } from "./AnswerEdit.js";
 import { HintForm, HintShown } from "./AnswerHint.js";
+import { BranchSwitcher } from "./BranchSwitcher.js";
 import { useAnswerFeedback } from "./useAnswerFeedback.js";
+import { useAnswerEdit } from "./useAnswerEdit.js";
 import type { DisplayMessage } from "./displayMessage.js";
 
-/** One answer: its bubble, and once written its feedback row, its hint and the hint box. */
+/** One answer: its bubble (under the user's correction, if any), and once written its feedback row, versions, hint and edit boxes. */
 export function AssistantMessage({
   msg,
   isLast,
@@ -14,6 +18,8 @@ export function AssistantMessage({
   onRegenerate,
   onFeedback,
   onDecide,
+  onSwitch,
+  onDelete,
 }: {
   msg: DisplayMessage;
   isLast: boolean;
@@ -21,8 +27,11 @@ export function AssistantMessage({
   onRegenerate: () => void;
   onFeedback: (p: Partial<DisplayMessage>) => void;
   onDecide: (callId: string, d: Decision) => void;
+  onSwitch: (turnId: string) => void;
+  onDelete: () => void;
 }) {
   const { send, thumb, saving, error } = useAnswerFeedback(msg, onFeedback);
+  const edit = useAnswerEdit(msg, onFeedback);
   const [hinting, setHinting] = useState(false);
   const [hintText, setHintText] = useState(msg.hint ?? "");
   // Keyboard: closing the hint box (Esc, Cancel, saved) puts focus back on its button.
@@ -32,11 +41,13 @@ export function AssistantMessage({
     setTimeout(() => hintButton.current?.focus(), 0);
   };
 
-  // A stopped answer is not recorded by the core (nothing half-way), so it cannot be rated.
+  // A stopped answer is kept (marked) but never trained on, so it cannot be rated or corrected.
   const canRate = !!msg.turnId && !msg.streaming && !msg.stopped && !msg.error;
+  const bubble = <AnswerBubble msg={msg} onDecide={onDecide} />;
   return (
-    <div className="msg assistant">
-      <AnswerBubble msg={msg} onDecide={onDecide} />
+    <div className="msg assistant" data-turn={msg.rootTurnId ?? undefined}>
+      {msg.answerEdit ? <OriginalAnswer>{bubble}</OriginalAnswer> : bubble}
+      {msg.answerEdit && !edit.open && <AnswerEditShown edit={msg.answerEdit} />}
       {!msg.streaming && (
         <AnswerActions
           msg={msg}
@@ -51,6 +62,27 @@ export function AssistantMessage({
             setHinting((h) => !h);
           }}
           onRegenerate={onRegenerate}
+        >
+          {canRate && (
+            <button type="button" className="link" aria-expanded={edit.open} onClick={() => edit.setOpen((o) => !o)}>
+              {msg.answerEdit ? "Edit correction" : "Edit answer"}
+            </button>
+          )}
+          {msg.branch && <BranchSwitcher branch={msg.branch} what="answer" disabled={busy} onSwitch={onSwitch} />}
+          {!!msg.deleteIds?.length && (
+            <button type="button" className="icon" aria-label="Delete answer" title="Delete this answer and what follows it" disabled={busy} onClick={onDelete}>
+              <TrashIcon />
+            </button>
+          )}
+        </AnswerActions>
+      )}
+      {edit.open && (
+        <AnswerEditForm
+          initial={msg.answerEdit?.text ?? msg.content}
+          saving={edit.saving}
+          error={edit.error}
+          onSave={(t) => void edit.save(t)}
+          onClose={edit.close}
         />
       )}
       {msg.hint && !hinting && <HintShown hint={msg.hint} onRemove={() => void send({ hint: null }, { hint: null })} />}
@@ -69,5 +101,15 @@ export function AssistantMessage({
         </div>
       )}
     </div>
+  );
+}
+
+/** The answer as the model wrote it, folded once the user has corrected it. */
+function OriginalAnswer({ children }: { children: ReactNode }) {
+  return (
+    <details className="answer-original">
+      <summary className="small">Original answer</summary>
+      {children}
+    </details>
   );
 }

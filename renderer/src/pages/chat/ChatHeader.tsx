@@ -2,15 +2,18 @@ import type { GenerationSettings } from "../../api/generation.js";
 import { SidebarIcon, SlidersIcon } from "../../components/Icons.js";
 import { GenerationForm } from "../../components/GenerationForm.js";
 import { ModelPicker } from "../../components/ModelPicker.js";
+import { ChatMenu } from "./ChatMenu.js";
 
-/** The conversation's header: the chats toggle, the model picker and the Chat settings toggle. */
+/** The conversation's header: the chats toggle, the model picker, the Chat settings toggle and the chat's menu. */
 export function ChatHeader({
+  sessionId,
   showSessions,
   showGen,
   ownGen,
   onToggleSessions,
   onToggleGen,
 }: {
+  sessionId: string | null;
   showSessions: boolean;
   showGen: boolean;
   ownGen: boolean;
@@ -41,6 +44,7 @@ export function ChatHeader({
       >
         <SlidersIcon /> <span>Chat settings</span>
       </button>
+      <ChatMenu sessionId={sessionId} />
     </header>
   );
 }

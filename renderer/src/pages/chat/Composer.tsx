@@ -2,7 +2,7 @@ import { useState, type KeyboardEvent, type RefObject } from "react";
 
 /**
  * The message box with Send (Stop while an answer streams); Enter sends, Shift+Enter makes a new
- * line. Without a model it waits, with a hint on where to get one.
+ * line, ↑ in an empty box edits the last question. Without a model it waits, with a hint on where to get one.
  */
 export function Composer({
   inputRef,
@@ -11,6 +11,7 @@ export function Composer({
   emptyChat,
   onSend,
   onStop,
+  onEditLast,
 }: {
   inputRef: RefObject<HTMLTextAreaElement | null>;
   busy: boolean;
@@ -18,6 +19,8 @@ export function Composer({
   emptyChat: boolean;
   onSend: (text: string) => void;
   onStop: () => void;
+  /** ↑ in the empty box: edit the last question */
+  onEditLast?: () => void;
 }) {
   const [input, setInput] = useState("");
 
@@ -32,6 +35,9 @@ export function Composer({
     if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
       e.preventDefault();
       send();
+    } else if (e.key === "ArrowUp" && !input && !busy && onEditLast) {
+      e.preventDefault();
+      onEditLast();
     }
   };
 

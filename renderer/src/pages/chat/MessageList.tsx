@@ -3,42 +3,63 @@ import { FirstRun } from "../../chat/FirstRun.js";
 import type { Decision } from "../../chat/agentLoop.js";
 import { ErrorNote } from "../../components/Notices.js";
 import { AssistantMessage } from "./AssistantMessage.js";
+import { UserMessage } from "./UserMessage.js";
 import type { DisplayMessage } from "./displayMessage.js";
 
-/** The conversation's messages (kept scrolled to the newest), or the first-run guide or the empty chat's greeting. */
-export function MessageList({
-  messages,
-  loadError,
-  noModel,
-  busy,
-  onRetry,
-  onReady,
-  onRegenerate,
-  onFeedback,
-  onDecide,
-}: {
-  messages: DisplayMessage[];
-  loadError: string | null;
-  noModel: boolean;
-  busy: boolean;
+/** What the messages do: answer again, rate, decide on tool calls, edit a question, switch versions, delete. */
+export interface MessageHandlers {
   onRetry: () => void;
   onReady: () => void;
   onRegenerate: () => void;
   onFeedback: (key: string, patch: Partial<DisplayMessage>) => void;
   onDecide: (callId: string, d: Decision) => void;
+  /** opens (key) or closes (null) a question's editor */
+  onEditing: (key: string | null) => void;
+  onEditQuestion: (index: number, text: string) => void;
+  onSwitch: (turnId: string) => void;
+  onDelete: (msg: DisplayMessage) => void;
+}
+
+/**
+ * The conversation's messages (kept scrolled to the newest, or to the turn a search found), or the
+ * first-run guide or the empty chat's greeting.
+ */
+export function MessageList({
+  messages,
+  loadError,
+  actionError,
+  noModel,
+  busy,
+  editing,
+  focusTurnId,
+  handlers: h,
+}: {
+  messages: DisplayMessage[];
+  loadError: string | null;
+  actionError: string | null;
+  noModel: boolean;
+  busy: boolean;
+  editing: string | null;
+  focusTurnId: string | null;
+  handlers: MessageHandlers;
 }) {
   const listRef = useRef<HTMLDivElement | null>(null);
-  // Keep the newest text in view while it streams.
+  // Keep the newest text in view while it streams; a search hit's turn is brought into view once shown.
   useEffect(() => {
     const el = listRef.current;
-    if (el) el.scrollTop = el.scrollHeight;
-  }, [messages]);
+    if (!el) return;
+    const found = focusTurnId ? el.querySelector<HTMLElement>(`[data-turn="${CSS.escape(focusTurnId)}"]`) : null;
+    if (found) {
+      found.scrollIntoView({ block: "center" });
+      found.classList.add("found");
+    } else el.scrollTop = el.scrollHeight;
+  }, [messages, focusTurnId]);
 
   const lastAssistant = messages.map((m) => m.role).lastIndexOf("assistant");
   return (
     <div className="messages" ref={listRef} aria-live="polite">
-      {loadError && <ErrorNote error={loadError} onRetry={onRetry} />}
-      {messages.length === 0 && !loadError && noModel && <FirstRun onReady={onReady} />}
+      {loadError && <ErrorNote error={loadError} onRetry={h.onRetry} />}
+      {messages.length === 0 && !loadError && noModel && <FirstRun onReady={h.onReady} />}
       {messages.length === 0 && !loadError && !noModel && (
         <div className="empty">
           <h2>What can I help with?</h2>
@@ -47,21 +68,32 @@ export function MessageList({
       )}
       {messages.map((m, i) =>
         m.role === "user" ? (
-          <div key={m.key} className="msg user">
-            <div className="bubble">{m.content}</div>
-          </div>
+          <UserMessage
+            key={m.key}
+            msg={m}
+            editing={editing === m.key}
+            busy={busy || noModel}
+            onEdit={() => h.onEditing(m.key)}
+            onCancelEdit={() => h.onEditing(null)}
+            onSend={(text) => h.onEditQuestion(i, text)}
+            onSwitch={h.onSwitch}
+            onDelete={() => h.onDelete(m)}
+          />
         ) : (
           <AssistantMessage
             key={m.key}
             msg={m}
             isLast={i === lastAssistant}
             busy={busy}
-            onRegenerate={onRegenerate}
-            onFeedback={(p) => onFeedback(m.key, p)}
-            onDecide={onDecide}
+            onRegenerate={h.onRegenerate}
+            onFeedback={(p) => h.onFeedback(m.key, p)}
+            onDecide={h.onDecide}
+            onSwitch={h.onSwitch}
+            onDelete={() => h.onDelete(m)}
           />
         ),
       )}
+      {actionError && <ErrorNote error={actionError} />}
     </div>
   );
 }

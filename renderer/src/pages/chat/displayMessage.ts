@@ -1,8 +1,9 @@
 import type { ChatMessage } from "../../api/chat.js";
-import type { TurnView } from "../../../../electron/core/api/sessions.js";
+import type { AnswerEditView, AttachmentView } from "../../../../electron/core/api/sessions.js";
 import { hintOf, preferenceCount, speedOfTimings, thumbsOf, userTextOf, type AnswerSpeed, type Thumbs } from "../../format/turns.js";
 import { answerToWire, type ToolCallView, type ToolStep } from "../../chat/agentLoop.js";
-import { toolStepsOf, type turnMessages } from "../../chat/history.js";
+import { toolStepsOf } from "../../chat/history.js";
+import { answerBranch, pathTurns, questionBranch, questionTurnIds, type Branch, type Tree } from "./tree.js";
 
 /** A message as the chat shows it: the user's words, or an answer with its feedback, source and tool steps. */
 export interface DisplayMessage {
@@ -26,6 +27,19 @@ export interface DisplayMessage {
   steps?: ToolStep[];
   /** the step limit ended the tool calls */
   stepLimit?: boolean;
+  /**
+   * The turn that answered the user (a question: the turn that asked it; an answer that used
+   * tools: its first turn, while `turnId` is its last). Versions switch and deletes go by it.
+   */
+  rootTurnId?: string | null;
+  /** the other versions of this message (edited questions, regenerated answers); absent: none */
+  branch?: Branch | null;
+  /** the turns deleting this message deletes (with what follows them) */
+  deleteIds?: string[];
+  /** the user's rewrite of this answer */
+  answerEdit?: AnswerEditView;
+  /** files attached to this question */
+  attachments?: AttachmentView[];
 }
 
 /** A message as sent to /v1: an answer that used tools goes with its calls and their results. */
@@ -49,14 +63,14 @@ export function systemPromptOf(messages: { role: string; content: string }[]): s
 }
 
 /**
- * A recorded chat's main turns as messages: each turn's question and answer; a turn after tool
- * results continues the answer before it (the agent loop's next request). `prompts`: each turn's
- * recorded prompt messages, by turn id.
+ * The branch of a recorded chat shown (its active path) as messages: each turn's question and
+ * answer, each with its versions; a turn after tool results continues the answer before it (the
+ * agent loop's next request).
  */
-export function displayHistory(turns: TurnView[], prompts: ReturnType<typeof turnMessages>): DisplayMessage[] {
+export function displayTree(tree: Tree): DisplayMessage[] {
   const shown: DisplayMessage[] = [];
-  for (const t of turns) {
-    const steps = toolStepsOf(prompts.get(t.turnId));
+  for (const t of pathTurns(tree)) {
+    const steps = toolStepsOf(t.messages);
     const prev = shown[shown.length - 1];
     const answer = {
       content: t.text,
@@ -67,14 +81,25 @@ export function displayHistory(turns: TurnView[], prompts: ReturnType<typeof tur
       hint: hintOf(t),
       preferences: preferenceCount(t),
       speed: speedOfTimings(t.timings),
+      stopped: t.stopped ?? false,
+      answerEdit: t.answerEdit,
     };
     if (steps && prev?.role === "assistant") {
       shown[shown.length - 1] = { ...prev, ...answer, steps };
       continue;
     }
     const userText = userTextOf(t);
-    if (userText) shown.push({ key: nextKey(), role: "user", content: userText });
-    shown.push({ key: nextKey(), role: "assistant", ...answer });
+    if (userText)
+      shown.push({
+        key: `u-${t.turnId}`,
+        role: "user",
+        content: userText,
+        rootTurnId: t.turnId,
+        branch: questionBranch(tree, t),
+        deleteIds: questionTurnIds(tree, t),
+        attachments: t.attachments,
+      });
+    shown.push({ key: `a-${t.turnId}`, role: "assistant", ...answer, rootTurnId: t.turnId, branch: answerBranch(tree, t), deleteIds: [t.turnId] });
   }
   return shown;
 }

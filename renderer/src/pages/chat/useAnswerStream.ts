@@ -18,9 +18,20 @@ export function useAnswerStream(session: ChatSession, onSettled: () => void) {
   const [busy, setBusy] = useState(false);
   const chatTools = useChatTools();
   const decisions = useDecisions();
-  const { sessionId, messages, setMessages, abortRef, started } = session;
+  const { sessionId, messages, setMessages, abortRef, started, refresh } = session;
   const { gen, flushGen } = session.generation;
   const contextSize = status?.model?.contextSize ?? null;
+
+  /** The chat as recorded, on the branch of `turnId`; a stopped answer is kept by the core a moment after the stop. */
+  const showRecorded = useCallback(
+    async (id: string, turnId: string, stopped: boolean) => {
+      for (let tries = stopped ? 5 : 1; tries > 0; tries--) {
+        if (await refresh(id, { leaf: turnId, mustHold: turnId })) return;
+        if (tries > 1) await new Promise((r) => window.setTimeout(r, 300));
+      }
+    },
+    [refresh],
+  );
 
   /** Streams an answer to `history` (which ends with the user's message) into a new assistant bubble. */
   const answer = useCallback(
@@ -47,6 +58,10 @@ export function useAnswerStream(session: ChatSession, onSettled: () => void) {
       const wire: ChatMessage[] = history.filter((m) => !m.error || m.content || m.steps?.length).flatMap(toWire);
       if (gen.systemPrompt.trim()) wire.unshift({ role: "system", content: gen.systemPrompt.trim() });
       const isNew = sessionId === null;
+      // The turn the answer ended in (its last request's, when it used tools), and its chat.
+      let turnId: string | null = null;
+      let answerSession = sessionId;
+      let stopped = false;
       try {
         // The tools as they are now (a change on the Tools page counts from the next answer).
         const { tools, always } = await chatTools.refresh();
@@ -62,7 +77,11 @@ export function useAnswerStream(session: ChatSession, onSettled: () => void) {
           handlers: {
             onStart: (info) => {
               update((m) => ({ ...m, turnId: info.turnId, adapter: info.adapter, preferences: info.preferences }));
-              if (info.sessionId) started(info.sessionId);
+              turnId = info.turnId ?? turnId;
+              if (info.sessionId) {
+                answerSession = info.sessionId;
+                started(info.sessionId);
+              }
             },
             onModel: (model) => update((m) => ({ ...m, model })),
             onDelta: (d) => {
@@ -94,16 +113,20 @@ export function useAnswerStream(session: ChatSession, onSettled: () => void) {
         }
       } catch (e) {
         flushNow(); // a stopped or failed answer keeps what had arrived
-        if (e instanceof DOMException && e.name === "AbortError") update((m) => ({ ...m, streaming: false, stopped: true }));
+        stopped = e instanceof DOMException && e.name === "AbortError";
+        if (stopped) update((m) => ({ ...m, streaming: false, stopped: true }));
         else update((m) => ({ ...m, streaming: false, error: e instanceof ApiError || e instanceof Error ? e.message : messageOf(e) }));
       } finally {
         if (abortRef.current === ctrl) abortRef.current = null;
+        // What is shown becomes what the core keeps: the new answer's branch, with its versions
+        // (a regenerated answer or an edited question is a sibling in the tree).
+        if (answerSession && turnId) await showRecorded(answerSession, turnId, stopped);
         setBusy(false);
         onSettled();
         void flushGen(); // a new chat's own settings, now that the core has its session
       }
     },
-    [client, sessionId, onSettled, gen, contextSize, flushGen, chatTools, decisions.decide, abortRef, setMessages, started],
+    [client, sessionId, onSettled, gen, contextSize, flushGen, chatTools, decisions.decide, abortRef, setMessages, started, showRecorded],
   );
 
   /** Answers the user's new message. */
@@ -117,7 +140,16 @@ export function useAnswerStream(session: ChatSession, onSettled: () => void) {
     void answer(messages.slice(0, lastUser + 1));
   }, [answer, busy, messages]);
 
+  /** Asks the question at `index` again as `text`: the chat forks there (the earlier version stays, a sibling). */
+  const editQuestion = useCallback(
+    (index: number, text: string) => {
+      if (busy || messages[index]?.role !== "user") return;
+      void answer([...messages.slice(0, index), { key: nextKey(), role: "user", content: text }]);
+    },
+    [answer, busy, messages],
+  );
+
   const stop = useCallback(() => abortRef.current?.abort(), [abortRef]);
 
-  return { busy, ask, regenerate, stop, decide: decisions.answer };
+  return { busy, ask, regenerate, editQuestion, stop, decide: decisions.answer };
 }

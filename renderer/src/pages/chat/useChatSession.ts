@@ -1,9 +1,9 @@
 import { useCallback, useRef, useState } from "react";
 import { useCore } from "../../api/core.js";
 import { humanError } from "../../api/humanError.js";
-import { turnMessages } from "../../chat/history.js";
+import type { SessionReply } from "../../../../electron/core/api/sessions.js";
 import { promptTexts } from "../../format/turns.js";
-import { displayHistory, systemPromptOf, type DisplayMessage } from "./displayMessage.js";
+import { displayTree, systemPromptOf, type DisplayMessage } from "./displayMessage.js";
 import { useChatGeneration } from "./useChatGeneration.js";
 
 /**
@@ -36,7 +36,7 @@ export function useChatSession() {
         if (opening.current !== id) return; // another chat was opened meanwhile
         const mainTurns = raw.turns.filter((t) => t.type !== "side");
         restore(id, raw.session.generation ?? null, mainTurns.length ? systemPromptOf(promptTexts(mainTurns[mainTurns.length - 1])) : null);
-        setMessages(displayHistory(mainTurns, turnMessages(raw)));
+        setMessages(displayTree(raw));
       } catch (e) {
         setLoadError(humanError(e, "This chat is no longer in the history (it may have been deleted)."));
       }
@@ -63,7 +63,31 @@ export function useChatSession() {
     [sessionStarted],
   );
 
-  return { sessionId, messages, setMessages, loadError, generation, abortRef, open, startNew, started };
+  /**
+   * Shows the chat as the core keeps it now (after an answer, a branch switch, a delete), without
+   * clearing the screen first. `leaf`: the turn to show (made active first). When the core has not
+   * recorded `mustHold` (an answer stopped before the core kept it, a scripted answer), or cannot
+   * be asked, what is on screen stays. Whether the screen now shows the core's tree.
+   */
+  const refresh = useCallback(
+    async (id: string, opts: { leaf?: string | null; mustHold?: string | null } = {}) => {
+      const path = `/api/sessions/${encodeURIComponent(id)}` as const;
+      // A core without branches (or a turn it did not keep) refuses the switch: the chat is read as it is.
+      if (opts.leaf) await client.json("PUT", `${path}/active`, { turnId: opts.leaf }).catch(() => undefined);
+      try {
+        const raw: SessionReply = await client.getJson(path);
+        if (opening.current !== id) return false;
+        if (opts.mustHold && !raw.turns.some((t) => t.turnId === opts.mustHold)) return false;
+        setMessages(displayTree(raw));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    [client],
+  );
+
+  return { sessionId, messages, setMessages, loadError, generation, abortRef, open, startNew, started, refresh };
 }
 
 /** What useChatSession gives. */
