@@ -43,6 +43,8 @@ import { resultCharsFor } from "./tools/result.js";
 import { registerToolRoutes } from "./server/routes/tools.js";
 import { registerDoctorRoutes } from "./server/routes/doctor.js";
 import { defaultAnswerTokens } from "./api/generationLimits.js";
+import { registerAttachmentRoutes } from "./server/routes/attachments.js";
+import { attachmentStoreOf, followSessions } from "./attachments/turns.js";
 
 export interface CoreOptions {
   dataDir?: string;
@@ -300,6 +302,10 @@ function registerRoutes(server: FastifyInstance, base: CoreBase, serving: CoreSe
   });
   registerToolRoutes(server, tools);
   registerDoctorRoutes(server, { modelsDir: base.paths.models, emit: (e) => bus.emit("doctor", e) });
+  // Attached files (issue 30), stored with their chat: moved to it on its first turn, removed with it.
+  const attachments = attachmentStoreOf(base.paths.root);
+  registerAttachmentRoutes(server, { store: attachments, contextSize: () => served.now?.engine.info().contextSize ?? null });
+  followSessions(attachments, bus, (turnId) => store.readTurn(turnId).messages);
   return { models, tools, embeddings, preferenceChecks };
 }
 

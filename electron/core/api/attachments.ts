@@ -25,6 +25,11 @@ export interface AttachmentUploadReply {
   text: string;
 }
 
+/** GET /api/attachments/:id: a stored file's view. */
+export interface AttachmentReply {
+  attachment: AttachmentView;
+}
+
 const OPEN = /<attachment id="([A-Za-z0-9_-]{1,64})" name="([^"\n]{0,256})"( truncated="true")?>\n/g;
 const CLOSE = "\n</attachment>";
 

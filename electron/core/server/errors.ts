@@ -9,6 +9,7 @@ import { CheckpointError } from "../training/checkpoints.js";
 import { LoadTimeoutError } from "../inference/loadBound.js";
 import { UnloadableGgufError } from "../../../models/gguf/loadable.js";
 import { NonFiniteWeightsError } from "../../../models/gguf/finiteWeights.js";
+import { AttachmentTooLargeError, UnreadableAttachmentError, UnsupportedAttachmentError } from "../attachments/errors.js";
 
 /**
  * The server's one way in and one way out.
@@ -115,6 +116,10 @@ const domainTable = (): readonly Entry[] => [
   entry(UnloadableGgufError, { status: 422, code: "model_error" }),
   entry(NonFiniteWeightsError, { status: 422, code: "model_error" }),
   entry(LoadTimeoutError, { status: 422, code: "model_error" }),
+  // an attached file refused (issue 30): too large, a type the app cannot read (an image, binary data), or no text to be had
+  entry(AttachmentTooLargeError, { status: 413 }),
+  entry(UnsupportedAttachmentError, { status: 415 }),
+  entry(UnreadableAttachmentError, { status: 422 }),
   entry(CheckpointError, { status: (e) => e.status, code: (e) => (e.status === 404 ? "not_found" : "checkpoint_unusable") }),
 ];
 

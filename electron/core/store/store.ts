@@ -1,7 +1,9 @@
 import path from "node:path";
 import type { LowSync } from "lowdb";
 import type { ChatMessage } from "../api/chatTypes.js";
+import type { AttachmentView } from "../api/sessions.js";
 import { dataPaths } from "../config/paths.js";
+import { turnAttachments } from "../attachments/turns.js";
 import { AppendLog, describeRecovery, type LogLocation, type LogOpenReport } from "./appendLog.js";
 import {
   isRecord,
@@ -65,6 +67,8 @@ export interface TurnView extends Omit<TurnRecord, "kind" | "v" | "promptTokens"
   rewardSource: RewardInfo["source"];
   /** the user's rewrite of the answer, the latest one (absent: none) */
   answerEdit?: { text: string; time: string };
+  /** files attached to the last user message (attachments/turns.ts; absent: none) */
+  attachments?: AttachmentView[];
 }
 
 export interface StoreOptions {
@@ -335,6 +339,8 @@ export class Store {
     };
     const answerEdit = this.readAnswerEdit(turnId);
     if (answerEdit) view.answerEdit = answerEdit;
+    const attachments = turnAttachments(this.dataDir, rest.sessionId, rest.messages);
+    if (attachments) view.attachments = attachments;
     if (opts.tokens) Object.assign(view, { promptTokens, responseTokens, tokenLogprobs, ...(clientPromptTokens ? { clientPromptTokens } : {}) });
     return view;
   }
