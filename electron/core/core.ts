@@ -5,6 +5,7 @@ import { appRoot, dataPaths, defaultDataDir, type DataPaths } from "./config/pat
 import { createServer } from "./server/app.js";
 import { loadOrCreateToken } from "./server/token.js";
 import { registerApiRoutes } from "./server/routes/api.js";
+import { registerSessionRoutes } from "./server/routes/sessions.js";
 import { registerAnswerEditRoute } from "./server/routes/answerEdit.js";
 import { Store } from "./store/store.js";
 import { EventBus } from "./rollout/events.js";
@@ -292,6 +293,7 @@ function registerRoutes(server: FastifyInstance, base: CoreBase, serving: CoreSe
   }
   const embeddings = registerInferenceRoutes(server, base, serving, models);
   registerEvalRoutes(server, base.paths.root);
+  registerSessionRoutes(server, { store, rollout, bus });
   const preferenceChecks = registerPreferences(server, base, serving);
   registerModelRoutes(server, models);
   // MCP tools (issue 29): a broken mcp.json is reported in GET /api/tools; the app runs without tools.

@@ -22,6 +22,11 @@ export interface SessionView {
    * it follows the defaults. Only the UI reads them: an outside client sends its own.
    */
   generation?: GenerationView | null;
+  /**
+   * The branch chosen last (PUT /api/sessions/:id/active) and when; absent: none chosen. A turn
+   * recorded after the choice is shown instead (the conversation went on).
+   */
+  activeBranch?: { turnId: string; at: string } | null;
 }
 
 export interface FeedbackView {

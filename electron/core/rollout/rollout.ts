@@ -166,6 +166,18 @@ export class Rollout {
   }
 
   completeTurn(ctx: TurnContext, result: TurnResult): void {
+    this.record(ctx, result, false);
+  }
+
+  /**
+   * The client stopped the answer (closed its stream): the turn is recorded with what it had
+   * received, marked stopped (shown, never trained on), so its question stays in the chat.
+   */
+  stopTurn(ctx: TurnContext, partial: TurnResult): void {
+    this.record(ctx, { ...partial, finishReason: "stop" }, true);
+  }
+
+  private record(ctx: TurnContext, result: TurnResult, stopped: boolean): void {
     const p = this.pending.get(ctx.turnId);
     if (!p) throw new Error(`turn ${ctx.turnId} is not in progress (completed or aborted already)`);
     this.pending.delete(ctx.turnId);
@@ -185,7 +197,7 @@ export class Rollout {
       {
         turnId: ctx.turnId,
         sessionId,
-        index: this.store.sessionTurns(sessionId).length,
+        index: this.store.nextTurnIndex(sessionId),
         type: ctx.turnType,
         startedAt: new Date(p.startedAt).toISOString(),
         time: iso,
@@ -206,13 +218,16 @@ export class Rollout {
         ...(result.timings ? { timings: result.timings } : {}),
         sessionDone: ctx.sessionDone,
         prefixKey,
+        parentTurnId: p.continues && this.store.turnEntry(p.continues.turnId)?.sessionId === sessionId ? p.continues.turnId : null,
+        ...(stopped ? { stopped: true as const } : {}),
       },
       pairing ?? undefined,
     );
     this.byPrefix.set(prefixKey, ctx.turnId);
 
-    meta.turnCount = this.store.sessionTurns(sessionId).length;
-    meta.mainTurnCount += ctx.turnType === "main" ? 1 : 0;
+    const live = this.store.sessionTurns(sessionId);
+    meta.turnCount = live.length;
+    meta.mainTurnCount = live.filter((e) => e.type === "main").length;
     meta.lastActivityAt = iso;
     if (ctx.sessionDone) {
       meta.closed = true;
@@ -306,9 +321,13 @@ export class Rollout {
   private findContinued(visible: ChatMessage[], chain: string[], sessionId: string | null): Pending["continues"] {
     for (let i = chain.length - 1; i >= 0; i--) {
       if (visible[i].role !== "assistant") continue;
-      const turnId = this.byPrefix.get(chain[i]);
-      const e = turnId ? this.store.turnEntry(turnId) : undefined;
-      if (e && (sessionId === null || e.sessionId === sessionId)) return { turnId: e.turnId, end: i + 1 };
+      let e: TurnEntry | undefined;
+      if (sessionId !== null) e = this.store.turnByPrefix(sessionId, chain[i]);
+      else {
+        const turnId = this.byPrefix.get(chain[i]);
+        e = turnId ? this.store.turnEntry(turnId) : undefined;
+      }
+      if (e) return { turnId: e.turnId, end: i + 1 };
     }
     return null;
   }
@@ -335,7 +354,8 @@ export class Rollout {
       appended = lastAssistant >= 0 ? p.visible.slice(lastAssistant + 1) : p.visible.slice(-1);
     }
     appended = appended.filter((m) => m.role === "user" || m.role === "tool");
-    if (!prev || prev.type !== "main" || prev.nextState || prev.sessionId !== sessionId || appended.length === 0) return null;
+    // A stopped answer is never trained on: what follows it is no one's next state.
+    if (!prev || prev.type !== "main" || prev.stopped || prev.nextState || prev.sessionId !== sessionId || appended.length === 0) return null;
     return { turnId: prev.turnId, sessionId, messages: appended };
   }
 }

@@ -61,6 +61,13 @@ export interface TurnRecord {
   sessionDone: boolean;
   /** hash of the canonical prompt + answer: a later request starting with it continues this session */
   prefixKey: string;
+  /**
+   * The turn whose prompt + answer this turn's messages continue (null: a first question). Absent in
+   * turns recorded before the conversation tree: the store derives it from `messages` on open.
+   */
+  parentTurnId?: string | null;
+  /** the client stopped the answer (closed its stream): `text` is what it had received; never trained on */
+  stopped?: true;
 }
 
 export interface NextStateRecord {
@@ -129,9 +136,21 @@ export interface AnswerEditRecord {
   text: string;
 }
 
-export type TrajectoryRecord = TurnRecord | NextStateRecord | FeedbackRecord | JudgeRecord | SessionDeletedRecord | AnswerEditRecord;
+/** A message and its branch deleted: the turn and every turn below it leave reads, samples and training. */
+export interface TurnDeletedRecord {
+  kind: "turn_deleted";
+  v: 1;
+  time: string;
+  /** the turn the user deleted */
+  turnId: string;
+  sessionId: string;
+  /** every turn removed: `turnId` and its descendants when the delete was made */
+  turnIds: string[];
+}
 
-export const RECORD_KINDS = new Set<TrajectoryRecord["kind"]>(["turn", "next_state", "feedback", "judge", "session_deleted", "answer_edit"]);
+export type TrajectoryRecord = TurnRecord | NextStateRecord | FeedbackRecord | JudgeRecord | SessionDeletedRecord | AnswerEditRecord | TurnDeletedRecord;
+
+export const RECORD_KINDS = new Set<TrajectoryRecord["kind"]>(["turn", "next_state", "feedback", "judge", "session_deleted", "answer_edit", "turn_deleted"]);
 
 export function isRecord(v: unknown): v is TrajectoryRecord {
   return (

@@ -5,6 +5,7 @@ import type { AttachmentView } from "../api/sessions.js";
 import { dataPaths } from "../config/paths.js";
 import { turnAttachments } from "../attachments/turns.js";
 import { AppendLog, describeRecovery, type LogLocation, type LogOpenReport } from "./appendLog.js";
+import { prefixChain, withoutInternalContext } from "./messageKeys.js";
 import {
   isRecord,
   type AnswerEditRecord,
@@ -13,6 +14,7 @@ import {
   type NextStateRecord,
   type Thumbs,
   type TrajectoryRecord,
+  type TurnDeletedRecord,
   type TurnRecord,
   type TurnType,
 } from "./records.js";
@@ -42,6 +44,10 @@ export interface TurnEntry {
   nextState: LogLocation | null;
   /** served with a preference block (and the client's prompt tokens recorded): a context-distillation sample */
   preferenceBlock: boolean;
+  /** the turn whose prompt + answer this one continues (null: a first question); derived from the messages for turns recorded before the tree */
+  parentTurnId: string | null;
+  /** the client stopped the answer: shown, never trained on */
+  stopped: boolean;
   /** the latest answer_edit line (the user's rewrite of the answer); absent: none */
   answerEdit?: LogLocation;
 }
@@ -65,6 +71,7 @@ export interface TurnView extends Omit<TurnRecord, "kind" | "v" | "promptTokens"
   judge: Omit<JudgeRecord, "kind" | "v" | "turnId" | "sessionId"> | null;
   reward: number | null;
   rewardSource: RewardInfo["source"];
+  parentTurnId: string | null;
   /** the user's rewrite of the answer, the latest one (absent: none) */
   answerEdit?: { text: string; time: string };
   /** files attached to the last user message (attachments/turns.ts; absent: none) */
@@ -106,6 +113,8 @@ export class Store {
   readonly recoveryMessage: string | null;
   private readonly turns: Map<string, TurnEntry>;
   private readonly bySession: Map<string, TurnEntry[]>;
+  private readonly prefixes: TurnIndex["prefixes"];
+  private readonly nextIndex: TurnIndex["nextIndex"];
   private flushTimer: NodeJS.Timeout | null = null;
   private readonly flushDelayMs: number;
 
@@ -123,12 +132,14 @@ export class Store {
     this.recoveryMessage = describeRecovery(recovery);
     this.turns = index.turns;
     this.bySession = index.bySession;
+    this.prefixes = index.prefixes;
+    this.nextIndex = index.nextIndex;
   }
 
   static open(dataDir: string, opts: StoreOptions = {}): Store {
     const paths = dataPaths(path.resolve(dataDir));
     const db = openState(paths.state, opts.readOnly);
-    const index: TurnIndex = { turns: new Map(), bySession: new Map() };
+    const index: TurnIndex = { turns: new Map(), bySession: new Map(), prefixes: new Map(), nextIndex: new Map() };
     const { log, report } = AppendLog.open(paths.trajectories, {
       readOnly: opts.readOnly,
       durable: opts.durable,
@@ -284,6 +295,94 @@ export class Store {
     return { text: r.text, time: r.time };
   }
 
+  // ---- the conversation tree ----
+
+  /** The index the session's next turn gets (after every turn recorded, deleted ones included). */
+  nextTurnIndex(sessionId: string): number {
+    return this.nextIndex.get(sessionId) ?? 0;
+  }
+
+  /** The latest live turn of the session whose prefix key this is (a request continuing it). */
+  turnByPrefix(sessionId: string, prefixKey: string): TurnEntry | undefined {
+    const id = this.prefixes.get(sessionId)?.get(prefixKey);
+    return id === undefined ? undefined : this.turns.get(id);
+  }
+
+  /** A turn's live children (its regenerated answers and edited follow-ups), in recorded order. */
+  childrenOf(turnId: string): TurnEntry[] {
+    const e = this.turns.get(turnId);
+    return e ? this.sessionTurns(e.sessionId).filter((c) => c.parentTurnId === turnId) : [];
+  }
+
+  /** The turn and every live turn below it. */
+  branchOf(turnId: string): TurnEntry[] {
+    const root = this.requireTurn(turnId);
+    const below = new Set([turnId]);
+    const out = [root];
+    // Children come after their parent in the log, so one pass in recorded order finds them all.
+    for (const e of this.sessionTurns(root.sessionId)) {
+      if (e.parentTurnId !== null && below.has(e.parentTurnId) && !below.has(e.turnId)) {
+        below.add(e.turnId);
+        out.push(e);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The branch shown: main turns from the first question to the leaf. The leaf is the branch chosen
+   * last (an inner turn: its latest child, down to a leaf), unless a main turn was recorded after
+   * the choice; else the latest recorded main turn.
+   */
+  activePath(sessionId: string): string[] {
+    const mains = this.sessionTurns(sessionId).filter((e) => e.type === "main");
+    if (mains.length === 0) return [];
+    const latest = mains[mains.length - 1];
+    const chosen = this.session(sessionId)?.activeBranch;
+    const pick = chosen ? this.turns.get(chosen.turnId) : undefined;
+    let leaf = pick && pick.sessionId === sessionId && latest.time <= chosen!.at ? pick : latest;
+    for (let kids = this.mainChildren(leaf.turnId); kids.length > 0; kids = this.mainChildren(leaf.turnId)) leaf = kids[kids.length - 1];
+    const path: string[] = [];
+    const seen = new Set<string>();
+    for (let e: TurnEntry | undefined = leaf; e && !seen.has(e.turnId); e = e.parentTurnId === null ? undefined : this.turns.get(e.parentTurnId)) {
+      seen.add(e.turnId);
+      if (e.type === "main") path.push(e.turnId);
+    }
+    return path.reverse();
+  }
+
+  private mainChildren(turnId: string): TurnEntry[] {
+    return this.childrenOf(turnId).filter((c) => c.type === "main");
+  }
+
+  /** Shows the branch through `turnId` from now on (kept in state.json); returns the active path. */
+  setActiveBranch(sessionId: string, turnId: string): string[] {
+    const meta = this.session(sessionId);
+    const e = this.requireTurn(turnId);
+    if (!meta || e.sessionId !== sessionId) throw new UnknownTurnError(turnId);
+    this.putSession({ ...meta, activeBranch: { turnId, at: new Date().toISOString() } });
+    return this.activePath(sessionId);
+  }
+
+  /**
+   * Deletes a turn (a message) and its branch: one appended line; the turns leave every read
+   * (views, samples, training, export). Returns the ids removed.
+   */
+  deleteTurn(turnId: string): string[] {
+    const root = this.requireTurn(turnId);
+    const ids = this.branchOf(turnId).map((e) => e.turnId);
+    const rec: TurnDeletedRecord = { kind: "turn_deleted", v: 1, time: new Date().toISOString(), turnId, sessionId: root.sessionId, turnIds: ids };
+    this.indexRecord(rec, this.log.append(rec));
+    const meta = this.session(root.sessionId);
+    if (meta) {
+      const list = this.sessionTurns(root.sessionId);
+      const { activeBranch, ...rest } = meta;
+      const keep = activeBranch && this.turns.has(activeBranch.turnId) ? { activeBranch } : {};
+      this.putSession({ ...rest, ...keep, turnCount: list.length, mainTurnCount: list.filter((e) => e.type === "main").length });
+    }
+    return ids;
+  }
+
   turnEntry(turnId: string): TurnEntry | undefined {
     return this.turns.get(turnId);
   }
@@ -331,6 +430,7 @@ export class Store {
       ...rest,
       promptTokenCount: promptTokens.length,
       responseTokenCount: responseTokens.length,
+      parentTurnId: e.parentTurnId,
       nextState: this.readNextState(turnId),
       feedback: e.feedback,
       judge: judge ? (({ kind: _a, v: _b, turnId: _c, sessionId: _d, ...j }) => j)(judge) : null,
@@ -352,7 +452,7 @@ export class Store {
   }
 
   private indexRecord(rec: TrajectoryRecord, loc: LogLocation): TurnEntry | undefined {
-    return indexRecord({ turns: this.turns, bySession: this.bySession }, rec, loc);
+    return indexRecord({ turns: this.turns, bySession: this.bySession, prefixes: this.prefixes, nextIndex: this.nextIndex }, rec, loc);
   }
 
   /** Makes the sessions index agree with the log (counts, activity; sessions the index missed). */
@@ -360,6 +460,16 @@ export class Store {
     const sessions = this.db.data.sessions;
     let changed = false;
     for (const [id, list] of this.bySession) {
+      if (list.length === 0) {
+        // every turn of it deleted: the session stays, empty
+        const cur = Object.hasOwn(sessions, id) ? sessions[id] : undefined;
+        if (cur && (cur.turnCount !== 0 || cur.mainTurnCount !== 0)) {
+          cur.turnCount = 0;
+          cur.mainTurnCount = 0;
+          changed = true;
+        }
+        continue;
+      }
       const first = list[0];
       const last = list[list.length - 1];
       const mainCount = list.filter((e) => e.type === "main").length;
@@ -391,6 +501,39 @@ export class Store {
 interface TurnIndex {
   turns: Map<string, TurnEntry>;
   bySession: Map<string, TurnEntry[]>;
+  /** per session: prefixKey → the latest turn with it (parents of turns recorded before the tree) */
+  prefixes: Map<string, Map<string, string>>;
+  /** per session: the index the next turn gets (deleted turns keep theirs) */
+  nextIndex: Map<string, number>;
+}
+
+/**
+ * The parent of a turn recorded before the tree: the latest earlier turn of its session whose
+ * prompt + answer its messages start with (the longest such prefix), as the rollout finds it live.
+ * Derived in memory on every open (the log is never rewritten, and a read-only open needs it too).
+ */
+function derivedParent(ix: TurnIndex, rec: TurnRecord): string | null {
+  const keys = ix.prefixes.get(rec.sessionId);
+  if (!keys || !Array.isArray(rec.messages)) return null;
+  const visible = withoutInternalContext(rec.messages);
+  const chain = prefixChain(visible);
+  for (let i = chain.length - 1; i >= 0; i--) {
+    if (visible[i].role !== "assistant") continue;
+    const id = keys.get(chain[i]);
+    if (id !== undefined && ix.turns.has(id)) return id;
+  }
+  return null;
+}
+
+function dropTurns(ix: TurnIndex, rec: TurnDeletedRecord): void {
+  const gone = new Set(rec.turnIds.includes(rec.turnId) ? rec.turnIds : [rec.turnId, ...rec.turnIds]);
+  for (const id of gone) ix.turns.delete(id);
+  const list = ix.bySession.get(rec.sessionId);
+  if (list)
+    ix.bySession.set(
+      rec.sessionId,
+      list.filter((e) => !gone.has(e.turnId)),
+    );
 }
 
 function indexRecord(ix: TurnIndex, rec: TrajectoryRecord, loc: LogLocation): TurnEntry | undefined {
@@ -410,11 +553,17 @@ function indexRecord(ix: TurnIndex, rec: TrajectoryRecord, loc: LogLocation): Tu
         judge: null,
         nextState: null,
         preferenceBlock: rec.preferences !== undefined && Array.isArray(rec.clientPromptTokens) && rec.clientPromptTokens.length > 0,
+        parentTurnId: rec.parentTurnId !== undefined ? rec.parentTurnId : derivedParent(ix, rec),
+        stopped: rec.stopped === true,
       };
       ix.turns.set(e.turnId, e);
       let list = ix.bySession.get(e.sessionId);
       if (!list) ix.bySession.set(e.sessionId, (list = []));
       list.push(e);
+      let keys = ix.prefixes.get(e.sessionId);
+      if (!keys) ix.prefixes.set(e.sessionId, (keys = new Map<string, string>()));
+      keys.set(e.prefixKey, e.turnId);
+      ix.nextIndex.set(e.sessionId, Math.max(ix.nextIndex.get(e.sessionId) ?? 0, (Number.isInteger(e.index) ? e.index : 0) + 1));
       return e;
     }
     case "next_state": {
@@ -443,6 +592,11 @@ function indexRecord(ix: TurnIndex, rec: TrajectoryRecord, loc: LogLocation): Tu
     case "session_deleted": {
       for (const e of ix.bySession.get(rec.sessionId) ?? []) ix.turns.delete(e.turnId);
       ix.bySession.delete(rec.sessionId);
+      ix.prefixes.delete(rec.sessionId);
+      return undefined;
+    }
+    case "turn_deleted": {
+      dropTurns(ix, rec);
       return undefined;
     }
   }
