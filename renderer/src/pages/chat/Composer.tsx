@@ -1,4 +1,7 @@
 import { useState, type KeyboardEvent, type RefObject } from "react";
+import { AttachButton } from "./attachments/AttachButton.js";
+import { AttachmentChips } from "./attachments/AttachmentChips.js";
+import { useAttachments } from "./attachments/useAttachments.js";
 
 /**
  * The message box with Send (Stop while an answer streams); Enter sends, Shift+Enter makes a new
@@ -23,11 +26,13 @@ export function Composer({
   onEditLast?: () => void;
 }) {
   const [input, setInput] = useState("");
+  const att = useAttachments();
 
   const send = () => {
-    const text = input.trim();
-    if (!text || busy || noModel) return;
+    const text = att.compose(input);
+    if (!text || busy || noModel || att.uploading) return;
     setInput("");
+    att.clear();
     onSend(text);
   };
 
@@ -43,6 +48,7 @@ export function Composer({
 
   return (
     <>
+      <AttachmentChips att={att} />
       <form
         className="composer"
         onSubmit={(e) => {
@@ -50,6 +56,7 @@ export function Composer({
           send();
         }}
       >
+        <AttachButton att={att} disabled={noModel} />
         <textarea
           ref={inputRef}
           aria-label="Message"
@@ -60,6 +67,7 @@ export function Composer({
           disabled={noModel}
           onChange={(e) => setInput(e.target.value)}
           onKeyDown={onKey}
+          onPaste={att.onPaste}
           autoFocus
         />
         {busy ? (
@@ -67,7 +75,7 @@ export function Composer({
             Stop
           </button>
         ) : (
-          <button type="submit" className="primary" disabled={!input.trim() || noModel}>
+          <button type="submit" className="primary" disabled={(!input.trim() && att.ready === 0) || att.uploading || noModel}>
             Send
           </button>
         )}

@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { PencilIcon, TrashIcon } from "../../components/Icons.js";
 import { BranchSwitcher } from "./BranchSwitcher.js";
+import { MessageContent } from "./attachments/AttachmentChips.js";
 import type { DisplayMessage } from "./displayMessage.js";
 
 /** One question: its bubble; Edit (the chat forks there), Delete, and its versions. */
@@ -25,7 +26,13 @@ export function UserMessage({
 }) {
   return (
     <div className="msg user" data-turn={msg.rootTurnId ?? undefined}>
-      {editing ? <QuestionEditor text={msg.content} busy={busy} onSend={onSend} onCancel={onCancelEdit} /> : <div className="bubble">{msg.content}</div>}
+      {editing ? (
+        <QuestionEditor text={msg.content} busy={busy} onSend={onSend} onCancel={onCancelEdit} />
+      ) : (
+        <div className="bubble">
+          <MessageContent content={msg.content} />
+        </div>
+      )}
       {!editing && (
         <div className="msg-tools user-tools">
           {msg.branch && <BranchSwitcher branch={msg.branch} what="question" disabled={busy} onSwitch={onSwitch} />}

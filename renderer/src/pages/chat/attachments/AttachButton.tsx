@@ -1,0 +1,51 @@
+import { useRef } from "react";
+import type { Attachments } from "./useAttachments.js";
+import "./attachments.css";
+
+/** What the file picker offers (anything else can still be dropped: the core says why it refuses it). */
+const ACCEPT =
+  ".txt,.md,.markdown,.csv,.tsv,.json,.jsonl,.pdf,.log,.py,.js,.ts,.tsx,.jsx,.mjs,.go,.rs,.java,.kt,.c,.h,.cpp,.hpp,.cs,.rb,.php,.swift,.sh,.sql,.html,.css,.xml,.yaml,.yml,.toml,.ini,text/*,application/json,application/pdf";
+
+/** The paperclip: picks files to attach to the message. */
+export function AttachButton({ att, disabled }: { att: Attachments; disabled: boolean }) {
+  const input = useRef<HTMLInputElement | null>(null);
+  return (
+    <>
+      <button
+        type="button"
+        className="icon attach-button"
+        aria-label="Attach files"
+        title="Attach files: text, Markdown, code, CSV, JSON or PDF (or drop them on the chat, or paste)"
+        disabled={disabled}
+        onClick={() => input.current?.click()}
+      >
+        <svg
+          width={18}
+          height={18}
+          viewBox="0 0 24 24"
+          fill="none"
+          stroke="currentColor"
+          strokeWidth={1.8}
+          strokeLinecap="round"
+          strokeLinejoin="round"
+          aria-hidden="true"
+          focusable="false"
+        >
+          <path d="M21 11.5l-8.6 8.6a5.5 5.5 0 0 1-7.8-7.8l8.6-8.6a3.7 3.7 0 0 1 5.2 5.2l-8.6 8.6a1.8 1.8 0 0 1-2.6-2.6l7.9-7.9" />
+        </svg>
+      </button>
+      <input
+        ref={input}
+        type="file"
+        multiple
+        accept={ACCEPT}
+        hidden
+        data-testid="attach-input"
+        onChange={(e) => {
+          if (e.target.files?.length) att.add([...e.target.files]);
+          e.target.value = "";
+        }}
+      />
+    </>
+  );
+}
