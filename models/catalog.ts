@@ -153,6 +153,50 @@ export function trainerRamBeside(entry: CatalogEntry, facts: Omit<MachineFacts, 
   return facts.trainerRamLimitBytes == null ? ram : Math.min(ram, facts.trainerRamLimitBytes);
 }
 
+/** Whether a model that takes `serveMemoryBytes` to serve fits this machine: within 60% of its RAM, plus the GPU's memory. */
+export function servesHere(serveMemoryBytes: number, facts: Pick<MachineFacts, "ramBytes" | "vramBytes">): boolean {
+  return serveMemoryBytes <= facts.ramBytes * RAM_SHARE + facts.vramBytes;
+}
+
+/** Whether a model serves here, with what it needs and what there is (the rule recommendModel applies: servesHere). */
+export interface ServeFit {
+  fits: boolean;
+  needBytes: number;
+  availableBytes: number;
+  summary: string;
+}
+
+export function serveFit(serveMemoryBytes: number, facts: Pick<MachineFacts, "ramBytes" | "vramBytes">): ServeFit {
+  const availableBytes = Math.floor(facts.ramBytes * RAM_SHARE + facts.vramBytes);
+  const fits = servesHere(serveMemoryBytes, facts);
+  const where = `${gib(facts.ramBytes * RAM_SHARE)} of RAM${facts.vramBytes ? ` and ${gib(facts.vramBytes)} of GPU memory` : ""} the app plans with`;
+  return {
+    fits,
+    needBytes: serveMemoryBytes,
+    availableBytes,
+    summary: fits ? `serves in about ${gib(serveMemoryBytes)} of the ${where}` : `needs about ${gib(serveMemoryBytes)} to serve, more than the ${where}`,
+  };
+}
+
+/** The context a served model's memory is estimated at (llama.cpp's cache for this many tokens). */
+const SERVE_ESTIMATE_CONTEXT = 4096;
+/** llama.cpp's compute buffers and the rest beside the weights and the cache. */
+const SERVE_OVERHEAD_BYTES = 256 * 2 ** 20;
+
+/**
+ * What serving a file not in the catalog takes (the catalog's entries say theirs): its weights,
+ * an f16 KV cache of 4096 tokens when its header gives the shape (else 15% of the weights), and
+ * llama.cpp's buffers.
+ */
+export function serveMemoryOf(
+  fileBytes: number,
+  shape?: { layers: number | null; heads: number | null; headsKv: number | null; embeddingLength: number | null },
+): number {
+  const { layers, heads, headsKv, embeddingLength } = shape ?? {};
+  const kv = layers && heads && embeddingLength ? 2 * layers * (headsKv ?? heads) * (embeddingLength / heads) * SERVE_ESTIMATE_CONTEXT * 2 : fileBytes * 0.15;
+  return Math.round(fileBytes + kv + SERVE_OVERHEAD_BYTES);
+}
+
 /**
  * The model to suggest on first run: the largest one that both serves on this machine (within
  * 60% of its RAM, plus the GPU's memory) and trains here, as the trainer's memory plan says
@@ -160,9 +204,8 @@ export function trainerRamBeside(entry: CatalogEntry, facts: Omit<MachineFacts, 
  * Pure: the machine's facts and the plan are passed in (this module stays free of tfjs).
  */
 export function recommendModel(facts: MachineFacts, catalog = loadCatalog()): Recommendation {
-  const budget = facts.ramBytes * RAM_SHARE;
   const verdict = (m: CatalogEntry): Trainability | null => facts.planTraining(m, trainerRamBeside(m, facts));
-  const serves = catalog.filter((m) => m.serveMemoryBytes <= budget + facts.vramBytes);
+  const serves = catalog.filter((m) => servesHere(m.serveMemoryBytes, facts));
   const bySize = [...serves].sort((a, b) => b.parameters - a.parameters);
   // First choice: trains at the app's full context, and (on a CPU backend) a batch takes
   // minutes, not an hour; then anything that trains at all.

@@ -5,6 +5,7 @@ import { writeFileAtomicSync } from "../common/fs/atomicFile.js";
 import { readGguf } from "./gguf/reader.js";
 import { assertLoadableGguf } from "./gguf/loadable.js";
 import { summarizeGguf } from "./gguf/summary.js";
+import { loadCatalog, loadEmbeddingCatalog } from "./catalog.js";
 
 const installedSchema = z.object({
   id: z.string(),
@@ -25,13 +26,38 @@ export type InstalledModel = z.infer<typeof installedSchema>;
 const indexSchema = z.object({ active: z.string().nullable(), models: z.array(installedSchema) });
 type Index = z.infer<typeof indexSchema>;
 
+/**
+ * A model file's one name for people, wherever it shows (the Models page, the chat's picker, the
+ * first run, /api/status): the catalog's name for a catalog file, else the name in its header
+ * unless that only names the architecture ("llama"), else the file's name without .gguf.
+ */
+export function modelDisplayName(m: { name?: string | null; architecture?: string | null; path: string }): string {
+  const base = path.basename(m.path);
+  const listed = loadCatalog().find((c) => path.basename(c.file) === base) ?? loadEmbeddingCatalog().find((c) => path.basename(c.file) === base);
+  if (listed) return listed.name;
+  const own = m.name?.trim();
+  if (own && own !== m.architecture) return own;
+  return base.replace(/\.gguf$/i, "");
+}
+
+/** Encoder architectures llama.cpp runs for embeddings only (bert and its kin): never a chat model. */
+const EMBEDDING_ARCHS = new Set(["bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "modern-bert", "neo-bert", "t5encoder"]);
+
+/** Whether an installed model is an embedding model (the catalog's `embeddingModels`, or an encoder architecture): for /v1/embeddings, not chat. */
+export function isEmbeddingModel(m: { id: string; architecture: string | null; path: string }): boolean {
+  const base = path.basename(m.path);
+  return (
+    (m.architecture !== null && EMBEDDING_ARCHS.has(m.architecture)) || loadEmbeddingCatalog().some((e) => e.id === m.id || path.basename(e.file) === base)
+  );
+}
+
 /** What the GGUF says about itself; throws GgufError (naming the file) for anything invalid. */
 export function describeGguf(file: string) {
   const s = summarizeGguf(readGguf(file));
   if (s.kind !== "model") throw new Error(`${file}: this is ${s.kind === "lora-adapter" ? "a LoRA adapter" : "not a model"}, not something to serve`);
   return {
     architecture: s.architecture ?? "unknown",
-    name: s.name ?? path.basename(file, ".gguf"),
+    name: modelDisplayName({ name: s.name, architecture: s.architecture, path: file }),
     contextLength: s.contextLength,
     quantization: s.fileType ?? s.mainType,
     trainable: s.trainerSupported,

@@ -93,3 +93,8 @@ export function catalogPlanner(o: Omit<TrainabilityOptions, "hostBytes"> = {}): 
     return shape && trainabilityOf(shape, { ...o, hostBytes: trainerRamBytes });
   };
 }
+
+/** A model known by its architecture config and file size only (a Hugging Face file read by its header): the same plan as a catalog model's. */
+export function configTrainability(config: ModelConfig, fileBytes: number, o: TrainabilityOptions = {}): Trainability {
+  return trainabilityOf(footprintFromConfig(config, fileBytes), o);
+}

@@ -25,7 +25,7 @@ import { PreferenceChecker } from "./preferences/retire.js";
 import { registerPreferenceRoutes } from "./server/routes/preferences.js";
 import { ModelService } from "./models/modelService.js";
 import { registerModelRoutes } from "./server/routes/apiModels.js";
-import { Checkpoints, startupAdapter } from "./training/checkpoints.js";
+import { Checkpoints, modelFileOf, startupAdapter } from "./training/checkpoints.js";
 import type { SamplePool } from "./training/pool.js";
 import { TurnSamplePool } from "./rollout/samples.js";
 import { JudgeService } from "./judge/service.js";
@@ -276,7 +276,7 @@ function registerRoutes(server: FastifyInstance, base: CoreBase, serving: CoreSe
     store,
     rollout,
     bus,
-    engineStatus: () => servedStatus(served, describe, (p) => displayName(models.registry.snapshot().models.find((m) => m.path === p))),
+    engineStatus: () => servedStatus(served, describe, (p) => models.nameOf(p)),
     trainingStatus: () => ({ ...(served.now?.training?.status() ?? {}), judgeQueue: judge().queueLength }),
   });
   registerAnswerEditRoute(server, { store, bus });
@@ -388,6 +388,7 @@ function modelService(base: CoreBase, served: ServedModel<Engine, CoreParts>): M
     // As the supervisor asks the trainer (its settings()).
     trainSettings: () => ({ maxContext: store.settings.maxTrainContext ?? APP_TRAIN_CONTEXT, rank: store.settings.loraRank }),
     switchTo: (m) => served.switchTo(m),
+    checkpointsOf: (modelPath) => base.checkpoints.list().filter((c) => c.model === modelFileOf(modelPath)).length,
   });
 }
 
@@ -457,11 +458,6 @@ function modelFacts(): (file: string) => { sizeBytes: number | null; quantizatio
     }
     return f;
   };
-}
-
-/** An installed model's name for people: its GGUF name, unless that only names the architecture ("llama"). */
-function displayName(m: { name: string; architecture: string } | undefined): string | null {
-  return m && m.name && m.name !== m.architecture ? m.name : null;
 }
 
 /** GET /api/status's model part: the served model, or the switch under way. */

@@ -18,6 +18,12 @@ export interface FakeHubOptions {
   cutTimes?: number;
   /** Send this many body bytes, then hang (never end the response): for cancel tests. */
   stallAfterBytes?: number;
+  /**
+   * Repositories the search API knows (GET /api/models?search=…&filter=gguf), with their
+   * downloads; their file trees (GET /api/models/<repo>/tree/main) list the `files` under them,
+   * plus `extraTree` entries (files listed but not served: split parts, a projector).
+   */
+  repos?: Record<string, { downloads?: number; extraTree?: Array<{ path: string; size: number }> }>;
 }
 
 /**
@@ -30,6 +36,34 @@ export async function startFakeHub(opts: FakeHubOptions) {
   const server = http.createServer((req, res) => {
     const url = req.url ?? "/";
     requests.push({ url, range: req.headers.range, auth: req.headers.authorization });
+    const api = new URL(url, "http://hub");
+    if (api.pathname === "/api/models") {
+      const q = (api.searchParams.get("search") ?? "").toLowerCase();
+      const gguf = api.searchParams.get("filter") === "gguf";
+      const found = Object.entries(opts.repos ?? {})
+        .filter(([id]) => gguf && id.toLowerCase().includes(q))
+        .map(([id, r]) => ({ id, modelId: id, downloads: r.downloads ?? 0, likes: 1, lastModified: "2026-11-01T00:00:00.000Z", tags: ["gguf"] }));
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(found));
+      return;
+    }
+    const tree = /^\/api\/models\/([^/]+)\/([^/]+)\/tree\/main$/.exec(api.pathname);
+    if (tree) {
+      const repo = `${decodeURIComponent(tree[1])}/${decodeURIComponent(tree[2])}`;
+      const r = opts.repos?.[repo];
+      if (!r) {
+        res.writeHead(404, { "content-type": "application/json" }).end('{"error":"Repository not found"}');
+        return;
+      }
+      const entries = [
+        { type: "file", path: ".gitattributes", size: 1519 },
+        ...Object.entries(opts.files)
+          .filter(([key]) => key.startsWith(`${repo}/`))
+          .map(([key, f]) => ({ type: "file", path: key.slice(repo.length + 1), size: 134, lfs: { oid: "x", size: f.body.length, pointerSize: 134 } })),
+        ...(r.extraTree ?? []).map((e) => ({ type: "file", path: e.path, size: 134, lfs: { oid: "x", size: e.size, pointerSize: 134 } })),
+      ];
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(entries));
+      return;
+    }
     const m = /^\/([^/]+)\/([^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(url);
     if (m) {
       const key = `${m[1]}/${m[2]}/${decodeURIComponent(m[4])}`;
@@ -50,22 +84,25 @@ export async function startFakeHub(opts: FakeHubOptions) {
       return;
     }
     let start = 0;
-    const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? "");
+    let end = f.body.length; // exclusive
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? "");
     if (range && !opts.noRange) {
       start = Number(range[1]);
+      if (range[2]) end = Math.min(end, Number(range[2]) + 1);
       if (start >= f.body.length) {
         res.writeHead(416, { "content-range": `bytes */${f.body.length}` }).end();
         return;
       }
     }
-    const slice = f.body.subarray(start);
+    const slice = f.body.subarray(start, end);
     const headers: Record<string, string> = {
       "content-type": f.contentType ?? "application/octet-stream",
       "content-length": String(slice.length),
       "accept-ranges": opts.noRange ? "none" : "bytes",
     };
-    if (start > 0) headers["content-range"] = `bytes ${start}-${f.body.length - 1}/${f.body.length}`;
-    res.writeHead(start > 0 ? 206 : 200, headers);
+    const partial = start > 0 || end < f.body.length;
+    if (partial) headers["content-range"] = `bytes ${start}-${end - 1}/${f.body.length}`;
+    res.writeHead(partial ? 206 : 200, headers);
     if (opts.stallAfterBytes !== undefined) {
       res.write(slice.subarray(0, opts.stallAfterBytes));
       return;

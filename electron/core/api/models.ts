@@ -70,6 +70,80 @@ export interface ModelView {
 
 export interface InstalledModelView extends ModelView {
   origin: "catalog" | "hf" | "import";
+  /** bytes a delete frees: the downloaded file's; 0 for an imported file (it stays where it is) */
+  diskBytes: number;
+  /** an embedding model (for /v1/embeddings): never served for chat, so never in the chat's model picker */
+  embedding: boolean;
+}
+
+/** An embedding model of the shipped catalog (models/catalog.json `embeddingModels`): /v1/embeddings, never chat or training. */
+export interface EmbeddingCatalogModelView {
+  id: string;
+  name: string;
+  architecture: string;
+  quantization: string;
+  sizeBytes: number;
+  /** width of its vectors */
+  dimensions: number;
+  license: string;
+  notes: string;
+  installed: boolean;
+  download: DownloadView | null;
+}
+
+/** Whether a model serves on this machine (models/catalog.ts serveFit: the rule the recommendation applies). */
+export interface ServeFitView {
+  fits: boolean;
+  /** what serving it takes (estimated for a file not in the catalog) */
+  needBytes: number;
+  /** what the app plans with: 60% of the RAM, plus the GPU's memory */
+  availableBytes: number;
+  summary: string;
+}
+
+/** GET /api/models/search?q=: Hugging Face repositories with GGUF files. */
+export interface ModelSearchReply {
+  query: string;
+  repos: { id: string; downloads: number | null; likes: number | null; updatedAt: string | null }[];
+}
+
+/** One GGUF file of a repository (a split model's parts as one entry). */
+export interface HubFileView {
+  /** the id to pull it with: hf:<owner>/<repo>/<file> */
+  id: string;
+  file: string;
+  /** from the file's name (Q4_K_M, Q8_0, F16, IQ3_XXS …); null when the name does not say */
+  quantization: string | null;
+  sizeBytes: number;
+  /** 1 for a single file */
+  parts: number;
+  /** why it cannot be downloaded here (split into parts, a vision projector); null when it can */
+  refused: string | null;
+  serve: ServeFitView;
+  /** the trainer's memory plan for it on this machine; null when its header could not be read (headerNote says why) */
+  training: TrainabilityView | null;
+  installed: boolean;
+  download: DownloadView | null;
+}
+
+/** GET /api/models/search/files?repo=: a repository's GGUF files with their verdicts for this machine. */
+export interface ModelFilesReply {
+  repo: string;
+  /** the architecture its header names (read from one file of the repository); null when unread */
+  architecture: string | null;
+  /** why the learning verdicts are missing, when they are */
+  headerNote: string | null;
+  files: HubFileView[];
+}
+
+/** DELETE /api/models/:id: the model removed from the list, the bytes freed, and what became of its checkpoints. */
+export interface DeleteModelReply {
+  removed: InstalledModelEntry;
+  freedBytes: number;
+  /** false for an imported file: it stays where it was */
+  fileDeleted: boolean;
+  /** checkpoints trained on it (they stay, in its learning line) */
+  checkpointsKept: number;
 }
 
 /** A recommended model of the shipped catalog (models/catalog.json). */
@@ -93,6 +167,8 @@ export interface ModelsReply {
   active: ModelView | null;
   installed: InstalledModelView[];
   catalog: CatalogModelView[];
+  /** the catalog's embedding models (for /v1/embeddings) */
+  embeddingCatalog: EmbeddingCatalogModelView[];
   /** downloads under way or ended this run (typed nullable as the service builds it; never null in practice) */
   downloads: (DownloadView | null)[];
   recommendation: { id: string; reason: string };
@@ -139,4 +215,4 @@ export type ModelSwitchEvent = {
 };
 
 /** `models` event: the installed list or the chosen model changed, or a switch moved on. */
-export type ModelsEvent = { change: "installed" | "imported" | "active"; id: string } | ModelSwitchEvent;
+export type ModelsEvent = { change: "installed" | "imported" | "active" | "removed"; id: string } | ModelSwitchEvent;

@@ -5,7 +5,7 @@
  */
 import type { DoctorStatus } from "./doctor.js";
 import type { EvalLatestReply } from "./eval.js";
-import type { ModelsReply } from "./models.js";
+import type { ModelFilesReply, ModelSearchReply, ModelsReply } from "./models.js";
 import type { ModelListReply } from "./openai.js";
 import type { PreferencesReply } from "./preferences.js";
 import type { SessionReply, SessionsReply, TurnView } from "./sessions.js";
@@ -34,7 +34,17 @@ export interface ApiGetRoutes {
 /** GET /api/sessions/:id (the id URI-encoded). */
 export type SessionPath = `/api/sessions/${string}`;
 
-export type ApiGetPath = keyof ApiGetRoutes | SessionPath;
+/** GET /api/models/search?q=… (Hugging Face repositories) and /api/models/search/files?repo=… (a repository's GGUF files). */
+export type ModelSearchPath = `/api/models/search?${string}`;
+export type ModelFilesPath = `/api/models/search/files?${string}`;
+
+export type ApiGetPath = keyof ApiGetRoutes | SessionPath | ModelSearchPath | ModelFilesPath;
 
 /** The reply of GET `P`. */
-export type ApiGetReply<P extends ApiGetPath> = P extends keyof ApiGetRoutes ? ApiGetRoutes[P] : SessionReply;
+export type ApiGetReply<P extends ApiGetPath> = P extends keyof ApiGetRoutes
+  ? ApiGetRoutes[P]
+  : P extends ModelFilesPath
+    ? ModelFilesReply
+    : P extends ModelSearchPath
+      ? ModelSearchReply
+      : SessionReply;

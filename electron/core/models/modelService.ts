@@ -1,20 +1,23 @@
 import fs from "node:fs";
 import os from "node:os";
-import { loadCatalog, recommendModel, type CatalogEntry, type Recommendation } from "../../../models/catalog.js";
+import { loadCatalog, loadEmbeddingCatalog, recommendModel, serveFit, serveMemoryOf, type CatalogEntry, type Recommendation } from "../../../models/catalog.js";
 import { DownloadError, type DownloadProgress } from "../../../models/downloader.js";
 import { resolveModelSource } from "../../../models/hfSource.js";
 import { pullModel } from "../../../models/pull.js";
-import { describeGguf, ModelRegistry, type InstalledModel } from "../../../models/registry.js";
+import { describeGguf, isEmbeddingModel, modelDisplayName, ModelRegistry, type InstalledModel } from "../../../models/registry.js";
+import { HubError, listGgufFiles, readRemoteGgufHeader, searchGgufRepos, type HubGgufFile } from "../../../models/hfSearch.js";
+import { readModelConfig, type ModelConfig } from "../../../models/arch/config.js";
 import { APP_TRAIN_CONTEXT, backendOfStatus, serveOnly, trainabilityOfPlan, trainerOnGpu, type Trainability } from "../../../models/trainVerdict.js";
 import { readGguf } from "../../../models/gguf/reader.js";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
-import { NotFoundError } from "../domainErrors.js";
+import { ConflictError, NotFoundError, UnavailableError } from "../domainErrors.js";
 import { LORA_DEFAULTS } from "../../../models/adapters/loraDefaults.js";
 import { summarizeGguf } from "../../../models/gguf/summary.js";
 import { hostAvailableBytes, parseByteSize } from "../../../models/plan/available.js";
 import type { BackendMemory, ModelFootprint } from "../../../models/plan/memoryPlan.js";
 import type { MemoryPlanSummary } from "../../../trainer/protocol.js";
 import type { CoreEvents } from "../api/events.js";
+import type { DeleteModelReply, HubFileView, ModelFilesReply, ModelSearchReply } from "../api/models.js";
 
 /** The trainer's memory planning: loaded on the first list (it brings tfjs-core into the process). */
 type Planning = typeof import("../../../models/trainability.js");
@@ -51,6 +54,8 @@ export interface ModelServiceOptions {
   trainer?: () => { backend: string | null; device: string | null; memory: MemoryPlanSummary | null } | null;
   /** The training context and LoRA rank the app asks the trainer for (settings). */
   trainSettings?: () => { maxContext: number; rank: number };
+  /** How many checkpoints were trained on the model at this path (they stay when it is deleted); absent: 0. */
+  checkpointsOf?: (modelPath: string) => number;
   /** Serves another model now (core: ServedModel.switchTo); absent: a change takes effect on restart. */
   switchTo?: (m: InstalledModel) => Promise<void>;
 }
@@ -104,6 +109,24 @@ export class ModelService {
       this.quantizations.set(file, q);
     }
     return this.quantizations.get(file) ?? null;
+  }
+
+  private readonly names = new Map<string, string>();
+
+  /** A file's one display name (models/registry.ts modelDisplayName): its installed entry's, else its header's, read once. */
+  nameOf(file: string): string {
+    const m = this.registry.list().find((x) => x.path === file);
+    if (m) return modelDisplayName(m);
+    if (!this.names.has(file)) {
+      let name: string;
+      try {
+        name = describeGguf(file).name;
+      } catch {
+        name = modelDisplayName({ path: file });
+      }
+      this.names.set(file, name);
+    }
+    return this.names.get(file)!;
   }
 
   private readonly files = new Map<string, FileFacts>();
@@ -217,7 +240,7 @@ export class ModelService {
       active: served
         ? {
             id: activeEntry?.id ?? served.id,
-            name: activeEntry?.name ?? served.id,
+            name: this.nameOf(served.path),
             path: served.path,
             sizeBytes: fileSize(served.path),
             architecture: activeEntry?.architecture ?? null,
@@ -228,15 +251,33 @@ export class ModelService {
             training: verdictOf(served.path),
           }
         : activeEntry
-          ? { ...activeEntry, training: verdictOf(activeEntry.path) }
+          ? { ...activeEntry, name: modelDisplayName(activeEntry), training: verdictOf(activeEntry.path) }
           : null,
-      installed: installed.map((m) => ({ ...m, training: verdictOf(m.path) })),
+      installed: installed.map((m) => ({
+        ...m,
+        name: modelDisplayName(m),
+        diskBytes: m.origin === "import" ? 0 : (fileSize(m.path) ?? 0),
+        embedding: isEmbeddingModel(m),
+        training: isEmbeddingModel(m) ? null : verdictOf(m.path),
+      })),
       catalog: loadCatalog().map((c) => ({
         ...c,
         installed: installed.some((m) => m.id === c.id),
         recommended: c.id === rec.entry.id,
         download: this.publicState(c.id),
         training: this.catalogVerdict(c, plan, planning),
+      })),
+      embeddingCatalog: loadEmbeddingCatalog().map((e) => ({
+        id: e.id,
+        name: e.name,
+        architecture: e.architecture,
+        quantization: e.quantization,
+        sizeBytes: e.sizeBytes,
+        dimensions: e.dimensions,
+        license: e.license,
+        notes: e.notes,
+        installed: installed.some((m) => m.id === e.id),
+        download: this.publicState(e.id),
       })),
       downloads: [...this.downloads.values()].map((d) => this.publicState(d.id)),
       recommendation: { id: rec.entry.id, reason: rec.reason },
@@ -360,6 +401,117 @@ export class ModelService {
     return { active, restartRequired: !now || now.path !== active.path };
   }
 
+  /** Hugging Face repositories with GGUF files matching `query` (HF_ENDPOINT's search). */
+  async search(query: string): Promise<ModelSearchReply> {
+    try {
+      return { query, repos: await searchGgufRepos(query, { env: this.opts.env }) };
+    } catch (err) {
+      throw hubProblem(err);
+    }
+  }
+
+  /**
+   * A repository's GGUF files, each with its quantization, size, and verdicts for this machine:
+   * serving (the rule the recommendation applies, models/catalog.ts serveFit) and learning (the
+   * trainer's memory plan, as for an installed file), from the header of one of its files read
+   * over HTTP (quantizations of one model share its shape; each file's size is its own).
+   */
+  async searchFiles(repo: string): Promise<ModelFilesReply> {
+    const env = this.opts.env;
+    let files: HubGgufFile[];
+    try {
+      files = await listGgufFiles(repo, { env });
+    } catch (err) {
+      throw hubProblem(err);
+    }
+    const planning = await this.loadPlanning();
+    const plan = this.planInputs();
+    const header = await this.remoteShape(repo, files);
+    const installed = this.registry.list();
+    const machine = { ramBytes: os.totalmem(), vramBytes: 0 };
+    const view = (f: HubGgufFile): HubFileView => {
+      const id = `hf:${repo}/${f.file}`;
+      let training: Trainability | null = null;
+      if (header.config) {
+        const config = header.config;
+        training = this.verdict(`hub:${id}|${f.sizeBytes}|${plan.key}`, () =>
+          planning.configTrainability(config, f.sizeBytes, { backend: plan.backend, hostBytes: plan.hostBytes, maxContext: plan.maxContext, rank: plan.rank }),
+        );
+      } else if (header.architecture) training = serveOnly(header.architecture, plan.backend.name);
+      return {
+        id,
+        file: f.file,
+        quantization: f.quantization,
+        sizeBytes: f.sizeBytes,
+        parts: f.parts,
+        refused: f.refused,
+        serve: serveFit(serveMemoryOf(f.sizeBytes, header.shape ?? undefined), machine),
+        training: f.refused ? null : training,
+        installed: installed.some((m) => m.id === id),
+        download: this.publicState(id),
+      };
+    };
+    return { repo, architecture: header.architecture, headerNote: header.note, files: files.map(view) };
+  }
+
+  private readonly headers = new Map<
+    string,
+    { architecture: string | null; config: ModelConfig | null; shape: Parameters<typeof serveMemoryOf>[1] | null; note: string | null }
+  >();
+
+  /** The architecture and shape of a repository's model, from the header of its smallest downloadable file (read once per repository and file). */
+  private async remoteShape(repo: string, files: HubGgufFile[]) {
+    const probe = files.find((f) => !f.refused);
+    if (!probe) return { architecture: null, config: null, shape: null, note: "No single-file model in this repository to read." };
+    const key = `${repo}/${probe.file}|${probe.sizeBytes}`;
+    const known = this.headers.get(key);
+    if (known) return known;
+    let result: { architecture: string | null; config: ModelConfig | null; shape: Parameters<typeof serveMemoryOf>[1] | null; note: string | null };
+    try {
+      const gguf = await readRemoteGgufHeader(repo, probe.file, probe.sizeBytes, { env: this.opts.env });
+      const s = summarizeGguf(gguf);
+      result = {
+        architecture: s.architecture,
+        config: s.trainerSupported ? readModelConfig(gguf) : null,
+        shape: { layers: s.layers, heads: s.heads, headsKv: s.headsKv, embeddingLength: s.embeddingLength },
+        note: null,
+      };
+    } catch (err) {
+      // The list still helps without the verdicts: say why they are missing.
+      return {
+        architecture: null,
+        config: null,
+        shape: null,
+        note: `Whether it can learn here is known once it is downloaded: its header could not be read (${(err as Error).message}).`,
+      };
+    }
+    if (this.headers.size > 100) this.headers.clear();
+    this.headers.set(key, result);
+    return result;
+  }
+
+  /**
+   * Deletes an installed model: its downloaded file (an imported one stays where it is) and its
+   * place in the list. Refused for the model served now (switch to another first). Its
+   * checkpoints stay: they belong to its learning line and serve again if the same file returns.
+   */
+  remove(id: string): DeleteModelReply {
+    const m = this.registry.get(id);
+    if (!m) throw new NotFoundError(`no installed model '${id}'`);
+    const served = this.opts.served?.() ?? null;
+    if (served?.path === m.path) {
+      throw new ConflictError(`${modelDisplayName(m)} is the model serving now: switch to another model first, then delete it.`, { code: "model_in_use" });
+    }
+    const freedBytes = m.origin === "import" ? 0 : (fileSize(m.path) ?? 0);
+    const checkpointsKept = this.opts.checkpointsOf?.(m.path) ?? 0;
+    const removed = this.registry.remove(id);
+    const d = this.downloads.get(id);
+    if (d && d.state !== "downloading") this.downloads.delete(id);
+    this.names.delete(m.path);
+    this.opts.emit("models", { change: "removed", id });
+    return { removed, freedBytes, fileDeleted: m.origin !== "import", checkpointsKept };
+  }
+
   private mustGet(id: string): ActiveDownload {
     const d = this.downloads.get(id);
     if (!d) throw new NotFoundError(`no download of '${id}'`);
@@ -381,6 +533,15 @@ export class ModelService {
       }
     }
   }
+}
+
+/** The hub's failures in the domain's words: unreachable → unavailable (the offline sentence), no such repository → not found. */
+function hubProblem(err: unknown): Error {
+  if (err instanceof HubError) {
+    if (err.kind === "not-found") return new NotFoundError(err.message);
+    return new UnavailableError(err.message, { code: err.kind === "unreachable" ? "offline" : "hub_error" });
+  }
+  return err as Error;
 }
 
 function fileSize(p: string): number | null {
