@@ -28,6 +28,7 @@ import { registerModelRoutes } from "./server/routes/apiModels.js";
 import { Checkpoints, modelFileOf, startupAdapter } from "./training/checkpoints.js";
 import type { SamplePool } from "./training/pool.js";
 import { TurnSamplePool } from "./rollout/samples.js";
+import { watchEditedQuestions } from "./rollout/branches.js";
 import { JudgeService } from "./judge/service.js";
 import { judgeBackendFactory } from "./judge/sources.js";
 import { TrainingSupervisor, type SupervisorOptions } from "./training/supervisor.js";
@@ -177,6 +178,8 @@ function openCoreBase(opts: CoreOptions): CoreBase {
   const checkpoints = new Checkpoints(store, paths.checkpoints);
   const threads = opts.engine?.threads ?? envThreads();
   const samples = new TurnSamplePool(store, bus);
+  // An edited question gives its earlier version's first answer a next state (docs/method.md "Edits and branches").
+  watchEditedQuestions(store, bus);
   return { opts, paths, token, store, bus, rollout, preferences, checkpoints, threads, samples };
 }
 

@@ -98,6 +98,8 @@ describe("answer edits", () => {
 
     const edit = pool.get(a + EDIT_SAMPLE_SUFFIX);
     assert.ok(edit, "the edit makes a sample");
+    assert.equal(edit.sample.response_tokens, undefined, "never served: the trainer tokenizes the edit");
+    assert.equal(edit.sample.logprobs, undefined);
     assert.deepEqual(edit.sample, {
       prompt_tokens: [5, 6, 7, 8],
       response: EDIT,
@@ -108,8 +110,6 @@ describe("answer edits", () => {
     assert.deepEqual([edit.rewardSource, edit.hintSource], ["edit", "edit"]);
     // A valid trainer sample: the exact served prompt, the edit's text to be tokenized by the trainer.
     assert.doesNotThrow(() => parseSample(edit.sample, 1));
-    assert.equal(edit.sample.response_tokens, undefined);
-    assert.equal(edit.sample.logprobs, undefined);
 
     const original = pool.get(a)!;
     assert.deepEqual([original.reward, original.rewardSource, original.hints, original.hintSource], [-1, "edit", [answerEditHint(EDIT)], "edit"]);

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, test } from "node:test";
+import type { Token } from "node-llama-cpp";
 import { WorkerClient } from "../../electron/core/training/workerClient.js";
 import { EDIT_SAMPLE_SUFFIX, TurnSamplePool } from "../../electron/core/rollout/samples.js";
 import { SampleTokenizer } from "../../trainer/train/tokenize.js";
@@ -57,7 +58,7 @@ test("an answer edit's sample trains the edit's tokens: they are the target, and
   const target = prepared.tokens.slice(prepared.promptLength);
   assert.deepEqual(prepared.tokens.slice(0, prepared.promptLength), promptTokens);
   assert.deepEqual(target, tokenizer.tokenizeResponse(edit));
-  assert.equal(tokenizer.model.detokenize(target.slice(0, -1)), edit);
+  assert.equal(tokenizer.model.detokenize(target.slice(0, -1) as Token[]), edit);
   assert.equal(prepared.reward, 1);
   assert.equal(prepared.servedLogprobs, undefined, "never served: lp_old is on-policy");
   assert.equal(prepared.teachers.length, 1, "the teacher reads the edit");

@@ -8,6 +8,7 @@ import type { Sample } from "../../../models/samples/sample.js";
 import { isHeldBack } from "./heldBack.js";
 import { promotedTurn, type Promotion } from "./atLeastOne.js";
 import { answerEditHint, answerEditSample } from "../../../models/samples/answerEdit.js";
+import { isReplacedAnswer, mainSiblings, REGENERATE_REWARD } from "./branches.js";
 
 /**
  * A main turn turned into a training sample once its reward and/or hint is known (method.md,
@@ -40,7 +41,7 @@ export interface PoolItem {
   adapter: string;
   /** ±1 for the RL term (the at-least-one rule's weak reward: in [0.25, 0.5)), null when the turn only has a hint */
   reward: number | null;
-  rewardSource: "thumbs" | "judge" | "atLeastOne" | "edit" | null;
+  rewardSource: "thumbs" | "judge" | "atLeastOne" | "edit" | "regenerate" | null;
   /** OPD hint candidates, shortest first for the judge's; [] when none */
   hints: string[];
   hintSource: "feedback" | "judge" | "edit" | null;
@@ -83,21 +84,28 @@ export function turnIdOfSample(id: string): string {
 
 /**
  * Decides what sample a turn makes from its feedback, judge result and answer edit; null = none.
- * `edit` reads the user's rewrite of the answer (only called when the entry has one).
+ * `edit` reads the user's rewrite of the answer (only called when the entry has one); `replaced`
+ * says whether a regenerate replaced the answer and the user did not go back to it (asked only
+ * when nothing else gave a ±1: a weak negative, branches.ts).
  */
 export function sampleTerms(
   e: Pick<TurnEntry, "feedback" | "judge"> & { answerEdit?: unknown },
   judgeHints: () => string[],
   edit: () => string | null = () => null,
-): { reward: -1 | 1 | null; rewardSource: PoolItem["rewardSource"]; hints: string[]; hintSource: PoolItem["hintSource"] } | null {
+  replaced: () => boolean = () => false,
+): { reward: number | null; rewardSource: PoolItem["rewardSource"]; hints: string[]; hintSource: PoolItem["hintSource"] } | null {
   const r = rewardOf(e);
-  let reward: -1 | 1 | null = r.reward === 1 || r.reward === -1 ? r.reward : null;
+  let reward: number | null = r.reward === 1 || r.reward === -1 ? r.reward : null;
   let rewardSource: PoolItem["rewardSource"] = r.source;
   // The user rewrote the answer: explicit feedback, a thumbs down unless their thumbs say otherwise; the judge is overruled.
   const edited = e.answerEdit ? edit() : null;
   if (edited !== null && !e.feedback?.thumbs) {
     reward = -1;
     rewardSource = "edit";
+  }
+  if (reward === null && replaced()) {
+    reward = REGENERATE_REWARD;
+    rewardSource = "regenerate";
   }
   let hints: string[] = [];
   let hintSource: PoolItem["hintSource"] = null;
@@ -181,12 +189,13 @@ export function promotedTerms(p: Promotion): { reward: number; rewardSource: "at
   return { reward: p.reward, rewardSource: "atLeastOne", hints: [], hintSource: null };
 }
 
-/** A turn's terms as the store has them: its feedback, judge result and answer edit. */
+/** A turn's terms as the store has them: its feedback, judge result, answer edit and the regenerates of its branch. */
 export function storedTerms(store: Store, e: TurnEntry): ReturnType<typeof sampleTerms> {
   return sampleTerms(
     e,
     () => store.readJudge(e.turnId)?.hints ?? [],
     () => store.readAnswerEdit(e.turnId)?.text ?? null,
+    () => isReplacedAnswer(store, e),
   );
 }
 
@@ -253,12 +262,21 @@ export class TurnSamplePool implements SamplePool {
     if (bus) {
       const on = (p: { turnId: string }) => this.update(p.turnId);
       this.offs.push(bus.on("feedback", on), bus.on("judge", on), bus.on("answerEdit", on));
-      // A turn served with a preference block is a distillation sample from the moment it lands.
-      this.offs.push(bus.on("turn", (p) => (this.store.turnEntry(p.turn.turnId)?.preferenceBlock ? this.update(p.turn.turnId) : undefined)));
+      // A turn served with a preference block is a distillation sample from the moment it lands;
+      // a regenerated answer changes what its earlier siblings teach (branches.ts).
+      this.offs.push(
+        bus.on("turn", (p) => {
+          const e = this.store.turnEntry(p.turn.turnId);
+          if (e?.preferenceBlock) this.update(e.turnId);
+          if (e?.type === "main") for (const s of mainSiblings(this.store, e)) if (s.turnId !== e.turnId) this.update(s.turnId);
+        }),
+      );
       // A deleted session's turns leave the store: drop their samples.
       this.offs.push(bus.on("sessionDeleted", () => this.prune()));
       // A session that closes (or opens again) may gain (or lose) its promoted turn.
       this.offs.push(bus.on("session", (p) => (p.change === "closed" || p.change === "reopened" ? this.updateSession(p.session.id) : undefined)));
+      // Another branch shown (the user went back to an answer a regenerate replaced, or away from it).
+      this.offs.push(bus.on("session", (p) => (p.change === "closed" || p.change === "reopened" ? undefined : this.updateBranches(p.session.id))));
       // Another held-back share changes which turns train.
       this.offs.push(
         bus.on("settings", (p) => {
@@ -322,6 +340,18 @@ export class TurnSamplePool implements SamplePool {
     this.promote(sessionId);
     let changed = false;
     for (const e of this.store.sessionTurns(sessionId)) changed = this.refresh(e.turnId, true) || changed;
+    if (changed || this.readyCount !== before) this.notify();
+  }
+
+  /** Re-reads the samples of a session's turns that have siblings (a regenerate's weak negative follows the active path). */
+  updateBranches(sessionId: string): void {
+    const turns = this.store.sessionTurns(sessionId);
+    const count = new Map<string | null, number>();
+    for (const e of turns) if (e.type === "main" && e.fromUi) count.set(e.parentTurnId, (count.get(e.parentTurnId) ?? 0) + 1);
+    if (![...count.values()].some((n) => n > 1)) return;
+    const before = this.readyCount;
+    let changed = false;
+    for (const e of turns) if (e.type === "main" && e.fromUi && (count.get(e.parentTurnId) ?? 0) > 1) changed = this.refresh(e.turnId, true) || changed;
     if (changed || this.readyCount !== before) this.notify();
   }
 
