@@ -2,6 +2,7 @@ import { useState } from "react";
 import { PencilIcon, TrashIcon } from "../../components/Icons.js";
 import { BranchSwitcher } from "./BranchSwitcher.js";
 import { MessageContent } from "./attachments/AttachmentChips.js";
+import { typedOf, withAttachmentsOf } from "./attachments/messageBlocks.js";
 import type { DisplayMessage } from "./displayMessage.js";
 
 /** One question: its bubble; Edit (the chat forks there), Delete, and its versions. */
@@ -27,7 +28,7 @@ export function UserMessage({
   return (
     <div className="msg user" data-turn={msg.rootTurnId ?? undefined}>
       {editing ? (
-        <QuestionEditor text={msg.content} busy={busy} onSend={onSend} onCancel={onCancelEdit} />
+        <QuestionEditor text={typedOf(msg.content)} busy={busy} onSend={(t) => onSend(withAttachmentsOf(msg.content, t))} onCancel={onCancelEdit} />
       ) : (
         <div className="bubble">
           <MessageContent content={msg.content} />
