@@ -125,7 +125,7 @@ export function sampleTerms(
 
 /** Whether the user stopped the turn's answer (recorded by the rollout): a cut-off answer is never trained on. */
 export function isStopped(t: TurnRecord): boolean {
-  return (t as TurnRecord & { stopped?: boolean }).stopped === true;
+  return t.stopped === true;
 }
 
 /**
