@@ -189,6 +189,23 @@ describe("attachments", { timeout: 120_000 }, () => {
     assert.equal((await callApi(core, "DELETE", `/api/sessions/${encodeURIComponent(ctx.sessionId)}`)).status, 204);
     assert.ok(!fs.existsSync(path.join(dataDir, "attachments", sessionDirName(ctx.sessionId))));
   });
+
+  it("a chat whose first message is files alone is titled by their names, never their text", async () => {
+    const r = await upload("minutes.md", "# Minutes\n\nNothing decided.");
+    const content = attachmentBlock(r.body.attachment, r.body.text);
+    const ctx = core.rollout.beginTurn({ headers: {}, bodyFields: {}, fromUi: true, messages: [{ role: "user", content }] });
+    core.rollout.completeTurn(ctx, {
+      model: "m",
+      adapter: "base",
+      promptTokens: [1],
+      responseTokens: [2],
+      tokenLogprobs: [-1],
+      text: "Noted.",
+      finishReason: "stop",
+      sampling: { temperature: 1, topP: 1 },
+    });
+    assert.equal(core.store.session(ctx.sessionId)?.title, "minutes.md");
+  });
 });
 
 describe("attachment helpers", () => {

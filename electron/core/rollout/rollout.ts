@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import { splitAttachments } from "../api/attachments.js";
 import { messageText, type ChatMessage } from "../api/chatTypes.js";
 import type { AnswerTimingsView, PreferenceBlockView } from "../api/sessions.js";
 import type { TurnType } from "../store/records.js";
@@ -377,7 +378,9 @@ function newSessionMeta(id: string, visible: ChatMessage[], fromUi: boolean, iso
 
 function titleFrom(visible: ChatMessage[]): string | null {
   const first = visible.find((m) => m.role === "user");
-  const t = first ? messageText(first).replace(/\s+/g, " ").trim() : "";
+  // A message with attached files is titled by what was typed, else by the files' names (never their text).
+  const said = first ? splitAttachments(messageText(first)) : null;
+  const t = said ? (said.typed || said.blocks.map((b) => b.name).join(", ")).replace(/\s+/g, " ").trim() : "";
   if (!t) return null;
   return t.length > TITLE_CHARS ? `${t.slice(0, TITLE_CHARS - 1)}…` : t;
 }
