@@ -154,6 +154,8 @@ function Shell() {
             <span className="spinner" aria-hidden="true" /> Reconnecting… The assistant's engine is not answering; this page recovers by itself when it is back.
           </div>
         )}
+        {/* Every page has a level-1 heading; the chat's would take a line from the conversation, so it is for screen readers only. */}
+        {page === "chat" && <h1 className="sr-only">Chat</h1>}
         <ErrorBoundary key={page}>
           <Current />
         </ErrorBoundary>
