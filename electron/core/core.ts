@@ -45,6 +45,9 @@ import { resultCharsFor } from "./tools/result.js";
 import { registerToolRoutes } from "./server/routes/tools.js";
 import { registerDoctorRoutes } from "./server/routes/doctor.js";
 import { defaultAnswerTokens } from "./api/generationLimits.js";
+import type { ModelLoadPatch } from "./api/modelLoad.js";
+import { engineLoadOf, loadKeyOf, ModelLoads } from "./inference/loadSettings.js";
+import { registerModelLoadRoutes } from "./server/routes/modelLoad.js";
 import { registerAttachmentRoutes } from "./server/routes/attachments.js";
 import { attachmentStoreOf, followSessions } from "./attachments/turns.js";
 
@@ -123,6 +126,8 @@ interface CoreBase {
   checkpoints: Checkpoints;
   threads: number | undefined;
   samples: TurnSamplePool;
+  /** what each model last loaded with (a failed reload comes back with it); the load settings' routes read it */
+  loads: ModelLoads;
 }
 
 /** The served model (switchable live), and the judge, which runs without a model too. */
@@ -180,7 +185,7 @@ function openCoreBase(opts: CoreOptions): CoreBase {
   const samples = new TurnSamplePool(store, bus);
   // An edited question gives its earlier version's first answer a next state (docs/method.md "Edits and branches").
   watchEditedQuestions(store, bus);
-  return { opts, paths, token, store, bus, rollout, preferences, checkpoints, threads, samples };
+  return { opts, paths, token, store, bus, rollout, preferences, checkpoints, threads, samples, loads: new ModelLoads() };
 }
 
 /** The served model and what is built on it; all of it is rebuilt when the model is switched. */
@@ -189,19 +194,26 @@ async function bringUp(
   modelPath: string,
   adapter: { path: string; version: string } | undefined,
   onLoadProgress?: (fraction: number) => void,
+  restoring = false,
 ): Promise<CoreParts> {
-  const { opts, paths, store, bus, checkpoints, threads, samples } = base;
+  const { opts, paths, store, bus, checkpoints, samples, loads } = base;
+  // The model's load settings (api/modelLoad.ts) under clawrl serve's flags; back after a failed reload: what it loaded with before.
+  const wanted = engineLoadOf(store.settings.modelLoad[loadKeyOf(modelPath)], loadOverridesOf(opts), {
+    backend: store.settings.backend,
+    threads: base.threads,
+  });
+  const load = (restoring ? loads.lastGood(modelPath) : undefined) ?? wanted;
   const engine = await Engine.load({
     ...opts.engine,
     onLoadProgress,
     adapter,
-    threads,
-    // The Settings choice unless the caller (clawrl serve --gpu) named one.
-    backend: opts.engine?.backend ?? store.settings.backend,
+    ...load,
     // GPU backends found broken here are remembered (with why) until the app or driver changes.
     probe: { cacheFile: path.join(paths.root, "backendProbe.json"), ...opts.engine?.probe },
     modelPath,
   });
+  loads.loaded(modelPath, load);
+  const threads = load.threads;
   const judge = new JudgeService({ store, bus, backendFor: judgeBackendFactory(engine, { threads }) });
   judge.start();
   let training: TrainingSupervisor | null = null;
@@ -254,8 +266,7 @@ async function serveModel(base: CoreBase): Promise<CoreServing> {
       // Adapters fit the model they were trained on: each model serves its own line, the one it
       // served last (startupAdapter → enterModelLine); the old model returning after a failed
       // switch gets its own back the same way.
-      void restoring;
-      const parts = await bringUp(base, modelPath, startupAdapter(store, checkpoints, modelPath), onProgress);
+      const parts = await bringUp(base, modelPath, startupAdapter(store, checkpoints, modelPath), onProgress, restoring);
       // The model's own judge takes over from the one a core without a model ran.
       const before = modelless.judge;
       modelless.judge = null;
@@ -299,6 +310,7 @@ function registerRoutes(server: FastifyInstance, base: CoreBase, serving: CoreSe
   registerSessionRoutes(server, { store, rollout, bus });
   const preferenceChecks = registerPreferences(server, base, serving);
   registerModelRoutes(server, models);
+  registerModelLoadRoutes(server, { store, served, loads: base.loads, overrides: loadOverridesOf(opts), appThreads: base.threads, models });
   // MCP tools (issue 29): a broken mcp.json is reported in GET /api/tools; the app runs without tools.
   const tools = new ToolHost({
     dataDir: base.paths.root,
@@ -437,6 +449,17 @@ function runningCore(url: string, server: FastifyInstance, base: CoreBase, servi
       store.close();
     },
   };
+}
+
+/** clawrl serve's load flags (startCore's engine options): they win over each model's stored load settings for this run. */
+function loadOverridesOf(opts: CoreOptions): ModelLoadPatch {
+  const e = opts.engine ?? {};
+  const o: ModelLoadPatch = {};
+  if (e.backend !== undefined) o.backend = e.backend;
+  if (e.maxContextSize !== undefined) o.contextSize = e.maxContextSize;
+  if (e.gpuLayers !== undefined) o.gpuLayers = e.gpuLayers;
+  if (e.threads !== undefined) o.threads = e.threads;
+  return o;
 }
 
 /** CLAWRL_THREADS: CPU threads per evaluation (tests on a shared machine set 1). */

@@ -90,15 +90,28 @@ export class ServedModel<E, P extends ServedParts<E>> {
    */
   switchTo(target: { id: string; name: string; path: string }): Promise<void> {
     if (this.switching) return Promise.reject(new ConflictError(`A switch to ${this.switching.name} is under way.`, { code: "model_switching" }));
-    const run = this.runSwitch(target);
+    const run = this.runSwitch(target, false);
     this.pending = run.catch(() => undefined);
     return run;
   }
 
-  private async runSwitch(target: { id: string; name: string; path: string }): Promise<void> {
+  /**
+   * Loads the model serving now again (its load settings changed), as a switch does: answers in
+   * flight finish first, requests meanwhile wait, and when it fails to load the previous model
+   * comes back (bringUp's `restoring`: with what it loaded with before). 409 during a switch.
+   */
+  reload(target: { id: string; name: string }): Promise<void> {
+    if (this.switching) return Promise.reject(new ConflictError(`A switch to ${this.switching.name} is under way.`, { code: "model_switching" }));
+    if (!this.parts) return Promise.reject(new UnavailableError("No model is loaded.", { code: "no_model" }));
+    const run = this.runSwitch({ ...target, path: this.o.pathOf(this.parts.engine) }, true);
+    this.pending = run.catch(() => undefined);
+    return run;
+  }
+
+  private async runSwitch(target: { id: string; name: string; path: string }, force: boolean): Promise<void> {
     const old = this.parts;
     const oldPath = old ? this.o.pathOf(old.engine) : null;
-    if (oldPath === target.path) return;
+    if (oldPath === target.path && !force) return;
     const emit = (state: ModelSwitchEvent["state"], extra: Pick<ModelSwitchEvent, "progress" | "error"> = {}) =>
       this.o.bus.emit("models", { change: "switch", state, id: target.id, name: target.name, ...extra });
     this.switching = { id: target.id, name: target.name, state: "draining", progress: null, startedAt: new Date().toISOString() };

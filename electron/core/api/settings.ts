@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { LORA_DEFAULTS } from "../../../models/adapters/loraDefaults.js";
 import { CHAT_DEFAULTS, DEFAULT_MAX_TOKENS, GENERATION_LIMITS as L } from "./generationLimits.js";
+import { ModelLoadMapSchema } from "./modelLoad.js";
 
 /**
  * The user's settings, with defaults (method.md). Parsing `{}` gives the defaults; a saved file
@@ -83,6 +84,8 @@ export const SettingsSchema = z
       .default(30),
     /** inference backend: auto = CUDA, then Vulkan, then CPU */
     backend: z.enum(["auto", "cuda", "vulkan", "cpu"]).default("auto"),
+    /** each model's load settings (context, GPU layers, threads, backend) by model file: api/modelLoad.ts */
+    modelLoad: ModelLoadMapSchema.default({}),
     /**
      * answer length when a request sets none (OpenAI clients usually send one), at most half the
      * model's context: api/generationLimits.ts defaultAnswerTokens, which our chat UI sends too

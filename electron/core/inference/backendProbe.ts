@@ -65,7 +65,7 @@ export type ProbeOutcome =
 /** Backends tried, in order, for a preference: a named GPU falls back to the CPU. */
 export function backendOrder(pref: BackendPreference, platform: NodeJS.Platform = process.platform): Array<GpuBackend | "cpu"> {
   if (pref === "cpu") return ["cpu"];
-  if (pref === "cuda" || pref === "vulkan") return [pref, "cpu"];
+  if (pref === "cuda" || pref === "vulkan" || pref === "metal") return [pref, "cpu"];
   return platform === "darwin" ? ["metal", "cpu"] : ["cuda", "vulkan", "cpu"];
 }
 
@@ -251,6 +251,7 @@ export function runProbe(
 let gpuTypes: Promise<Set<string | false>> | null = null;
 /** Cheap reasons a backend cannot exist here (milliseconds, no child process). */
 async function defaultPrecheck(b: GpuBackend, pref: BackendPreference): Promise<string | null> {
+  if (b === "metal" && process.platform !== "darwin") return "Metal runs only on a Mac";
   if (b === "vulkan" && process.platform === "linux" && vulkanDriverFiles().length === 0)
     return "no Vulkan driver installed (no ICD manifest where the Vulkan loader looks)";
   // node-llama-cpp's own detection, ~20 ms; only on "auto": a named backend is tried regardless.
@@ -322,7 +323,7 @@ export async function chooseBackend<T>(
       skipped.push({
         backend: b,
         kind: "unavailable",
-        reason: `the probe passed, but the core could n, { cause: err }ot load it: ${(err as Error).message.split("\n")[0]}`,
+        reason: `the probe passed, but the core could not load it: ${(err as Error).message.split("\n")[0]}`,
       });
       continue;
     }

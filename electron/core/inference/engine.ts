@@ -59,6 +59,10 @@ export interface EngineInfo {
   gpuLayers: number;
   contextSize: number;
   trainContextSize: number;
+  /** CPU threads per evaluation (the one asked for, else the app's default) */
+  threads: number;
+  /** the backend asked for (auto, or one named in the load settings / --gpu) */
+  requestedBackend: BackendPreference;
   sequences: number;
   adapter: string;
   chatWrapper: string;
@@ -195,6 +199,8 @@ export class Engine {
   private brokenUtf8: number[] | null = null;
   readonly syntax: ToolCallSyntax;
   readonly modelId: string;
+  /** CPU threads per evaluation, as loaded */
+  private threads = 0;
 
   private constructor(
     readonly llama: Llama,
@@ -252,13 +258,15 @@ export class Engine {
           await model.dispose();
           throw err;
         }
-        return { model, gate };
+        return { model, gate, threads };
       },
       opts.probe,
     );
-    const { model, gate } = chosen.loaded;
+    const { model, gate, threads } = chosen.loaded;
     const wrapper = resolveChatWrapper(model);
-    return new Engine(chosen.llama, model, chosen.backend, wrapper, gate, opts, chosen.skipped, chosen.probe?.devices ?? []);
+    const engine = new Engine(chosen.llama, model, chosen.backend, wrapper, gate, opts, chosen.skipped, chosen.probe?.devices ?? []);
+    engine.threads = threads ?? chosen.llama.maxThreads;
+    return engine;
   }
 
   info(): EngineInfo {
@@ -271,6 +279,8 @@ export class Engine {
       gpuLayers: this.model.gpuLayers,
       contextSize: this.gate.contextSize,
       trainContextSize: this.model.trainContextSize,
+      threads: this.threads,
+      requestedBackend: this.opts.backend ?? "auto",
       sequences: this.opts.sequences ?? 4,
       adapter: this.gate.adapterVersion,
       chatWrapper: this.wrapper.wrapperName,

@@ -1,6 +1,6 @@
 import path from "node:path";
-import { choiceOpt, CliError, intOpt, stringOpt, UsageError, type CommandSpec } from "../command.js";
-import { BACKEND_PREFERENCES } from "../../inference/backend.js";
+import { CliError, intOpt, stringOpt, UsageError, type CommandSpec } from "../command.js";
+import { LOAD_BACKENDS, parseLoadFlags, type ModelLoadPatch } from "../../api/modelLoad.js";
 import { describeSkips } from "../../inference/backendProbe.js";
 import { startCore } from "../../core.js";
 import { shutdownCore } from "../../shutdown.js";
@@ -13,7 +13,7 @@ import { ModelRegistry } from "../../../../models/registry.js";
 export const serve: CommandSpec = {
   name: "serve",
   usage:
-    "[--model FILE|ID] [--port N] [--host ADDR] [--token T] [--data-dir DIR] [--gpu auto|cuda|vulkan|cpu] [--context N] [--threads N] [--gpu-layers N|auto|max]",
+    "[--model FILE|ID] [--port N] [--host ADDR] [--token T] [--data-dir DIR] [--gpu auto|cpu|vulkan|cuda|metal] [--context N] [--threads N] [--gpu-layers N|auto|max]",
   summary: "Start the headless core: the OpenAI-compatible API, the app API and the UI, on 127.0.0.1.",
   options: {
     model: {
@@ -27,34 +27,44 @@ export const serve: CommandSpec = {
     "data-dir": { type: "string", value: "DIR", description: "where state, logs and checkpoints live (default: $CLAWRL_HOME or the platform's app-data dir)" },
     gpu: {
       type: "string",
-      value: "auto|cuda|vulkan|cpu",
+      value: LOAD_BACKENDS.join("|"),
       description:
-        "inference backend (default: the Settings choice, auto = CUDA, then Vulkan, then CPU); a GPU backend is proven by a short evaluation in a child process first and falls back to the CPU when it is missing, crashes, hangs or computes NaN",
+        "inference backend (default: the model's load settings, else the Settings choice; auto = CUDA, then Vulkan, then CPU, or Metal on a Mac); a GPU backend is proven by a short evaluation in a child process first and falls back to the CPU when it is missing, crashes, hangs or computes NaN",
     },
-    context: { type: "string", value: "N", description: "largest context in tokens (default: the model's trained context, fitted to memory)" },
+    context: {
+      type: "string",
+      value: "N",
+      description: "largest context in tokens (default: the model's load settings, else its trained context fitted to memory)",
+    },
     threads: {
       type: "string",
       value: "N",
-      description: "CPU threads per evaluation (default: $CLAWRL_THREADS, else one for a tiny model, else all math cores)",
+      description: "CPU threads per evaluation (default: the model's load settings, else $CLAWRL_THREADS, else one for a tiny model, else all math cores)",
     },
-    "gpu-layers": { type: "string", value: "N|auto|max", description: "layers offloaded to the GPU (default auto: as many as fit)" },
+    "gpu-layers": {
+      type: "string",
+      value: "N|auto|max",
+      description: "layers offloaded to the GPU (default: the model's load settings, else auto: as many as fit)",
+    },
   },
   async run(args) {
     const modelArg = stringOpt(args, "model");
     const token = stringOpt(args, "token");
     if (token !== undefined && !/^[\x21-\x7e]{8,}$/.test(token)) throw new CliError("--token must be at least 8 printable characters without spaces");
     const dataDir = path.resolve(stringOpt(args, "data-dir") ?? defaultDataDir());
-    const backend = choiceOpt(args, "gpu", BACKEND_PREFERENCES);
-    const maxContextSize = intOpt(args, "context", 16, 16_777_216);
-    const threads = intOpt(args, "threads", 1, 1024);
-    const layersArg = stringOpt(args, "gpu-layers");
-    let gpuLayers: "auto" | "max" | number | undefined;
-    if (layersArg === "auto" || layersArg === "max") gpuLayers = layersArg;
-    else if (layersArg !== undefined) {
-      if (!/^\d+$/.test(layersArg) || Number(layersArg) > 100_000)
-        throw new UsageError(`--gpu-layers must be auto, max or a number of layers, got '${layersArg}'`);
-      gpuLayers = Number(layersArg);
+    // The same schema as the Models page's load settings (api/modelLoad.ts): for this run, these win over the stored ones.
+    let load: ModelLoadPatch;
+    try {
+      load = parseLoadFlags({
+        gpu: stringOpt(args, "gpu"),
+        context: stringOpt(args, "context"),
+        threads: stringOpt(args, "threads"),
+        "gpu-layers": stringOpt(args, "gpu-layers"),
+      });
+    } catch (err) {
+      throw new UsageError((err as Error).message);
     }
+    const { backend, contextSize: maxContextSize, threads, gpuLayers } = load;
     let model: string | null;
     try {
       model = await resolveModelArg(new ModelRegistry(dataPaths(dataDir).models), modelArg, progressLine("Downloading model"));
@@ -76,12 +86,12 @@ export const serve: CommandSpec = {
       host: stringOpt(args, "host"),
       token,
       dataDir,
-      engine: { backend, maxContextSize, threads, gpuLayers },
+      engine: { backend: backend ?? undefined, maxContextSize: maxContextSize ?? undefined, threads: threads ?? undefined, gpuLayers: gpuLayers ?? undefined },
     });
     if (core.engine) {
       const i = core.engine.info();
       const where = i.backend === "cpu" ? "cpu" : `${i.backend}${i.devices.length > 0 ? ` on ${i.devices.join(", ")}` : ""}, ${i.gpuLayers} layers offloaded`;
-      console.log(`Backend:   ${where}, context ${i.contextSize}`);
+      console.log(`Backend:   ${where}, context ${i.contextSize}, ${i.threads} thread${i.threads === 1 ? "" : "s"}`);
       if (i.backendSkipped.length > 0) console.log(`Skipped:   ${describeSkips(i.backendSkipped)}`);
     }
     console.log(`ClawRL core listening on ${core.url}`);
