@@ -11,12 +11,12 @@ import { describe, it } from "node:test";
 import { createServer } from "../../electron/core/server/app.js";
 import { registerAnswerEditRoute } from "../../electron/core/server/routes/answerEdit.js";
 import { EDIT_SAMPLE_SUFFIX, TurnSamplePool, sampleById } from "../../electron/core/rollout/samples.js";
-import { exportTrajectories } from "../../electron/core/store/export.js";
 import { Store } from "../../electron/core/store/store.js";
 import type { TurnRecord } from "../../electron/core/store/records.js";
 import { answerEditHint } from "../../models/samples/answerEdit.js";
 import { parseSample } from "../../models/samples/sample.js";
 import { isHeldBack } from "../../electron/core/rollout/heldBack.js";
+import { runCli } from "../helpers/cli.js";
 import { addTurn, tempStore as judgeStore } from "../judge/fixtures.js";
 
 const TOKEN = "t".repeat(24);
@@ -127,9 +127,10 @@ describe("answer edits", () => {
     assert.ok(pool.get(a), "the original's sample is a sample of its own");
     assert.equal(new TurnSamplePool(store, null).get(a + EDIT_SAMPLE_SUFFIX), undefined, "trained once, also after a restart");
 
-    // clawrl export --format jsonl: the edit and its sample are on the turn's line.
+    // clawrl export --format jsonl (the CLI, reading the data dir while the store is open): the edit and its sample are on the turn's line.
     const out = path.join(store.dataDir, "export.jsonl");
-    exportTrajectories(store, out);
+    const cli = runCli(["export", "--format", "jsonl", "--out", out, "--data-dir", store.dataDir]);
+    assert.equal(cli.code, 0, cli.stderr);
     const lines = fs
       .readFileSync(out, "utf8")
       .trim()
