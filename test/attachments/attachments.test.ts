@@ -14,6 +14,7 @@ import type { AttachmentView } from "../../electron/core/api/sessions.js";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { cutText, MAX_ATTACHMENT_BYTES } from "../../electron/core/attachments/service.js";
 import { AttachmentStore, safeFileName, sessionDirName } from "../../electron/core/attachments/store.js";
+import { sessionAttachments } from "../../electron/core/attachments/turns.js";
 import { callApi } from "../helpers/api.js";
 import { tempDir } from "../helpers/cli.js";
 import { minimalPdf, PNG_BYTES } from "./pdf.js";
@@ -186,6 +187,12 @@ describe("attachments", { timeout: 120_000 }, () => {
       ["spec.txt", "plan.pdf"],
     );
     assert.ok(!fs.existsSync(path.join(dataDir, "attachments", "unsorted", doc.body.attachment.id)));
+    const exported = sessionAttachments(dataDir, ctx.sessionId);
+    assert.deepEqual(
+      exported.map((e) => e.attachment),
+      [doc.body.attachment, pdf.body.attachment],
+    );
+    assert.equal(fs.readFileSync(exported[0].path!, "utf8"), "The spec says 42.");
     assert.equal((await callApi(core, "DELETE", `/api/sessions/${encodeURIComponent(ctx.sessionId)}`)).status, 204);
     assert.ok(!fs.existsSync(path.join(dataDir, "attachments", sessionDirName(ctx.sessionId))));
   });

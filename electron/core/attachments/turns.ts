@@ -84,3 +84,21 @@ export function followSessions(store: AttachmentStore, bus: SessionEventSource, 
     }
   });
 }
+
+/** A chat's stored file, for its export: the view and where the file lies. */
+export interface SessionAttachment {
+  attachment: AttachmentView;
+  /** the stored file (absent: its folder lost the file) */
+  path: string | null;
+  createdAt: string;
+}
+
+/**
+ * Every file stored with a chat, oldest first, for the chat's export (a turn names its own in
+ * TurnView.attachments; this also finds the files of branches no longer shown). Read-only: safe
+ * while the app runs.
+ */
+export function sessionAttachments(dataDir: string, sessionId: string): SessionAttachment[] {
+  const store = attachmentStoreOf(dataDir);
+  return store.list(sessionId).map((a) => ({ attachment: viewOf(a), path: store.filePath(a), createdAt: a.createdAt }));
+}
