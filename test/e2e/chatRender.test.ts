@@ -240,4 +240,63 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
     await screenshot(page, "chat-empty-answer");
     scripted = answer;
   });
+
+  test("a thought seen streaming says 'Thinking…', then how long it took; a thought with no answer says the answer is empty (issue 32)", async () => {
+    // A real HTTP server streams the answer with pauses, so the thought is open for a while.
+    const stream = (steps: [number, string][]) =>
+      http.createServer((req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream", "x-clawrl-session-id": "s-render", "x-clawrl-turn-id": "t-think", "x-clawrl-adapter": "3" });
+        const chunk = (delta: object, finish: string | null = null) =>
+          `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "tiny-test", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        void (async () => {
+          for (const [ms, text] of steps) {
+            await new Promise((r) => setTimeout(r, ms));
+            res.write(chunk({ content: text }));
+          }
+          res.end(chunk({}, "stop") + "data: [DONE]\n\n");
+        })();
+      });
+    const serve = async (steps: [number, string][], run: () => Promise<void>) => {
+      const server = stream(steps);
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      const port = (server.address() as { port: number }).port;
+      await page.unroute("**/v1/chat/completions");
+      await page.route("**/v1/chat/completions", (r) => r.continue({ url: `http://127.0.0.1:${port}/v1/chat/completions` }));
+      try {
+        await run();
+      } finally {
+        server.close();
+        await page.unroute("**/v1/chat/completions");
+        await page.route("**/v1/chat/completions", scriptedAnswer);
+      }
+    };
+    const box = page.getByRole("textbox", { name: "Message" });
+    await serve(
+      [
+        [0, "<think>Let me think"],
+        [700, " about it"],
+        [700, " some more."],
+        [700, "</think>\n\nThe answer is 42."],
+      ],
+      async () => {
+        await box.fill("Think first");
+        await box.press("Enter");
+        const summary = page.locator(".msg.assistant").last().locator("details.thinking summary");
+        await summary.filter({ hasText: "Thinking…" }).waitFor();
+        await page.getByRole("button", { name: "Send" }).waitFor();
+        await page.locator(".msg.assistant").last().getByText("The answer is 42.").waitFor();
+        const words = (await summary.textContent()) ?? "";
+        const m = /^Thought for (\d+) s$/.exec(words);
+        assert.ok(m, `the summary after streaming: ${words}`);
+        assert.ok(Number(m[1]) >= 1 && Number(m[1]) <= 10, `thought for ${m[1]} s (the thought was open ~2 s)`);
+      },
+    );
+    await serve([[0, "<think>Nothing to add.</think>\n"]], async () => {
+      await box.fill("Say nothing");
+      await box.press("Enter");
+      await page.getByRole("button", { name: "Send" }).waitFor();
+      await page.locator(".msg.assistant").last().getByText("The model gave an empty answer: it thought, then wrote nothing.").waitFor();
+    });
+    await screenshot(page, "chat-thought-timed");
+  });
 });

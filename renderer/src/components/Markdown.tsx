@@ -1,4 +1,4 @@
-import { memo, useState } from "react";
+import { memo, useEffect, useState } from "react";
 import ReactMarkdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import remarkMath from "remark-math";
@@ -102,17 +102,54 @@ function MarkdownBody({ text }: { text: string }) {
   );
 }
 
-export const Markdown = memo(function Markdown({ text }: { text: string }) {
+/**
+ * How long the model thought, in seconds, once its thought has closed: measured from the render
+ * that first showed the thought open while the answer streamed to the render that showed it
+ * closed. Null while it thinks, and for an answer that was not seen streaming (a reopened chat).
+ */
+function useThoughtSeconds(thinking: boolean, streaming: boolean): number | null {
+  const [openedAt, setOpenedAt] = useState<number | null>(null);
+  const [seconds, setSeconds] = useState<number | null>(null);
+  useEffect(() => {
+    // The clock is read in an effect (renders stay pure); the state it sets changes only the summary's words.
+    /* eslint-disable react-hooks/set-state-in-effect -- the moment the thought opens or closes is only known after the render that shows it */
+    if (thinking && streaming && openedAt === null) setOpenedAt(Date.now());
+    else if (!thinking && openedAt !== null && seconds === null) setSeconds((Date.now() - openedAt) / 1000);
+    /* eslint-enable react-hooks/set-state-in-effect */
+  }, [thinking, streaming, openedAt, seconds]);
+  return seconds;
+}
+
+/** "Thought for 12 s" (or "1 min 5 s"). */
+export function thoughtFor(seconds: number): string {
+  const s = Math.max(1, Math.round(seconds));
+  return s < 60 ? `Thought for ${s} s` : `Thought for ${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/**
+ * An answer's text as markdown, a thinking model's thought collapsed above it. `streaming`: the
+ * answer is still being written (the thought is timed, and a closed thought with no answer yet
+ * shows the typing cursor); `ended`: the answer is complete (not stopped, no error), so a thought
+ * with no answer after it says so instead of leaving the bubble blank.
+ */
+export const Markdown = memo(function Markdown({ text, streaming = false, ended = false }: { text: string; streaming?: boolean; ended?: boolean }) {
   const { thought, thinking, answer } = splitThinking(text);
+  const seconds = useThoughtSeconds(thought !== null && thinking, streaming);
   return (
     <div className="markdown">
       {thought !== null && (
         <details className="thinking">
-          <summary>{thinking ? "Thinking…" : "Thought process"}</summary>
+          <summary>{thinking ? "Thinking…" : seconds !== null ? thoughtFor(seconds) : "Thought process"}</summary>
           <div className="thinking-body">{thought ? <MarkdownBody text={thought} /> : <p className="muted small">(nothing yet)</p>}</div>
         </details>
       )}
-      {answer && <MarkdownBody text={answer} />}
+      {answer ? (
+        <MarkdownBody text={answer} />
+      ) : thought !== null && !thinking && streaming ? (
+        <span className="typing" aria-label="Answer is being written" />
+      ) : (
+        thought !== null && !thinking && ended && <p className="small muted">The model gave an empty answer: it thought, then wrote nothing.</p>
+      )}
     </div>
   );
 });

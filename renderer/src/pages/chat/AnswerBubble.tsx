@@ -18,7 +18,7 @@ export function AnswerBubble({ msg, onDecide }: { msg: DisplayMessage; onDecide:
         </div>
       ))}
       {msg.content ? (
-        <Markdown text={msg.content} />
+        <Markdown text={msg.content} streaming={msg.streaming} ended={!msg.streaming && !msg.error && !msg.stopped && !msg.steps?.length} />
       ) : msg.streaming ? (
         !waitingForUser && <span className="typing" aria-label="Answer is being written" />
       ) : (
