@@ -21,7 +21,8 @@ import { tinyModel } from "../helpers/models.js";
  */
 function slowProxy(target: () => string): Promise<{ url: string; close: () => void }> {
   const server = http.createServer((req, res) => {
-    const up = http.request(target() + req.url, { method: req.method, headers: req.headers }, (upRes) => {
+    // The core checks that the Host header names it.
+    const up = http.request(target() + req.url, { method: req.method, headers: { ...req.headers, host: new URL(target()).host } }, (upRes) => {
       res.writeHead(upRes.statusCode ?? 502, upRes.headers);
       upRes.on("data", (chunk: Buffer) => {
         upRes.pause();

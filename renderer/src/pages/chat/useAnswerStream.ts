@@ -7,6 +7,7 @@ import { runAgentLoop } from "../../chat/agentLoop.js";
 import { useChatTools, useDecisions } from "../../chat/useChatTools.js";
 import { nextKey, toWire, withCall, type DisplayMessage } from "./displayMessage.js";
 import type { ChatSession } from "./useChatSession.js";
+import { typedOf } from "./attachments/messageBlocks.js";
 
 /**
  * Streams answers into the chat: each through the agent loop (tool calls, the user's decisions on
@@ -106,7 +107,8 @@ export function useAnswerStream(session: ChatSession, onSettled: () => void) {
         flushNow();
         update((m) => ({ ...m, streaming: false, speed: info.speed }));
         if (isNew && info.sessionId) {
-          const first = history.find((m) => m.role === "user")?.content ?? "";
+          // What was typed, not the attached files' text (files alone: the core's title, from their names, stands).
+          const first = typedOf(history.find((m) => m.role === "user")?.content ?? "");
           const title = first.replace(/\s+/g, " ").trim().slice(0, 48);
           // Best effort: the sidebar shows a readable title; the core may also name sessions itself.
           if (title) await client.patch(`/api/sessions/${encodeURIComponent(info.sessionId)}`, { title }).catch(() => undefined);

@@ -78,6 +78,8 @@ export function useChatSession() {
         const raw: SessionReply = await client.getJson(path);
         if (opening.current !== id) return false;
         if (opts.mustHold && !raw.turns.some((t) => t.turnId === opts.mustHold)) return false;
+        // The branch asked for is not the one the core shows (it refused the switch): the screen stays.
+        if (opts.leaf && raw.activePath && !raw.activePath.includes(opts.leaf)) return false;
         setMessages(displayTree(raw));
         return true;
       } catch {
