@@ -115,9 +115,9 @@ export class JudgeService {
     const outcome = await judgeTurn(
       backend,
       { context: turn.messages, answer: turn.text, toolCalls: turn.toolCalls, nextState },
-      // An explicit hint overrides the judge's: hint extraction would be wasted.
+      // An explicit hint, or the user's rewrite of the answer (its hint is the edit: samples.ts), overrides the judge's: hint extraction would be wasted.
       {
-        hints: !store.turnEntry(turnId)?.feedback?.hint,
+        hints: !store.turnEntry(turnId)?.feedback?.hint && !store.turnEntry(turnId)?.answerEdit,
         ...this.opts.judge,
         votes: settings.judgeVotes,
         temperature: settings.judgeTemperature,
