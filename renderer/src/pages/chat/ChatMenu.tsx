@@ -56,7 +56,10 @@ export function ChatMenu({ sessionId }: { sessionId: string | null }) {
         title="Chat menu"
         aria-haspopup="menu"
         aria-expanded={open}
-        onClick={() => setOpen((o) => !o)}
+        onClick={() => {
+          setError(null);
+          setOpen((o) => !o);
+        }}
       >
         ⋯
       </button>
