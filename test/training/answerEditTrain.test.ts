@@ -13,6 +13,8 @@ import type { Token } from "node-llama-cpp";
 import { WorkerClient } from "../../electron/core/training/workerClient.js";
 import { EDIT_SAMPLE_SUFFIX, TurnSamplePool } from "../../electron/core/rollout/samples.js";
 import { SampleTokenizer } from "../../trainer/train/tokenize.js";
+import { isEligible } from "../../trainer/train/trainSteps.js";
+import { METHODS } from "../../trainer/protocol.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
 import { addTurn, tempStore } from "../judge/fixtures.js";
@@ -64,6 +66,8 @@ test("an answer edit's sample trains the edit's tokens: they are the target, and
   assert.equal(prepared.teachers.length, 1, "the teacher reads the edit");
   assert.ok(prepared.teachers[0].tokens.length > prepared.tokens.length);
   assert.deepEqual(prepared.teachers[0].tokens.slice(prepared.teachers[0].promptLength), target, "the teacher scores the edit's tokens");
+  // Every method trains on it: the RL term (+1) and the teacher (the edit as hint).
+  for (const method of METHODS) assert.ok(isEligible(method, prepared), method);
 
   // The real trainer process trains on the pool's sample as the supervisor sends it.
   const pool2 = pool.ready().map((i) => i.id);
