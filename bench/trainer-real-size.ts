@@ -6,12 +6,19 @@
  * plan next to what was measured (the plan must not under-estimate).
  *
  *   node --import tsx bench/trainer-real-size.ts [--backend wasm] [--shapes smollm2-360m,qwen2.5-0.5b,qwen3-1.7b]
- *        [--configs 1x128,4x256] [--steps 2] [--method binary] [--type q8_0]
+ *        [--configs 1x128,4x256] [--steps 2] [--method binary] [--type q8_0] [--recompute compare|plan|all]
+ *
+ * --recompute (issue 31): `plan` (default) runs steps as the trainer does, keeping the
+ * activations of as many blocks as the memory plan allows for the micro-batch and recomputing
+ * the rest in the backward; `all` recomputes every block (the trainer before issue 31);
+ * `compare` runs both in the same process, alternating steps on the same model and adapter,
+ * and prints both step times, their ratio, and each one's fraction of the matMul peak (FLOPs
+ * counted as each run does them: a kept block has no recompute pass).
  *
  * Each (shape, config) runs in its own child process (tfjs has one engine per process; peak
  * RSS is per process). A step is what the live loop runs: samples with served log-probs, one
  * forward keeping block inputs, the head over every vocabulary slice, the block-by-block
- * backward (one recompute per block), one AdamW update. FLOPs counted per step: 3 passes over
+ * backward (one recompute per block not kept), one AdamW update. FLOPs counted per step: 3 passes over
  * the blocks' linear weights (forward, recompute, backward to the activations: frozen weights
  * need no weight gradient), attention, the LoRA products, and 2 passes of the head (logits and
  * E_p[W]) over the scored rows.
@@ -39,6 +46,7 @@ const { values } = parseArgs({
     method: { type: "string", default: "binary" },
     type: { type: "string", default: "q8_0" },
     rank: { type: "string", default: "16" },
+    recompute: { type: "string", default: "plan" },
     child: { type: "string" },
   },
 });
@@ -53,9 +61,16 @@ interface ChildResult {
   microBatchTokens: number;
   loadSeconds: number;
   stepSeconds: number[];
+  /** Blocks kept (not recomputed) in the steps of stepSeconds. */
+  keptBlocks: number;
+  /** --recompute compare: the same step recomputing every block (the baseline), alternated with the others. */
+  recomputeAllSeconds: number[] | null;
+  nLayer: number;
   tokensPerStep: number;
   trainedTokensPerStep: number;
   flopsPerStep: number;
+  /** FLOPs of one pass recomputing every block (not done for kept blocks). */
+  recomputeFlops: number;
   matmulPeakGflops: number;
   peakRssBytes: number;
   planDeviceBytes: number;
@@ -97,7 +112,7 @@ async function child(spec: string): Promise<void> {
   const file = ensureShapeModel(shape, values.type as "q8_0");
   const backend = await initBackend(values.backend);
   const t0 = performance.now();
-  const { model, plan } = await loadForTraining(file, backend, { rank, maxContext: T, batchSize: B });
+  const { model, plan, keptBlocksAt } = await loadForTraining(file, backend, { rank, maxContext: T, batchSize: B });
   const loadSeconds = (performance.now() - t0) / 1000;
   const c = model.config;
   const prompt = Math.min(16, T / 4);
@@ -113,13 +128,25 @@ async function child(spec: string): Promise<void> {
   const lora = createLora(model, { rank, alpha: 2 * rank });
   const optimizer = new AdamW(loraParamRecord(lora), { lr: 1e-4 });
   const state = { model, lora, optimizer };
-  const opts = { method: values.method as "binary", steps: 1, batchSize: B, microBatchTokens: plan.microBatchTokens };
-  await trainSteps(state, samples, opts); // warm-up: kernels, heap growth
+  const mode = values.recompute;
+  if (!["plan", "all", "compare"].includes(mode)) throw new Error(`--recompute must be plan, all or compare, got '${mode}'`);
+  const base = { method: values.method as "binary", steps: 1, batchSize: B, microBatchTokens: plan.microBatchTokens };
+  const opts = { ...base, keptBlocks: mode === "all" ? 0 : keptBlocksAt };
+  const allOpts = { ...base, keptBlocks: 0 };
+  // Warm-up: kernels, heap growth (the kept run first: it holds the most).
+  await trainSteps(state, samples, opts);
+  if (mode === "compare") await trainSteps(state, samples, allOpts);
   const stepSeconds: number[] = [];
+  const recomputeAllSeconds: number[] = [];
+  let keptBlocks = 0;
   for (let i = 0; i < Number(values.steps); i++) {
     const [m] = await trainSteps(state, samples, opts);
     stepSeconds.push(m.seconds);
+    keptBlocks = m.keptBlocks ?? 0;
+    if (mode === "compare") recomputeAllSeconds.push((await trainSteps(state, samples, allOpts))[0].seconds);
   }
+  const scored = T - prompt;
+  const recomputeFlops = flopsPerStep(c, B, T, 0, 0) / 3 + (flopsPerStep(c, B, T, 0, rank) - flopsPerStep(c, B, T, 0, 0)) / 4;
   const mem = tf.memory() as tf.MemoryInfo & { numBytesInGPUAllocated?: number; numBytesInGPU?: number };
   // The wasm backend's Emscripten module is not in its typings.
   const heap = tf.getBackend() === "wasm" ? (tf.backend() as unknown as { wasm: { HEAPU8: Uint8Array } }).wasm.HEAPU8.length : null;
@@ -133,9 +160,13 @@ async function child(spec: string): Promise<void> {
     microBatchTokens: plan.microBatchTokens,
     loadSeconds,
     stepSeconds,
+    keptBlocks,
+    recomputeAllSeconds: mode === "compare" ? recomputeAllSeconds : null,
+    nLayer: c.nLayer,
     tokensPerStep: B * T,
-    trainedTokensPerStep: B * (T - prompt),
-    flopsPerStep: flopsPerStep(c, B, T, T - prompt, rank),
+    trainedTokensPerStep: B * scored,
+    flopsPerStep: flopsPerStep(c, B, T, scored, rank),
+    recomputeFlops,
     matmulPeakGflops: peak,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
     planDeviceBytes: plan.needDeviceBytes,
@@ -173,11 +204,23 @@ function parent(): void {
       const x = JSON.parse(line.slice(7)) as ChildResult;
       rows.push(x);
       const s = Math.min(...x.stepSeconds);
-      const gflops = x.flopsPerStep / s / 1e9;
+      // FLOPs this run did: no recompute pass for the kept blocks.
+      const flops = x.flopsPerStep - (x.recomputeFlops * x.keptBlocks) / x.nLayer;
+      const gflops = flops / s / 1e9;
       const device = x.wasmHeapBytes ?? x.gpuBytes;
+      const pct = (g: number) => `${((100 * g) / x.matmulPeakGflops).toFixed(0)}% of the matMul peak`;
+      if (x.recomputeAllSeconds) {
+        const a = Math.min(...x.recomputeAllSeconds);
+        const gAll = x.flopsPerStep / a / 1e9;
+        console.log(
+          `${x.shape.padEnd(13)} ${cfg.padEnd(6)} ${x.backend}: recompute every block ${a.toFixed(1)} s/step (${x.recomputeAllSeconds.map((v) => v.toFixed(1)).join(", ")}), ${pct(gAll)}; ` +
+            `${x.keptBlocks} of ${x.nLayer} blocks kept ${s.toFixed(1)} s/step (${x.stepSeconds.map((v) => v.toFixed(1)).join(", ")}), ${pct(gflops)}; ` +
+            `ratio ${(a / s).toFixed(2)}x (same process, alternating steps; matMul peak ${x.matmulPeakGflops.toFixed(1)} GFLOP/s)`,
+        );
+      }
       console.log(
-        `${x.shape.padEnd(13)} ${cfg.padEnd(6)} ${x.backend}: ${s.toFixed(1)} s/step (best of ${x.stepSeconds.length}: ${x.stepSeconds.map((v) => v.toFixed(1)).join(", ")}), ` +
-          `${(x.trainedTokensPerStep / s).toFixed(1)} trained tok/s, ${gflops.toFixed(1)} GFLOP/s = ${((100 * gflops) / x.matmulPeakGflops).toFixed(0)}% of the matMul peak ${x.matmulPeakGflops.toFixed(1)} GFLOP/s; ` +
+        `${x.shape.padEnd(13)} ${cfg.padEnd(6)} ${x.backend}: ${s.toFixed(1)} s/step (best of ${x.stepSeconds.length}: ${x.stepSeconds.map((v) => v.toFixed(1)).join(", ")}; ${x.keptBlocks} of ${x.nLayer} blocks kept), ` +
+          `${(x.trainedTokensPerStep / s).toFixed(1)} trained tok/s, ${gflops.toFixed(1)} GFLOP/s = ${pct(gflops)} ${x.matmulPeakGflops.toFixed(1)} GFLOP/s; ` +
           `weights ${x.placement}, micro-batch ${x.microBatchTokens}; load ${x.loadSeconds.toFixed(1)} s; peak RSS ${formatBytes(x.peakRssBytes)} (plan ${formatBytes(x.planHostBytes)})` +
           (device !== null ? `, ${x.wasmHeapBytes !== null ? "wasm heap" : "GPU"} ${formatBytes(device)} (plan ${formatBytes(x.planDeviceBytes)})` : ""),
       );

@@ -28,6 +28,8 @@ interface Loaded {
   model: BaseModel;
   /** Where the weights live, the context and micro-batch size memory allows. */
   plan: MemoryPlan;
+  /** Blocks whose activations a micro-batch keeps (loadForTraining). */
+  keptBlocksAt: (seqs: number, T: number) => number;
   tokenizer: SampleTokenizer;
   lora: LoraParams;
   optimizer: AdamW;
@@ -50,6 +52,7 @@ function planSummary(p: MemoryPlan): MemoryPlanSummary {
     requestedMaxContext,
     maxContextThatFits,
     microBatchTokens,
+    keptBlocks,
     needDeviceBytes,
     availableDeviceBytes,
     needHostBytes,
@@ -64,6 +67,7 @@ function planSummary(p: MemoryPlan): MemoryPlanSummary {
     requestedMaxContext,
     maxContextThatFits,
     microBatchTokens,
+    keptBlocks,
     needDeviceBytes,
     availableDeviceBytes,
     needHostBytes,
@@ -105,7 +109,7 @@ function setState(dir: string | null): number {
 async function init(cmd: Extract<Command, { type: "init" }>): Promise<Reply> {
   if (w) throw new Error("the trainer is already initialised");
   const backend = await initBackend(cmd.settings.backend);
-  const { model, plan } = await loadForTraining(cmd.modelPath, backend, {
+  const { model, plan, keptBlocksAt } = await loadForTraining(cmd.modelPath, backend, {
     rank: cmd.settings.rank,
     maxContext: cmd.settings.maxContext,
     batchSize: PLAN_BATCH,
@@ -113,7 +117,7 @@ async function init(cmd: Extract<Command, { type: "init" }>): Promise<Reply> {
   const tokenizer = await SampleTokenizer.open(cmd.modelPath);
   const lora = createLora(model, { rank: cmd.settings.rank, alpha: cmd.settings.alpha, seed: cmd.settings.seed });
   const optimizer = new AdamW(loraParamRecord(lora), { lr: cmd.settings.lr });
-  w = { modelPath: cmd.modelPath, settings: cmd.settings, backend, model, plan, tokenizer, lora, optimizer, history: [] };
+  w = { modelPath: cmd.modelPath, settings: cmd.settings, backend, model, plan, keptBlocksAt, tokenizer, lora, optimizer, history: [] };
   const step = cmd.resumeDir ? setState(cmd.resumeDir) : 0;
   return { type: "ready", id: cmd.id, backend: backend.name, device: backend.device, step, plan: planSummary(plan) };
 }
@@ -145,6 +149,7 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
       lr: cmd.lr,
       teacher: s.settings.teacher,
       microBatchTokens: s.plan.microBatchTokens,
+      keptBlocks: s.keptBlocksAt,
       ppo: { klBeta },
     },
     {

@@ -47,6 +47,11 @@ export interface PlanRequest {
   batchSize: number;
   /** LoRA targets per block (default all seven linear layers). */
   targets?: number;
+  /**
+   * Keep the activations of as many blocks as memory allows after the placement and the
+   * micro-batch (no recompute in the backward for them). Default true; false: recompute every block.
+   */
+  keepActivations?: boolean;
 }
 
 export interface Part {
@@ -66,6 +71,12 @@ export interface MemoryPlan {
   microBatchTokens: number;
   /** Rows of the output projection per vocabulary slice. */
   headChunkRows: number;
+  /**
+   * Blocks (the last ones) whose forward activations a step keeps for the backward instead of
+   * recomputing them: as many as fit beside the rest (a streamed block's weights are uploaded
+   * again for its backward either way).
+   */
+  keptBlocks: number;
   /** Longest context one sample can have and still fit, with the leanest placement. */
   maxContextThatFits: number;
   device: Part[];
@@ -171,6 +182,14 @@ function tapeFloatsPerToken(c: ModelConfig, rank: number): number {
   return norms + qkv + rope + attnShapes + linear(o, D) + mlp + 4 * D;
 }
 
+/**
+ * Device bytes one block's kept activations hold until its backward (its recorded tape: the
+ * taped floats and the attention scores, once; the gradients are already counted per block).
+ */
+export function keptBlockBytes(c: ModelConfig, rank: number, seqs: number, T: number): number {
+  return (tapeFloatsPerToken(c, rank) * seqs * T + 5 * c.nHead * T * T * seqs) * F32;
+}
+
 /** Device bytes of one micro-batch of `seqs` sequences × `T` tokens (activations only). */
 function activationBytes(c: ModelConfig, rank: number, seqs: number, T: number): number {
   const N = seqs * T;
@@ -217,8 +236,11 @@ export function headChunkRowsFor(shape: ModelFootprint, backend: BackendMemory):
   return rows;
 }
 
-/** What one placement needs with micro-batches of `seqs` sequences × `T` tokens. */
-export function estimate(req: PlanRequest, placement: WeightPlacement, seqs: number, T: number): Estimate {
+/**
+ * What one placement needs with micro-batches of `seqs` sequences × `T` tokens, keeping the
+ * activations of `kept` blocks.
+ */
+export function estimate(req: PlanRequest, placement: WeightPlacement, seqs: number, T: number, kept = 0): Estimate {
   const { shape, backend, rank } = req;
   const c = shape.config;
   const lora = loraParameters(c, rank, req.targets ?? LINEAR_NAMES.length);
@@ -242,6 +264,7 @@ export function estimate(req: PlanRequest, placement: WeightPlacement, seqs: num
   );
   device.push({ what: `LoRA rank ${rank} + AdamW state + gradients`, bytes: loraBytes });
   device.push({ what: `activations (${seqs} × ${T} tokens, block-by-block backward)`, bytes: activationBytes(c, rank, seqs, T) });
+  if (kept > 0) device.push({ what: `activations kept for ${kept} of ${c.nLayer} blocks (not recomputed)`, bytes: kept * keptBlockBytes(c, rank, seqs, T) });
   device.push({ what: "head (logits slices, E_p[W] parts)", bytes: headBytes(c, seqs * T, headChunkRows) });
   const needDevice = Math.ceil(device.reduce((a, p) => a + p.bytes, 0) * (backend.name === "wasm" ? WASM_HEAP_SLACK : DEVICE_SLACK));
   const host: Part[] = [{ what: "Node, tfjs, tokenizer", bytes: HOST_BASELINE_BYTES }];
@@ -255,6 +278,23 @@ export function estimate(req: PlanRequest, placement: WeightPlacement, seqs: num
   const needHost = host.reduce((a, p) => a + p.bytes, 0);
   const fits = (backend.deviceBytes === undefined || needDevice <= backend.deviceBytes) && needHost <= req.hostAvailableBytes;
   return { device, host, needDevice, needHost, fits };
+}
+
+/**
+ * How many blocks' activations fit beside the rest with micro-batches of `seqs` × `T` tokens (the
+ * largest count that fits, 0 when asked not to keep any). A step whose micro-batch is smaller
+ * than the plan's keeps more: the trainer asks per micro-batch (trainer/plan/loadForTraining.ts).
+ */
+export function keptBlocksThatFit(req: PlanRequest, placement: WeightPlacement, seqs: number, T: number): number {
+  if (req.keepActivations === false) return 0;
+  let lo = 0;
+  let hi = req.shape.config.nLayer;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (estimate(req, placement, seqs, T, mid).fits) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 /** Below this many tokens of context a model is refused rather than trained on scraps. */
@@ -316,6 +356,7 @@ export function planMemory(req: PlanRequest): MemoryPlan {
       placement: lean,
       maxContext: 0,
       microBatchTokens: 0,
+      keptBlocks: 0,
       device: e.device,
       host: e.host,
       needDeviceBytes: e.needDevice,
@@ -329,21 +370,25 @@ export function planMemory(req: PlanRequest): MemoryPlan {
   // The largest micro-batch of whole sequences, up to the step's samples.
   let seqs = 1;
   while (seqs * 2 <= Math.max(1, req.batchSize) && fitsAt(placement, seqs * 2, context)) seqs *= 2;
-  const e = estimate(req, placement, seqs, context);
+  // Then the blocks whose activations fit beside that (the largest count that fits).
+  const kept = keptBlocksThatFit(req, placement, seqs, context);
+  const e = estimate(req, placement, seqs, context, kept);
   const micro = Math.max(MIN_MICRO_TOKENS, seqs * context);
   const limited = context < req.maxContext ? `; training context limited to ${context} tokens by memory (asked ${req.maxContext})` : "";
+  const keptText = `; activations kept for ${kept} of ${c.nLayer} blocks${kept < c.nLayer ? " (the rest recomputed in the backward; more for shorter micro-batches)" : ""}`;
   return {
     ...base,
     fits: true,
     placement,
     maxContext: context,
     microBatchTokens: micro,
+    keptBlocks: kept,
     device: e.device,
     host: e.host,
     needDeviceBytes: e.needDevice,
     needHostBytes: e.needHost,
     summary:
-      `${backend.name}: ${describePlacement(placement)}; micro-batches of ${micro} tokens${limited}; needs ${formatBytes(e.needDevice)} of ` +
+      `${backend.name}: ${describePlacement(placement)}; micro-batches of ${micro} tokens${limited}${keptText}; needs ${formatBytes(e.needDevice)} of ` +
       `${deviceAvail === undefined ? "unreported" : formatBytes(deviceAvail)} backend memory and ${formatBytes(e.needHost)} of ${formatBytes(hostAvail)} RAM`,
   };
 }

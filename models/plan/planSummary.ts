@@ -11,6 +11,8 @@ export const memoryPlanSchema = z.object({
   requestedMaxContext: z.number().int().nonnegative(),
   maxContextThatFits: z.number().int().nonnegative(),
   microBatchTokens: z.number().int().nonnegative(),
+  /** Blocks whose activations a step keeps (not recomputed in the backward); absent from older trainers. */
+  keptBlocks: z.number().int().nonnegative().optional(),
   needDeviceBytes: z.number().nonnegative(),
   availableDeviceBytes: z.number().nonnegative().optional(),
   needHostBytes: z.number().nonnegative(),

@@ -30,11 +30,12 @@ describe("memory plan vs a measured step", () => {
   });
   // Two blocks of the real width and the real vocabulary: the per-token and head terms are the
   // real ones; only the number of kept block inputs is smaller.
-  for (const [id, B, T] of [
-    ["qwen2.5-0.5b", 2, 96],
-    ["smollm2-135m", 1, 256],
+  for (const [id, B, T, kept] of [
+    ["qwen2.5-0.5b", 2, 96, 0],
+    ["smollm2-135m", 1, 256, 0],
+    ["smollm2-135m", 1, 256, 2],
   ] as const) {
-    test(`${id} (2 blocks), ${B} × ${T} tokens: the plan is at least the measured peak, and not wildly above it`, async () => {
+    test(`${id} (2 blocks), ${B} × ${T} tokens, ${kept} blocks' activations kept: the plan is at least the measured peak, and not wildly above it`, async () => {
       const file = ensureShapeModel(id, "q8_0", { layers: 2 });
       const shape = readModelFootprint(file);
       const placement = { layers: "host-f32", head: "host-f32" } as const;
@@ -52,7 +53,7 @@ describe("memory plan vs a measured step", () => {
       const before = tf.memory().numBytes;
       try {
         const info = await tf.profile(async () => {
-          await trainSteps({ model, lora, optimizer }, samples, { method: "binary", steps: 1, batchSize: B });
+          await trainSteps({ model, lora, optimizer }, samples, { method: "binary", steps: 1, batchSize: B, keptBlocks: kept });
         });
         const measured = info.peakBytes - before;
         const planned = estimate(
@@ -60,6 +61,7 @@ describe("memory plan vs a measured step", () => {
           placement,
           B,
           T,
+          kept,
         ).needDevice;
         assert.ok(measured > 50 * 2 ** 20, `a real step holds real memory (${measured} B)`);
         assert.ok(planned >= measured, `plan ${planned} B under-estimates the measured peak ${measured} B`);
@@ -100,6 +102,33 @@ describe("memory plan decisions", () => {
     const lean = planMemory({ shape: shapeOf("qwen3-1.7b"), backend: wasm, hostAvailableBytes: 6 * GiB, rank: 16, maxContext: 512, batchSize: 16 });
     assert.equal(lean.fits, true, lean.summary);
     assert.deepEqual(lean.placement, { layers: "host-packed", head: "host-packed" }, lean.summary);
+  });
+
+  test("kept activations: as many blocks as fit beside the placement and the micro-batch, none when asked", () => {
+    const ask = (deviceBytes: number, keepActivations?: boolean) =>
+      planMemory({
+        shape: shapeOf("smollm2-135m"),
+        backend: { ...wasm, deviceBytes },
+        hostAvailableBytes: 16 * GiB,
+        rank: 16,
+        maxContext: 128,
+        batchSize: 1,
+        keepActivations,
+      });
+    const roomy = ask(wasm.deviceBytes!);
+    assert.equal(roomy.keptBlocks, 30, roomy.summary);
+    assert.match(roomy.summary, /activations kept for 30 of 30 blocks;/);
+    assert.equal(ask(wasm.deviceBytes!, false).keptBlocks, 0);
+    assert.match(ask(wasm.deviceBytes!, false).summary, /activations kept for 0 of 30 blocks \(the rest recomputed in the backward/);
+    // Less memory: the same placement, fewer blocks kept, the plan still within what is there.
+    const tight = ask(2 * GiB);
+    assert.equal(tight.fits, true, tight.summary);
+    assert.deepEqual(tight.placement, roomy.placement);
+    assert.ok(tight.keptBlocks > 0 && tight.keptBlocks < 30, tight.summary);
+    assert.ok(tight.needDeviceBytes <= 2 * GiB);
+    // The 0.5B shape on wasm streams its blocks and keeps every block's activations at 1 x 128.
+    const q = planMemory({ shape: shapeOf("qwen2.5-0.5b"), backend: wasm, hostAvailableBytes: 16 * GiB, rank: 16, maxContext: 128, batchSize: 1 });
+    assert.equal(q.keptBlocks, 24, q.summary);
   });
 
   test("a model that cannot fit is refused with needed vs available and what would fit", () => {

@@ -99,7 +99,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunMetrics> {
   let lr = o.lr ?? TRAIN_DEFAULTS.lr;
   const backend = await initBackend(o.backend, log);
   // Plan before loading: a model that does not fit is refused here, from its header.
-  const { model, plan } = await loadForTraining(o.modelPath, backend, { rank: o.rank ?? TRAIN_DEFAULTS.rank, maxContext, batchSize });
+  const { model, plan, keptBlocksAt } = await loadForTraining(o.modelPath, backend, { rank: o.rank ?? TRAIN_DEFAULTS.rank, maxContext, batchSize });
   log(`memory plan: ${plan.summary}`);
   let samples: PreparedSample[];
   try {
@@ -134,7 +134,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunMetrics> {
     const done = await trainSteps(
       state,
       samples,
-      { method, steps, batchSize, lr, teacher: o.teacher, ppo: o.ppo, microBatchTokens: plan.microBatchTokens },
+      { method, steps, batchSize, lr, teacher: o.teacher, ppo: o.ppo, microBatchTokens: plan.microBatchTokens, keptBlocks: keptBlocksAt },
       {
         onStep: (m) => o.onStep?.(m, ++index, steps),
         onProgress: o.onProgress,

@@ -4,13 +4,17 @@
  * first, is run again under tf.grads with its weights acquired from the base, giving the
  * gradient w.r.t. its input (passed on to the block before) and w.r.t. its LoRA matrices.
  * Backend memory holds one block's activations (and, when streamed, one block's weights) at a
- * time, plus the n_layer block inputs.
+ * time, plus the n_layer block inputs. Blocks whose forward kept its activations (forward.ts
+ * runBody's keptBlocks, as the memory plan allows) are not run again: their recorded tape is
+ * back-propagated (tape.ts).
  */
 import * as tf from "@tensorflow/tfjs-core";
 import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "./base-model.js";
 import { blockForward, rmsNorm, type BlockLora, type SeqContext } from "./block.js";
 import { layOut, scoredRows, type BatchPlan } from "./logprobs.js";
+import { rebindKept, type KeptBlock } from "./forward.js";
+import { disposeRecorded, replayGrads } from "./tape.js";
 import { LINEAR_NAMES, type LinearName } from "./weights.js";
 
 /** Gradients by LoRA variable key: `<base tensor>.lora_a` / `.lora_b` (adapter tensor names). */
@@ -24,7 +28,7 @@ export function backwardBody(
   model: BaseModel,
   lora: LoraParams,
   plan: BatchPlan,
-  body: { inputs: tf.Tensor2D[]; final: tf.Tensor2D },
+  body: { inputs: tf.Tensor2D[]; final: tf.Tensor2D; tapes?: Array<KeptBlock | null> | null },
   dh: tf.Tensor2D,
   ctx: SeqContext,
 ): LoraGrads {
@@ -44,19 +48,33 @@ export function backwardBody(
         const p = lora.pairs.get(`blk.${l}.${n}.weight`)!;
         return [p.a, p.b];
       });
-      const w = model.weights.layer(l);
+      const tape = body.tapes?.[l];
       let out: tf.Tensor[];
-      try {
-        const f = (x: tf.Tensor, ...ab: tf.Tensor[]) => {
-          const pairs: BlockLora["pairs"] = {};
-          names.forEach((n: LinearName, i) => (pairs[n] = { a: ab[2 * i] as tf.Tensor2D, b: ab[2 * i + 1] as tf.Tensor2D }));
-          return blockForward(x as tf.Tensor2D, w, { scale: lora.scale, pairs }, ctx);
-        };
-        out = tf.grads(f)([body.inputs[l], ...vars], dy);
-      } finally {
-        model.weights.releaseLayer(w);
+      const w = model.weights.layer(l);
+      if (tape) {
+        // Activations kept by the forward: back-propagate its recorded tape, no recompute (its
+        // linear gradients read the weights acquired now).
+        body.tapes![l] = null;
+        try {
+          rebindKept(tape, w);
+          out = replayGrads(tape, [body.inputs[l], ...vars], dy);
+        } finally {
+          model.weights.releaseLayer(w);
+        }
+        ctx.tick?.(ctx.B * ctx.T);
+      } else {
+        try {
+          const f = (x: tf.Tensor, ...ab: tf.Tensor[]) => {
+            const pairs: BlockLora["pairs"] = {};
+            names.forEach((n: LinearName, i) => (pairs[n] = { a: ab[2 * i] as tf.Tensor2D, b: ab[2 * i + 1] as tf.Tensor2D }));
+            return blockForward(x as tf.Tensor2D, w, { scale: lora.scale, pairs }, ctx);
+          };
+          out = tf.grads(f)([body.inputs[l], ...vars], dy);
+        } finally {
+          model.weights.releaseLayer(w);
+        }
+        ctx.tick?.(2 * ctx.B * ctx.T);
       }
-      ctx.tick?.(2 * ctx.B * ctx.T);
       body.inputs[l].dispose();
       dy.dispose();
       dy = out[0] as tf.Tensor2D;
@@ -67,6 +85,7 @@ export function backwardBody(
     }
   } catch (e) {
     tf.dispose([...grads.values(), ...body.inputs.filter((t) => !t.isDisposed)]);
+    for (const t of body.tapes ?? []) if (t) disposeRecorded(t);
     throw e;
   } finally {
     dy.dispose();

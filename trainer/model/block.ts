@@ -52,7 +52,8 @@ export function causalMask(T: number): tf.Tensor2D {
 
 function linear(x: tf.Tensor2D, w: LayerWeights, name: LinearName, lora: BlockLora | null, ctx: SeqContext): tf.Tensor2D {
   const xw = ctx.rounding ? roundActivations(x, ctx.rounding[name]) : x;
-  const y = frozenLinear(xw, w.linear[name]);
+  // The gradient reads w.linear[name] when it runs: a kept block's holder is re-bound then (forward.ts).
+  const y = frozenLinear(xw, w.linear[name], () => w.linear[name]);
   const pair = lora?.pairs[name];
   if (!pair || !lora) return y;
   return tf.add<tf.Tensor2D>(y, tf.mul(mm(mm(x, pair.a), pair.b), lora.scale));

@@ -68,12 +68,14 @@ export function mmT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
 
 /**
  * x [M,K] · w [N,K]ᵀ with w a frozen weight in GGUF layout [out, in] (every linear weight and
- * the vocabulary projection): only x gets a gradient, dx = dy·w (a plain product).
+ * the vocabulary projection): only x gets a gradient, dx = dy·w (a plain product). The gradient
+ * reads the weight from `gradWeight` when given (a kept block's streamed weight is released
+ * after its forward and uploaded again for its backward: forward.ts), else `w`.
  */
-export function frozenLinear(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+export function frozenLinear(x: tf.Tensor2D, w: tf.Tensor2D, gradWeight?: () => tf.Tensor2D): tf.Tensor2D {
   const f = tf.customGrad((xi: In) => ({
     value: matMulBT(xi as tf.Tensor2D, w),
-    gradFunc: (dy: tf.Tensor) => tf.matMul(dy, w),
+    gradFunc: (dy: tf.Tensor) => tf.matMul(dy, gradWeight ? gradWeight() : w),
   }));
   return f(x) as tf.Tensor2D;
 }

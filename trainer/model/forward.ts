@@ -9,7 +9,8 @@ import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "./base-model.js";
 import { blockForward, causalMask, rmsNorm, type BlockLora, type SeqContext } from "./block.js";
 import { ropeTables } from "./rope.js";
-import { LINEAR_NAMES } from "./weights.js";
+import { disposeRecorded, recordForward, type RecordedForward } from "./tape.js";
+import { LINEAR_NAMES, type LayerWeights } from "./weights.js";
 
 export { rmsNorm } from "./block.js";
 
@@ -51,23 +52,85 @@ export function runBlock(model: BaseModel, lora: LoraParams | null, l: number, x
   }
 }
 
+/**
+ * A block whose forward ran with the gradient tape on: its activations, kept for a backward
+ * without recompute. `weights` is the holder the recorded gradients read the linear weights
+ * from; the forward released them (a streamed block's are freed), and the backward binds the
+ * block's weights, acquired again, into it before replaying (rebindKept).
+ */
+export interface KeptBlock extends RecordedForward {
+  weights: LayerWeights;
+}
+
+/** Runs block `l` on x with the gradient tape on (tape.ts), keeping its activations. */
+function recordBlock(model: BaseModel, lora: LoraParams, l: number, x: tf.Tensor2D, ctx: SeqContext): KeptBlock {
+  const w = model.weights.layer(l);
+  const holder: LayerWeights = { ...w, linear: { ...w.linear } };
+  try {
+    const rounding = model.activationRounding === "llama.cpp-cpu" ? model.weights.types[l] : null;
+    const rec = recordForward(() => blockForward(x, holder, blockLora(lora, l), { ...ctx, rounding }));
+    ctx.tick?.(ctx.B * ctx.T);
+    return { ...rec, weights: holder };
+  } finally {
+    model.weights.releaseLayer(w);
+  }
+}
+
+/** Points a kept block's recorded gradients at its weights as acquired now (`w`, from model.weights.layer). */
+export function rebindKept(kept: KeptBlock, w: LayerWeights): void {
+  Object.assign(kept.weights.linear, w.linear);
+}
+
+/**
+ * How many of the last blocks a training forward keeps on the tape (their activations, so the
+ * backward does not run them again): `asked`, bounded by the blocks.
+ */
+export function keptBlocksFor(model: BaseModel, asked: number | undefined): number {
+  if (!asked || asked <= 0) return 0;
+  return Math.min(model.config.nLayer, Math.floor(asked));
+}
+
 export interface BodyResult {
   /** Output of the last block [B*T, nEmbd], before the final norm. */
   final: tf.Tensor2D;
   /** Input of each block (when asked to keep them), block 0's being the embeddings. */
   inputs: tf.Tensor2D[] | null;
+  /**
+   * Per block, its recorded forward when its activations were kept (the last `keptBlocks`
+   * blocks), else null; null when none was kept. backward.ts replays these instead of recomputing.
+   */
+  tapes?: Array<KeptBlock | null> | null;
+}
+
+/** Frees what a body holds (an error, or a pass that will not run its backward). */
+export function disposeBody(body: BodyResult): void {
+  tf.dispose([body.final, ...(body.inputs ?? []).filter((t) => !t.isDisposed)]);
+  for (const t of body.tapes ?? []) if (t) disposeRecorded(t);
 }
 
 /**
  * Runs every block without a gradient tape. Returned tensors belong to the caller.
  * With `keepInputs`, each block's input is kept for backward.ts (n_layer × B·T × nEmbd floats).
+ * With `keptBlocks` > 0 (and an adapter), the last `keptBlocks` blocks run with the tape on and
+ * keep their activations too (keptBlocksFor bounds it).
  */
-export function runBody(model: BaseModel, lora: LoraParams | null, grid: TokenGrid, ctx: SeqContext, keepInputs: boolean): BodyResult {
+export function runBody(model: BaseModel, lora: LoraParams | null, grid: TokenGrid, ctx: SeqContext, keepInputs: boolean, keptBlocks = 0): BodyResult {
   let x = model.weights.embed(grid.ids);
   const inputs: tf.Tensor2D[] | null = keepInputs ? [] : null;
+  const nLayer = model.config.nLayer;
+  const kept = keepInputs && lora ? keptBlocksFor(model, keptBlocks) : 0;
+  const tapes: Array<KeptBlock | null> | null = kept > 0 ? [] : null;
   try {
-    for (let l = 0; l < model.config.nLayer; l++) {
-      const next = runBlock(model, lora, l, x, ctx);
+    for (let l = 0; l < nLayer; l++) {
+      let next: tf.Tensor2D;
+      if (tapes && l >= nLayer - kept) {
+        const rec = recordBlock(model, lora!, l, x, ctx);
+        tapes.push(rec);
+        next = rec.y;
+      } else {
+        tapes?.push(null);
+        next = runBlock(model, lora, l, x, ctx);
+      }
       if (inputs) inputs.push(x);
       else x.dispose();
       x = next;
@@ -75,9 +138,10 @@ export function runBody(model: BaseModel, lora: LoraParams | null, grid: TokenGr
   } catch (e) {
     x.dispose();
     if (inputs) tf.dispose(inputs);
+    for (const t of tapes ?? []) if (t) disposeRecorded(t);
     throw e;
   }
-  return { final: x, inputs };
+  return { final: x, inputs, tapes };
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { BackendChoice } from "../backend.js";
 import { loadBaseModel, type BaseModel } from "../model/base-model.js";
 import { backendMemory, hostAvailableBytes } from "../../models/plan/available.js";
-import { planMemory, readModelFootprint, type MemoryPlan } from "../../models/plan/memoryPlan.js";
+import { keptBlocksThatFit, planMemory, readModelFootprint, type MemoryPlan, type PlanRequest } from "../../models/plan/memoryPlan.js";
 
 export class TrainerMemoryError extends Error {
   constructor(readonly plan: MemoryPlan) {
@@ -21,18 +21,34 @@ export interface TrainingLoadOptions {
   maxContext: number;
   /** Samples per step (a micro-batch never needs more). */
   batchSize: number;
+  /** Keep block activations where memory allows (default true); false: recompute every block in the backward. */
+  keepActivations?: boolean;
 }
 
-export async function loadForTraining(modelPath: string, backend: BackendChoice, opts: TrainingLoadOptions): Promise<{ model: BaseModel; plan: MemoryPlan }> {
-  const plan = planMemory({
+export interface TrainingLoad {
+  model: BaseModel;
+  plan: MemoryPlan;
+  /**
+   * Blocks whose activations a micro-batch of `seqs` sequences × `T` tokens may keep (no
+   * recompute in the backward), by the same plan: the plan's keptBlocks at its micro-batch, more
+   * for a smaller one. trainSteps' `keptBlocks`.
+   */
+  keptBlocksAt: (seqs: number, T: number) => number;
+}
+
+export async function loadForTraining(modelPath: string, backend: BackendChoice, opts: TrainingLoadOptions): Promise<TrainingLoad> {
+  const req: PlanRequest = {
     shape: readModelFootprint(modelPath),
     backend: backendMemory(backend),
     hostAvailableBytes: hostAvailableBytes(),
     rank: opts.rank,
     maxContext: opts.maxContext,
     batchSize: opts.batchSize,
-  });
+    keepActivations: opts.keepActivations,
+  };
+  const plan = planMemory(req);
   if (!plan.fits) throw new TrainerMemoryError(plan);
   const model = await loadBaseModel(modelPath, { placement: plan.placement, headChunkRows: plan.headChunkRows });
-  return { model, plan };
+  const keptBlocksAt = (seqs: number, T: number) => (seqs * T <= plan.microBatchTokens ? keptBlocksThatFit(req, plan.placement, seqs, T) : plan.keptBlocks);
+  return { model, plan, keptBlocksAt };
 }

@@ -6,7 +6,7 @@ import { selectHint, TOPK_DEFAULT_K, topkOpdLoss } from "../loss/topk.js";
 import type { LoraParams } from "../lora/params.js";
 import { backwardBody } from "../model/backward.js";
 import type { BaseModel } from "../model/base-model.js";
-import { runBody, seqContext, type BodyResult } from "../model/forward.js";
+import { disposeBody, keptBlocksFor, runBody, seqContext, type BodyResult } from "../model/forward.js";
 import { headForward, headGradient, type HeadResult } from "../model/head.js";
 import { finalNorm, planBatch, scorePlan, scoredRows, type BatchPlan } from "../model/logprobs.js";
 import type { AdamW } from "../optim/adamw.js";
@@ -34,6 +34,13 @@ export interface TrainOptions {
    * Default: no split.
    */
   microBatchTokens?: number;
+  /**
+   * Blocks (the last ones) whose forward activations a step keeps for the backward instead of
+   * running the block again (gradient checkpointing only for the rest): a count, or the memory
+   * plan's count for a micro-batch of `seqs` sequences × `T` padded tokens (loadForTraining's
+   * keptBlocksAt). 0 (default): every block is recomputed.
+   */
+  keptBlocks?: number | ((seqs: number, T: number) => number);
 }
 
 /** What one step did; the CLI prints it and metrics.json keeps it. */
@@ -56,6 +63,11 @@ export interface StepMetrics {
   seconds: number;
   /** Mean |A_t| over trained tokens: how strong the signal was. */
   meanAbsAdvantage: number;
+  /**
+   * Blocks whose activations the forward kept (not recomputed in the backward; the fewest over
+   * the step's micro-batches); the rest were recomputed.
+   */
+  keptBlocks?: number;
 }
 
 export interface TrainState {
@@ -199,8 +211,11 @@ function gridTokens(seqs: ReadonlyArray<{ tokens: readonly number[] }>): number 
  */
 export function stepWork(model: BaseModel, batchSamples: readonly PreparedSample[], opts: TrainOptions): number {
   let work = 0;
+
   for (const group of microBatches(batchSamples, opts.microBatchTokens ?? Infinity)) {
-    work += 3 * gridTokens(group);
+    // Forward, backward and (for the blocks not kept) the recompute, per block; summed over blocks below.
+    const kept = keptOf(model, opts, group.length, Math.max(0, ...group.map((s) => s.tokens.length)));
+    work += (3 - kept / model.config.nLayer) * gridTokens(group);
     const hinted = group.filter((s) => s.teachers.length > 0);
     if (hinted.length > 0 && opts.method === "topk") {
       // Each candidate hint scored alone when there are several, then the chosen one (its length taken as the first's).
@@ -209,6 +224,12 @@ export function stepWork(model: BaseModel, batchSamples: readonly PreparedSample
     if ((opts.ppo?.klBeta ?? 0) > 0) work += gridTokens(group.map((s) => (opts.method !== "binary" && s.teachers.length > 0 ? s.teachers[0] : s)));
   }
   return work * model.config.nLayer;
+}
+
+/** Blocks a micro-batch of `seqs` × `T` tokens keeps (opts.keptBlocks, bounded by the model's blocks). */
+function keptOf(model: BaseModel, opts: TrainOptions, seqs: number, T: number): number {
+  const k = opts.keptBlocks;
+  return keptBlocksFor(model, typeof k === "function" ? k(seqs, T) : k);
 }
 
 /** Which response tokens carry each loss term (decided by the sample, not by the values). */
@@ -241,6 +262,7 @@ interface GroupResult {
   kl: tf.Scalar;
   trained: number;
   absSum: number;
+  keptBlocks: number;
 }
 
 async function step(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions, tick?: Tick): Promise<StepCore> {
@@ -257,9 +279,11 @@ async function step(state: TrainState, batchSamples: PreparedSample[], opts: Tra
   const scalars: tf.Scalar[] = [];
   let trained = 0;
   let absSum = 0;
+  let kept = Infinity;
   try {
     for (const group of microBatches(batchSamples, opts.microBatchTokens ?? Infinity)) {
       const r = await groupPass(state, group, opts, totals, tick);
+      kept = Math.min(kept, r.keptBlocks);
       trained += r.trained;
       absSum += r.absSum;
       scalars.push(r.loss, r.clipFraction, r.kl);
@@ -294,6 +318,7 @@ async function step(state: TrainState, batchSamples: PreparedSample[], opts: Tra
       trainedTokens: trained,
       tokens: batchSamples.reduce((a, s) => a + s.tokens.length, 0),
       meanAbsAdvantage: trained > 0 ? absSum / trained : 0,
+      keptBlocks: Number.isFinite(kept) ? kept : 0,
     };
   } finally {
     tf.dispose([...Object.values(sum), ...scalars]);
@@ -353,8 +378,10 @@ async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts
   };
   const ctx = seqContext(model, plan.grid.B, plan.grid.T, tick);
   try {
-    // 1. Forward with the current adapter, keeping each block's input for the backward pass.
-    const body = runBody(model, lora, plan.grid, ctx, true);
+    // 1. Forward with the current adapter, keeping each block's input for the backward pass
+    //    (and, for the last opts.keptBlocks blocks, their activations: no recompute).
+    const keptBlocks = keptOf(model, opts, plan.grid.B, plan.grid.T);
+    const body = runBody(model, lora, plan.grid, ctx, true, keptBlocks);
     let bodyAlive = true;
     try {
       const student = await studentForward(g, body);
@@ -369,10 +396,10 @@ async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts
       g.own(gFlat);
       const dh = g.own(headGradient(model.weights, ids, gFlat, student.expectation));
       bodyAlive = false;
-      const grads = backwardBody(model, lora, plan, body as { inputs: tf.Tensor2D[]; final: tf.Tensor2D }, dh, ctx);
-      return { grads, loss: lossT, clipFraction: clipT, kl: klT, trained: adv.trained + topkIn.trainedExtra, absSum: adv.absSum };
+      const grads = backwardBody(model, lora, plan, body as BodyResult & { inputs: tf.Tensor2D[] }, dh, ctx);
+      return { grads, loss: lossT, clipFraction: clipT, kl: klT, trained: adv.trained + topkIn.trainedExtra, absSum: adv.absSum, keptBlocks };
     } finally {
-      if (bodyAlive) tf.dispose([body.final, ...(body.inputs ?? [])]);
+      if (bodyAlive) disposeBody(body);
     }
   } finally {
     ctx.dispose();

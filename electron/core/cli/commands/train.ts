@@ -80,7 +80,7 @@ export const train: CommandSpec = {
       onStep: (m, i, n) => {
         if (process.stderr.isTTY) process.stderr.write(`\r${"".padEnd(24)}\r`);
         console.log(
-          `step ${i}/${n}  loss ${m.loss.toFixed(4)}  grad-norm ${m.gradNorm.toFixed(3)}${m.clipped ? " (clipped)" : ""}  tokens/s ${m.tokensPerSecond.toFixed(0)}  (${m.trainedTokens} trained tokens, ${m.samples} samples)`,
+          `step ${i}/${n}  loss ${m.loss.toFixed(4)}  grad-norm ${m.gradNorm.toFixed(3)}${m.clipped ? " (clipped)" : ""}  tokens/s ${m.tokensPerSecond.toFixed(0)}  (${m.trainedTokens} trained tokens, ${m.samples} samples${m.keptBlocks ? `, ${m.keptBlocks} blocks kept` : ""})`,
         );
       },
     });
