@@ -297,6 +297,13 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
       await page.getByRole("button", { name: "Send" }).waitFor();
       await page.locator(".msg.assistant").last().getByText("The model gave an empty answer: it thought, then wrote nothing.").waitFor();
     });
+    // A thought the answer ended inside (the token limit) is no longer "Thinking…".
+    await serve([[0, "<think>Still thinking when the tokens ran out"]], async () => {
+      await box.fill("Think forever");
+      await box.press("Enter");
+      await page.getByRole("button", { name: "Send" }).waitFor();
+      await page.locator(".msg.assistant").last().locator("details.thinking summary").filter({ hasText: "Thought process (cut off)" }).waitFor();
+    });
     await screenshot(page, "chat-thought-timed");
   });
 });

@@ -129,7 +129,8 @@ export function thoughtFor(seconds: number): string {
 /**
  * An answer's text as markdown, a thinking model's thought collapsed above it. `streaming`: the
  * answer is still being written (the thought is timed, and a closed thought with no answer yet
- * shows the typing cursor); `ended`: the answer is complete (not stopped, no error), so a thought
+ * shows the typing cursor; a thought never closed once it is not streaming was cut off: stopped,
+ * or the token limit); `ended`: the answer is complete (not stopped, no error), so a thought
  * with no answer after it says so instead of leaving the bubble blank.
  */
 export const Markdown = memo(function Markdown({ text, streaming = false, ended = false }: { text: string; streaming?: boolean; ended?: boolean }) {
@@ -139,7 +140,7 @@ export const Markdown = memo(function Markdown({ text, streaming = false, ended 
     <div className="markdown">
       {thought !== null && (
         <details className="thinking">
-          <summary>{thinking ? "Thinking…" : seconds !== null ? thoughtFor(seconds) : "Thought process"}</summary>
+          <summary>{thinking ? (streaming ? "Thinking…" : "Thought process (cut off)") : seconds !== null ? thoughtFor(seconds) : "Thought process"}</summary>
           <div className="thinking-body">{thought ? <MarkdownBody text={thought} /> : <p className="muted small">(nothing yet)</p>}</div>
         </details>
       )}
