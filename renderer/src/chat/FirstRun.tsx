@@ -118,7 +118,9 @@ function RecommendedModel({
       onDownloaded();
     } catch (e) {
       useWhenDone.delete(m.id);
-      setError(e instanceof ApiError && e.notAvailable ? "Downloads are not offered by this core." : `The download did not start: ${messageOf(e)}`);
+      setError(
+        e instanceof ApiError && e.notAvailable ? "Downloads are not offered by the assistant's engine." : `The download did not start: ${messageOf(e)}`,
+      );
     } finally {
       setStarting(false);
     }
@@ -197,7 +199,7 @@ function ImportModel({ busy, onImported }: { busy: boolean; onImported: (id: str
     try {
       const r = await client.post<{ model?: { id?: string; name?: string; architecture?: string; path?: string } }>("/api/models/import", { path: file });
       const m = r.model;
-      if (!m?.id) throw new Error("the core did not say which model it added");
+      if (!m?.id) throw new Error("the assistant's engine did not say which model it added");
       onImported(m.id, modelName({ name: m.name ?? m.id, architecture: m.architecture ?? null, path: m.path ?? null }));
     } catch (e) {
       setError(`Could not import that file: ${messageOf(e)}`);

@@ -36,7 +36,7 @@ export function useModelActions(onDone: () => void) {
       }
       onDone();
     } catch (e) {
-      const message = e instanceof ApiError && e.notAvailable ? `${label}: not offered by this core.` : `${label}: ${messageOf(e)}`;
+      const message = e instanceof ApiError && e.notAvailable ? `${label}: not offered by the assistant's engine.` : `${label}: ${messageOf(e)}`;
       if (label === "Import") setImportError(message);
       else setError(message);
     } finally {
