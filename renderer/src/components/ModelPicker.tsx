@@ -37,7 +37,8 @@ export function ModelPicker() {
   });
 
   const served = status?.model ?? null;
-  const installed = models.data?.installed ?? [];
+  // Chat models only: an embedding model never serves chat.
+  const installed = models.data?.installed.filter((m) => !m.embedding) ?? [];
   const current = installed.find((m) => served?.path && m.path === served.path) ?? null;
   // The model asked for serves now: the picker is free again (state adjusted while rendering, not in an effect).
   if (asked !== null && current?.id === asked) setAsked(null);

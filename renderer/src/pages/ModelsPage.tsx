@@ -9,12 +9,17 @@ import { ActiveModel } from "./models/ActiveModel.js";
 import { InstalledModels } from "./models/InstalledModels.js";
 import { CatalogRow } from "./models/CatalogRow.js";
 import { ImportModelForm } from "./models/ImportModelForm.js";
+import { HubSearch } from "./models/HubSearch.js";
+import { EmbeddingModels } from "./models/EmbeddingModels.js";
+import "./models/models.css";
 
 export function ModelsPage() {
   const { status } = useCore();
   const models = useLive((c) => c.getJson("/api/models"), ["models", "download"], [], 2000);
   const { act, busy, error, setError, importError, importPath, setImportPath, imported } = useModelActions(models.reload);
 
+  // Embedding models have their own section (they never serve chat).
+  const chat = models.data?.installed.filter((m) => !m.embedding) ?? [];
   const active: ModelView | null = activeModelOf(models.data?.active, status);
   // The installed entry (and so the catalog entry) that is served now.
   const activeId = models.data?.installed.find((i) => active?.path && i.path === active.path)?.id ?? null;
@@ -42,9 +47,7 @@ export function ModelsPage() {
         </p>
       )}
 
-      {models.data && models.data.installed.length > 0 && (
-        <InstalledModels installed={models.data.installed} active={active} servedTraining={servedTraining} busy={busy !== null} onAct={act} />
-      )}
+      {chat.length > 0 && <InstalledModels installed={chat} active={active} servedTraining={servedTraining} busy={busy !== null} onAct={act} />}
 
       <h2>Catalog</h2>
       {models.data?.recommendation.reason && <p className="muted">Recommended for this computer: {models.data.recommendation.reason}</p>}
@@ -56,6 +59,12 @@ export function ModelsPage() {
             <CatalogRow key={m.id} m={m} serving={m.id === activeId} busy={busy !== null} onAct={act} />
           ))}
         </DataTable>
+      )}
+
+      <HubSearch downloads={models.data?.downloads ?? []} installed={models.data?.installed ?? []} activePath={active?.path ?? null} busy={busy} onAct={act} />
+
+      {models.data && (
+        <EmbeddingModels catalog={models.data.embeddingCatalog} installed={models.data.installed.filter((m) => m.embedding)} busy={busy !== null} onAct={act} />
       )}
 
       <ImportModelForm

@@ -13,16 +13,16 @@ import { APP_TRAIN_CONTEXT, serveOnly, trainabilityPhrase } from "../../../../mo
 import { SettingsSchema } from "../../api/settings.js";
 import { hostAvailableBytes } from "../../../../models/plan/available.js";
 
-const ACTIONS = ["list", "pull", "import", "use", "remove"] as const;
+const ACTIONS = ["list", "pull", "import", "use", "remove", "rm"] as const;
 
 export const models: CommandSpec = {
   name: "models",
-  usage: "list | pull <id|hf:owner/repo/file.gguf> | import <file> | use <id|file> | remove <id>  [--data-dir DIR]",
+  usage: "list | pull <id|hf:owner/repo/file.gguf> | import <file> | use <id|file> | remove|rm <id>  [--data-dir DIR]",
   summary: "Manage models: the recommended catalog, downloads (resumable, checksum-verified), local imports, the active model.",
   options: {
     "data-dir": { type: "string", value: "DIR", description: "the app's data dir (default: $CLAWRL_HOME or the platform's app-data dir)" },
   },
-  positionals: { min: 1, max: 2, names: "an action (list, pull, import, use, remove)" },
+  positionals: { min: 1, max: 2, names: "an action (list, pull, import, use, remove or rm)" },
   async run(args) {
     const [action, target] = args.positionals;
     if (!(ACTIONS as readonly string[]).includes(action)) throw new UsageError(`unknown action '${action}' (one of ${ACTIONS.join(", ")})`);
@@ -98,9 +98,14 @@ export const models: CommandSpec = {
           console.log(`Active model: ${m.id} (${m.path})`);
           return 0;
         }
-        case "remove": {
+        case "remove":
+        case "rm": {
+          const size = fs.existsSync(registry.get(target)?.path ?? "") ? fs.statSync(registry.get(target)!.path).size : 0;
           const m = registry.remove(target);
-          console.log(`Removed ${m.id}${m.origin === "import" ? " from the list (the imported file was left in place)" : ` and deleted ${m.path}`}`);
+          console.log(
+            `Removed ${m.id}${m.origin === "import" ? " from the list (the imported file was left in place)" : ` and deleted ${m.path}, freeing ${fmtBytes(size)}`}.` +
+              " Its checkpoints stay, in its learning line: they serve again if the same file is installed again.",
+          );
           return 0;
         }
       }

@@ -1,13 +1,13 @@
 import type { CatalogModelView } from "../../../../electron/core/api/models.js";
-import { fmtBytes, fmtDuration } from "../../components/format.js";
+import { fmtBytes } from "../../components/format.js";
+import { DownloadButtons, DownloadProgress, downloadActive } from "./DownloadCell.js";
 import { TrainVerdict } from "../../components/Trainability.js";
 import type { ModelAction } from "./useModelActions.js";
 
 /** One catalog model: what it is, its download's progress, and what can be done with it (use, download, pause, resume, cancel). */
 export function CatalogRow({ m, serving, busy, onAct }: { m: CatalogModelView; serving: boolean; busy: boolean; onAct: ModelAction }) {
-  const id = encodeURIComponent(m.id);
   const d = m.download;
-  const active = d && /download|running|paused|queued/i.test(d.state);
+  const active = downloadActive(d);
   return (
     <tr>
       <td>
@@ -25,22 +25,7 @@ export function CatalogRow({ m, serving, busy, onAct }: { m: CatalogModelView; s
         {m.installed && !active ? (
           <span className="tag tag-ok">installed</span>
         ) : d ? (
-          <>
-            {/* A download that failed before a byte arrived has no bar to show: its error says why. */}
-            {!(d.state === "failed" && d.bytes === 0) && <progress aria-label={`Download of ${m.name}`} max={d.total ?? undefined} value={d.bytes} />}
-            <div className="small muted">
-              {/* Speed and time left only while bytes are arriving (a paused download has neither). */}
-              {[
-                `${fmtBytes(d.bytes)}${d.total ? ` of ${fmtBytes(d.total)}` : ""}`,
-                d.speed ? `${fmtBytes(d.speed)}/s` : null,
-                d.etaSeconds !== null && /download/i.test(d.state) ? `${fmtDuration(d.etaSeconds)} left` : null,
-                d.state,
-              ]
-                .filter(Boolean)
-                .join(" · ")}
-            </div>
-            {d.error && <div className="small error-text">{d.error}</div>}
-          </>
+          <DownloadProgress d={d} name={m.name} />
         ) : (
           <span className="muted">—</span>
         )}
@@ -52,21 +37,8 @@ export function CatalogRow({ m, serving, busy, onAct }: { m: CatalogModelView; s
           <button type="button" disabled={busy} onClick={() => void onAct(`Use ${m.name}`, "/api/models/use", { id: m.id })}>
             Use
           </button>
-        ) : active ? (
-          <>
-            {/paused/i.test(d.state) ? (
-              <button type="button" onClick={() => void onAct("Resume", `/api/models/${id}/resume`)}>
-                Resume
-              </button>
-            ) : (
-              <button type="button" onClick={() => void onAct("Pause", `/api/models/${id}/pause`)}>
-                Pause
-              </button>
-            )}
-            <button type="button" onClick={() => void onAct("Cancel", `/api/models/${id}/cancel`)}>
-              Cancel
-            </button>
-          </>
+        ) : active && d ? (
+          <DownloadButtons id={m.id} d={d} onAct={onAct} />
         ) : (
           <button type="button" disabled={busy} onClick={() => void onAct(`Download ${m.name}`, "/api/models/pull", { id: m.id })}>
             {d?.state === "failed" ? "Retry" : "Download"}
