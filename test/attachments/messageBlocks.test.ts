@@ -4,8 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { attachmentBlock, splitAttachments } from "../../electron/core/api/attachments.js";
-import { typedOf, withAttachmentsOf } from "../../renderer/src/pages/chat/attachments/messageBlocks.js";
-import { attachmentCharBudget } from "../../renderer/src/pages/chat/attachments/useAttachments.js";
+import { attachmentCharBudget, typedOf, withAttachmentsOf } from "../../renderer/src/pages/chat/attachments/messageBlocks.js";
 
 describe("attachment blocks in the chat", () => {
   const a = attachmentBlock({ id: "att_0123456789abcdef", name: "notes.txt", truncated: false }, "The secret word is PINEAPPLE.");

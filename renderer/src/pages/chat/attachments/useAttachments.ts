@@ -3,16 +3,12 @@ import { useCore } from "../../../api/core.js";
 import { messageOf } from "../../../api/client.js";
 import { attachmentBlock, type AttachmentUploadReply, type AttachmentUploadRequest } from "../../../../../electron/core/api/attachments.js";
 import type { AttachmentView } from "../../../../../electron/core/api/sessions.js";
-import { defaultAnswerTokens } from "../../../../../electron/core/api/generationLimits.js";
 import { rememberAttachment } from "./attachmentViews.js";
+import { attachmentCharBudget } from "./messageBlocks.js";
+import { useFileDrop } from "./useFileDrop.js";
 
 /** Largest file the core takes (electron/core/attachments/service.ts MAX_ATTACHMENT_BYTES): larger ones are refused here, before the upload. */
 export const MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024;
-/** Characters a token holds at the least in ordinary text (a cautious figure: prompts must fit). */
-const CHARS_PER_TOKEN = 2.5;
-/** The share of the context (less the answer's room) the attached files may take together. */
-const FILES_SHARE = 0.6;
-
 /** A file above the composer: uploading, ready to go with the message, or refused with the reason. */
 export interface PendingAttachment {
   key: string;
@@ -23,13 +19,6 @@ export interface PendingAttachment {
   /** the text that goes into the message (cut to fit) */
   text?: string;
   error?: string;
-}
-
-/** Characters all attached files may take in the prompt: a share of the served model's context. */
-export function attachmentCharBudget(contextSize: number | null | undefined): number | undefined {
-  if (!contextSize) return undefined;
-  const room = contextSize - defaultAnswerTokens(contextSize) - 256;
-  return Math.max(500, Math.floor(room * FILES_SHARE * CHARS_PER_TOKEN));
 }
 
 function base64Of(buf: ArrayBuffer): string {
@@ -66,7 +55,6 @@ export interface Attachments {
 export function useAttachments(): Attachments {
   const { client, status } = useCore();
   const [items, setItems] = useState<PendingAttachment[]>([]);
-  const [dragging, setDragging] = useState(false);
   const itemsRef = useRef(items);
   useEffect(() => {
     itemsRef.current = items;
@@ -140,43 +128,7 @@ export function useAttachments(): Attachments {
     [add],
   );
 
-  // Files dropped anywhere on the window while the chat is open.
-  useEffect(() => {
-    let depth = 0;
-    const hasFiles = (e: DragEvent) => [...(e.dataTransfer?.types ?? [])].includes("Files");
-    const onEnter = (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      depth++;
-      setDragging(true);
-    };
-    const onLeave = (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      depth = Math.max(0, depth - 1);
-      if (depth === 0) setDragging(false);
-    };
-    const onOver = (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      e.preventDefault();
-      if (e.dataTransfer) e.dataTransfer.dropEffect = "copy";
-    };
-    const onDrop = (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      e.preventDefault();
-      depth = 0;
-      setDragging(false);
-      if (e.dataTransfer?.files.length) add([...e.dataTransfer.files]);
-    };
-    window.addEventListener("dragenter", onEnter);
-    window.addEventListener("dragleave", onLeave);
-    window.addEventListener("dragover", onOver);
-    window.addEventListener("drop", onDrop);
-    return () => {
-      window.removeEventListener("dragenter", onEnter);
-      window.removeEventListener("dragleave", onLeave);
-      window.removeEventListener("dragover", onOver);
-      window.removeEventListener("drop", onDrop);
-    };
-  }, [add]);
+  const dragging = useFileDrop(add);
 
   return {
     items,
