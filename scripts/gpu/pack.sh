@@ -6,6 +6,7 @@
 #                 prebuilt binaries (not CUDA's: 181 MB, over the call's 64 MiB), Dawn, tfjs
 #   src.tar.xz    the app at a commit (git archive; GPU_PACK_REF, default HEAD), so that other
 #                 people's uncommitted edits in the working tree do not travel into the run
+#   src-base.tar.xz  with GPU_PACK_BASE_REF set: the app at that commit too (scripts/gpu/cycle.sh's "before")
 #   debs/         Debian's Vulkan loader (and glvnd) for amd64, for an image without one
 # node.xz, nm.tar.xz and debs/ are kept when present (xz -9 of 250 MB takes minutes on a busy
 # 2-core machine); GPU_PACK_FRESH=1 rebuilds them. src.tar.xz is always rebuilt.
@@ -45,6 +46,13 @@ fi
 echo "pack: app sources at $REF"
 git -C "$ROOT" archive --format=tar "$REF" | xz -6 -T0 > "$CARRY/src.tar.xz"
 echo "$(git -C "$ROOT" rev-parse "$REF") ($(git -C "$ROOT" log -1 --format=%cI "$REF"))" > "$CARRY/src.commit"
+# GPU_PACK_BASE_REF: a second archive, the "before" of scripts/gpu/cycle.sh's side-by-side runs.
+rm -f "$CARRY/src-base.tar.xz" "$CARRY/src-base.commit"
+if [ -n "${GPU_PACK_BASE_REF:-}" ]; then
+  echo "pack: app sources at $GPU_PACK_BASE_REF (before)"
+  git -C "$ROOT" archive --format=tar "$GPU_PACK_BASE_REF" | xz -6 -T0 > "$CARRY/src-base.tar.xz"
+  echo "$(git -C "$ROOT" rev-parse "$GPU_PACK_BASE_REF") ($(git -C "$ROOT" log -1 --format=%cI "$GPU_PACK_BASE_REF"))" > "$CARRY/src-base.commit"
+fi
 
 # What the device call sends: tracked files, untracked files git does not ignore, and .gpu.
 travel=$( (cd "$ROOT" && { git ls-files -z; git ls-files -z --others --exclude-standard; } | xargs -0 -r stat -c %s -- 2>/dev/null) | awk '{s+=$1} END {print s+0}')
