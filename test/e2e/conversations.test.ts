@@ -24,14 +24,22 @@ function slowProxy(target: () => string): Promise<{ url: string; close: () => vo
     // The core checks that the Host header names it.
     const up = http.request(target() + req.url, { method: req.method, headers: { ...req.headers, host: new URL(target()).host } }, (upRes) => {
       res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-      upRes.on("data", (chunk: Buffer) => {
-        upRes.pause();
-        setTimeout(() => {
-          res.write(chunk);
-          upRes.resume();
-        }, 150);
-      });
-      upRes.on("end", () => setTimeout(() => res.end(), 200));
+      // One server-sent event every 150 ms (a TCP chunk may hold the whole answer).
+      let buf = "";
+      let ended = false;
+      const timer = setInterval(() => {
+        const i = buf.indexOf("\n\n");
+        if (i >= 0) {
+          res.write(buf.slice(0, i + 2));
+          buf = buf.slice(i + 2);
+        } else if (ended) {
+          clearInterval(timer);
+          res.end(buf);
+        }
+      }, 150);
+      upRes.on("data", (chunk: Buffer) => (buf += chunk.toString("utf8")));
+      upRes.on("end", () => (ended = true));
+      res.on("close", () => clearInterval(timer));
     });
     res.on("close", () => up.destroy());
     req.pipe(up);
@@ -230,6 +238,8 @@ describe("conversations in headless Chromium", { skip: browserMissing() ?? false
   });
 
   test("the sidebar search finds a word of an answer and opens the chat at it", async () => {
+    const listed = (await api("/api/sessions")) as { sessions: { id: string; title: string | null }[] };
+    storySession ||= listed.sessions.find((x) => x.title?.startsWith("Tell me a story"))?.id ?? "";
     const reply = (await api(`/api/sessions/${encodeURIComponent(storySession)}`)) as { turns: { turnId: string; text: string }[] };
     const hit = reply.turns.flatMap((t) => (/[A-Za-z]{5,}/.exec(t.text)?.[0] ? [{ id: t.turnId, word: /[A-Za-z]{5,}/.exec(t.text)![0] }] : []))[0];
     assert.ok(hit, "an answer with a word to find");
