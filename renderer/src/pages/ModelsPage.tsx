@@ -49,6 +49,8 @@ export function ModelsPage() {
 
       {chat.length > 0 && <InstalledModels installed={chat} active={active} servedTraining={servedTraining} busy={busy !== null} onAct={act} />}
 
+      <HubSearch downloads={models.data?.downloads ?? []} installed={models.data?.installed ?? []} activePath={active?.path ?? null} busy={busy} onAct={act} />
+
       <h2>Catalog</h2>
       {models.data?.recommendation.reason && <p className="muted">Recommended for this computer: {models.data.recommendation.reason}</p>}
       {models.error && <LoadProblem error={models.error} what="The model catalog" onRetry={models.reload} />}
@@ -60,8 +62,6 @@ export function ModelsPage() {
           ))}
         </DataTable>
       )}
-
-      <HubSearch downloads={models.data?.downloads ?? []} installed={models.data?.installed ?? []} activePath={active?.path ?? null} busy={busy} onAct={act} />
 
       {models.data && (
         <EmbeddingModels catalog={models.data.embeddingCatalog} installed={models.data.installed.filter((m) => m.embedding)} busy={busy !== null} onAct={act} />
