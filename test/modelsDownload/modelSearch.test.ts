@@ -206,3 +206,24 @@ describe("/api/models/search against a fake Hugging Face", () => {
     await assert.rejects(listGgufFiles("a/b", { env: { HF_ENDPOINT: "http://no-such-host.invalid" } }), /You seem to be offline|Could not reach/);
   });
 });
+
+describe("one display name per file, however it was loaded", () => {
+  it("a file served by path (clawrl serve --model) and the same file imported have one name in /api/status and /api/models", async () => {
+    const file = path.join(tempDir(), "tiny.gguf");
+    fs.copyFileSync(await tinyModel({ arch: "qwen3" }), file);
+    const core = await startCore({ dataDir: tempDir(), port: 0, model: file });
+    try {
+      const call = (method: string, route: string, body?: unknown) => callApi(core, method, route, body);
+      const served = (await call("GET", "/api/status")).body.model.name as string;
+      assert.notEqual(served, "tiny", "the header's name, not the file's, when the header has one");
+      assert.equal((await call("GET", "/api/models")).body.active.name, served);
+      const imported = await call("POST", "/api/models/import", { path: file });
+      assert.equal(imported.body.model.name, served);
+      const list = await call("GET", "/api/models");
+      assert.equal(list.body.installed[0].name, served);
+      assert.equal((await call("GET", "/api/status")).body.model.name, served);
+    } finally {
+      await core.close();
+    }
+  });
+});
