@@ -189,7 +189,7 @@ describe("chat rendering in headless Chromium", { skip: browserMissing() ?? fals
       const last = page.locator(".msg.assistant").last();
       await last.getByText("Stopped.").waitFor();
       assert.match((await last.textContent()) ?? "", /word word word/);
-      assert.equal(await last.getByRole("button", { name: "Thumbs up" }).count(), 0, "a stopped answer is not recorded, so it cannot be rated");
+      assert.equal(await last.getByRole("button", { name: "Thumbs up" }).count(), 0, "a stopped answer is never trained on, so it cannot be rated");
       while (!closed) await new Promise((r) => setTimeout(r, 50));
     } finally {
       endless.close();
