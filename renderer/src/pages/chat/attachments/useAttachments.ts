@@ -64,7 +64,8 @@ export function useAttachments(): Attachments {
   const patch = useCallback((key: string, p: Partial<PendingAttachment>) => setItems((xs) => xs.map((x) => (x.key === key ? { ...x, ...p } : x))), []);
 
   const upload = useCallback(
-    async (file: File, key: string) => {
+    /** `share`: the files added together, which split what is left of the budget */
+    async (file: File, key: string, share: number) => {
       if (file.size > MAX_ATTACHMENT_BYTES) {
         const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
         patch(key, { state: "refused", error: `${file.name} is ${mib(file.size)}; files up to ${mib(MAX_ATTACHMENT_BYTES)} can be attached.` });
@@ -78,7 +79,7 @@ export function useAttachments(): Attachments {
           ...(file.type ? { mediaType: file.type } : {}),
           dataBase64: base64Of(await file.arrayBuffer()),
           sessionId: null,
-          ...(budget !== undefined ? { maxChars: Math.max(200, budget - used) } : {}),
+          ...(budget !== undefined ? { maxChars: Math.max(200, Math.floor((budget - used) / share)) } : {}),
         };
         const r = await client.post<AttachmentUploadReply>("/api/attachments", body);
         rememberAttachment(r.attachment);
@@ -92,10 +93,11 @@ export function useAttachments(): Attachments {
 
   const add = useCallback(
     (files: Iterable<File>) => {
-      for (const file of files) {
+      const batch = [...files];
+      for (const file of batch) {
         const key = `f${++seq}`;
         setItems((xs) => [...xs, { key, name: file.name || "pasted.txt", size: file.size, state: "uploading" }]);
-        void upload(file, key);
+        void upload(file, key, batch.length);
       }
     },
     [upload],
