@@ -184,6 +184,16 @@ describe("/api/models/search against a fake Hugging Face", () => {
     assert.equal(again.status, 404);
   });
 
+  it("pause, resume and cancel reach a download whose id holds slashes (each segment encoded)", async () => {
+    const id = `hf:${repo}/No-Such-Q4_K_M.gguf`;
+    for (const action of ["pause", "resume", "cancel"]) {
+      const r = await call("POST", `/api/models/${modelPath(id)}/${action}`);
+      assert.equal(r.status, 404, JSON.stringify(r.body));
+      assert.equal(r.body.error.message, `no download of '${id}'`);
+    }
+    assert.equal((await call("POST", `/api/models/${modelPath(id)}/explode`)).status, 404);
+  });
+
   it("offline: the plain sentence the downloads use", async () => {
     // A port nothing listens on: a server opened and closed again.
     const probe = http.createServer();
