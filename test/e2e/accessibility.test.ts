@@ -157,6 +157,36 @@ describe("accessibility of every page (axe-core, issue 32)", { skip: browserMiss
     }
   }
 
+  test("the first-run guide (no model yet): no serious or critical axe violation, light and dark, 1280 and 800 px", async () => {
+    const bare = await startCore({ port: 0, dataDir: tempDir("clawrl-a11y-first-"), token, training: false });
+    try {
+      const problems: string[] = [];
+      for (const [width, height] of sizes) {
+        for (const theme of ["light", "dark"] as const) {
+          const context = await browser.newContext({ viewport: { width, height }, colorScheme: theme });
+          const page = await context.newPage();
+          try {
+            await page.goto(signInUrl(bare.url, token));
+            await page.getByRole("heading", { name: "Welcome to ClawRL" }).waitFor();
+            await page.getByRole("heading", { level: 1, name: "Chat" }).waitFor({ state: "attached" });
+            await page.waitForTimeout(800);
+            for (const v of await axeViolations(page)) {
+              if (v.impact === "serious" || v.impact === "critical")
+                problems.push(`${width} ${theme}: ${v.id} ${v.help}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+            }
+            assert.deepEqual(await smallTargets(page), [], `first run at ${width} px, ${theme}: every visible button is at least 32×32 px`);
+            await screenshot(page, `a11y-first-run-${width}-${theme}`);
+          } finally {
+            await context.close();
+          }
+        }
+      }
+      assert.deepEqual(problems, [], `axe found serious or critical violations:\n${problems.join("\n")}`);
+    } finally {
+      await bare.close();
+    }
+  });
+
   test("type follows the user's default font size (rem, not px)", async () => {
     const page = await openApp(1280, 800, "light");
     try {
