@@ -123,6 +123,15 @@ describe("branches teach", () => {
     }
     assert.deepEqual([pool.get(a2)?.reward, pool.get(a2)?.rewardSource], [1, "thumbs"]);
     assert.equal(pool.get(a3), undefined, "stopped: never a sample");
+
+    // A regenerate deleted: the answer it replaced is no longer replaced.
+    const q2 = [user("Name a fruit.")];
+    const f = turn(store, bus, "s3", q2, null);
+    const f2 = turn(store, bus, "s3", q2, null);
+    assert.equal(pool.get(f)?.reward, REGENERATE_REWARD);
+    store.deleteTurn(f2);
+    bus.emit("session", { session: store.session("s3")!, change: "updated" });
+    assert.equal(pool.get(f), undefined);
     close();
   });
 });

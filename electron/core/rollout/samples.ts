@@ -343,15 +343,18 @@ export class TurnSamplePool implements SamplePool {
     if (changed || this.readyCount !== before) this.notify();
   }
 
-  /** Re-reads the samples of a session's turns that have siblings (a regenerate's weak negative follows the active path). */
+  /**
+   * Re-reads the samples of a session's turns that have siblings, or had (a regenerate's weak
+   * negative follows the active path, and goes when the regenerate is deleted).
+   */
   updateBranches(sessionId: string): void {
     const turns = this.store.sessionTurns(sessionId);
     const count = new Map<string | null, number>();
     for (const e of turns) if (e.type === "main" && e.fromUi) count.set(e.parentTurnId, (count.get(e.parentTurnId) ?? 0) + 1);
-    if (![...count.values()].some((n) => n > 1)) return;
+    const stale = (e: TurnEntry) => (count.get(e.parentTurnId) ?? 0) > 1 || this.items.get(e.turnId)?.rewardSource === "regenerate";
     const before = this.readyCount;
     let changed = false;
-    for (const e of turns) if (e.type === "main" && e.fromUi && (count.get(e.parentTurnId) ?? 0) > 1) changed = this.refresh(e.turnId, true) || changed;
+    for (const e of turns) if (e.type === "main" && e.fromUi && stale(e)) changed = this.refresh(e.turnId, true) || changed;
     if (changed || this.readyCount !== before) this.notify();
   }
 
