@@ -137,3 +137,42 @@ describe("fluency probe (llama.cpp, own model instance)", () => {
     }
   });
 });
+
+describe("fluency probe, sequential (issue 31): stops once the verdict is clear", () => {
+  let llama: Llama;
+  let probe: FluencyProbe;
+  const dir = tempDir("clawrl-probe-seq-");
+  const prompts: ProbePrompt[] = [];
+  before(async () => {
+    llama = await getLlama({ gpu: false });
+    const model = await llama.loadModel({ modelPath: MODEL });
+    for (const [i, text] of ["Once upon a time, there was a little girl named Lily.", "One day, a boy named Tim went to the park."].entries()) {
+      for (let k = 0; k < 8; k++) prompts.push({ tokens: model.tokenize(text, true), temperature: 1, topP: 1, maxTokens: 24, seed: 100 * i + k });
+    }
+    await model.dispose();
+    probe = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256 });
+  });
+  after(async () => {
+    await probe?.close();
+    await llama?.dispose();
+  });
+
+  it("a clear pass and a clear fail stop after 8 of 16 answers, with the full probe's verdict", async () => {
+    for (const [name, magnitude, within] of [
+      ["zero", 0, true],
+      ["wreck", 2, false],
+    ] as const) {
+      const file = path.join(dir, `${name}.gguf`);
+      writeLoraAdapter(file, MODEL, { magnitude, seed: 3 });
+      const full = await probe.compare(file, prompts);
+      const seq = await probe.compare(file, prompts, { sequential: { margin: 0.4 } });
+      assert.equal(full.candidate.answers, 16);
+      assert.equal(seq.stoppedEarly, true, name);
+      assert.equal(seq.candidate.answers, 8);
+      assert.equal(seq.planned, 16);
+      const pass = (c: typeof full) => c.candidate.meanLogprob! >= c.base.meanLogprob! - 0.4;
+      assert.equal(pass(full), within, `${name}: full ${full.candidate.meanLogprob} vs ${full.base.meanLogprob}`);
+      assert.equal(pass(seq), within, `${name}: sequential ${seq.candidate.meanLogprob} vs ${seq.base.meanLogprob}`);
+    }
+  });
+});

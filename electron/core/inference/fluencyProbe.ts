@@ -3,6 +3,7 @@ import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } fro
 import { targetLogprobs } from "./tokenProbability.js";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
 import { loadBoundMs, loadWithin } from "./loadBound.js";
+import { interleavedOrder, runSequential, type PairedScore, type SequentialRule } from "./sequentialFluency.js";
 
 /**
  * How natural a candidate adapter's OWN answers read to the base model, measured with
@@ -48,6 +49,11 @@ export interface FluencyProbeOptions {
 
 export interface CompareOptions {
   signal?: AbortSignal;
+  /**
+   * Stop sampling once the verdict against this margin is clear (sequentialFluency.ts); the
+   * figures are then over the answers sampled. Absent: every prompt is answered.
+   */
+  sequential?: SequentialRule;
   /** the fraction of the answers sampled and scored so far */
   onProgress?: (fraction: number) => void;
 }
@@ -75,6 +81,9 @@ export interface FluencyComparison {
   /** the base model's own answers to the same prompts and seeds */
   base: FluencySummary;
   seconds: number;
+  /** With a sequential rule: whether it stopped before answering every prompt, and how many it would have. */
+  stoppedEarly?: boolean;
+  planned?: number;
 }
 
 /** What the gate and the watch need (a fake in tests). */
@@ -315,50 +324,65 @@ export class FluencyProbe implements FluencyMeasure {
       const { model, seqs: baseSeqs } = await this.ensureModel();
       // The base model's own answers are remembered: only the prompts it has not answered yet are sampled.
       const keys = prompts.map((p) => this.baseKey(p));
-      const baseTodo = prompts.filter((p, i) => !this.baseAnswers.has(keys[i]) && keys.indexOf(keys[i]) === i);
-      const work = (prompts.length + baseTodo.length) * (SAMPLE_COST + 1);
+      const work = (prompts.length + new Set(keys.filter((k) => !this.baseAnswers.has(k))).size) * (SAMPLE_COST + 1);
       let done = 0;
       const did = (units: number) => {
         done += units;
         onProgress?.(Math.min(1, done / Math.max(1, work)));
       };
-      // 1. The candidate's answers, with its adapter in a context of its own.
-      let answers: Token[][];
-      let ctx: LlamaContext | null = null;
-      try {
-        this.adaptersLoaded++;
-        ctx = await this.newContext(model, adapterPath);
-        const seqs = Array.from({ length: ctx.totalSequences }, () => ctx!.getSequence());
-        answers = await overSequences(prompts, seqs, async (seq, p) => {
-          const a = await this.sample(model, seq, p, signal);
-          did(SAMPLE_COST);
-          return a;
-        });
-      } finally {
-        await ctx?.dispose();
-      }
-      try {
-        // 2. The base model's own answers to the prompts it has not answered yet, then 3. every answer scored by it.
-        const own = await overSequences(baseTodo, baseSeqs, async (seq, p) => {
-          const a = await this.sample(model, seq, p, signal);
-          did(SAMPLE_COST);
-          return a;
-        });
-        const toScore = [...prompts.map((p, i) => ({ p, answer: answers[i] })), ...baseTodo.map((p, i) => ({ p, answer: own[i] }))];
+      const sampleOn = async (seq: LlamaContextSequence, p: ProbePrompt) => {
+        const a = await this.sample(model, seq, p, signal);
+        did(SAMPLE_COST);
+        return a;
+      };
+      // One round: the candidate's answers to prompts[idx], the base model's own where not remembered, all scored by it.
+      const round = async (idx: number[]): Promise<PairedScore[]> => {
+        let answers: Token[][];
+        let ctx: LlamaContext | null = null;
+        try {
+          ctx = await this.newContext(model, adapterPath);
+          const seqs = Array.from({ length: ctx.totalSequences }, () => ctx!.getSequence());
+          answers = await overSequences(
+            idx.map((i) => prompts[i]),
+            seqs,
+            sampleOn,
+          );
+        } finally {
+          await ctx?.dispose();
+        }
+        const todo = idx.filter((i, j) => !this.baseAnswers.has(keys[i]) && idx.findIndex((x) => keys[x] === keys[i]) === j);
+        const own = await overSequences(
+          todo.map((i) => prompts[i]),
+          baseSeqs,
+          sampleOn,
+        );
+        const toScore = [...idx.map((i, j) => ({ p: prompts[i], answer: answers[j] })), ...todo.map((i, j) => ({ p: prompts[i], answer: own[j] }))];
         const scores = await overSequences(toScore, baseSeqs, async (seq, x) => {
-          const s = await this.scoreOn(seq, x.p.tokens, x.answer, signal);
+          const sc = await this.scoreOn(seq, x.p.tokens, x.answer, signal);
           did(1);
-          return s;
+          return sc;
         });
-        baseTodo.forEach((p, i) => {
-          this.baseAnswers.set(this.baseKey(p), scores[prompts.length + i]);
+        const fresh = new Map(todo.map((i, j) => [keys[i], scores[idx.length + j]] as const));
+        for (const [k, v] of fresh) {
+          this.baseAnswers.set(k, v);
           if (this.baseAnswers.size > BASE_CACHE) this.baseAnswers.delete(this.baseAnswers.keys().next().value!);
-        });
+        }
+        return idx.map((i, j) => ({ cand: scores[j], base: fresh.get(keys[i]) ?? this.baseAnswers.get(keys[i])! }));
+      };
+      this.adaptersLoaded++;
+      try {
+        // 1-3 in rounds; with a sequential rule the rounds stop once the verdict is clear (sequentialFluency.ts).
+        const run = await runSequential(interleavedOrder(prompts.map((p) => p.tokens.join(","))), opts.sequential, round);
+        if (run.stoppedEarly) onProgress?.(1);
         const pool = (xs: Sum[]): Sum => xs.reduce((a, x) => ({ sum: a.sum + x.sum, n: a.n + x.n }), { sum: 0, n: 0 });
-        const cand = pool(scores.slice(0, prompts.length));
-        const base = pool(keys.map((k) => this.baseAnswers.get(k) ?? scores[prompts.length + baseTodo.findIndex((p) => this.baseKey(p) === k)]));
         const summary = (s: Sum, n: number): FluencySummary => ({ meanLogprob: s.n > 0 ? s.sum / s.n : null, tokens: s.n, answers: n });
-        return { candidate: summary(cand, prompts.length), base: summary(base, prompts.length), seconds: (performance.now() - t0) / 1000 };
+        const n = run.ran.length;
+        return {
+          candidate: summary(pool(run.pairs.map((x) => x.cand)), n),
+          base: summary(pool(run.pairs.map((x) => x.base)), n),
+          seconds: (performance.now() - t0) / 1000,
+          ...(opts.sequential ? { stoppedEarly: run.stoppedEarly, planned: prompts.length } : {}),
+        };
       } finally {
         if (this.adaptersLoaded >= (this.o.reloadEvery ?? 4)) await this.unload();
       }

@@ -80,6 +80,9 @@ export interface FluencyCheck {
   answers: number;
   tokens: number;
   seconds: number;
+  /** The probe stopped once its verdict was clear, after `answers` of `planned` answers (sequentialFluency.ts). */
+  stoppedEarly?: boolean;
+  planned?: number;
 }
 
 export interface GateResult {

@@ -30,7 +30,7 @@ export async function gateOf(ctx: SupervisorContext, ev: Evaluation, adapterPath
   const nonFinite = firstNonFiniteTensor(adapterPath);
   if (nonFinite !== null) return { ...gate, verdict: "rejected", reasons: [...gate.reasons, `tensor '${nonFinite}' holds NaN or infinite weights`] };
   if (gate.verdict !== "published" || !ctx.o.probe) return gate;
-  const fluency = await measureFluency(ctx, ctx.o.probe, adapterPath);
+  const fluency = await measureFluency(ctx, ctx.o.probe, adapterPath, opts.fluencyMargin);
   const full = { ...gateVerdict(ev, opts, fluency.check), evaluationSeconds: ev.seconds };
   return fluency.error ? { ...full, verdict: "rejected", reasons: [...full.reasons, fluency.error] } : full;
 }
@@ -40,14 +40,28 @@ export async function gateOf(ctx: SupervisorContext, ev: Evaluation, adapterPath
  * prompts (at the settings they were served with, fixed seeds), scored by the base model, vs
  * the base model's own answers. A candidate llama.cpp cannot run is rejected with the reason.
  */
-async function measureFluency(ctx: SupervisorContext, probe: FluencyMeasure, adapterPath: string): Promise<{ check: FluencyCheck | null; error?: string }> {
+async function measureFluency(
+  ctx: SupervisorContext,
+  probe: FluencyMeasure,
+  adapterPath: string,
+  margin: number,
+): Promise<{ check: FluencyCheck | null; error?: string }> {
   const { o } = ctx;
   const prompts = probePrompts(o.store, o.probePrompts ?? 8, o.probeSamples ?? 4, o.probeMaxTokens ?? 64);
   if (prompts.length === 0) return { check: null };
   try {
-    const c = await probe.compare(adapterPath, prompts, { onProgress: ctx.track("answers") });
+    // Sampling stops once the verdict is clear (sequentialFluency.ts), unless the supervisor asks for every answer.
+    const sequential = o.probeSequential === false ? undefined : { margin };
+    const c = await probe.compare(adapterPath, prompts, { onProgress: ctx.track("answers"), sequential });
     return {
-      check: { candidate: c.candidate.meanLogprob, base: c.base.meanLogprob, answers: c.candidate.answers, tokens: c.candidate.tokens, seconds: c.seconds },
+      check: {
+        candidate: c.candidate.meanLogprob,
+        base: c.base.meanLogprob,
+        answers: c.candidate.answers,
+        tokens: c.candidate.tokens,
+        seconds: c.seconds,
+        ...(c.stoppedEarly !== undefined ? { stoppedEarly: c.stoppedEarly, planned: c.planned } : {}),
+      },
     };
   } catch (e) {
     if (ctx.stopping) throw e;

@@ -48,6 +48,8 @@ export interface SupervisorOptions {
   probeSamples?: number;
   /** longest answer the fluency check samples (default 64 tokens, or less when the turn was served with less) */
   probeMaxTokens?: number;
+  /** false: the fluency check samples every answer; default: it stops once its verdict is clear (sequentialFluency.ts) */
+  probeSequential?: boolean;
   /** the rule for "clearly worse than its parent" (serveWatch.ts); false: no watch */
   watch?: Partial<WatchRule> | false;
 }
