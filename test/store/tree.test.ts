@@ -3,28 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { Store } from "../../electron/core/store/store.js";
-import { repoRoot, tempDir } from "../helpers/cli.js";
-
-/** The fixture's turns (test/store/fixtures/pre-tree/README.md): a data dir recorded by the version before the tree. */
-const UI = "48f2593e-231f-4da0-b2e7-dcff52c830fc";
-const OUT = "ae938519-87e0-4479-bcab-4c50425c7bca";
-const T = {
-  a: "ae16211d-28f9-4901-b281-3fced4e7578e",
-  b: "81d58fad-e0cd-4435-b4b1-27fccecd80a8",
-  b2: "bbc5cd51-4f1b-4b7b-b569-f2046be4575d",
-  c: "b49b3f5d-15e2-40f7-a6a9-e99ea679d5b3",
-  d: "2ba24547-fbc8-4a8e-b878-8c5efa540642",
-  o1: "d079a511-42a8-45e1-9474-b90a0cc63be3",
-  o2: "dc79c4ed-d86d-4149-abce-a47760b0696d",
-};
-
-/** A copy of the fixture data dir (tests never write the fixture itself). */
-export function preTreeDataDir(): string {
-  const dir = tempDir("clawrl-tree-");
-  fs.cpSync(path.join(repoRoot, "test/store/fixtures/pre-tree"), dir, { recursive: true });
-  fs.rmSync(path.join(dir, "README.md"), { force: true });
-  return dir;
-}
+import { OUT, preTreeDataDir, T, UI } from "./fixtures/preTree.js";
 
 describe("a data dir from before the conversation tree", () => {
   it("opens with nothing lost: every turn, next state and feedback kept, parents derived from the recorded messages", () => {

@@ -67,6 +67,8 @@ export interface CoreEvents {
   judge: { turnId: string; sessionId: string; reward: -1 | 0 | 1 };
   session: { session: SessionView; change: "created" | "updated" | "renamed" | "settings" | "closed" | "reopened" };
   sessionDeleted: { sessionId: string };
+  /** a message and its branch deleted (DELETE /api/turns/:id): these turns left the chat, the samples and training */
+  turnsDeleted: { sessionId: string; turnIds: string[] };
   settings: { settings: Settings };
   /** model downloads (progress, paused, done, failed, cancelled) and model-list changes and switches (models/modelService.ts, servedModel.ts) */
   download: DownloadEvent;

@@ -8,7 +8,7 @@ import type { EvalLatestReply } from "./eval.js";
 import type { ModelFilesReply, ModelSearchReply, ModelsReply } from "./models.js";
 import type { ModelListReply } from "./openai.js";
 import type { PreferencesReply } from "./preferences.js";
-import type { SessionReply, SessionsReply, TurnView } from "./sessions.js";
+import type { SessionExport, SessionReply, SessionSearchReply, SessionsReply, TurnView } from "./sessions.js";
 import type { Settings } from "./settings.js";
 import type { StatusReply } from "./status.js";
 import type { OpenAiToolsReply, ToolsReply } from "./tools.js";
@@ -34,17 +34,25 @@ export interface ApiGetRoutes {
 /** GET /api/sessions/:id (the id URI-encoded). */
 export type SessionPath = `/api/sessions/${string}`;
 
+/** GET /api/search?q=… (chats whose titles or messages hold the text) and /api/sessions/:id/export?format=json (the md format is text). */
+export type SessionSearchPath = `/api/search?${string}`;
+export type SessionExportPath = `/api/sessions/${string}/export?format=json`;
+
 /** GET /api/models/search?q=… (Hugging Face repositories) and /api/models/search/files?repo=… (a repository's GGUF files). */
 export type ModelSearchPath = `/api/models/search?${string}`;
 export type ModelFilesPath = `/api/models/search/files?${string}`;
 
-export type ApiGetPath = keyof ApiGetRoutes | SessionPath | ModelSearchPath | ModelFilesPath;
+export type ApiGetPath = keyof ApiGetRoutes | SessionPath | SessionSearchPath | ModelSearchPath | ModelFilesPath;
 
 /** The reply of GET `P`. */
 export type ApiGetReply<P extends ApiGetPath> = P extends keyof ApiGetRoutes
   ? ApiGetRoutes[P]
-  : P extends ModelFilesPath
-    ? ModelFilesReply
-    : P extends ModelSearchPath
-      ? ModelSearchReply
-      : SessionReply;
+  : P extends SessionSearchPath
+    ? SessionSearchReply
+    : P extends SessionExportPath
+      ? SessionExport
+      : P extends ModelFilesPath
+        ? ModelFilesReply
+        : P extends ModelSearchPath
+          ? ModelSearchReply
+          : SessionReply;

@@ -335,8 +335,9 @@ export class Rollout {
 
   /**
    * Next state of the main turn this request follows: the messages after our answer. Found by
-   * prefix; when the client rewrote the history (no prefix match), the session's latest
-   * unpaired main turn gets what follows the request's last assistant message.
+   * prefix; when an outside client rewrote the history (no prefix match), the session's latest
+   * unpaired main turn gets what follows the request's last assistant message. A stopped answer
+   * gets none (never trained on), nor does anything a new branch of our chat window follows.
    */
   private nextStateFor(p: Pending, sessionId: string, currentTurnId: string): { turnId: string; sessionId: string; messages: ChatMessage[] } | null {
     let prev: TurnEntry | undefined;
@@ -344,6 +345,10 @@ export class Rollout {
     if (p.continues) {
       prev = this.store.turnEntry(p.continues.turnId);
       appended = p.visible.slice(p.continues.end);
+    } else if (p.fromUi) {
+      // Our chat window never rewrites a history: a request that continues no turn is a first
+      // question or an edited one (a new branch), and follows no earlier answer.
+      return null;
     } else {
       const turns = this.store.sessionTurns(sessionId);
       for (let i = turns.length - 1; i >= 0 && !prev; i--) {

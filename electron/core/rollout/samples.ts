@@ -272,7 +272,10 @@ export class TurnSamplePool implements SamplePool {
         }),
       );
       // A deleted session's turns leave the store: drop their samples.
-      this.offs.push(bus.on("sessionDeleted", () => this.prune()));
+      this.offs.push(
+        bus.on("sessionDeleted", () => this.prune()),
+        bus.on("turnsDeleted", () => this.prune()),
+      );
       // A session that closes (or opens again) may gain (or lose) its promoted turn.
       this.offs.push(bus.on("session", (p) => (p.change === "closed" || p.change === "reopened" ? this.updateSession(p.session.id) : undefined)));
       // Another branch shown (the user went back to an answer a regenerate replaced, or away from it).

@@ -14,7 +14,7 @@ export function turnSets(store: Store): { recent: string[]; liked: string[]; dis
   const disliked: string[] = [];
   const heldBack: string[] = [];
   for (const e of store.turnEntries()) {
-    if (e.type !== "main") continue;
+    if (e.type !== "main" || e.stopped) continue; // a stopped answer is cut short: no gate prompt, never trained on
     recent.push(e.turnId);
     const r = rewardOf(e).reward;
     if (r === 1) liked.push(e.turnId);

@@ -17,6 +17,10 @@ export const commands: Record<string, { summary: string; load: () => Promise<Com
     summary: "write all recorded trajectories (turns, feedback, votes, rewards, hints) as JSONL",
     load: async () => (await import("./export.js")).exportCommand,
   },
+  sessions: {
+    summary: "list the recorded chats; export one as Markdown (the branch shown) or JSON (the whole tree)",
+    load: async () => (await import("./sessions.js")).sessions,
+  },
   train: { summary: "train a LoRA adapter offline from JSONL samples (binary, opd, combined, topk)", load: async () => (await import("./train.js")).train },
   doctor: {
     summary: "measure what this machine can do: GPUs, inference and trainer backends (each in a child process), what serves and learns here",

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import { ContextLengthError, type Engine, type GenerateRequest } from "../../inference/engine.js";
+import { ContextLengthError, type Engine, type GenerateEvent, type GenerateRequest } from "../../inference/engine.js";
 import { prepareChatPrompt, tokenCounter } from "../../preferences/inject.js";
 import type { TurnContext, TurnOrigin } from "../../rollout/rollout.js";
 import { badRequest } from "../errors.js";
@@ -24,6 +24,31 @@ export interface ChatTurn {
   ctx: TurnContext;
   /** the X-Clawrl-* headers of the answer, once the adapter that answers is known */
   headers(adapter: string): Record<string, string>;
+  /** What a stream sent so far: pass each engine event through it. */
+  seen(ev: GenerateEvent): void;
+  /**
+   * The client stopped a stream after the answer began: records the turn with what it had been
+   * sent, marked stopped (never trained on). False when there is nothing to record (the answer
+   * had not begun, or the recorder keeps no stopped turns): the caller aborts the turn instead.
+   */
+  stop(): boolean;
+}
+
+/** The answer as far as a client received it: text, token ids and their log-probs. */
+class SeenAnswer {
+  adapter: string | null = null;
+  text = "";
+  readonly tokens: number[] = [];
+  readonly logprobs: number[] = [];
+
+  observe(ev: GenerateEvent): void {
+    if (ev.type !== "content") return;
+    this.text += ev.text;
+    for (const l of ev.logprobs) {
+      this.tokens.push(l.token);
+      this.logprobs.push(l.logprob);
+    }
+  }
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {
@@ -59,12 +84,35 @@ export function beginChatTurn(
     messages: genReq.messages,
     ...(prompt.preferences ? { preferences: prompt.preferences, clientPromptTokens: prompt.clientPromptTokens } : {}),
   });
-  const headers = (adapter: string) => ({
-    "X-Clawrl-Session-Id": ctx.sessionId,
-    "X-Clawrl-Turn-Id": ctx.turnId,
-    "X-Clawrl-Adapter": adapter,
-    // How many standing preferences the served prompt carried (the chat shows it on the answer).
-    "X-Clawrl-Preferences": String(prompt.preferences?.ids.length ?? 0),
-  });
-  return { prompt, ctx, headers };
+  const seen = new SeenAnswer();
+  const headers = (adapter: string) => {
+    seen.adapter = adapter; // the answer began
+    return {
+      "X-Clawrl-Session-Id": ctx.sessionId,
+      "X-Clawrl-Turn-Id": ctx.turnId,
+      "X-Clawrl-Adapter": adapter,
+      // How many standing preferences the served prompt carried (the chat shows it on the answer).
+      "X-Clawrl-Preferences": String(prompt.preferences?.ids.length ?? 0),
+    };
+  };
+  const stop = (): boolean => {
+    if (seen.adapter === null || !rollout.stopTurn) return false;
+    rollout.stopTurn(ctx, {
+      model: engine.modelId,
+      adapter: seen.adapter,
+      promptTokens: [...prompt.prepared.tokens],
+      responseTokens: seen.tokens,
+      tokenLogprobs: seen.logprobs,
+      text: seen.text,
+      finishReason: "stop",
+      sampling: {
+        temperature: genReq.temperature ?? 1,
+        topP: genReq.topP ?? 1,
+        ...(genReq.seed !== undefined ? { seed: genReq.seed } : {}),
+        ...(genReq.maxTokens !== undefined ? { maxTokens: genReq.maxTokens } : {}),
+      },
+    });
+    return true;
+  };
+  return { prompt, ctx, headers, seen: (ev) => seen.observe(ev), stop };
 }

@@ -9,6 +9,8 @@ export interface GenerationFailure {
   reply: FastifyReply;
   /** records the turn as aborted (the rollout), with the reason */
   abortTurn(reason: string): void;
+  /** a stream the client closed: records the turn as stopped with what it was sent; false: nothing recorded (then abortTurn) */
+  stopTurn?(): boolean;
   /** the route's own error event once its stream has begun (a `data:` error, `response.failed`) */
   streamError(message: string): void;
 }
@@ -22,7 +24,9 @@ export interface GenerationFailure {
 export function failGeneration(f: GenerationFailure): FastifyReply {
   const aborted = f.err instanceof AbortedError || f.signal.aborted;
   const message = (f.err as Error).message;
-  f.abortTurn(aborted ? "client disconnected" : `error: ${message}`);
+  // The user stopped a streamed answer: its question stays, with what had arrived (marked stopped).
+  const stopped = aborted && f.stream && (f.stopTurn?.() ?? false);
+  if (!stopped) f.abortTurn(aborted ? "client disconnected" : `error: ${message}`);
   const apiErr = knownApiError(f.err) ?? new ApiError(500, `Generation failed: ${message}`);
   if (!f.stream) {
     if (aborted) return f.reply; // nobody is listening

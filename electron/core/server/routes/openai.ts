@@ -22,6 +22,8 @@ export interface TurnRecorder {
   beginTurn(origin: TurnOrigin): TurnContext;
   completeTurn(ctx: TurnContext, result: Omit<GenerateResult, "logprobs" | "cachedPromptTokens">): void;
   abortTurn(ctx: TurnContext, reason: string): void;
+  /** The client stopped a stream: the turn with what it was sent, marked stopped (absent: stopped turns are aborted). */
+  stopTurn?(ctx: TurnContext, partial: Omit<GenerateResult, "logprobs" | "cachedPromptTokens" | "toolCalls" | "timings">): void;
   /** The preference block the request's prompt gets (main turns; electron/core/preferences/); absent or null: none. */
   preferencesFor?(origin: Pick<TurnOrigin, "headers" | "bodyFields" | "fromUi">, countTokens: (text: string) => number): PlannedBlock | null;
 }
@@ -201,12 +203,20 @@ export function registerOpenAiRoutes(app: FastifyInstance, opts: OpenAiRoutesOpt
     try {
       result = await engine.generate(
         turn.prompt.served,
-        { signal, onStart: ({ adapter }) => answer.start(adapter), onEvent: answer.stream ? (ev) => answer.event(ev) : undefined },
+        { signal, onStart: ({ adapter }) => answer.start(adapter), onEvent: answer.stream ? (ev) => (turn.seen(ev), answer.event(ev)) : undefined },
         turn.prompt.prepared,
       );
     } catch (err) {
       const abortTurn = (reason: string) => rollout.abortTurn(turn.ctx, reason);
-      return failGeneration({ err, signal, stream: answer.stream, reply, abortTurn, streamError: (message) => answer.error(message) });
+      return failGeneration({
+        err,
+        signal,
+        stream: answer.stream,
+        reply,
+        abortTurn,
+        stopTurn: () => turn.stop(),
+        streamError: (message) => answer.error(message),
+      });
     }
     const { logprobs: _infos, cachedPromptTokens: _cached, ...done } = result;
     rollout.completeTurn(turn.ctx, done);
