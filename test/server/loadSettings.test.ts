@@ -82,6 +82,11 @@ describe("load settings per model", { timeout: 600_000 }, () => {
     r = await put({ contextSize: 1000, surprise: 1 });
     assert.equal(r.status, 400);
     assert.equal((await call("GET", "/api/models/nope/load-settings")).status, 404);
+    // An id with slashes (a Hugging Face file's) comes as path segments, each encoded.
+    const slashed = await call("GET", "/api/models/hf%3Aowner/repo/file.gguf/load-settings");
+    assert.equal(slashed.status, 404);
+    assert.match(slashed.body.error.message, /No installed model has the id 'hf:owner\/repo\/file.gguf'/);
+    assert.equal((await call("GET", `/api/models/${encodeURIComponent(id)}/other`)).status, 404);
     assert.deepEqual(core.store.settings.modelLoad, {});
   });
 
@@ -103,7 +108,7 @@ describe("load settings per model", { timeout: 600_000 }, () => {
     // Stored under the model's file, the key its learning line uses; the other model keeps its own (none).
     assert.deepEqual(Object.keys(core.store.settings.modelLoad), [path.basename(model)]);
 
-    const r = await call("POST", `/api/models/${encodeURIComponent(id)}/reload`);
+    const r = await call("POST", "/api/models/reload", { id });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const info = core.engine!.info();
     assert.equal(info.contextSize, 1024, "the engine's context size changed");
@@ -117,7 +122,7 @@ describe("load settings per model", { timeout: 600_000 }, () => {
   });
 
   it("a reload of a model that does not serve is refused", async () => {
-    const r = await call("POST", `/api/models/${encodeURIComponent(`local:${path.basename(other, ".gguf")}`)}/reload`);
+    const r = await call("POST", "/api/models/reload", { id: `local:${path.basename(other, ".gguf")}` });
     assert.equal(r.status, 409);
     assert.match(r.body.error.message, /not the model serving now/);
   });
@@ -125,7 +130,7 @@ describe("load settings per model", { timeout: 600_000 }, () => {
   it("a backend that cannot run here falls back to the CPU with a notice, and the app keeps serving", async () => {
     let r = await call("PUT", `/api/models/${encodeURIComponent(id)}/load-settings`, { backend: "metal" });
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    r = await call("POST", `/api/models/${encodeURIComponent(id)}/reload`);
+    r = await call("POST", "/api/models/reload", { id });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.serving.backend, "cpu");
     assert.equal(r.body.serving.requested, "metal");

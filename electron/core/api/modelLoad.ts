@@ -1,7 +1,7 @@
 /**
  * How a model is loaded (issue 32, "load settings per model"): context length, GPU layers, CPU
  * threads and the compute backend. One schema for the UI's Load settings panel (GET/PUT
- * /api/models/:id/load-settings, POST /api/models/:id/reload) and `clawrl serve`'s flags
+ * /api/models/:id/load-settings, POST /api/models/reload {id}) and `clawrl serve`'s flags
  * (--context, --gpu-layers, --threads, --gpu): the same names, the same values, the same checks.
  * Stored per model in the settings (`modelLoad`, keyed by the model's file name: the identity its
  * learning line uses, training/checkpoints.ts modelFileOf); a value left out (null) is the app's
@@ -159,7 +159,7 @@ export interface ModelLoadReply {
   notice: string | null;
 }
 
-/** POST /api/models/:id/reload: the model loaded again with its stored settings (its adapter kept). */
+/** POST /api/models/reload {id}: the model loaded again with its stored settings (its adapter kept). */
 export interface ModelReloadReply extends ModelLoadReply {
   /** how long the reload took */
   ms: number;

@@ -6,6 +6,7 @@
 import type { DoctorStatus } from "./doctor.js";
 import type { EvalLatestReply } from "./eval.js";
 import type { ModelFilesReply, ModelSearchReply, ModelsReply } from "./models.js";
+import type { ModelLoadPath, ModelLoadReply } from "./modelLoad.js";
 import type { ModelListReply } from "./openai.js";
 import type { PreferencesReply } from "./preferences.js";
 import type { SessionExport, SessionReply, SessionSearchReply, SessionsReply, TurnView } from "./sessions.js";
@@ -42,7 +43,7 @@ export type SessionExportPath = `/api/sessions/${string}/export?format=json`;
 export type ModelSearchPath = `/api/models/search?${string}`;
 export type ModelFilesPath = `/api/models/search/files?${string}`;
 
-export type ApiGetPath = keyof ApiGetRoutes | SessionPath | SessionSearchPath | ModelSearchPath | ModelFilesPath;
+export type ApiGetPath = keyof ApiGetRoutes | SessionPath | SessionSearchPath | ModelSearchPath | ModelFilesPath | ModelLoadPath;
 
 /** The reply of GET `P`. */
 export type ApiGetReply<P extends ApiGetPath> = P extends keyof ApiGetRoutes
@@ -51,8 +52,10 @@ export type ApiGetReply<P extends ApiGetPath> = P extends keyof ApiGetRoutes
     ? SessionSearchReply
     : P extends SessionExportPath
       ? SessionExport
-      : P extends ModelFilesPath
-        ? ModelFilesReply
-        : P extends ModelSearchPath
-          ? ModelSearchReply
-          : SessionReply;
+      : P extends ModelLoadPath
+        ? ModelLoadReply
+        : P extends ModelFilesPath
+          ? ModelFilesReply
+          : P extends ModelSearchPath
+            ? ModelSearchReply
+            : SessionReply;

@@ -9,6 +9,7 @@ import { ActiveModel } from "./models/ActiveModel.js";
 import { InstalledModels } from "./models/InstalledModels.js";
 import { CatalogRow } from "./models/CatalogRow.js";
 import { ImportModelForm } from "./models/ImportModelForm.js";
+import { LoadSettingsPanels } from "./models/LoadSettings.js";
 import { HubSearch } from "./models/HubSearch.js";
 import { EmbeddingModels } from "./models/EmbeddingModels.js";
 import "./models/models.css";
@@ -48,6 +49,7 @@ export function ModelsPage() {
       )}
 
       {chat.length > 0 && <InstalledModels installed={chat} active={active} servedTraining={servedTraining} busy={busy !== null} onAct={act} />}
+      <LoadSettingsPanels installed={chat} activePath={active?.path} />
 
       <HubSearch downloads={models.data?.downloads ?? []} installed={models.data?.installed ?? []} activePath={active?.path ?? null} busy={busy} onAct={act} />
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { z } from "zod";
 import { ApiError, badRequest, knownApiError, notFound, parseBody } from "../errors.js";
 import {
   ModelLoadPatchSchema,
@@ -61,16 +62,34 @@ function replyOf(d: ModelLoadRouteDeps, m: { id: string; name: string; path: str
   };
 }
 
+const reloadBody = z.object({ id: z.string().min(1).max(500) }).strict();
+
 /**
- * GET/PUT /api/models/:id/load-settings and POST /api/models/:id/reload (api/modelLoad.ts): each
+ * The model id of `/api/models/<id>/load-settings`: an id may hold slashes (a Hugging Face file,
+ * hf:owner/repo/file), each segment URI-encoded, as the other model routes take it (an encoded
+ * slash is refused by the request guard).
+ */
+function idOfLoadPath(method: string, rest: string): string {
+  const m = /^(.+)\/load-settings$/.exec(rest);
+  if (!m) throw notFound(`Unknown route: ${method} /api/models/${rest}`);
+  try {
+    return m[1].split("/").map(decodeURIComponent).join("/");
+  } catch {
+    throw badRequest(`not a model id: '${m[1]}'`, "id");
+  }
+}
+
+/**
+ * GET/PUT /api/models/:id/load-settings and POST /api/models/reload {id} (api/modelLoad.ts): each
  * model's context length, GPU layers, threads and backend, stored per model, applied when it
  * loads; a reload of the model serving now keeps its adapter (its learning line's checkpoint).
  */
 export function registerModelLoadRoutes(app: FastifyInstance, d: ModelLoadRouteDeps): void {
-  app.get<{ Params: { id: string } }>("/api/models/:id/load-settings", async (req): Promise<ModelLoadReply> => replyOf(d, modelOf(d, req.params.id)));
+  // Wildcards, as ids may hold slashes; the static /api/models/… routes still win.
+  app.get<{ Params: { "*": string } }>("/api/models/*", async (req): Promise<ModelLoadReply> => replyOf(d, modelOf(d, idOfLoadPath("GET", req.params["*"]))));
 
-  app.put<{ Params: { id: string } }>("/api/models/:id/load-settings", async (req): Promise<ModelLoadReply> => {
-    const m = modelOf(d, req.params.id);
+  app.put<{ Params: { "*": string } }>("/api/models/*", async (req): Promise<ModelLoadReply> => {
+    const m = modelOf(d, idOfLoadPath("PUT", req.params["*"]));
     const patch = parseBody(ModelLoadPatchSchema, req.body);
     const next: ModelLoadSettings = { ...storedOf(d, m.path), ...patch };
     const problems = loadSettingsProblems(next, loadLimitsOf(m.path));
@@ -83,8 +102,8 @@ export function registerModelLoadRoutes(app: FastifyInstance, d: ModelLoadRouteD
     return replyOf(d, m);
   });
 
-  app.post<{ Params: { id: string } }>("/api/models/:id/reload", async (req): Promise<ModelReloadReply> => {
-    const m = modelOf(d, req.params.id);
+  app.post("/api/models/reload", async (req): Promise<ModelReloadReply> => {
+    const m = modelOf(d, parseBody(reloadBody, req.body).id);
     const info = d.served.now?.engine.info();
     if (!info || loadKeyOf(info.modelPath) !== loadKeyOf(m.path))
       throw new ApiError(
