@@ -6,12 +6,33 @@
 // reason. Screenshots at 1280 and 800 px wide.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import axe from "axe-core";
 import type { Browser, Page } from "playwright-core";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl } from "../helpers/browser.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
 import { minimalPdf, PNG_BYTES } from "../attachments/pdf.js";
+
+/** axe's serious and critical violations on the page as it is now, and visible buttons under 32 px (as test/e2e/accessibility.test.ts checks every page). */
+async function accessibilityProblems(page: Page): Promise<string[]> {
+  if (!(await page.evaluate<boolean>("typeof window.axe === 'object'"))) await page.evaluate(axe.source);
+  const found = await page.evaluate<string[]>(`
+    axe.run(document, { resultTypes: ["violations"] }).then((r) =>
+      r.violations
+        .filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => v.id + ": " + v.nodes.map((n) => n.target.join(" ")).join(", ")),
+    )
+  `);
+  const small = await page.evaluate<string[]>(`
+    [...document.querySelectorAll("button")]
+      .filter((el) => el.offsetParent !== null)
+      .map((el) => [el, el.getBoundingClientRect()])
+      .filter(([, r]) => r.width > 0 && (Math.round(r.height) < 32 || Math.round(r.width) < 32))
+      .map(([el, r]) => (el.getAttribute("aria-label") || el.textContent.trim()) + " " + Math.round(r.width) + "x" + Math.round(r.height))
+  `);
+  return [...found, ...small.map((b) => `small button: ${b}`)];
+}
 
 const NOTE = "The secret word is PINEAPPLE.\nRemember it.";
 const PDF_LINE = "Quarterly plan: ship the attach button";
@@ -106,6 +127,7 @@ describe("attach files in headless Chromium", { skip: browserMissing() ?? false,
     await page.locator(".session").first().click();
     await page.locator(".msg.user .attachment-chip").filter({ hasText: "notes.txt" }).filter({ hasText: /\d+ B/ }).waitFor();
     await screenshot(page, "attachments-sent-1280");
+    assert.deepEqual(await accessibilityProblems(page), []);
     await page.setViewportSize({ width: 800, height: 800 });
     await screenshot(page, "attachments-sent-800");
     await page.setViewportSize({ width: 1280, height: 800 });
@@ -137,6 +159,7 @@ describe("attach files in headless Chromium", { skip: browserMissing() ?? false,
     // Send takes the readable file only; nothing was stored for the image.
     assert.equal(await page.getByRole("button", { name: "Send" }).isEnabled(), true);
     await screenshot(page, "attachments-pending-1280");
+    assert.deepEqual(await accessibilityProblems(page), []);
     await page.setViewportSize({ width: 800, height: 800 });
     await screenshot(page, "attachments-pending-800");
     await page.setViewportSize({ width: 1280, height: 800 });
