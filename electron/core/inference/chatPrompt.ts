@@ -36,7 +36,9 @@ function parseArguments(args: string): unknown {
  * OpenAI messages → node-llama-cpp chat history. Tool results are attached to the assistant
  * message's function calls (node-llama-cpp keeps a call and its result together); developer
  * messages are system messages. The history ends with an empty model response, so the rendered
- * text ends where the assistant's answer begins.
+ * text ends where the assistant's answer begins; when the messages end with an assistant message
+ * of text only (an answer cut by the token limit, sent back to be continued), that answer is left
+ * open instead, so the model goes on where it stopped (llama-server's assistant prefill).
  */
 export function toChatHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {
   const results = new Map<string, string>();
@@ -78,7 +80,9 @@ export function toChatHistory(messages: readonly ChatMessage[]): ChatHistoryItem
       history.push({ type: "user", text: `Tool result${m.tool_call_id ? ` (${m.tool_call_id})` : ""}:\n${text}` });
     }
   }
-  history.push({ type: "model", response: [] });
+  const last = messages[messages.length - 1];
+  const continues = last?.role === "assistant" && !last.tool_calls?.length && messageText(last) !== "";
+  if (!continues) history.push({ type: "model", response: [] });
   return history;
 }
 
