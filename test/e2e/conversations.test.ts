@@ -62,6 +62,8 @@ describe("conversations in headless Chromium", { skip: browserMissing() ?? false
   /** the next answer goes through the slow proxy (to be stopped) */
   let slow: string | null = null;
   let seed = 7;
+  /** the answers' token limit, when a test cuts them short */
+  let maxTokens: number | null = null;
 
   const api = async (path: string) => (await fetch(core.url + path, { headers: { Authorization: `Bearer ${token}` } })).json();
 
@@ -76,7 +78,7 @@ describe("conversations in headless Chromium", { skip: browserMissing() ?? false
     // Short answers (a loaded 2-core machine), each with its own seed so versions differ; the
     // request still goes to the real core. An answer to be stopped goes through the slow proxy.
     await page.route("**/v1/chat/completions", (r) => {
-      const postData = JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: slow ? 200 : 40, seed: seed++ });
+      const postData = JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: slow ? 200 : (maxTokens ?? 40), seed: seed++ });
       if (slow) return r.continue({ url: `${slow}/v1/chat/completions`, postData });
       return r.continue({ postData });
     });
@@ -249,6 +251,34 @@ describe("conversations in headless Chromium", { skip: browserMissing() ?? false
     await found.click();
     await page.locator(".msg.found").first().waitFor();
     await page.getByRole("searchbox", { name: "Search chats" }).fill("");
+  });
+
+  test("Continue asks for the rest of an answer cut by the token limit: one answer, recorded as a continuation", async () => {
+    await page.getByRole("button", { name: "New chat" }).click();
+    maxTokens = 6;
+    try {
+      await ask("Count to a hundred");
+      const answer = answers().last();
+      await answer.getByRole("button", { name: "Continue" }).waitFor();
+      await answered(() => answer.getByRole("button", { name: "Continue" }).click());
+    } finally {
+      maxTokens = null;
+    }
+    assert.equal(await questions().count(), 1);
+    assert.equal(await answers().count(), 1, "the rest joins the same answer");
+    const listed = (await api("/api/sessions")) as { sessions: { id: string; title: string | null }[] };
+    const id = listed.sessions.find((x) => x.title?.startsWith("Count to a hundred"))?.id ?? "";
+    const reply = (await api(`/api/sessions/${encodeURIComponent(id)}`)) as {
+      turns: { turnId: string; text: string; parentTurnId: string | null; messages: { role: string; content: string }[] }[];
+    };
+    assert.equal(reply.turns.length, 2);
+    const [first, rest] = reply.turns;
+    assert.deepEqual(rest.messages.at(-1), { role: "assistant", content: first.text }, "the cut answer was sent back as the last message");
+    assert.equal(rest.parentTurnId, first.turnId);
+    const shown = (await answers().last().locator(".bubble").textContent()) ?? "";
+    assert.ok(shown.replace(/\s+/g, "").includes((first.text + rest.text).replace(/\s+/g, "").slice(0, 10)), `shown: ${shown}`);
+    await reopen("Count to a hundred");
+    assert.equal(await answers().count(), 1, "reopened: still one answer");
   });
 
   test("at 800 px the versions and the edit fit", async () => {

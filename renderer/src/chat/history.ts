@@ -47,3 +47,12 @@ export function toolStepsOf(messages: ChatMessage[] | undefined): ToolStep[] | n
   }
   return steps.length ? steps : null;
 }
+
+/**
+ * A turn that continues an answer cut by the token limit: its prompt ends with that answer's text
+ * (the chat's Continue), and its own text follows it.
+ */
+export function continuesCutAnswer(messages: ChatMessage[] | undefined): boolean {
+  const last = messages?.[messages.length - 1];
+  return last?.role === "assistant" && !last.tool_calls?.length && messageText(last) !== "";
+}

@@ -18,7 +18,7 @@ export function ChatPage() {
   const sessions = useLive((c) => c.getJson("/api/sessions").then(byLastActivity), ["session", "sessionDeleted", "turn"]);
   const session = useChatSession();
   const { sessionId, messages, setMessages, loadError, generation } = session;
-  const { busy, ask, regenerate, editQuestion, stop, decide } = useAnswerStream(session, sessions.reload);
+  const { busy, ask, regenerate, editQuestion, continueAnswer, stop, decide } = useAnswerStream(session, sessions.reload);
   const branches = useBranchActions(session, sessions.reload);
   const [showGen, setShowGen] = useState(false);
   /** the question whose editor is open (its message key) */
@@ -70,6 +70,7 @@ export function ChatPage() {
       setFocusTurnId(null);
       regenerate();
     },
+    onContinue: continueAnswer,
     onFeedback: setFeedback,
     onDecide: decide,
     onEditing: setEditing,

@@ -16,6 +16,7 @@ export function AssistantMessage({
   isLast,
   busy,
   onRegenerate,
+  onContinue,
   onFeedback,
   onDecide,
   onSwitch,
@@ -25,6 +26,8 @@ export function AssistantMessage({
   isLast: boolean;
   busy: boolean;
   onRegenerate: () => void;
+  /** asks for the rest of an answer cut by the token limit */
+  onContinue: () => void;
   onFeedback: (p: Partial<DisplayMessage>) => void;
   onDecide: (callId: string, d: Decision) => void;
   onSwitch: (turnId: string) => void;
@@ -63,6 +66,11 @@ export function AssistantMessage({
           }}
           onRegenerate={onRegenerate}
         >
+          {msg.cut && isLast && !busy && (
+            <button type="button" className="link" title="The answer reached its token limit: write the rest" onClick={onContinue}>
+              Continue
+            </button>
+          )}
           {canRate && (
             <button type="button" className="link" aria-expanded={edit.open} onClick={() => edit.setOpen((o) => !o)}>
               {msg.answerEdit ? "Edit correction" : "Edit answer"}

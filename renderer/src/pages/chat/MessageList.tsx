@@ -11,6 +11,7 @@ export interface MessageHandlers {
   onRetry: () => void;
   onReady: () => void;
   onRegenerate: () => void;
+  onContinue: () => void;
   onFeedback: (key: string, patch: Partial<DisplayMessage>) => void;
   onDecide: (callId: string, d: Decision) => void;
   /** opens (key) or closes (null) a question's editor */
@@ -86,6 +87,7 @@ export function MessageList({
             isLast={i === lastAssistant}
             busy={busy}
             onRegenerate={h.onRegenerate}
+            onContinue={h.onContinue}
             onFeedback={(p) => h.onFeedback(m.key, p)}
             onDecide={h.onDecide}
             onSwitch={h.onSwitch}

@@ -2,7 +2,7 @@ import type { ChatMessage } from "../../api/chat.js";
 import type { AnswerEditView, AttachmentView } from "../../../../electron/core/api/sessions.js";
 import { hintOf, preferenceCount, speedOfTimings, thumbsOf, userTextOf, type AnswerSpeed, type Thumbs } from "../../format/turns.js";
 import { answerToWire, type ToolCallView, type ToolStep } from "../../chat/agentLoop.js";
-import { toolStepsOf } from "../../chat/history.js";
+import { continuesCutAnswer, toolStepsOf } from "../../chat/history.js";
 import { answerBranch, pathTurns, questionBranch, questionTurnIds, type Branch, type Tree } from "./tree.js";
 
 /** A message as the chat shows it: the user's words, or an answer with its feedback, source and tool steps. */
@@ -40,6 +40,8 @@ export interface DisplayMessage {
   answerEdit?: AnswerEditView;
   /** files attached to this question */
   attachments?: AttachmentView[];
+  /** the answer was cut by the token limit (finish reason length): it can be continued */
+  cut?: boolean;
 }
 
 /** A message as sent to /v1: an answer that used tools goes with its calls and their results. */
@@ -86,6 +88,11 @@ export function displayTree(tree: Tree): DisplayMessage[] {
     };
     if (steps && prev?.role === "assistant") {
       shown[shown.length - 1] = { ...prev, ...answer, steps };
+      continue;
+    }
+    // Continue: the cut answer's text, then what this turn added.
+    if (continuesCutAnswer(t.messages) && prev?.role === "assistant") {
+      shown[shown.length - 1] = { ...prev, ...answer, content: prev.content + t.text, answerEdit: t.answerEdit ?? prev.answerEdit };
       continue;
     }
     const userText = userTextOf(t);

@@ -2,12 +2,12 @@
  * A chat as a tree (GET /api/sessions/:id: every turn names its parent): the branch shown (the
  * active path), and for each message its versions. Turns with the same parent are siblings: those
  * that asked the same question are answers to it (Regenerate), those that asked another are
- * versions of the question (an edited message). A turn after tool results continues the answer
- * before it and has no versions of its own.
+ * versions of the question (an edited message). A turn after tool results, or after an answer cut
+ * by the token limit (Continue), continues the answer before it and has no versions of its own.
  */
 import type { SessionReply, TurnView } from "../../../../electron/core/api/sessions.js";
 import { userTextOf } from "../../format/turns.js";
-import { toolStepsOf } from "../../chat/history.js";
+import { continuesCutAnswer, toolStepsOf } from "../../chat/history.js";
 
 /** A message's versions: which one is shown (0-based) and the turn to make active for each. */
 export interface Branch {
@@ -20,8 +20,8 @@ export type Tree = Pick<SessionReply, "turns"> & Partial<Pick<SessionReply, "act
 
 const mainTurns = (tree: Tree) => tree.turns.filter((t) => t.type !== "side");
 
-/** A turn that continues an answer after tool results (its prompt ends with a `tool` message). */
-export const continuesAnswer = (t: TurnView) => toolStepsOf(t.messages) !== null;
+/** A turn that continues an answer: after tool results (its prompt ends with a `tool` message), or one cut by the token limit (Continue). */
+export const continuesAnswer = (t: TurnView) => toolStepsOf(t.messages) !== null || continuesCutAnswer(t.messages);
 
 /**
  * The turns of the branch shown, first question first. A core without the tree (no activePath)

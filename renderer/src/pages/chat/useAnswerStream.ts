@@ -19,29 +19,22 @@ export function useAnswerStream(session: ChatSession, onSettled: () => void) {
   const [busy, setBusy] = useState(false);
   const chatTools = useChatTools();
   const decisions = useDecisions();
-  const { sessionId, messages, setMessages, abortRef, started, refresh } = session;
+  const { sessionId, messages, setMessages, abortRef, started, showRecorded, markCut } = session;
   const { gen, flushGen } = session.generation;
   const contextSize = status?.model?.contextSize ?? null;
 
-  /** The chat as recorded, on the branch of `turnId`; a stopped answer is kept by the core a moment after the stop. */
-  const showRecorded = useCallback(
-    async (id: string, turnId: string, stopped: boolean) => {
-      for (let tries = stopped ? 5 : 1; tries > 0; tries--) {
-        if (await refresh(id, { leaf: turnId, mustHold: turnId })) return;
-        if (tries > 1) await new Promise((r) => window.setTimeout(r, 300));
-      }
-    },
-    [refresh],
-  );
-
-  /** Streams an answer to `history` (which ends with the user's message) into a new assistant bubble. */
+  /**
+   * Streams an answer to `history` (which ends with the user's message) into a new assistant
+   * bubble; or, given `cut` (an answer cut by the token limit, after `history`), the rest of it
+   * into its bubble (the core continues an answer sent back as the last message).
+   */
   const answer = useCallback(
-    async (history: DisplayMessage[]) => {
+    async (history: DisplayMessage[], cut?: DisplayMessage) => {
       const ctrl = new AbortController();
       abortRef.current = ctrl;
       setBusy(true);
-      const key = nextKey();
-      setMessages([...history, { key, role: "assistant", content: "", streaming: true }]);
+      const key = cut?.key ?? nextKey();
+      setMessages([...history, cut ? { ...cut, streaming: true, cut: false, stopped: false } : { key, role: "assistant", content: "", streaming: true }]);
       const update = (fn: (m: DisplayMessage) => DisplayMessage) => setMessages((ms) => ms.map((m) => (m.key === key ? fn(m) : m)));
       let pending = "";
       let flushTimer: number | null = null;
@@ -56,7 +49,7 @@ export function useAnswerStream(session: ChatSession, onSettled: () => void) {
         if (flushTimer !== null) window.clearTimeout(flushTimer);
         flush();
       };
-      const wire: ChatMessage[] = history.filter((m) => !m.error || m.content || m.steps?.length).flatMap(toWire);
+      const wire: ChatMessage[] = (cut ? [...history, cut] : history).filter((m) => !m.error || m.content || m.steps?.length).flatMap(toWire);
       if (gen.systemPrompt.trim()) wire.unshift({ role: "system", content: gen.systemPrompt.trim() });
       const isNew = sessionId === null;
       // The turn the answer ended in (its last request's, when it used tools), and its chat.
@@ -66,7 +59,7 @@ export function useAnswerStream(session: ChatSession, onSettled: () => void) {
       try {
         // The tools as they are now (a change on the Tools page counts from the next answer).
         const { tools, always } = await chatTools.refresh();
-        const { info } = await runAgentLoop({
+        const { info, finishReason } = await runAgentLoop({
           client,
           messages: wire,
           sessionId,
@@ -105,7 +98,8 @@ export function useAnswerStream(session: ChatSession, onSettled: () => void) {
           return r;
         });
         flushNow();
-        update((m) => ({ ...m, streaming: false, speed: info.speed }));
+        update((m) => ({ ...m, streaming: false, speed: info.speed, cut: finishReason === "length" }));
+        if (finishReason === "length" && turnId) markCut(turnId);
         if (isNew && info.sessionId) {
           // What was typed, not the attached files' text (files alone: the core's title, from their names, stands).
           const first = typedOf(history.find((m) => m.role === "user")?.content ?? "");
@@ -128,9 +122,16 @@ export function useAnswerStream(session: ChatSession, onSettled: () => void) {
         void flushGen(); // a new chat's own settings, now that the core has its session
       }
     },
-    [client, sessionId, onSettled, gen, contextSize, flushGen, chatTools, decisions.decide, abortRef, setMessages, started, showRecorded],
+    [client, sessionId, onSettled, gen, contextSize, flushGen, chatTools, decisions.decide, abortRef, setMessages, started, showRecorded, markCut],
   );
 
+  const stop = useCallback(() => abortRef.current?.abort(), [abortRef]);
+
+  return { busy, ...useAnswerRequests(answer, busy, messages), stop, decide: decisions.answer };
+}
+
+/** What asks for an answer: a new question, the last one again, an edited one, the rest of a cut answer. */
+function useAnswerRequests(answer: (history: DisplayMessage[], cut?: DisplayMessage) => Promise<void>, busy: boolean, messages: DisplayMessage[]) {
   /** Answers the user's new message. */
   const ask = useCallback((text: string) => void answer([...messages, { key: nextKey(), role: "user", content: text }]), [answer, messages]);
 
@@ -151,7 +152,12 @@ export function useAnswerStream(session: ChatSession, onSettled: () => void) {
     [answer, busy, messages],
   );
 
-  const stop = useCallback(() => abortRef.current?.abort(), [abortRef]);
+  /** Asks for the rest of the last answer, cut by the token limit. */
+  const continueAnswer = useCallback(() => {
+    const last = messages[messages.length - 1];
+    if (busy || last?.role !== "assistant" || !last.cut) return;
+    void answer(messages.slice(0, -1), last);
+  }, [answer, busy, messages]);
 
-  return { busy, ask, regenerate, editQuestion, stop, decide: decisions.answer };
+  return { ask, regenerate, editQuestion, continueAnswer };
 }

@@ -22,6 +22,16 @@ export function useChatSession() {
   const abortRef = useRef<AbortController | null>(null);
   /** The chat whose history is loading or shown: a slower load of one opened before is dropped. */
   const opening = useRef<string | null>(null);
+  /**
+   * Answers cut by the token limit, seen streaming (the recorded turn does not keep its finish
+   * reason): they keep their Continue while the app runs.
+   */
+  const cutTurns = useRef(new Set<string>());
+  const markCut = useCallback((turnId: string) => cutTurns.current.add(turnId), []);
+  const shown = useCallback(
+    (raw: SessionReply) => displayTree(raw).map((m) => (m.role === "assistant" && m.turnId && cutTurns.current.has(m.turnId) ? { ...m, cut: true } : m)),
+    [],
+  );
 
   const open = useCallback(
     async (id: string) => {
@@ -36,12 +46,12 @@ export function useChatSession() {
         if (opening.current !== id) return; // another chat was opened meanwhile
         const mainTurns = raw.turns.filter((t) => t.type !== "side");
         restore(id, raw.session.generation ?? null, mainTurns.length ? systemPromptOf(promptTexts(mainTurns[mainTurns.length - 1])) : null);
-        setMessages(displayTree(raw));
+        setMessages(shown(raw));
       } catch (e) {
         setLoadError(humanError(e, "This chat is no longer in the history (it may have been deleted)."));
       }
     },
-    [client, leave, restore],
+    [client, leave, restore, shown],
   );
 
   const startNew = useCallback(() => {
@@ -80,16 +90,27 @@ export function useChatSession() {
         if (opts.mustHold && !raw.turns.some((t) => t.turnId === opts.mustHold)) return false;
         // The branch asked for is not the one the core shows (it refused the switch): the screen stays.
         if (opts.leaf && raw.activePath && !raw.activePath.includes(opts.leaf)) return false;
-        setMessages(displayTree(raw));
+        setMessages(shown(raw));
         return true;
       } catch {
         return false;
       }
     },
-    [client],
+    [client, shown],
   );
 
-  return { sessionId, messages, setMessages, loadError, generation, abortRef, open, startNew, started, refresh };
+  /** The chat as recorded, on the branch of `turnId`; a stopped answer is kept by the core a moment after the stop. */
+  const showRecorded = useCallback(
+    async (id: string, turnId: string, stopped: boolean) => {
+      for (let tries = stopped ? 5 : 1; tries > 0; tries--) {
+        if (await refresh(id, { leaf: turnId, mustHold: turnId })) return;
+        if (tries > 1) await new Promise((r) => window.setTimeout(r, 300));
+      }
+    },
+    [refresh],
+  );
+
+  return { sessionId, messages, setMessages, loadError, generation, abortRef, open, startNew, started, refresh, showRecorded, markCut };
 }
 
 /** What useChatSession gives. */
