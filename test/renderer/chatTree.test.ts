@@ -78,3 +78,17 @@ test("an answer that used tools is one message, its versions those of its first 
   assert.equal(shown[1].steps?.[0].calls[0].result, "data");
   assert.equal(displayTree({ turns }).length, 2, "no activePath: every main turn in order");
 });
+
+test("a turn that continues a cut answer (Continue) joins it: one answer, no versions of its own", () => {
+  const turns = [turn("t1", null, [u("Count")], "one two"), turn("t2", "t1", [u("Count"), a("one two")], " three"), turn("t1b", null, [u("Count")], "uno")];
+  const shown = displayTree({ turns, activePath: ["t1", "t2"] });
+  assert.deepEqual(
+    shown.map((m) => [m.role, m.content]),
+    [
+      ["user", "Count"],
+      ["assistant", "one two three"],
+    ],
+  );
+  assert.equal(shown[1].turnId, "t2");
+  assert.deepEqual(shown[1].branch, { index: 0, turnIds: ["t1", "t1b"] }, "the versions are the first turn's");
+});
