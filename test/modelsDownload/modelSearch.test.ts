@@ -159,6 +159,7 @@ describe("/api/models/search against a fake Hugging Face", () => {
     assert.equal(status.body.model.name, installed.name);
     assert.equal(installed.diskBytes, q8);
     assert.equal(installed.embedding, false);
+    assert.equal(installed.checkpoints, 0);
   });
 
   it("deletes an installed model: refused while it serves; after a switch, frees its file and keeps its checkpoints", async () => {

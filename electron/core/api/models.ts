@@ -74,6 +74,8 @@ export interface InstalledModelView extends ModelView {
   diskBytes: number;
   /** an embedding model (for /v1/embeddings): never served for chat, so never in the chat's model picker */
   embedding: boolean;
+  /** checkpoints trained on it (its learning line): they stay when it is deleted */
+  checkpoints: number;
 }
 
 /** An embedding model of the shipped catalog (models/catalog.json `embeddingModels`): /v1/embeddings, never chat or training. */

@@ -258,6 +258,7 @@ export class ModelService {
         name: modelDisplayName(m),
         diskBytes: m.origin === "import" ? 0 : (fileSize(m.path) ?? 0),
         embedding: isEmbeddingModel(m),
+        checkpoints: this.opts.checkpointsOf?.(m.path) ?? 0,
         training: isEmbeddingModel(m) ? null : verdictOf(m.path),
       })),
       catalog: loadCatalog().map((c) => ({

@@ -98,8 +98,9 @@ export function DeleteDialog({ m, onCancel, onConfirm }: { m: InstalledModelView
           : `Its file (${fmtBytes(m.diskBytes)}) is deleted from this computer, freeing that much disk space.`}
       </p>
       <p>
-        What it learned stays: its checkpoints are kept, in this model's learning line. If you download or import the same file again, it serves its checkpoint
-        again.
+        {m.checkpoints > 0
+          ? `What it learned stays: its ${m.checkpoints === 1 ? "checkpoint is" : `${m.checkpoints} checkpoints are`} kept, in this model's learning line. If you download or import the same file again, it serves its checkpoint again.`
+          : "It has no checkpoints: nothing has been learned on it yet."}
       </p>
     </ConfirmDialog>
   );
