@@ -12,6 +12,9 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { parseLoadFlags } from "../../electron/core/api/modelLoad.js";
+import { ServedModel } from "../../electron/core/servedModel.js";
+import { EventBus } from "../../electron/core/rollout/events.js";
+import { ModelLoads } from "../../electron/core/inference/loadSettings.js";
 import { callApi } from "../helpers/api.js";
 import { runCli, tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
@@ -183,5 +186,47 @@ describe("clawrl serve's load flags", () => {
     const r = runCli(["serve", "--context", "lots", "--data-dir", tempDir()]);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /--context must be a whole number of tokens/);
+  });
+});
+
+describe("a reload that fails to load", () => {
+  it("brings the model back with what it loaded with before (restoring), and says why", async () => {
+    const calls: Array<{ path: string; restoring: boolean }> = [];
+    let fail = false;
+    const bus = new EventBus();
+    const events: string[] = [];
+    bus.on("models", (p) => events.push(String((p as { state?: string }).state)));
+    const parts = (path: string) => ({ engine: { path }, close: async () => undefined });
+    const served = new ServedModel<{ path: string }, ReturnType<typeof parts>>(parts("/m/a.gguf"), {
+      bus,
+      busy: () => false,
+      pathOf: (e) => e.path,
+      bringUp: async (path, restoring) => {
+        calls.push({ path, restoring });
+        if (fail && !restoring) throw new Error("the context could not be created");
+        return parts(path);
+      },
+    });
+    await served.reload({ id: "a", name: "A" });
+    assert.deepEqual(calls, [{ path: "/m/a.gguf", restoring: false }], "a reload loads the same file again");
+    fail = true;
+    await assert.rejects(served.reload({ id: "a", name: "A" }), /the context could not be created/);
+    assert.deepEqual(calls.slice(1), [
+      { path: "/m/a.gguf", restoring: false },
+      { path: "/m/a.gguf", restoring: true },
+    ]);
+    assert.equal(served.current().engine.path, "/m/a.gguf", "the model serves again");
+    assert.equal(events.at(-1), "failed");
+  });
+
+  it("the core keeps what each model last loaded with, for the restore", () => {
+    const loads = new ModelLoads();
+    loads.loaded("/a/m.gguf", { backend: "cpu", maxContextSize: 1024 });
+    assert.deepEqual(loads.lastGood("/elsewhere/m.gguf"), { backend: "cpu", maxContextSize: 1024 }, "by file name, as the learning line");
+    assert.equal(loads.lastGood("/a/other.gguf"), undefined);
+    loads.failed("/a/m.gguf", "The last reload failed.");
+    assert.equal(loads.failure("/a/m.gguf"), "The last reload failed.");
+    loads.failed("/a/m.gguf", null);
+    assert.equal(loads.failure("/a/m.gguf"), null);
   });
 });
