@@ -6,6 +6,7 @@ import { modelFileOf } from "./checkpoints.js";
 import { evaluateCandidate, gateOf } from "./publishGate.js";
 import type { SupervisorContext } from "./supervisorTypes.js";
 import { runBatchSize, runLearningRate } from "./trainOptions.js";
+import { hostAvailableBytes } from "../../../models/plan/available.js";
 import { WorkerExitError, type WorkerClient } from "./workerClient.js";
 
 type Batch = ReturnType<SamplePool["ready"]>;
@@ -65,7 +66,15 @@ export class RunLoop {
     st.samplesWaiting = ready.length;
     const batchSize = o.store.settings.batchSize;
     const auto = o.store.settings.autoLearn && ready.length >= batchSize;
-    if (!auto && !(this.runRequested && ready.length > 0)) return;
+    if (!auto && !(this.runRequested && ready.length > 0)) {
+      // Nothing to run yet: start the trainer ahead when samples are coming and memory allows,
+      // or give an idle one's memory back when the machine is short.
+      const why = this.memoryShort();
+      if (why && trainer.running) trainer.stopIdle(why);
+      else if (!why && !trainer.worker && trainer.restartTimer === null && o.startAhead !== false && ready.length >= Math.max(1, o.startAhead ?? 1))
+        trainer.spawn();
+      return;
+    }
     if (!trainer.worker) {
       trainer.spawn(); // kicks again once it is ready
       return;
@@ -79,6 +88,19 @@ export class RunLoop {
       if (trainer.worker && st.state !== "restarting" && st.state !== "error") ctx.setPhase(st.paused ? "paused" : "idle");
       this.kick();
     });
+  }
+
+  /** Why the machine is short of memory for an idle trainer (a reason), or null. */
+  private memoryShort(): string | null {
+    const { o, st } = this.ctx;
+    const available = (o.availableBytes ?? hostAvailableBytes)();
+    const low = o.lowMemoryBytes ?? 512 * 2 ** 20;
+    if (available < low) return `${(available / 2 ** 20).toFixed(0)} MiB of memory available, under ${(low / 2 ** 20).toFixed(0)} MiB`;
+    // Not running yet: would its plan fit what is there now? (Known once a trainer has started.)
+    const need = st.memory?.fits ? st.memory.needHostBytes : 0;
+    if (!this.ctx.trainer.worker && need > available)
+      return `the trainer's plan needs ${(need / 2 ** 20).toFixed(0)} MiB, ${(available / 2 ** 20).toFixed(0)} MiB available`;
+    return null;
   }
 
   private async runOnce(batch: Batch): Promise<void> {

@@ -38,6 +38,7 @@ export class TrainingSupervisor implements SupervisorContext {
   stopping = false;
   /** serialises runs, activations, rollbacks and imports */
   private lock: Promise<unknown> = Promise.resolve();
+  private memoryTimer: NodeJS.Timeout | null = null;
   private offPool: () => void;
   private offSettings: () => void;
   private readonly watch: ServeWatch | null;
@@ -87,7 +88,9 @@ export class TrainingSupervisor implements SupervisorContext {
 
   /**
    * Starts supervising. The trainer process itself starts when there is first something to
-   * train (it loads tfjs and the model: no cost for an app that never gets feedback).
+   * train (it loads tfjs and the model: no cost for an app that never gets feedback): ahead of
+   * the run, once a sample is ready (`startAhead`), and it stays up between runs unless the
+   * machine runs short of memory (runLoop.ts kick).
    */
   start(): void {
     const n = this.o.checkpoints.cleanStaging();
@@ -103,6 +106,9 @@ export class TrainingSupervisor implements SupervisorContext {
     this.loop.refreshWaiting();
     this.setPhase(this.st.paused ? "paused" : "idle");
     this.loop.kick();
+    // An idle trainer gives its memory back when the machine runs short (runLoop.ts kick).
+    this.memoryTimer = setInterval(() => this.loop.kick(), this.o.memoryCheckMs ?? 30_000);
+    this.memoryTimer.unref?.();
   }
 
   /**
@@ -302,6 +308,7 @@ export class TrainingSupervisor implements SupervisorContext {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    if (this.memoryTimer) clearInterval(this.memoryTimer);
     // No new checks; one in progress finishes after the trainer is gone (a rollback it started still swaps).
     this.watch?.disarm();
     this.offPool();

@@ -50,6 +50,19 @@ export interface SupervisorOptions {
   probeMaxTokens?: number;
   /** false: the fluency check samples every answer; default: it stops once its verdict is clear (sequentialFluency.ts) */
   probeSequential?: boolean;
+  /**
+   * Start ahead (issue 31): the trainer process starts, and loads the model, once this many
+   * samples are ready, before a run is due, so the run does not wait for it; it stays up
+   * between runs. Not when memory is short (below `lowMemoryBytes`, or below what the trainer's
+   * plan needs on the host, once known). Default 1; false: it starts when a run is due.
+   */
+  startAhead?: number | false;
+  /** Memory available on the machine below which an idle trainer is stopped, its memory given back (default 512 MiB); it starts again when there is work. */
+  lowMemoryBytes?: number;
+  /** How often an idle trainer checks the machine's memory, ms (default 30 s). */
+  memoryCheckMs?: number;
+  /** The machine's available memory (default: MemAvailable, models/plan/available.ts); tests give their own. */
+  availableBytes?: () => number;
   /** the rule for "clearly worse than its parent" (serveWatch.ts); false: no watch */
   watch?: Partial<WatchRule> | false;
 }

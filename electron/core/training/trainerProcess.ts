@@ -120,6 +120,19 @@ export class TrainerProcess {
     if (w) await w.request({ type: "load", dir }).catch((e: Error) => (this.ctx.st.lastError = `trainer could not load ${what}: ${e.message}`));
   }
 
+  /**
+   * Ends an idle trainer to give its memory back (the machine is short of memory): no restart;
+   * the loop starts one again when there is work and memory (runLoop.ts kick).
+   */
+  stopIdle(reason: string): void {
+    const w = this.running;
+    if (!w) return;
+    console.warn(`stopping the idle trainer (pid ${w.pid ?? "?"}): ${reason}`);
+    this.pausedKill = true;
+    this.ctx.st.trainerMemory = null;
+    void w.stop();
+  }
+
   async stop(): Promise<void> {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const w = this.worker;
