@@ -1,14 +1,14 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useCore, useLive } from "../api/core.js";
 import { byLastActivity } from "../format/sessions.js";
 import { useChatSession } from "./chat/useChatSession.js";
 import { useAnswerStream } from "./chat/useAnswerStream.js";
 import { SessionList } from "./chat/SessionList.js";
 import { ChatHeader, ChatSettingsPanel } from "./chat/ChatHeader.js";
-import { MessageList, type MessageHandlers } from "./chat/MessageList.js";
+import { MessageList } from "./chat/MessageList.js";
+import { useMessageHandlers } from "./chat/useMessageHandlers.js";
 import { useBranchActions } from "./chat/useBranchActions.js";
 import { Composer } from "./chat/Composer.js";
-import type { DisplayMessage } from "./chat/displayMessage.js";
 import "./chat/conversation.css";
 
 export function ChatPage() {
@@ -17,7 +17,7 @@ export function ChatPage() {
   const noModel = status !== null && status.model === null;
   const sessions = useLive((c) => c.getJson("/api/sessions").then(byLastActivity), ["session", "sessionDeleted", "turn"]);
   const session = useChatSession();
-  const { sessionId, messages, setMessages, loadError, generation } = session;
+  const { sessionId, messages, loadError, generation } = session;
   const { busy, ask, regenerate, editQuestion, continueAnswer, stop, decide } = useAnswerStream(session, sessions.reload);
   const branches = useBranchActions(session, sessions.reload);
   const [showGen, setShowGen] = useState(false);
@@ -58,30 +58,15 @@ export function ChatPage() {
     return () => window.removeEventListener("keydown", onKey);
   }, [stop, abortRef]);
 
-  const setFeedback = useCallback(
-    (key: string, patch: Partial<DisplayMessage>) => setMessages((ms) => ms.map((m) => (m.key === key ? { ...m, ...patch } : m))),
-    [setMessages],
-  );
-
-  const handlers: MessageHandlers = {
+  const handlers = useMessageHandlers({
+    session,
+    stream: { regenerate, continueAnswer, editQuestion, decide },
+    branches,
+    setEditing,
+    setFocusTurnId,
     onRetry: () => sessionId && void openSession(sessionId),
     onReady: reloadStatus,
-    onRegenerate: () => {
-      setFocusTurnId(null);
-      regenerate();
-    },
-    onContinue: continueAnswer,
-    onFeedback: setFeedback,
-    onDecide: decide,
-    onEditing: setEditing,
-    onEditQuestion: (index, text) => {
-      setEditing(null);
-      setFocusTurnId(null);
-      editQuestion(index, text);
-    },
-    onSwitch: (turnId) => void branches.switchTo(turnId),
-    onDelete: (m) => void branches.remove(m),
-  };
+  });
   const lastQuestion = messages.filter((m) => m.role === "user").at(-1);
 
   return (
