@@ -365,6 +365,7 @@ describe("Training, Checkpoints and Models pages", { skip: browserMissing() ?? f
             },
           ],
           // the rest of the contract's ModelsReply (no recommendation note on this page)
+          embeddingCatalog: [],
           downloads: [],
           recommendation: { id: "qwen2.5-0.5b-instruct-q4_k_m", reason: "" },
           restartRequired: false,
