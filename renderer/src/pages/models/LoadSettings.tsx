@@ -4,7 +4,7 @@ import { messageOf } from "../../api/client.js";
 import type { InstalledModelView } from "../../../../electron/core/api/models.js";
 import type { LoadBackend, ModelLoadPatch, ModelLoadReply, ModelLoadSettings, ModelReloadReply } from "../../../../electron/core/api/modelLoad.js";
 import { modelName } from "../../format/models.js";
-import { ErrorNote, LoadProblem } from "../../components/Notices.js";
+import { ErrorNote } from "../../components/Notices.js";
 import { TermText } from "../../components/TermLabel.js";
 import type { Term } from "../../components/terms.js";
 import "./loadSettings.css";
@@ -80,32 +80,46 @@ export function LoadSettingsPanels({ installed, activePath }: { installed: Insta
         <span className="term-detail">The same values as clawrl serve&apos;s flags, which win for their run.</span>
       </p>
       {installed.map((m) => (
-        <ModelLoadPanel key={m.id} model={m} open={!!activePath && m.path === activePath} />
+        <ModelLoadPanel key={m.id} model={m} serving={!!activePath && m.path === activePath} />
       ))}
     </section>
   );
 }
 
-function ModelLoadPanel({ model, open }: { model: InstalledModelView; open: boolean }) {
+/** One model's panel: open for the model serving now; its settings are fetched while it is open. */
+function ModelLoadPanel({ model, serving }: { model: InstalledModelView; serving: boolean }) {
+  const [userOpen, setUserOpen] = useState<boolean | null>(null);
+  const open = userOpen ?? serving;
+  return (
+    <details className="load-panel" open={open} onToggle={(e) => setUserOpen(e.currentTarget.open)}>
+      <summary>
+        <strong>{modelName(model)}</strong>
+        <span className="small muted load-file">{model.path.split(/[\\/]/).pop()}</span>
+        {serving && <span className="tag tag-active">serving</span>}
+      </summary>
+      {open && <PanelBody model={model} />}
+    </details>
+  );
+}
+
+function PanelBody({ model }: { model: InstalledModelView }) {
   const path = `${modelPath(model.id)}/load-settings` as const;
   const live = useLive((c) => c.getJson(path), ["models"], [path]);
   // Kept here: the form starts again from the stored values after a save (its key), the outcome's words stay.
   const [done, setDone] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
-  return (
-    <details className="load-panel" open={open}>
-      <summary>
-        <strong>{modelName(model)}</strong>
-        <span className="small muted load-file">{model.path.split(/[\\/]/).pop()}</span>
-        {live.data?.serving && <span className="tag tag-active">serving</span>}
-      </summary>
-      {live.error && <LoadProblem error={live.error} what="Load settings" onRetry={live.reload} />}
-      {live.data && (
-        <LoadForm key={JSON.stringify(live.data.settings)} reply={live.data} onChanged={live.reload} ui={{ done, setDone, error, setError, busy, setBusy }} />
-      )}
-    </details>
-  );
+  if (live.error)
+    // 404: the engine does not know this model (it is not installed there); anything else can be retried.
+    return "status" in live.error && live.error.status === 404 ? (
+      <p className="muted small load-form">{live.error.message}</p>
+    ) : (
+      <div className="load-form">
+        <ErrorNote error={live.error} onRetry={live.reload} />
+      </div>
+    );
+  if (!live.data) return <p className="muted small load-form">Loading…</p>;
+  return <LoadForm key={JSON.stringify(live.data.settings)} reply={live.data} onChanged={live.reload} ui={{ done, setDone, error, setError, busy, setBusy }} />;
 }
 
 /** What the panel keeps across the form's remounts: the outcome's words, an error, the action under way. */
