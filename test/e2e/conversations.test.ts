@@ -76,9 +76,10 @@ describe("conversations in headless Chromium", { skip: browserMissing() ?? false
     context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
     page = await context.newPage();
     // Short answers (a loaded 2-core machine), each with its own seed so versions differ; the
-    // request still goes to the real core. An answer to be stopped goes through the slow proxy.
+    // request still goes to the real core. An answer to be stopped goes through the slow proxy, and
+    // is long, so the core is still writing it when the page stops it (the proxy only slows what the page sees).
     await page.route("**/v1/chat/completions", (r) => {
-      const postData = JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: slow ? 200 : (maxTokens ?? 40), seed: seed++ });
+      const postData = JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: slow ? 2000 : (maxTokens ?? 40), seed: seed++ });
       if (slow) return r.continue({ url: `${slow}/v1/chat/completions`, postData });
       return r.continue({ postData });
     });
@@ -279,6 +280,24 @@ describe("conversations in headless Chromium", { skip: browserMissing() ?? false
     assert.ok(shown.replace(/\s+/g, "").includes((first.text + rest.text).replace(/\s+/g, "").slice(0, 10)), `shown: ${shown}`);
     await reopen("Count to a hundred");
     assert.equal(await answers().count(), 1, "reopened: still one answer");
+  });
+
+  test("deleting a message (after asking) removes it and what follows, in the core too", async () => {
+    await page.getByRole("button", { name: "New chat" }).click();
+    await ask("Keep this question");
+    await ask("Delete this question");
+    const asked: string[] = [];
+    page.once("dialog", (d) => {
+      asked.push(d.message());
+      void d.accept();
+    });
+    await questions().last().hover();
+    await questions().last().getByRole("button", { name: "Delete message" }).click();
+    await questions().filter({ hasText: "Delete this question" }).waitFor({ state: "detached" });
+    assert.match(asked[0] ?? "", /Delete this message/);
+    assert.equal(await answers().count(), 1);
+    await reopen("Keep this question");
+    assert.equal(await questions().count(), 1, "the core no longer has it");
   });
 
   test("at 800 px the versions and the edit fit", async () => {
