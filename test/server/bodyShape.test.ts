@@ -20,7 +20,15 @@ const BODYLESS = new Set([
   "POST /api/models/:id/pause",
   "POST /api/models/:id/resume",
   "POST /api/models/:id/cancel",
+  // pause, resume and cancel of a download whose id holds slashes (/api/models/<id>/<action>)
+  "POST /api/models/*",
 ]);
+
+/** A path for a route: parameters named x1, a wildcard as the route's handler reads it (an id, then the action or the load settings). */
+function pathOf(r: RouteEntry): string {
+  const wild = r.method === "POST" ? "x1/pause" : "x1/load-settings";
+  return r.url.replace(/:[A-Za-z_]+/g, "x1").replace(/\*$/, wild);
+}
 
 const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 
@@ -49,7 +57,7 @@ describe("every route answers a malformed or wrong-typed body in the one error s
   });
 
   const send = async (r: RouteEntry, body: string) => {
-    const res = await fetch(`${core.url}${r.url.replace(/:[A-Za-z_]+/g, "x1")}`, {
+    const res = await fetch(`${core.url}${pathOf(r)}`, {
       method: r.method,
       headers: { authorization: "Bearer t", "content-type": "application/json" },
       body,

@@ -89,8 +89,9 @@ export function registerModelLoadRoutes(app: FastifyInstance, d: ModelLoadRouteD
   app.get<{ Params: { "*": string } }>("/api/models/*", async (req): Promise<ModelLoadReply> => replyOf(d, modelOf(d, idOfLoadPath("GET", req.params["*"]))));
 
   app.put<{ Params: { "*": string } }>("/api/models/*", async (req): Promise<ModelLoadReply> => {
-    const m = modelOf(d, idOfLoadPath("PUT", req.params["*"]));
+    // The body first: a malformed one is a 400 whatever the path names (the one error shape, test/server/bodyShape).
     const patch = parseBody(ModelLoadPatchSchema, req.body);
+    const m = modelOf(d, idOfLoadPath("PUT", req.params["*"]));
     const next: ModelLoadSettings = { ...storedOf(d, m.path), ...patch };
     const problems = loadSettingsProblems(next, loadLimitsOf(m.path));
     if (problems.length > 0) throw badRequest(problems.join(" "), null, "invalid_load_settings");
