@@ -27,9 +27,10 @@ export interface ChatTurn {
   /** What a stream sent so far: pass each engine event through it. */
   seen(ev: GenerateEvent): void;
   /**
-   * The client stopped a stream after the answer began: records the turn with what it had been
-   * sent, marked stopped (never trained on). False when there is nothing to record (the answer
-   * had not begun, or the recorder keeps no stopped turns): the caller aborts the turn instead.
+   * Our chat window stopped a stream after the answer began: records the turn with what it had
+   * been sent, marked stopped (never trained on). False when there is nothing to record (an
+   * outside client, the answer had not begun, or the recorder keeps no stopped turns): the caller
+   * aborts the turn instead.
    */
   stop(): boolean;
 }
@@ -96,7 +97,8 @@ export function beginChatTurn(
     };
   };
   const stop = (): boolean => {
-    if (seen.adapter === null || !rollout.stopTurn) return false;
+    // Only our chat window's: an outside client that drops a stream records nothing, as before (the /v1 side is unchanged).
+    if (!fromUi || seen.adapter === null || !rollout.stopTurn) return false;
     rollout.stopTurn(ctx, {
       model: engine.modelId,
       adapter: seen.adapter,
