@@ -7,8 +7,15 @@
  * a chat answer's time to first token idle vs during the cycle. Nothing here is a test: the
  * figures are what a user of this machine waits for between feedback and a new adapter.
  *
- *   node --import tsx bench/learning-cycle.ts [--shape qwen2.5-0.5b] [--type q8_0] [--batch 16]
- *        [--answer-tokens 48] [--steps 4]
+ *   node --import tsx bench/learning-cycle.ts [--shape qwen2.5-0.5b|qwen3-1.7b] [--type q8_0] [--batch 16]
+ *        [--answer-tokens 48] [--steps 4] [--compare]
+ *
+ * --shape picks the model shape (models/tiny/shapes.ts ids or their catalog ids: qwen2.5-0.5b,
+ * qwen3-1.7b, ...). --compare (issue 31) runs the cycle twice in one run, each on a core of its
+ * own: first as before issue 31 (the trainer started when the run is due, every block
+ * recomputed in the backward, the fluency probe sampling every answer), then as now (the
+ * trainer started ahead, kept activations, the sequential probe), and prints both and the ratio
+ * of the totals.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -27,6 +34,7 @@ const { values } = parseArgs({
     batch: { type: "string", default: "16" },
     "answer-tokens": { type: "string", default: "48" },
     steps: { type: "string", default: "4" },
+    compare: { type: "boolean", default: false },
   },
 });
 const batch = Number(values.batch);
@@ -34,83 +42,107 @@ const answerTokens = Number(values["answer-tokens"]);
 
 console.error(`preparing ${values.shape} (${values.type})…`);
 const modelPath = ensureShapeModel(values.shape, values.type as ShapeType);
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-cycle-"));
-const t0 = performance.now();
-const core = await startCore({ model: modelPath, dataDir, token: "bench", uiDir: "", training: { stepsPerRun: Number(values.steps) } });
-const loadS = (performance.now() - t0) / 1000;
-const { api, get, ask, feedBatch } = liveCore(core, answerTokens);
-await api("PATCH", "/api/settings", { batchSize: batch });
 
-await ask("warm up");
-const idle: number[] = [];
-for (let i = 0; i < 3; i++) idle.push((await ask(`idle question ${i}`)).ms);
-console.error(`model loaded in ${loadS.toFixed(1)} s; idle TTFT ${median(idle).toFixed(0)} ms; asking questions with thumbs until ${batch} samples are ready`);
+/** One cycle on a core of its own; `before31`: as the loop ran before issue 31. Returns the cycle's seconds. */
+async function runCycle(before31: boolean): Promise<number> {
+  // The trainer process reads it at start (trainer/plan/loadForTraining.ts): every block recomputed.
+  process.env.CLAWRL_KEEP_ACTIVATIONS = before31 ? "0" : "1";
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-cycle-"));
+  const t0 = performance.now();
+  // Options the core passes through to the supervisor (core.ts spreads `training`).
+  const issue31 = before31 ? { startAhead: false, probeSequential: false } : {};
+  const core = await startCore({
+    model: modelPath,
+    dataDir,
+    token: "bench",
+    uiDir: "",
+    training: { stepsPerRun: Number(values.steps), ...issue31 } as { stepsPerRun: number },
+  });
+  const loadS = (performance.now() - t0) / 1000;
+  const { api, get, ask, feedBatch } = liveCore(core, answerTokens);
+  await api("PATCH", "/api/settings", { batchSize: batch });
 
-const { asked, seconds: feedS } = await feedBatch(batch);
+  await ask("warm up");
+  const idle: number[] = [];
+  for (let i = 0; i < 3; i++) idle.push((await ask(`idle question ${i}`)).ms);
+  console.error(
+    `model loaded in ${loadS.toFixed(1)} s; idle TTFT ${median(idle).toFixed(0)} ms; asking questions with thumbs until ${batch} samples are ready`,
+  );
 
-// Follow the phases until a checkpoint (published or rejected) is written.
-const phases: Array<{ phase: string; at: number }> = [];
-const during: number[] = [];
-const cycleT0 = performance.now();
-let lastProbe = 0;
-let lastTenth: string | null = null;
-for (;;) {
+  const { asked, seconds: feedS } = await feedBatch(batch);
+
+  // Follow the phases until a checkpoint (published or rejected) is written.
+  const phases: Array<{ phase: string; at: number }> = [];
+  const during: number[] = [];
+  const cycleT0 = performance.now();
+  let lastProbe = 0;
+  let lastTenth: string | null = null;
+  for (;;) {
+    const st = await get("/api/status");
+    const phase = st.training.state === "training" && st.training.step ? `training (step ${st.training.step} of ${st.training.steps})` : st.training.state;
+    if (phases.at(-1)?.phase !== phase) {
+      phases.push({ phase, at: performance.now() });
+      console.error(`  ${((performance.now() - cycleT0) / 1000).toFixed(1).padStart(7)} s  ${phase}`);
+    }
+    // The progress the Training page shows, every tenth of a part: its estimate of the time left can be checked against the phase times.
+    const p = st.training.progress;
+    const tenth = p ? `${p.part} ${Math.floor(p.fraction * 10) * 10}%` : null;
+    if (p && tenth !== lastTenth) {
+      console.error(
+        `  ${((performance.now() - cycleT0) / 1000).toFixed(1).padStart(7)} s    ${tenth}${p.secondsLeft !== null ? `, ${p.secondsLeft.toFixed(0)} s left` : ""}`,
+      );
+    }
+    lastTenth = tenth;
+    const cks = await get("/api/checkpoints");
+    if (cks.checkpoints.length > 0 && ["idle", "paused", "error"].includes(st.training.state)) break;
+    if (st.training.state === "error") throw new Error(`learning stopped: ${st.training.lastError}`);
+    // A chat answer now and then while the cycle runs: serving never waits for learning.
+    if (performance.now() - lastProbe > 30_000 && st.training.state !== "idle") {
+      during.push((await ask("a question while it learns")).ms);
+      lastProbe = performance.now();
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const end = performance.now();
+  const ck = (await get("/api/checkpoints")).checkpoints[0];
   const st = await get("/api/status");
-  const phase = st.training.state === "training" && st.training.step ? `training (step ${st.training.step} of ${st.training.steps})` : st.training.state;
-  if (phases.at(-1)?.phase !== phase) {
-    phases.push({ phase, at: performance.now() });
-    console.error(`  ${((performance.now() - cycleT0) / 1000).toFixed(1).padStart(7)} s  ${phase}`);
-  }
-  // The progress the Training page shows, every tenth of a part: its estimate of the time left can be checked against the phase times.
-  const p = st.training.progress;
-  const tenth = p ? `${p.part} ${Math.floor(p.fraction * 10) * 10}%` : null;
-  if (p && tenth !== lastTenth) {
-    console.error(
-      `  ${((performance.now() - cycleT0) / 1000).toFixed(1).padStart(7)} s    ${tenth}${p.secondsLeft !== null ? `, ${p.secondsLeft.toFixed(0)} s left` : ""}`,
-    );
-  }
-  lastTenth = tenth;
-  const cks = await get("/api/checkpoints");
-  if (cks.checkpoints.length > 0 && ["idle", "paused", "error"].includes(st.training.state)) break;
-  if (st.training.state === "error") throw new Error(`learning stopped: ${st.training.lastError}`);
-  // A chat answer now and then while the cycle runs: serving never waits for learning.
-  if (performance.now() - lastProbe > 30_000 && st.training.state !== "idle") {
-    during.push((await ask("a question while it learns")).ms);
-    lastProbe = performance.now();
-  }
-  await new Promise((r) => setTimeout(r, 250));
-}
-const end = performance.now();
-const ck = (await get("/api/checkpoints")).checkpoints[0];
-const st = await get("/api/status");
-const metrics = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, String(ck.n), "metrics.json"), "utf8")) as { gate: GateResult };
-await core.close();
-fs.rmSync(dataDir, { recursive: true, force: true });
+  const metrics = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, String(ck.n), "metrics.json"), "utf8")) as { gate: GateResult };
+  await core.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
 
-// Wall time per phase (steps folded into one "training" line with the per-step mean).
-const spans = new Map<string, number>();
-for (let i = 0; i < phases.length; i++) {
-  const name = phases[i].phase.startsWith("training") ? "training" : phases[i].phase;
-  spans.set(name, (spans.get(name) ?? 0) + ((phases[i + 1]?.at ?? end) - phases[i].at) / 1000);
+  // Wall time per phase (steps folded into one "training" line with the per-step mean).
+  const spans = new Map<string, number>();
+  for (let i = 0; i < phases.length; i++) {
+    const name = phases[i].phase.startsWith("training") ? "training" : phases[i].phase;
+    spans.set(name, (spans.get(name) ?? 0) + ((phases[i + 1]?.at ?? end) - phases[i].at) / 1000);
+  }
+  console.log(`${before31 ? "before issue 31 (trainer started when the run is due, every block recomputed, full fluency probe)" : "now"}:`);
+  console.log(
+    `${values.shape} (${values.type}), ${os.cpus().length} CPUs; trainer ${st.training.backend} (${st.training.device}); batch ${batch} turns of ≤ ${answerTokens} answer tokens, ${values.steps} steps`,
+  );
+  console.log(`core start with the model ${loadS.toFixed(1)} s; ${asked} answers with thumbs ${feedS.toFixed(1)} s`);
+  const g = metrics.gate;
+  const parts = (name: string) =>
+    name === "training"
+      ? ` (${(spans.get("training")! / Number(values.steps)).toFixed(1)} s a step)`
+      : name === "evaluating"
+        ? ` (trainer: KL and log-probs ${g.evaluationSeconds?.toFixed(1) ?? "—"} s; fluency probe ${g.fluency?.seconds.toFixed(1) ?? "—"} s for ${g.fluency?.answers ?? 0}${g.fluency?.planned ? ` of ${g.fluency.planned}` : ""} answers${g.fluency?.stoppedEarly ? " (verdict clear: stopped early)" : ""}, ${g.fluency?.tokens ?? 0} tokens)`
+        : "";
+  for (const [name, s] of spans) if (name !== "idle") console.log(`  ${name.padEnd(12)} ${s.toFixed(1).padStart(7)} s${parts(name)}`);
+  console.log(
+    `  cycle        ${((end - cycleT0) / 1000).toFixed(1).padStart(7)} s from the last thumbs to ${ck.version} ${ck.verdict}${ck.gate.reasons.length ? `: ${ck.gate.reasons.join("; ")}` : ""}`,
+  );
+  console.log(
+    `  gate: KL to serving ${ck.kl?.toFixed(4) ?? "—"}, to base ${ck.klToBase?.recent?.toFixed(4) ?? "—"}; fluency ${ck.fluency?.candidate?.toFixed(2) ?? "—"} vs base ${ck.fluency?.base?.toFixed(2) ?? "—"}; swap pause ${ck.swapPauseMs?.toFixed(1) ?? "—"} ms`,
+  );
+  console.log(
+    `chat TTFT idle ${median(idle).toFixed(0)} ms (median of ${idle.length}), during the cycle ${during.length ? `${median(during).toFixed(0)} ms (median of ${during.length})` : "— (none asked)"}`,
+  );
+  return (end - cycleT0) / 1000;
 }
-console.log(
-  `${values.shape} (${values.type}), ${os.cpus().length} CPUs; trainer ${st.training.backend} (${st.training.device}); batch ${batch} turns of ≤ ${answerTokens} answer tokens, ${values.steps} steps`,
-);
-console.log(`core start with the model ${loadS.toFixed(1)} s; ${asked} answers with thumbs ${feedS.toFixed(1)} s`);
-const g = metrics.gate;
-const parts = (name: string) =>
-  name === "training"
-    ? ` (${(spans.get("training")! / Number(values.steps)).toFixed(1)} s a step)`
-    : name === "evaluating"
-      ? ` (trainer: KL and log-probs ${g.evaluationSeconds?.toFixed(1) ?? "—"} s; fluency probe ${g.fluency?.seconds.toFixed(1) ?? "—"} s for ${g.fluency?.answers ?? 0}${g.fluency?.planned ? ` of ${g.fluency.planned}` : ""} answers${g.fluency?.stoppedEarly ? " (verdict clear: stopped early)" : ""}, ${g.fluency?.tokens ?? 0} tokens)`
-      : "";
-for (const [name, s] of spans) if (name !== "idle") console.log(`  ${name.padEnd(12)} ${s.toFixed(1).padStart(7)} s${parts(name)}`);
-console.log(
-  `  cycle        ${((end - cycleT0) / 1000).toFixed(1).padStart(7)} s from the last thumbs to ${ck.version} ${ck.verdict}${ck.gate.reasons.length ? `: ${ck.gate.reasons.join("; ")}` : ""}`,
-);
-console.log(
-  `  gate: KL to serving ${ck.kl?.toFixed(4) ?? "—"}, to base ${ck.klToBase?.recent?.toFixed(4) ?? "—"}; fluency ${ck.fluency?.candidate?.toFixed(2) ?? "—"} vs base ${ck.fluency?.base?.toFixed(2) ?? "—"}; swap pause ${ck.swapPauseMs?.toFixed(1) ?? "—"} ms`,
-);
-console.log(
-  `chat TTFT idle ${median(idle).toFixed(0)} ms (median of ${idle.length}), during the cycle ${during.length ? `${median(during).toFixed(0)} ms (median of ${during.length})` : "— (none asked)"}`,
-);
+
+if (values.compare) {
+  const before = await runCycle(true);
+  const now = await runCycle(false);
+  console.log(`cycle before issue 31 ${before.toFixed(1)} s, now ${now.toFixed(1)} s: ${(before / now).toFixed(2)}x faster (same run, same machine)`);
+} else await runCycle(false);

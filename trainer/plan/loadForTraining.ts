@@ -21,7 +21,7 @@ export interface TrainingLoadOptions {
   maxContext: number;
   /** Samples per step (a micro-batch never needs more). */
   batchSize: number;
-  /** Keep block activations where memory allows (default true); false: recompute every block in the backward. */
+  /** Keep block activations where memory allows (default true, unless CLAWRL_KEEP_ACTIVATIONS=0); false: recompute every block in the backward. */
   keepActivations?: boolean;
 }
 
@@ -44,7 +44,8 @@ export async function loadForTraining(modelPath: string, backend: BackendChoice,
     rank: opts.rank,
     maxContext: opts.maxContext,
     batchSize: opts.batchSize,
-    keepActivations: opts.keepActivations,
+    // CLAWRL_KEEP_ACTIVATIONS=0 recomputes every block (bench/learning-cycle.ts --compare's baseline).
+    keepActivations: opts.keepActivations ?? process.env.CLAWRL_KEEP_ACTIVATIONS !== "0",
   };
   const plan = planMemory(req);
   if (!plan.fits) throw new TrainerMemoryError(plan);
