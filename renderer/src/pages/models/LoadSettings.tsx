@@ -177,7 +177,7 @@ function LoadForm({ reply, onChanged, ui }: { reply: ModelLoadReply; onChanged: 
     onChanged();
   };
 
-  const { defaults: d, limits, serving, overrides } = reply;
+  const { serving, overrides } = reply;
   const overridden = (Object.keys(overrides) as (keyof ModelLoadSettings)[]).filter((k) => overrides[k] !== undefined);
   return (
     <form
@@ -189,18 +189,7 @@ function LoadForm({ reply, onChanged, ui }: { reply: ModelLoadReply; onChanged: 
         void onSave();
       }}
     >
-      {serving && (
-        <p className="load-now" role="status" data-testid="load-serving">
-          Serving now: context <strong>{serving.contextSize.toLocaleString()}</strong> tokens · {serving.threads ?? "?"} thread
-          {serving.threads === 1 ? "" : "s"} · on {RUNS_ON[serving.backend] ?? serving.backend}
-          {serving.gpuLayers > 0 ? `, ${serving.gpuLayers} layers on the GPU` : ""} ·{" "}
-          {serving.adapter === "base" ? "no learned changes" : `learned version ${serving.adapter}`}
-          <span className="term-detail">
-            context {serving.contextSize}, threads {serving.threads ?? "?"}, backend {serving.backend}, GPU layers {serving.gpuLayers}, adapter{" "}
-            {serving.adapter}
-          </span>
-        </p>
-      )}
+      {serving && <ServingNow serving={serving} />}
       {reply.notice && (
         <p className="note note-warn" role="status">
           {reply.notice}
@@ -212,68 +201,7 @@ function LoadForm({ reply, onChanged, ui }: { reply: ModelLoadReply; onChanged: 
           until the app restarts.
         </p>
       )}
-      <div className="load-fields">
-        <label htmlFor={fieldId("ctx")}>
-          <TermText t={words.contextSize} />
-          <input
-            id={fieldId("ctx")}
-            type="number"
-            inputMode="numeric"
-            min={16}
-            max={limits.trainContextSize ?? undefined}
-            placeholder={auto(d.contextSize)}
-            value={draft.contextSize}
-            onChange={(e) => set("contextSize", e.target.value)}
-          />
-          <span className="small muted">
-            {limits.trainContextSize ? `Trained for up to ${limits.trainContextSize.toLocaleString()}. Empty: automatic.` : "Empty: automatic."}
-          </span>
-        </label>
-        <label htmlFor={fieldId("layers")}>
-          <TermText t={words.gpuLayers} />
-          <input
-            id={fieldId("layers")}
-            type="text"
-            list={fieldId("layers-list")}
-            placeholder={auto(d.gpuLayers)}
-            value={draft.gpuLayers}
-            onChange={(e) => set("gpuLayers", e.target.value)}
-          />
-          <datalist id={fieldId("layers-list")}>
-            <option value="auto" />
-            <option value="max" />
-          </datalist>
-          <span className="small muted">
-            {limits.layers ? `A number up to ${limits.layers}, or max for all.` : "A number, or max for all."} Empty: as many as fit.
-          </span>
-        </label>
-        <label htmlFor={fieldId("threads")}>
-          <TermText t={words.threads} />
-          <input
-            id={fieldId("threads")}
-            type="number"
-            inputMode="numeric"
-            min={1}
-            max={limits.cpuThreads}
-            placeholder={auto(d.threads)}
-            value={draft.threads}
-            onChange={(e) => set("threads", e.target.value)}
-          />
-          <span className="small muted">This computer runs {limits.cpuThreads} at once.</span>
-        </label>
-        <label htmlFor={fieldId("backend")}>
-          <TermText t={words.backend} />
-          <select id={fieldId("backend")} value={draft.backend} onChange={(e) => set("backend", e.target.value as Draft["backend"])}>
-            <option value="">As in Settings ({BACKEND_WORDS[d.backend].split(":")[0].toLowerCase()})</option>
-            {(Object.keys(BACKEND_WORDS) as LoadBackend[]).map((b) => (
-              <option key={b} value={b}>
-                {BACKEND_WORDS[b]}
-              </option>
-            ))}
-          </select>
-          <span className="small muted">A graphics card that fails falls back to the processor.</span>
-        </label>
-      </div>
+      <LoadFields draft={draft} set={set} reply={reply} fieldId={fieldId} />
       {error && <ErrorNote error={error} />}
       {done && (
         <p className="note note-info" role="status">
@@ -298,5 +226,90 @@ function LoadForm({ reply, onChanged, ui }: { reply: ModelLoadReply; onChanged: 
         {busy && <span className="spinner" aria-hidden="true" />}
       </div>
     </form>
+  );
+}
+
+/** What serves now, in plain words, with the exact values in the details line. */
+function ServingNow({ serving }: { serving: NonNullable<ModelLoadReply["serving"]> }) {
+  return (
+    <p className="load-now" role="status" data-testid="load-serving">
+      Serving now: context <strong>{serving.contextSize.toLocaleString()}</strong> tokens · {serving.threads ?? "?"} thread
+      {serving.threads === 1 ? "" : "s"} · on {RUNS_ON[serving.backend] ?? serving.backend}
+      {serving.gpuLayers > 0 ? `, ${serving.gpuLayers} layers on the GPU` : ""} ·{" "}
+      {serving.adapter === "base" ? "no learned changes" : `learned version ${serving.adapter}`}
+      <span className="term-detail">
+        context {serving.contextSize}, threads {serving.threads ?? "?"}, backend {serving.backend}, GPU layers {serving.gpuLayers}, adapter {serving.adapter}
+      </span>
+    </p>
+  );
+}
+
+/** The four fields; empty means the app's choice (shown as the placeholder). */
+function LoadFields(p: { draft: Draft; set: <K extends keyof Draft>(k: K, v: Draft[K]) => void; reply: ModelLoadReply; fieldId: (k: string) => string }) {
+  const { draft, set, fieldId } = p;
+  const { defaults: d, limits } = p.reply;
+  return (
+    <div className="load-fields">
+      <label htmlFor={fieldId("ctx")}>
+        <TermText t={words.contextSize} />
+        <input
+          id={fieldId("ctx")}
+          type="number"
+          inputMode="numeric"
+          min={16}
+          max={limits.trainContextSize ?? undefined}
+          placeholder={auto(d.contextSize)}
+          value={draft.contextSize}
+          onChange={(e) => set("contextSize", e.target.value)}
+        />
+        <span className="small muted">
+          {limits.trainContextSize ? `Trained for up to ${limits.trainContextSize.toLocaleString()}. Empty: automatic.` : "Empty: automatic."}
+        </span>
+      </label>
+      <label htmlFor={fieldId("layers")}>
+        <TermText t={words.gpuLayers} />
+        <input
+          id={fieldId("layers")}
+          type="text"
+          list={fieldId("layers-list")}
+          placeholder={auto(d.gpuLayers)}
+          value={draft.gpuLayers}
+          onChange={(e) => set("gpuLayers", e.target.value)}
+        />
+        <datalist id={fieldId("layers-list")}>
+          <option value="auto" />
+          <option value="max" />
+        </datalist>
+        <span className="small muted">
+          {limits.layers ? `A number up to ${limits.layers}, or max for all.` : "A number, or max for all."} Empty: as many as fit.
+        </span>
+      </label>
+      <label htmlFor={fieldId("threads")}>
+        <TermText t={words.threads} />
+        <input
+          id={fieldId("threads")}
+          type="number"
+          inputMode="numeric"
+          min={1}
+          max={limits.cpuThreads}
+          placeholder={auto(d.threads)}
+          value={draft.threads}
+          onChange={(e) => set("threads", e.target.value)}
+        />
+        <span className="small muted">This computer runs {limits.cpuThreads} at once.</span>
+      </label>
+      <label htmlFor={fieldId("backend")}>
+        <TermText t={words.backend} />
+        <select id={fieldId("backend")} value={draft.backend} onChange={(e) => set("backend", e.target.value as Draft["backend"])}>
+          <option value="">As in Settings ({BACKEND_WORDS[d.backend].split(":")[0].toLowerCase()})</option>
+          {(Object.keys(BACKEND_WORDS) as LoadBackend[]).map((b) => (
+            <option key={b} value={b}>
+              {BACKEND_WORDS[b]}
+            </option>
+          ))}
+        </select>
+        <span className="small muted">A graphics card that fails falls back to the processor.</span>
+      </label>
+    </div>
   );
 }
