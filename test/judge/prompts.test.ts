@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { clip, hintMessages, prmMessages } from "../../electron/core/judge/prompts.js";
+import { clip, hintMessages, prmMessages, visibleAnswer } from "../../electron/core/judge/prompts.js";
 
 describe("judge prompts", () => {
   const input = {
@@ -21,6 +21,20 @@ describe("judge prompts", () => {
     // The answer's tool call and the tool result are shown.
     assert.match(user, /calls tool search with \{"q":"moon"\}/);
     assert.match(user, /\[tool result\] ERROR: bad query/);
+  });
+
+  it("a thinking model's thought is left out of the answer the judge reads (issue 32); a cut thought says so", () => {
+    const thought = "<think>Maybe the user wants SECRET-REASONING here.</think>\n\nParis is the capital.";
+    for (const build of [prmMessages, hintMessages]) {
+      const user = build({ context: [{ role: "user", content: "Capital of France?" }], answer: thought, nextState: [] })[1].content as string;
+      assert.match(user, /=== The assistant's answer ===\nParis is the capital\./);
+      assert.doesNotMatch(user, /SECRET-REASONING|<think>/);
+    }
+    const cut = prmMessages({ context: [], answer: "<think>still going SECRET-REASONING", nextState: [] })[1].content as string;
+    assert.match(cut, /cut off while the assistant was still thinking/);
+    assert.doesNotMatch(cut, /SECRET-REASONING/);
+    // No thought: the answer as it is.
+    assert.equal(visibleAnswer("plain <think> later"), "plain <think> later");
   });
 
   it("a single message over budget is clipped, not dropped", () => {

@@ -1,10 +1,11 @@
 import { messageText, type ChatMessage } from "../api/chatTypes.js";
+import { splitThinking } from "../api/thinking.js";
 
 /** What the judge reads about one main turn. */
 export interface JudgeInput {
   /** the turn's prompt messages (the conversation before the answer) */
   context: readonly ChatMessage[];
-  /** the assistant's answer text */
+  /** the assistant's answer text as produced (a thinking model's `<think>…</think>` is left out of what the judge reads: visibleAnswer) */
   answer: string;
   /** tool calls the answer made */
   toolCalls?: ReadonlyArray<{ name: string; arguments: string }>;
@@ -63,8 +64,19 @@ function renderContext(context: readonly ChatMessage[], budget: number): string 
   return parts.join("\n");
 }
 
+/**
+ * What the user saw as the answer: a thinking model's thought is not the answer (docs/method.md
+ * "Thinking tokens"), so the judge rates the text after `</think>`; an answer cut inside its
+ * thought says so.
+ */
+export function visibleAnswer(text: string): string {
+  const { thought, thinking, answer } = splitThinking(text);
+  if (thought === null) return text;
+  return thinking ? "(the answer was cut off while the assistant was still thinking: nothing visible)" : answer;
+}
+
 function renderTurn(input: JudgeInput, b: PromptBudget): string {
-  let answer = input.answer;
+  let answer = visibleAnswer(input.answer);
   if (input.toolCalls?.length) answer += `${answer ? "\n" : ""}${input.toolCalls.map((c) => `(calls tool ${c.name} with ${c.arguments})`).join("\n")}`;
   const next = input.nextState.map((m) => `[${label(m)}] ${show(m)}`).join("\n");
   return [

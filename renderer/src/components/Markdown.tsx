@@ -5,6 +5,7 @@ import remarkMath from "remark-math";
 import rehypeHighlight from "rehype-highlight";
 import rehypeKatex from "rehype-katex";
 import "katex/dist/katex.min.css";
+import { splitThinking } from "../../../electron/core/api/thinking.js";
 
 // react-markdown renders to React elements and ignores raw HTML in the text (no rehype-raw),
 // so a model's answer can never inject markup or scripts: no separate sanitizer is needed.
@@ -82,17 +83,6 @@ const rehypePlugins = [
   [rehypeHighlight, { detect: false, ignoreMissing: true }],
   [rehypeKatex, { throwOnError: false, strict: "ignore" }],
 ] as NonNullable<Parameters<typeof ReactMarkdown>[0]["rehypePlugins"]>;
-
-/**
- * A thinking model's answer begins with `<think>…</think>` (Qwen3, DeepSeek-R1). The thought is
- * not the answer: it is split off and shown collapsed; while the closing tag has not arrived the
- * model is still thinking.
- */
-export function splitThinking(text: string): { thought: string | null; thinking: boolean; answer: string } {
-  const m = /^\s*<think>([\s\S]*?)(<\/think>|$)/.exec(text);
-  if (!m) return { thought: null, thinking: false, answer: text };
-  return { thought: m[1].trim(), thinking: m[2] === "", answer: text.slice(m[0].length).replace(/^\s+/, "") };
-}
 
 function MarkdownBody({ text }: { text: string }) {
   return (
