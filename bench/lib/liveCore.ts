@@ -46,7 +46,9 @@ export function liveCore(core: RunningCore, answerTokens: number) {
     let asked = 0;
     for (; ; asked++) {
       const st = await get("/api/status");
-      if (st.training.state !== "idle" || (st.training.samplesWaiting ?? 0) >= batch) break;
+      // A run under way took the samples; "starting" is the trainer started ahead of the batch (issue 31), not a run.
+      const running = ["training", "evaluating", "publishing"].includes(st.training.state);
+      if (running || (st.training.samplesWaiting ?? 0) >= batch) break;
       const { turnId } = await ask(`Tell me a short story about a ${["cat", "dog", "fox", "owl"][asked % 4]} number ${asked}.`);
       await api("POST", "/api/feedback", { turnId, thumbs: asked % 3 === 0 ? "down" : "up" });
     }

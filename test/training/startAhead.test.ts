@@ -67,3 +67,21 @@ describe("the trainer starts ahead and stays warm between cycles", () => {
     await waitFor("the trainer to start ahead again", async () => ((await status()).trainerPid !== null ? true : undefined), 60_000);
   });
 });
+
+describe("a batch filled while the trainer is still starting ahead", () => {
+  let core: RunningCore;
+  before(async () => {
+    core = await startLearningCore();
+  });
+  after(async () => {
+    await core?.close();
+  });
+
+  it("runs as soon as the trainer is ready", async () => {
+    const a = await chat(core, "First", 1);
+    const b = await chat(core, "Second", 2);
+    await feedback(core, a.turnId, "up");
+    await feedback(core, b.turnId, "down");
+    await waitFor("checkpoint 1", async () => ((await api(core, "GET", "/api/checkpoints")).json.checkpoints.length >= 1 ? true : undefined), 300_000);
+  });
+});
