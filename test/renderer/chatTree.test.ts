@@ -21,6 +21,7 @@ function turn(id: string, parent: string | null, messages: ChatMessage[], text: 
     feedback: null,
     judge: null,
     reward: null,
+    finishReason: "stop",
     parentTurnId: parent,
     ...extra,
   };
@@ -91,4 +92,15 @@ test("a turn that continues a cut answer (Continue) joins it: one answer, no ver
   );
   assert.equal(shown[1].turnId, "t2");
   assert.deepEqual(shown[1].branch, { index: 0, turnIds: ["t1", "t1b"] }, "the versions are the first turn's");
+});
+
+test("an answer cut by the token limit offers Continue in a reopened chat; a stopped one does not", () => {
+  const turns = [
+    turn("t1", null, [u("Write a lot")], "a long answer that", { finishReason: "length" }),
+    turn("t2", null, [u("Write a lot")], "stopped here", { finishReason: "length", stopped: true }),
+    turn("t3", null, [u("Write a lot")], "done.", { finishReason: "stop" }),
+  ];
+  assert.equal(displayTree({ turns, activePath: ["t1"] })[1].cut, true);
+  assert.equal(displayTree({ turns, activePath: ["t2"] })[1].cut, false);
+  assert.equal(displayTree({ turns, activePath: ["t3"] })[1].cut, false);
 });

@@ -14,6 +14,7 @@ const turn = (t: Partial<TurnView> & Pick<TurnView, "turnId" | "messages" | "tex
   feedback: null,
   judge: null,
   reward: null,
+  finishReason: "stop",
   parentTurnId: null,
   ...t,
 });

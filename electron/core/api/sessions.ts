@@ -85,6 +85,8 @@ export interface TurnView {
    * another last user message). Derived from the recorded messages for turns stored before the tree.
    */
   parentTurnId: string | null;
+  /** why the answer ended: its end, the token limit (the chat offers Continue), or tool calls */
+  finishReason: "stop" | "length" | "tool_calls";
   /** the user stopped the answer: kept and shown (marked), never trained on */
   stopped?: boolean;
   /** the user's rewrite of this answer ("what you should have said"), the latest one; absent: none */

@@ -85,6 +85,8 @@ export function displayTree(tree: Tree): DisplayMessage[] {
       speed: speedOfTimings(t.timings),
       stopped: t.stopped ?? false,
       answerEdit: t.answerEdit,
+      // cut by the token limit: Continue is offered on it, in a reopened chat too
+      cut: t.finishReason === "length" && !t.stopped,
     };
     if (steps && prev?.role === "assistant") {
       shown[shown.length - 1] = { ...prev, ...answer, steps };
