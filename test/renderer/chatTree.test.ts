@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { TurnView } from "../../electron/core/api/sessions.js";
 import type { ChatMessage } from "../../electron/core/api/chatTypes.js";
-import { displayTree } from "../../renderer/src/pages/chat/displayMessage.js";
+import { displayTree, keepLive } from "../../renderer/src/pages/chat/displayMessage.js";
 
 let n = 0;
 function turn(id: string, parent: string | null, messages: ChatMessage[], text: string, extra: Partial<TurnView> = {}): TurnView {
@@ -103,4 +103,29 @@ test("an answer cut by the token limit offers Continue in a reopened chat; a sto
   assert.equal(displayTree({ turns, activePath: ["t1"] })[1].cut, true);
   assert.equal(displayTree({ turns, activePath: ["t2"] })[1].cut, false);
   assert.equal(displayTree({ turns, activePath: ["t3"] })[1].cut, false);
+});
+
+test("the recorded chat shown after an answer keeps what only the live answer knew: tool cards as they ended, stopped", () => {
+  const turns = [turn("t1", null, [u("Look")], "", { finishReason: "tool_calls" })];
+  const recorded = displayTree({ turns, activePath: ["t1"] });
+  assert.equal(recorded[1].steps, undefined, "a turn records the calls it made, not what the user decided");
+  const call = {
+    id: "c1",
+    name: "fs__list",
+    server: "fs",
+    tool: "list",
+    arguments: "{}",
+    status: "stopped",
+    approval: null,
+    result: null,
+    truncated: false,
+    ms: null,
+  };
+  const live = [recorded[0], { ...recorded[1], key: "live", steps: [{ text: "", calls: [call] }], stopped: true }] as typeof recorded;
+  const shown = keepLive(recorded, live);
+  assert.deepEqual(shown[1].steps, live[1].steps);
+  assert.equal(shown[1].stopped, true);
+  assert.equal(shown[1].key, recorded[1].key, "the recorded message, with the live parts");
+  // Another turn's live state is not taken.
+  assert.equal(keepLive(recorded, [{ ...live[1], turnId: "other" }])[1].stopped, false);
 });

@@ -44,6 +44,27 @@ export interface DisplayMessage {
   cut?: boolean;
 }
 
+/**
+ * The recorded chat, shown again after an answer (or a switch), keeps what only the live answer
+ * knew about a turn on screen: its tool cards as they ended (approvals, "Always allowed", a call
+ * stopped while it waited: a turn records the calls it made, not what the user decided), that it
+ * was stopped, the step limit and an error. Matched by the answer's turn.
+ */
+export function keepLive(recorded: DisplayMessage[], live: DisplayMessage[]): DisplayMessage[] {
+  const byTurn = new Map(live.filter((m) => m.role === "assistant" && m.turnId).map((m) => [m.turnId, m]));
+  return recorded.map((m) => {
+    const was = m.role === "assistant" && m.turnId ? byTurn.get(m.turnId) : undefined;
+    if (!was) return m;
+    return {
+      ...m,
+      steps: was.steps?.length ? was.steps : m.steps,
+      stopped: m.stopped || was.stopped,
+      ...(was.stepLimit ? { stepLimit: true } : {}),
+      ...(was.error ? { error: was.error } : {}),
+    };
+  });
+}
+
 /** A message as sent to /v1: an answer that used tools goes with its calls and their results. */
 export function toWire(m: DisplayMessage): ChatMessage[] {
   if (m.role === "assistant" && m.steps?.length) return answerToWire(m.steps, m.content);

@@ -3,7 +3,7 @@ import { useCore } from "../../api/core.js";
 import { humanError } from "../../api/humanError.js";
 import type { SessionReply } from "../../../../electron/core/api/sessions.js";
 import { promptTexts } from "../../format/turns.js";
-import { displayTree, systemPromptOf, type DisplayMessage } from "./displayMessage.js";
+import { displayTree, keepLive, systemPromptOf, type DisplayMessage } from "./displayMessage.js";
 import { useChatGeneration } from "./useChatGeneration.js";
 
 /**
@@ -90,7 +90,7 @@ export function useChatSession() {
         if (opts.mustHold && !raw.turns.some((t) => t.turnId === opts.mustHold)) return false;
         // The branch asked for is not the one the core shows (it refused the switch): the screen stays.
         if (opts.leaf && raw.activePath && !raw.activePath.includes(opts.leaf)) return false;
-        setMessages(shown(raw));
+        setMessages((live) => keepLive(shown(raw), live));
         return true;
       } catch {
         return false;
