@@ -235,7 +235,7 @@ describe("clawrl serve --gpu cuda on a machine without CUDA", () => {
         child.stderr.on("data", (d: Buffer) => (out += d.toString()));
         child.on("exit", (code) => reject(new Error(`serve exited with ${code}:\n${out}`)));
       });
-      assert.match(out, /^Backend:\s+cpu, context 512$/m);
+      assert.match(out, /^Backend:\s+cpu, context 512, \d+ threads?$/m);
       assert.match(out, /^Skipped:\s+cuda: \S.*$/m);
       const s = (await (await fetch(`${base.replace(/\/v1$/, "")}/api/status`, { headers: { authorization: "Bearer serve-gpu-token" } })).json()) as {
         backend: string;
