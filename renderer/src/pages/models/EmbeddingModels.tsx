@@ -3,7 +3,7 @@ import type { EmbeddingCatalogModelView, InstalledModelView } from "../../../../
 import { DataTable } from "../../components/DataTable.js";
 import { fmtBytes } from "../../components/format.js";
 import { modelName } from "../../format/models.js";
-import { DownloadButtons, DownloadProgress, downloadActive, modelIdPath } from "./DownloadCell.js";
+import { DownloadButtons, DownloadProgress, downloadActive } from "./DownloadCell.js";
 import { DeleteButton, DeleteDialog } from "./InstalledModels.js";
 import type { ModelAction } from "./useModelActions.js";
 
@@ -76,17 +76,7 @@ export function EmbeddingModels({
           </tr>
         ))}
       </DataTable>
-      {deleting && (
-        <DeleteDialog
-          m={deleting}
-          onCancel={() => setDeleting(null)}
-          onConfirm={() => {
-            const m = deleting;
-            setDeleting(null);
-            void onAct(`Delete ${modelName(m)}`, `/api/models/${modelIdPath(m.id)}`, undefined, "DELETE");
-          }}
-        />
-      )}
+      {deleting && <DeleteDialog m={deleting} onClose={() => setDeleting(null)} onAct={onAct} />}
     </section>
   );
 }

@@ -53,17 +53,7 @@ export function InstalledModels({
           );
         })}
       </DataTable>
-      {deleting && (
-        <DeleteDialog
-          m={deleting}
-          onCancel={() => setDeleting(null)}
-          onConfirm={() => {
-            const m = deleting;
-            setDeleting(null);
-            void onAct(`Delete ${modelName(m)}`, `/api/models/${modelIdPath(m.id)}`, undefined, "DELETE");
-          }}
-        />
-      )}
+      {deleting && <DeleteDialog m={deleting} onClose={() => setDeleting(null)} onAct={onAct} />}
     </>
   );
 }
@@ -88,10 +78,15 @@ export function DeleteButton({ m, serving, busy, onAsk }: { m: InstalledModelVie
 }
 
 /** The delete's question: the disk it frees (none for an imported file, which stays), and that its checkpoints stay with its learning line. */
-export function DeleteDialog({ m, onCancel, onConfirm }: { m: InstalledModelView; onCancel: () => void; onConfirm: () => void }) {
+/** Asks before deleting an installed model (what is freed, what stays), then deletes it. */
+export function DeleteDialog({ m, onClose, onAct }: { m: InstalledModelView; onClose: () => void; onAct: ModelAction }) {
   const name = fullName(m);
+  const onConfirm = () => {
+    onClose();
+    void onAct(`Delete ${modelName(m)}`, `/api/models/${modelIdPath(m.id)}`, undefined, "DELETE");
+  };
   return (
-    <ConfirmDialog title={`Delete ${name}?`} cancelLabel="Keep it" confirmLabel="Delete" focus="cancel" onCancel={onCancel} onConfirm={onConfirm}>
+    <ConfirmDialog title={`Delete ${name}?`} cancelLabel="Keep it" confirmLabel="Delete" focus="cancel" onCancel={onClose} onConfirm={onConfirm}>
       <p>
         {m.origin === "import"
           ? `It is taken off this list; the file you imported stays where it is (${m.path}), so no disk space is freed.`

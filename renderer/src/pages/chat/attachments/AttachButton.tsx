@@ -1,4 +1,5 @@
 import { useRef } from "react";
+import { PaperclipIcon } from "../../../components/Icons.js";
 import type { Attachments } from "./useAttachments.js";
 import "./attachments.css";
 
@@ -19,20 +20,7 @@ export function AttachButton({ att, disabled }: { att: Attachments; disabled: bo
         disabled={disabled}
         onClick={() => input.current?.click()}
       >
-        <svg
-          width={18}
-          height={18}
-          viewBox="0 0 24 24"
-          fill="none"
-          stroke="currentColor"
-          strokeWidth={1.8}
-          strokeLinecap="round"
-          strokeLinejoin="round"
-          aria-hidden="true"
-          focusable="false"
-        >
-          <path d="M21 11.5l-8.6 8.6a5.5 5.5 0 0 1-7.8-7.8l8.6-8.6a3.7 3.7 0 0 1 5.2 5.2l-8.6 8.6a1.8 1.8 0 0 1-2.6-2.6l7.9-7.9" />
-        </svg>
+        <PaperclipIcon />
       </button>
       <input
         ref={input}

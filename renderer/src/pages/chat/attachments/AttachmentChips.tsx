@@ -1,26 +1,9 @@
 import { splitAttachments, type ParsedAttachmentBlock } from "../../../../../electron/core/api/attachments.js";
 import { fmtBytes } from "../../../components/format.js";
+import { FileIcon } from "../../../components/Icons.js";
 import { useAttachmentView } from "./attachmentViews.js";
 import type { Attachments, PendingAttachment } from "./useAttachments.js";
 import "./attachments.css";
-
-const FileIcon = () => (
-  <svg
-    width={14}
-    height={14}
-    viewBox="0 0 24 24"
-    fill="none"
-    stroke="currentColor"
-    strokeWidth={1.8}
-    strokeLinecap="round"
-    strokeLinejoin="round"
-    aria-hidden="true"
-    focusable="false"
-  >
-    <path d="M14 3H6v18h12V7z" />
-    <path d="M14 3v4h4" />
-  </svg>
-);
 
 const fmtChars = (n: number) => n.toLocaleString("en-US");
 
