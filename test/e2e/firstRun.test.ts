@@ -14,7 +14,7 @@ import type { Browser, Page } from "playwright-core";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { loadCatalog } from "../../models/catalog.js";
 import { callApi } from "../helpers/api.js";
-import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl } from "../helpers/browser.js";
+import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl, layoutShots } from "../helpers/browser.js";
 import { storiesModelPath, tempDir } from "../helpers/cli.js";
 import { startFakeHub } from "../modelsDownload/hfServer.js";
 
@@ -44,22 +44,7 @@ describe("first run: the chat guides from no model to an answer", { skip: browse
     if (current !== theme) await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
   };
   /** Screenshots at 1280×800 and 800×700, light and dark; the page never scrolls sideways. */
-  const shots = async (name: string) => {
-    for (const [w, h] of [
-      [1280, 800],
-      [800, 700],
-    ] as const) {
-      for (const theme of ["light", "dark"] as const) {
-        await page.setViewportSize({ width: w, height: h });
-        await setTheme(theme);
-        const [doc, vw] = await page.evaluate<[number, number]>("[document.documentElement.scrollWidth, window.innerWidth]");
-        assert.ok(doc <= vw, `${name} at ${w} px: document ${doc} px wide in a ${vw} px window`);
-        await screenshot(page, `first-run-${name}-${w}-${theme}`);
-      }
-    }
-    await setTheme("light");
-    await page.setViewportSize({ width: 1280, height: 800 });
-  };
+  const shots = (name: string) => layoutShots(page, `first-run-${name}`, setTheme, 800);
 
   before(async () => {
     ensureRendererBuilt();

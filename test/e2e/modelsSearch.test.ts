@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { loadEmbeddingCatalog } from "../../models/catalog.js";
-import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl } from "../helpers/browser.js";
+import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl, layoutShots } from "../helpers/browser.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
 import { startFakeHub } from "../modelsDownload/hfServer.js";
@@ -40,22 +40,8 @@ describe("Models page: search Hugging Face, download a quantization, use it, del
     if (await page.locator("dialog[open]").count()) await page.evaluate(`document.documentElement.dataset.theme = "${theme}"`);
     else await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
   };
-  const shots = async (name: string) => {
-    for (const [w, h] of [
-      [1280, 800],
-      [800, 700],
-    ] as const) {
-      for (const theme of ["light", "dark"] as const) {
-        await page.setViewportSize({ width: w, height: h });
-        await setTheme(theme);
-        const [doc, vw] = await page.evaluate<[number, number]>("[document.documentElement.scrollWidth, window.innerWidth]");
-        assert.ok(doc <= vw, `${name} at ${w} px: document ${doc} px wide in a ${vw} px window`);
-        await screenshot(page, `models-search-${name}-${w}-${theme}`);
-      }
-    }
-    await setTheme("light");
-    await page.setViewportSize({ width: 1280, height: 900 });
-  };
+  /** Screenshots at 1280×800 and 800×700, light and dark; the page never scrolls sideways. */
+  const shots = (name: string) => layoutShots(page, `models-search-${name}`, setTheme, 900);
 
   before(async () => {
     ensureRendererBuilt();

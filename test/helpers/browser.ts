@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -77,4 +78,26 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 /** The sign-in address `clawrl serve` prints: the UI with the token in the fragment. */
 export function signInUrl(coreUrl: string, token: string): string {
   return `${coreUrl}/#token=${encodeURIComponent(token)}`;
+}
+
+/**
+ * Screenshots of the page at 1280×800 and 800×700, light and dark (`setTheme` switches it the way
+ * the test can), named `<prefix>-<width>-<theme>`; the page never scrolls sideways. Leaves it light
+ * at 1280 × `restoreHeight`.
+ */
+export async function layoutShots(page: Page, prefix: string, setTheme: (theme: "light" | "dark") => Promise<void>, restoreHeight: number): Promise<void> {
+  for (const [w, h] of [
+    [1280, 800],
+    [800, 700],
+  ] as const) {
+    for (const theme of ["light", "dark"] as const) {
+      await page.setViewportSize({ width: w, height: h });
+      await setTheme(theme);
+      const [doc, vw] = await page.evaluate<[number, number]>("[document.documentElement.scrollWidth, window.innerWidth]");
+      assert.ok(doc <= vw, `${prefix} at ${w} px: document ${doc} px wide in a ${vw} px window`);
+      await screenshot(page, `${prefix}-${w}-${theme}`);
+    }
+  }
+  await setTheme("light");
+  await page.setViewportSize({ width: 1280, height: restoreHeight });
 }
