@@ -192,6 +192,8 @@ describe("accessibility of every page (axe-core, issue 32)", { skip: browserMiss
     try {
       await page.goto(`${core.url}/#/settings`);
       await page.getByRole("heading", { level: 1, name: "Settings" }).waitFor();
+      // The form comes after the heading (GET /api/settings): each element measured must be there.
+      for (const s of ["body", "h1", ".nav a", ".settings label", "button"]) await page.locator(s).first().waitFor();
       const sizesAt = async (root: number) => {
         await page.evaluate(`document.documentElement.style.fontSize = "${root}px"`);
         return page.evaluate<number[]>(
