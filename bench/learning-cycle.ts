@@ -4,7 +4,7 @@
  * thumbs, and the learning loop runs by itself. Prints the wall time of each phase the status
  * shows (trainer start and model load, the training steps, the gate: KL on recent and held-back
  * turns then the fluency probe, the publish and hot swap), the gate's verdict and reasons, and
- * a chat answer's time to first token idle vs during the cycle. Nothing here is a test: the
+ * a chat answer's time to first token idle vs during the cycle (median and p95). Nothing here is a test: the
  * figures are what a user of this machine waits for between feedback and a new adapter.
  *
  *   node --import tsx bench/learning-cycle.ts [--shape qwen2.5-0.5b|qwen3-1.7b] [--type q8_0] [--batch 16]
@@ -24,7 +24,7 @@ import { parseArgs } from "node:util";
 import { startCore } from "../electron/core/core.js";
 import type { GateResult } from "../electron/core/training/gate.js";
 import { ensureShapeModel } from "../models/tiny/shapeCache.js";
-import { liveCore, median } from "./lib/liveCore.js";
+import { liveCore, median, p95 } from "./lib/liveCore.js";
 import type { ShapeType } from "../models/tiny/generate.js";
 
 const { values } = parseArgs({
@@ -42,6 +42,10 @@ const answerTokens = Number(values["answer-tokens"]);
 
 console.error(`preparing ${values.shape} (${values.type})…`);
 const modelPath = ensureShapeModel(values.shape, values.type as ShapeType);
+
+/** Idle first-token times measured before the cycle, and how often chat asks during it: enough answers for a p95 (issue 31: p95 during ≤ 1.3× idle). */
+const IDLE_ASKS = 10;
+const ASK_EVERY_MS = 15_000;
 
 /** One cycle on a core of its own; `before31`: as the loop ran before issue 31. Returns the cycle's seconds. */
 async function runCycle(before31: boolean): Promise<number> {
@@ -64,7 +68,7 @@ async function runCycle(before31: boolean): Promise<number> {
 
   await ask("warm up");
   const idle: number[] = [];
-  for (let i = 0; i < 3; i++) idle.push((await ask(`idle question ${i}`)).ms);
+  for (let i = 0; i < IDLE_ASKS; i++) idle.push((await ask(`idle question ${i}`)).ms);
   console.error(
     `model loaded in ${loadS.toFixed(1)} s; idle TTFT ${median(idle).toFixed(0)} ms; asking questions with thumbs until ${batch} samples are ready`,
   );
@@ -97,7 +101,7 @@ async function runCycle(before31: boolean): Promise<number> {
     if (cks.checkpoints.length > 0 && ["idle", "paused", "error"].includes(st.training.state)) break;
     if (st.training.state === "error") throw new Error(`learning stopped: ${st.training.lastError}`);
     // A chat answer now and then while the cycle runs: serving never waits for learning.
-    if (performance.now() - lastProbe > 30_000 && st.training.state !== "idle") {
+    if (performance.now() - lastProbe > ASK_EVERY_MS && st.training.state !== "idle") {
       during.push((await ask("a question while it learns")).ms);
       lastProbe = performance.now();
     }
@@ -136,7 +140,7 @@ async function runCycle(before31: boolean): Promise<number> {
     `  gate: KL to serving ${ck.kl?.toFixed(4) ?? "—"}, to base ${ck.klToBase?.recent?.toFixed(4) ?? "—"}; fluency ${ck.fluency?.candidate?.toFixed(2) ?? "—"} vs base ${ck.fluency?.base?.toFixed(2) ?? "—"}; swap pause ${ck.swapPauseMs?.toFixed(1) ?? "—"} ms`,
   );
   console.log(
-    `chat TTFT idle ${median(idle).toFixed(0)} ms (median of ${idle.length}), during the cycle ${during.length ? `${median(during).toFixed(0)} ms (median of ${during.length})` : "— (none asked)"}`,
+    `chat TTFT idle median ${median(idle).toFixed(0)} ms, p95 ${p95(idle).toFixed(0)} ms (${idle.length} answers); during the cycle ${during.length ? `median ${median(during).toFixed(0)} ms, p95 ${p95(during).toFixed(0)} ms (${during.length} answers): p95 ${(p95(during) / p95(idle)).toFixed(2)}× idle` : "— (none asked)"}`,
   );
   return (end - cycleT0) / 1000;
 }

@@ -7,6 +7,8 @@ import { ApiClient } from "../../electron/core/api/apiClient.js";
 import type { ApiGetPath, ApiGetReply } from "../../electron/core/api/routes.js";
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? NaN;
+/** The 95th percentile (nearest rank): the issue's bound on chat's time to first token during a cycle is on it. */
+export const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.95 * xs.length) - 1)] ?? NaN;
 
 export function liveCore(core: RunningCore, answerTokens: number) {
   const H = { authorization: `Bearer ${core.token}`, "content-type": "application/json" };
