@@ -16,6 +16,12 @@ import { interleavedOrder, runSequential, type PairedScore, type SequentialRule 
  * 3. the base model's own answers to the same prompts with the same seeds are scored the same
  *    way (remembered: they do not change).
  *
+ * The base model's answers do not depend on the candidate: `prepare` samples and scores them
+ * ahead, while learning waits for samples (the run loop asks for the prompts the gate would pick
+ * now), so a cycle's `compare` samples only the candidate's. Ahead work runs a few answers at a
+ * time on the probe's chain, gives way at once to `compare` and `score` (the batch in progress is
+ * abandoned at its next token), and is dropped when the probe closes (a model switch closes it).
+ *
  * This is the eval's fluency measure (electron/core/eval/fluency.ts): a candidate that buys
  * reward with broken language shows as a drop. The watch on the served adapter uses `score` for
  * the answers it actually served.
@@ -88,6 +94,12 @@ export interface FluencyComparison {
 
 /** What the gate and the watch need (a fake in tests). */
 export interface FluencyMeasure {
+  /**
+   * The base model's own answers to these prompts (as `compare` would sample them), sampled and
+   * scored ahead when the probe is otherwise idle; replaces what an earlier call left to do.
+   * Returns at once; never throws.
+   */
+  prepare?(prompts: ProbePrompt[]): void;
   compare(adapterPath: string, prompts: ProbePrompt[], opts?: CompareOptions): Promise<FluencyComparison>;
   /** The base model's mean log-prob per token of each given answer, end-of-generation tokens left out (null: no answer token). */
   score(answers: Array<{ prompt: number[]; response: number[] }>, signal?: AbortSignal): Promise<Array<number | null>>;
@@ -102,6 +114,8 @@ const BASE_CACHE = 512;
 const PARALLEL_BUDGET = 256 * 2 ** 20;
 /** Sampling an answer costs about this many scorings of one (decoding token by token vs one prompt pass). */
 const SAMPLE_COST = 3;
+/** Most base answers waiting to be sampled ahead (the gate samples 32 at most by default). */
+const AHEAD_MAX = 64;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class ProbeAbortedError extends Error {
@@ -158,8 +172,23 @@ export class FluencyProbe implements FluencyMeasure {
   private readonly baseAnswers = new Map<string, Sum>();
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** base answers to sample ahead (`prepare`), in the order `compare` would sample them */
+  private ahead: Array<{ p: ProbePrompt; key: string }> = [];
+  /** an ahead batch is queued or running on the chain; its abort */
+  private pumping = false;
+  private aheadAbort: AbortController | null = null;
+  /** ahead work failed once (the model would not load, say): not tried again on this instance */
+  private aheadFailed = false;
+  /** `compare` and `score` calls queued or running: ahead work gives way to them */
+  private demand = 0;
   /** model instances loaded so far (tests read it) */
   loads = 0;
+  /**
+   * Answers sampled so far (tests and benches read it): the candidates' and the base model's
+   * in `compare`, the base model's ahead (`prepare`); `steps`: evaluations (prompt chunks, tokens,
+   * scoring passes), each a point where the probe gives way to chat.
+   */
+  readonly counts = { candidate: 0, base: 0, ahead: 0, steps: 0 };
 
   /** answers sampled or scored at once on the current model instance (tests read it) */
   get sequences(): number {
@@ -172,6 +201,15 @@ export class FluencyProbe implements FluencyMeasure {
     const run = this.chain.then(fn);
     this.chain = run.catch(() => undefined);
     return run;
+  }
+
+  /** A `compare` or `score`: ahead work in progress stops at its next token, and waits until no request is left. */
+  private request<T>(fn: () => Promise<T>): Promise<T> {
+    this.demand++;
+    this.aheadAbort?.abort();
+    return this.serial(fn).finally(() => {
+      if (--this.demand === 0) this.pump();
+    });
   }
 
   private get cap(): number {
@@ -274,6 +312,7 @@ export class FluencyProbe implements FluencyMeasure {
     const head = prompt.slice(0, -1);
     for (let at = 0; at < head.length; at += PROMPT_CHUNK) {
       await this.yieldToChat(signal);
+      this.counts.steps++;
       await seq.evaluateWithoutGeneratingNewTokens(head.slice(at, at + PROMPT_CHUNK));
     }
   }
@@ -288,6 +327,7 @@ export class FluencyProbe implements FluencyMeasure {
     const it = seq.evaluate(prompt.slice(-1), { temperature: p.temperature, topP: p.topP, topK: NO_TOP_K, minP: 0, seed: p.seed });
     try {
       for await (const t of it) {
+        this.counts.steps++;
         if (model.isEogToken(t)) break;
         out.push(t);
         if (out.length >= maxTokens || seq.nextTokenIndex + 1 >= seq.contextSize) break;
@@ -306,6 +346,7 @@ export class FluencyProbe implements FluencyMeasure {
     const prompt = this.fit(promptTokens, resp.length, seq.contextSize);
     await this.feedPrompt(seq, prompt, signal);
     await this.yieldToChat(signal);
+    this.counts.steps++;
     // The last prompt token and every answer token but the last: each predicts the next answer token.
     const lps = await targetLogprobs(seq, [prompt[prompt.length - 1], ...resp.slice(0, -1)], resp);
     return { sum: lps.reduce((a, b) => a + b, 0), n: resp.length };
@@ -317,9 +358,78 @@ export class FluencyProbe implements FluencyMeasure {
       .digest("hex");
   }
 
+  /** Remembers the base model's scored answer to a prompt (the oldest go past BASE_CACHE). */
+  private remember(key: string, s: Sum): void {
+    this.baseAnswers.set(key, s);
+    if (this.baseAnswers.size > BASE_CACHE) this.baseAnswers.delete(this.baseAnswers.keys().next().value!);
+  }
+
+  prepare(prompts: ProbePrompt[]): void {
+    if (this.closed || this.aheadFailed) return;
+    const seen = new Set<string>();
+    const next: Array<{ p: ProbePrompt; key: string }> = [];
+    // compare's order (each prompt once before any twice): with the sequential rule its first rounds are the ones always sampled.
+    for (const i of interleavedOrder(prompts.map((p) => p.tokens.join(",")))) {
+      const key = this.baseKey(prompts[i]);
+      if (seen.has(key) || this.baseAnswers.has(key)) continue;
+      seen.add(key);
+      next.push({ p: prompts[i], key });
+    }
+    this.ahead = next.slice(0, AHEAD_MAX);
+    this.pump();
+  }
+
+  /** Resolves once nothing is left to sample ahead (tests, benches). */
+  async prepared(): Promise<void> {
+    while (this.pumping) await this.chain;
+  }
+
+  /** Queues the next ahead batch on the chain when there is one and no request waits. */
+  private pump(): void {
+    if (this.pumping || this.closed || this.demand > 0 || this.ahead.length === 0) return;
+    this.pumping = true;
+    const ctrl = new AbortController();
+    this.aheadAbort = ctrl;
+    void this.serial(() => this.aheadBatch(ctrl.signal))
+      .catch((e: unknown) => {
+        if (e instanceof ProbeAbortedError) return;
+        // Not tried again (it would fail the same way): the gate's compare samples what is missing, or says why it cannot.
+        this.aheadFailed = true;
+        this.ahead = [];
+        console.warn(`fluency probe: sampling the base model's answers ahead failed: ${(e as Error).message.split("\n")[0]}`);
+      })
+      .finally(() => {
+        if (this.aheadAbort === ctrl) this.aheadAbort = null;
+        this.pumping = false;
+        this.pump();
+      });
+  }
+
+  /** Samples and scores the next few base answers waiting (as many as two rounds of the sequences), then returns. */
+  private async aheadBatch(signal: AbortSignal): Promise<void> {
+    this.ahead = this.ahead.filter((x) => !this.baseAnswers.has(x.key));
+    if (signal.aborted || this.closed || this.demand > 0 || this.ahead.length === 0) return;
+    const { model, seqs } = await this.ensureModel();
+    const items = this.ahead.slice(0, 2 * seqs.length);
+    const own = await overSequences(items, seqs, async (seq, x) => {
+      const a = await this.sample(model, seq, x.p, signal);
+      this.counts.ahead++;
+      return a;
+    });
+    const scores = await overSequences(
+      items.map((x, j) => ({ p: x.p, answer: own[j] })),
+      seqs,
+      (seq, x) => this.scoreOn(seq, x.p.tokens, x.answer, signal),
+    );
+    items.forEach((x, j) => this.remember(x.key, scores[j]));
+    this.ahead = this.ahead.filter((x) => !this.baseAnswers.has(x.key));
+  }
+
   compare(adapterPath: string, prompts: ProbePrompt[], opts: CompareOptions = {}): Promise<FluencyComparison> {
     const { signal, onProgress } = opts;
-    return this.serial(async () => {
+    // A candidate to judge: what was left to sample ahead is this compare's to do now (what it needs of it).
+    this.ahead = [];
+    return this.request(async () => {
       const t0 = performance.now();
       const { model, seqs: baseSeqs } = await this.ensureModel();
       // The base model's own answers are remembered: only the prompts it has not answered yet are sampled.
@@ -330,8 +440,9 @@ export class FluencyProbe implements FluencyMeasure {
         done += units;
         onProgress?.(Math.min(1, done / Math.max(1, work)));
       };
-      const sampleOn = async (seq: LlamaContextSequence, p: ProbePrompt) => {
+      const sampleOn = (whose: "candidate" | "base") => async (seq: LlamaContextSequence, p: ProbePrompt) => {
         const a = await this.sample(model, seq, p, signal);
+        this.counts[whose]++;
         did(SAMPLE_COST);
         return a;
       };
@@ -345,7 +456,7 @@ export class FluencyProbe implements FluencyMeasure {
           answers = await overSequences(
             idx.map((i) => prompts[i]),
             seqs,
-            sampleOn,
+            sampleOn("candidate"),
           );
         } finally {
           await ctx?.dispose();
@@ -354,7 +465,7 @@ export class FluencyProbe implements FluencyMeasure {
         const own = await overSequences(
           todo.map((i) => prompts[i]),
           baseSeqs,
-          sampleOn,
+          sampleOn("base"),
         );
         const toScore = [...idx.map((i, j) => ({ p: prompts[i], answer: answers[j] })), ...todo.map((i, j) => ({ p: prompts[i], answer: own[j] }))];
         const scores = await overSequences(toScore, baseSeqs, async (seq, x) => {
@@ -363,10 +474,7 @@ export class FluencyProbe implements FluencyMeasure {
           return sc;
         });
         const fresh = new Map(todo.map((i, j) => [keys[i], scores[idx.length + j]] as const));
-        for (const [k, v] of fresh) {
-          this.baseAnswers.set(k, v);
-          if (this.baseAnswers.size > BASE_CACHE) this.baseAnswers.delete(this.baseAnswers.keys().next().value!);
-        }
+        for (const [k, v] of fresh) this.remember(k, v);
         return idx.map((i, j) => ({ cand: scores[j], base: fresh.get(keys[i]) ?? this.baseAnswers.get(keys[i])! }));
       };
       this.adaptersLoaded++;
@@ -390,7 +498,7 @@ export class FluencyProbe implements FluencyMeasure {
   }
 
   score(answers: Array<{ prompt: number[]; response: number[] }>, signal?: AbortSignal): Promise<Array<number | null>> {
-    return this.serial(async () => {
+    return this.request(async () => {
       const { model, seqs } = await this.ensureModel();
       const sums = await overSequences(answers, seqs, (seq, a) =>
         this.scoreOn(
@@ -406,6 +514,9 @@ export class FluencyProbe implements FluencyMeasure {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.ahead = [];
+    this.aheadAbort?.abort();
+    await this.prepared();
     await this.chain;
     await this.unload();
   }
