@@ -148,6 +148,13 @@ export const replySchema = z.discriminatedUnion("type", [
     disliked: lpCompare,
     /** absent from a trainer that predates it */
     klToBase: klToBase.optional(),
+    /**
+     * The trainer's pass cache (trainer/train/passCache.ts): distinct sequences whose serving or
+     * base rows it gave, and the body work it saved (token-blocks: one token through one block).
+     * Absent from a trainer that predates it.
+     */
+    reusedRows: z.number().int().nonnegative().optional(),
+    savedTokenBlocks: z.number().nonnegative().optional(),
     seconds: z.number(),
   }),
   z.object({ type: z.literal("loaded"), id, dir: z.string().nullable(), step: z.number().int() }),
@@ -155,9 +162,12 @@ export const replySchema = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("memory"),
     id,
-    /** tf.memory(): live tensors and the bytes they hold (device bytes included) */
+    /** tf.memory(): live tensors and the bytes they hold (device bytes included), less the pass cache's */
     tensors: z.number().int().nonnegative(),
     tensorBytes: z.number().nonnegative(),
+    /** the pass cache's rows (trainer/train/passCache.ts: bounded, kept between cycles); absent from a trainer that predates it */
+    passCacheTensors: z.number().int().nonnegative().optional(),
+    passCacheBytes: z.number().nonnegative().optional(),
     /** the wasm backend's heap (it only grows), null on other backends */
     wasmHeapBytes: z.number().nonnegative().nullable(),
     rssBytes: z.number().nonnegative(),

@@ -18,6 +18,7 @@ import { heapBytesOf, type BackendWasmLike } from "./wasm/internals.js";
 import { commandSchema, describeProtocolError, type Command, type MemoryPlanSummary, type Reply, type ScoredSequence, type TrainSettings } from "./protocol.js";
 import { loadCheckpoint, modelIdentity, saveCheckpoint, type RunMetrics } from "./train/checkpoint.js";
 import { gateFigures } from "./train/gateScores.js";
+import { loraFingerprint, PassCache } from "./train/passCache.js";
 import { SampleTokenizer } from "./train/tokenize.js";
 import { loraParamRecord, trainSteps, type StepMetrics } from "./train/trainSteps.js";
 
@@ -35,6 +36,8 @@ interface Loaded {
   optimizer: AdamW;
   /** recent step metrics carried into each checkpoint's metrics.json (bounded) */
   history: StepMetrics[];
+  /** What a cycle's passes leave for the next ones (train/passCache.ts): the process stays warm between cycles. */
+  cache: PassCache;
 }
 
 let w: Loaded | null = null;
@@ -103,6 +106,8 @@ function setState(dir: string | null): number {
   s.lora = lora;
   s.optimizer = optimizer;
   s.history = history;
+  // What was computed under the adapter goes; the base model's passes stay valid.
+  s.cache.dropAdapterState();
   return optimizer.step;
 }
 
@@ -117,7 +122,7 @@ async function init(cmd: Extract<Command, { type: "init" }>): Promise<Reply> {
   const tokenizer = await SampleTokenizer.open(cmd.modelPath);
   const lora = createLora(model, { rank: cmd.settings.rank, alpha: cmd.settings.alpha, seed: cmd.settings.seed });
   const optimizer = new AdamW(loraParamRecord(lora), { lr: cmd.settings.lr });
-  w = { modelPath: cmd.modelPath, settings: cmd.settings, backend, model, plan, keptBlocksAt, tokenizer, lora, optimizer, history: [] };
+  w = { modelPath: cmd.modelPath, settings: cmd.settings, backend, model, plan, keptBlocksAt, tokenizer, lora, optimizer, history: [], cache: new PassCache() };
   const step = cmd.resumeDir ? setState(cmd.resumeDir) : 0;
   return { type: "ready", id: cmd.id, backend: backend.name, device: backend.device, step, plan: planSummary(plan) };
 }
@@ -151,6 +156,7 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
       microBatchTokens: s.plan.microBatchTokens,
       keptBlocks: s.keptBlocksAt,
       ppo: { klBeta },
+      cache: s.cache,
     },
     {
       onStep: (m) => send({ type: "progress", id: cmd.id, runId: cmd.runId, step: ++i, steps: cmd.steps, loss: m.loss, optimizerStep: m.step }),
@@ -214,6 +220,10 @@ async function evaluate(cmd: Extract<Command, { type: "evaluate" }>): Promise<Re
     const liked = fit(cmd.liked);
     const disliked = fit(cmd.disliked);
     const heldBack = fit(cmd.heldBack ?? []);
+    // Rows the cache holds are named by the adapter's fingerprint: the serving adapter's equals the
+    // run start's when the trainer continued from it, the candidate's is the next cycle's serving one.
+    const servingFingerprint = serving ? await loraFingerprint(serving) : null;
+    const candidateFingerprint = await loraFingerprint(s.lora);
     // KL to the serving adapter and drift from the base model (KL to no adapter) on the recent
     // turns, drift on the held-back ones, log-probs of liked and disliked answers: one pass per
     // policy over each distinct turn (the sets overlap).
@@ -225,8 +235,13 @@ async function evaluate(cmd: Extract<Command, { type: "evaluate" }>): Promise<Re
       {
         batchTokens: s.plan.microBatchTokens,
         onProgress: (fraction) => send({ type: "work", id: cmd.id, done: fraction, total: 1 }),
+        cache: s.cache,
+        servingFingerprint,
+        candidateFingerprint,
       },
     );
+    // Published, the candidate serves next; rejected, the trainer goes back to the serving adapter.
+    s.cache.keepAdapters([servingFingerprint, candidateFingerprint]);
     const klToBase = { recent: f.recent.kl, heldBack: f.heldBack.kl, recentPositions: f.recent.positions, heldBackPositions: f.heldBack.positions };
     return {
       type: "evaluation",
@@ -237,6 +252,7 @@ async function evaluate(cmd: Extract<Command, { type: "evaluate" }>): Promise<Re
       liked: f.liked,
       disliked: f.disliked,
       klToBase,
+      ...(f.reuse ? { reusedRows: f.reuse.reusedRows, savedTokenBlocks: f.reuse.savedTokenBlocks } : {}),
       seconds: (performance.now() - t0) / 1000,
     };
   } finally {
@@ -269,7 +285,20 @@ function memory(cmd: Extract<Command, { type: "memory" }>): Reply {
   const m = tf.memory();
   const u = process.memoryUsage();
   const wasmHeapBytes = tf.getBackend() === "wasm" ? heapBytesOf(tf.backend() as BackendWasmLike) : null;
-  return { type: "memory", id: cmd.id, tensors: m.numTensors, tensorBytes: m.numBytes, wasmHeapBytes, rssBytes: u.rss, jsHeapBytes: u.heapUsed };
+  // The pass cache's rows are bounded (PassCache.maxRowBytes) and reported apart: what is left must be flat over cycles.
+  const cacheTensors = w?.cache.tensorCount ?? 0;
+  const cacheBytes = w?.cache.rowBytes ?? 0;
+  return {
+    type: "memory",
+    id: cmd.id,
+    tensors: m.numTensors - cacheTensors,
+    tensorBytes: m.numBytes - cacheBytes,
+    passCacheTensors: cacheTensors,
+    passCacheBytes: cacheBytes,
+    wasmHeapBytes,
+    rssBytes: u.rss,
+    jsHeapBytes: u.heapUsed,
+  };
 }
 
 async function handle(cmd: Command): Promise<Reply | null> {
@@ -307,6 +336,7 @@ process.on("message", (raw: unknown) => {
       const reply = await handle(cmd);
       if (reply) send(reply);
       else {
+        w?.cache.dispose();
         await w?.tokenizer.dispose().catch(() => undefined);
         process.disconnect?.();
         process.exit(0);

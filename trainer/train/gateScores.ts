@@ -13,6 +13,7 @@ import { headRowBlocks } from "../../models/arch/layout.js";
 import { finalNorm, planBatch, scorePlan, scoredRows, type BatchPlan } from "../model/logprobs.js";
 import { readBack } from "./readBack.js";
 import { WorkMeter } from "./workMeter.js";
+import { BASE, seqKey, type PassCache } from "./passCache.js";
 // The gate's forward batches are split as a training step's micro-batches are: one splitter.
 import { microBatches } from "./trainSteps.js";
 
@@ -29,8 +30,8 @@ function plan(model: BaseModel, seqs: ScoredSeq[]): BatchPlan {
   return planBatch({ tokens: seqs.map((s) => s.tokens), targetStart: seqs.map((s) => s.start) }, model.config.nVocab);
 }
 
-/** Final-normed scored rows of a planned batch under `lora`, [n, nEmbd]. */
-function scoredHidden(model: BaseModel, lora: LoraParams | null, p: BatchPlan, tick?: (tokenBlocks: number) => void): tf.Tensor2D {
+/** Final-normed scored rows of a planned batch under `lora`, [n, nEmbd] (scorePlan's, before the head). */
+export function scoredHidden(model: BaseModel, lora: LoraParams | null, p: BatchPlan, tick?: (tokenBlocks: number) => void): tf.Tensor2D {
   const ctx = seqContext(model, p.grid.B, p.grid.T, tick);
   try {
     const { final } = runBody(model, lora, p.grid, ctx, false);
@@ -102,6 +103,8 @@ export interface GateFigures {
   heldBack: { kl: number | null; positions: number };
   liked: { candidate: number | null; serving: number | null; count: number };
   disliked: { candidate: number | null; serving: number | null; count: number };
+  /** With a pass cache: distinct sequences whose serving or base rows came from it, and the body token-blocks it saved. */
+  reuse?: { reusedRows: number; savedTokenBlocks: number };
 }
 
 type Role = keyof GateSets;
@@ -112,6 +115,16 @@ export interface GateFiguresOptions {
   /** fraction of the block passes done, at most once a second: at a real size on a CPU the gate's passes take minutes */
   onProgress?: (fraction: number) => void;
   progressEveryMs?: number;
+  /**
+   * The warm process's pass cache: sequences whose serving rows (under the adapter whose
+   * fingerprint is `servingFingerprint`, or the base model's when none serves) or base rows it
+   * holds skip those body passes, and the passes the gate runs leave their rows in it (the
+   * candidate's under `candidateFingerprint`: they are the serving rows of the next cycle when
+   * it is published).
+   */
+  cache?: PassCache;
+  servingFingerprint?: string | null;
+  candidateFingerprint?: string | null;
 }
 
 /**
@@ -148,34 +161,63 @@ export async function gateFigures(
   const klBaseRecent = sum();
   const klBaseHeld = sum();
   const lp = { liked: { candidate: sum(), serving: sum() }, disliked: { candidate: sum(), serving: sum() } };
-  // What each batch needs, decided first so that the progress knows the whole work.
-  const work = microBatches(unique, opts.batchTokens ?? BATCH_TOKENS).flatMap((group) => {
-    const p = plan(model, group);
-    if (p.targets.length === 0) return [];
-    const has = (r: Role) => group.some((s) => s.roles.has(r));
-    const wantLp = has("liked") || has("disliked");
-    const wantKlBase = has("prompts") || has("heldBack");
-    // Without an adapter serving, the serving policy is the base model: one set of rows serves both.
-    const klServRef = has("prompts") || (serving === null && wantKlBase);
-    const servingRows = klServRef || wantLp;
-    const baseRows = serving !== null && wantKlBase;
-    const passes = 1 + (servingRows ? 1 : 0) + (baseRows ? 1 : 0);
-    // Output projections over the targets (a KL reads two: each side's rows): minutes at a real vocabulary.
-    const headPasses = (wantLp || klServRef ? 1 + (klServRef ? 1 : 0) : 0) + (wantLp ? 1 : 0) + (baseRows ? 2 : 0);
-    const headBlocks = p.targets.length * headRowBlocks(model.config);
-    return [
-      {
-        group,
-        p,
-        wantLp,
-        klServRef,
-        servingRows,
-        baseRows,
-        headBlocks,
-        tokenBlocks: passes * p.grid.B * p.grid.T * model.config.nLayer + headPasses * headBlocks,
-      },
-    ];
+  // With a cache: the sequences grouped by whether it holds their serving rows and their base
+  // rows, so that a batch whose rows are all cached skips that body pass. One group without it.
+  const cache = opts.cache;
+  const servFp = serving === null ? BASE : (opts.servingFingerprint ?? null);
+  const keys = cache ? unique.map((s) => seqKey(s.tokens, s.start)) : [];
+  // The cached rows are taken now (clones sharing the data): the rows this gate adds may evict them before their batch runs.
+  const pinned = { serving: new Map<number, tf.Tensor2D>(), base: new Map<number, tf.Tensor2D>() };
+  const pin = (m: Map<number, tf.Tensor2D>, fp: string | null, i: number): boolean => {
+    const t = cache && fp !== null ? cache.takeRows(fp, keys[i]) : undefined;
+    if (t) m.set(i, t);
+    return t !== undefined;
+  };
+  const cachedServ = (i: number) => pin(pinned.serving, servFp, i);
+  const cachedBase = (i: number) => serving !== null && pin(pinned.base, BASE, i);
+  const classes = new Map<string, Array<ScoredSeq & { roles: Set<Role>; i: number }>>();
+  unique.forEach((s, i) => {
+    const c = `${cachedServ(i) ? 1 : 0}${cachedBase(i) ? 1 : 0}`;
+    if (!classes.has(c)) classes.set(c, []);
+    classes.get(c)!.push({ ...s, i });
   });
+  const budget = opts.batchTokens ?? BATCH_TOKENS;
+  const layerPasses = (seqs: ScoredSeq[]) => plan(model, seqs).grid.ids.length * model.config.nLayer;
+  // What each batch needs, decided first so that the progress knows the whole work.
+  const work = [...classes.entries()].flatMap(([c, members]) =>
+    microBatches(members, budget).flatMap((group) => {
+      const p = plan(model, group);
+      if (p.targets.length === 0) return [];
+      const has = (r: Role) => group.some((s) => s.roles.has(r));
+      const wantLp = has("liked") || has("disliked");
+      const wantKlBase = has("prompts") || has("heldBack");
+      // Without an adapter serving, the serving policy is the base model: one set of rows serves both.
+      const klServRef = has("prompts") || (serving === null && wantKlBase);
+      const servingRows = klServRef || wantLp;
+      const baseRows = serving !== null && wantKlBase;
+      // Every sequence of the batch has these rows in the cache: no pass for them.
+      const servingCached = servingRows && c[0] === "1";
+      const baseCached = baseRows && c[1] === "1";
+      const passes = 1 + (servingRows && !servingCached ? 1 : 0) + (baseRows && !baseCached ? 1 : 0);
+      // Output projections over the targets (a KL reads two: each side's rows): minutes at a real vocabulary.
+      const headPasses = (wantLp || klServRef ? 1 + (klServRef ? 1 : 0) : 0) + (wantLp ? 1 : 0) + (baseRows ? 2 : 0);
+      const headBlocks = p.targets.length * headRowBlocks(model.config);
+      return [
+        {
+          group,
+          p,
+          wantLp,
+          klServRef,
+          servingRows,
+          baseRows,
+          servingCached,
+          baseCached,
+          headBlocks,
+          tokenBlocks: passes * p.grid.B * p.grid.T * model.config.nLayer + headPasses * headBlocks,
+        },
+      ];
+    }),
+  );
   const onProgress = opts.onProgress;
   const meter = onProgress
     ? new WorkMeter(
@@ -184,56 +226,117 @@ export async function gateFigures(
         opts.progressEveryMs,
       )
     : null;
-  for (const { group, p, wantLp, klServRef, servingRows, baseRows, headBlocks } of work) {
-    const owned: tf.Tensor[] = [];
-    const keep = <T extends tf.Tensor>(x: T): T => (owned.push(x), x);
-    const hc = keep(scoredHidden(model, cand, p, meter?.tick));
-    const hs = servingRows ? keep(scoredHidden(model, serving, p, meter?.tick)) : null;
-    const hb = baseRows ? keep(scoredHidden(model, null, p, meter?.tick)) : null;
-    // One head pass for the candidate's log-probs and, where asked, its KL to the serving rows.
-    const head = (req: Parameters<typeof headForward>[1]) => {
-      const r = headForward(model.weights, req);
-      meter?.tick(headBlocks * (req.klAgainst ? 2 : 1));
-      return r;
-    };
-    const headC = wantLp || klServRef ? head({ h: hc, ids: p.targets, ...(klServRef ? { klAgainst: hs! } : {}) }) : null;
-    const headS = wantLp ? head({ h: hs!, ids: p.targets }) : null;
-    const headB = hb ? head({ h: hc, klAgainst: hb }) : null;
-    for (const h of [headC, headS, headB]) if (h) owned.push(...[h.lse, h.logprobs, h.kl].filter((x): x is tf.Tensor1D | tf.Tensor2D => x !== undefined));
-    // One read-back per batch, of what was computed.
-    const parts = { lpC: headC?.logprobs, klS: headC?.kl, lpS: headS?.logprobs, klB: headB?.kl };
-    const names = (Object.keys(parts) as Array<keyof typeof parts>).filter((k) => parts[k] !== undefined);
-    const values = await readBack(names.map((k) => parts[k]!));
-    tf.dispose(owned);
-    const read = Object.fromEntries(names.map((k, i) => [k, values[i]])) as Partial<Record<keyof typeof parts, Float32Array>>;
-    const klBase = read.klB ?? read.klS;
-    let row = 0;
-    group.forEach((s, i) => {
-      const n = p.spans[i].end - p.spans[i].start;
-      const total = (v: Float32Array) => {
-        let t = 0;
-        for (let r = row; r < row + n; r++) t += v[r];
-        return t;
-      };
-      const add = (acc: { sum: number; n: number }, v: Float32Array) => {
-        acc.sum += total(v);
-        acc.n += n;
-      };
-      if (s.roles.has("prompts")) {
-        add(klServ, read.klS!);
-        add(klBaseRecent, klBase!);
+  // What the cache saved: the body passes the same sets need without it, less those that run.
+  let reusedRows = 0;
+  let savedTokenBlocks = 0;
+  if (cache) {
+    for (const group of microBatches(unique, budget)) {
+      const has = (r: Role) => group.some((s) => s.roles.has(r));
+      const servingRows = has("prompts") || has("liked") || has("disliked") || (serving === null && has("heldBack"));
+      const baseRows = serving !== null && (has("prompts") || has("heldBack"));
+      savedTokenBlocks += ((servingRows ? 1 : 0) + (baseRows ? 1 : 0)) * layerPasses(group);
+    }
+    for (const w of work) {
+      savedTokenBlocks -= ((w.servingRows && !w.servingCached ? 1 : 0) + (w.baseRows && !w.baseCached ? 1 : 0)) * layerPasses(w.group);
+      if (w.servingCached || w.baseCached) reusedRows += w.group.length;
+    }
+  }
+  // A batch's rows from the cache, in span order.
+  const fromCache = (m: Map<number, tf.Tensor2D>, group: Array<{ i: number }>): tf.Tensor2D => {
+    const parts = group.map((s) => m.get(s.i)!);
+    for (const s of group) m.delete(s.i);
+    if (parts.length === 1) return parts[0];
+    const out = tf.concat<tf.Tensor2D>(parts);
+    tf.dispose(parts);
+    return out;
+  };
+  // Leaves a computed batch's rows in the cache, per sequence.
+  const toCache = (fp: string | null | undefined, group: Array<{ i: number }>, p: BatchPlan, h: tf.Tensor2D) => {
+    if (cache && fp)
+      cache.putRows(
+        fp,
+        group.map((s) => keys[s.i]),
+        p.spans.map((sp) => sp.end - sp.start),
+        h,
+      );
+  };
+  try {
+    for (const { group, p, wantLp, klServRef, servingRows, baseRows, servingCached, baseCached, headBlocks } of work) {
+      const owned: tf.Tensor[] = [];
+      const keep = <T extends tf.Tensor>(x: T): T => (owned.push(x), x);
+      const hc = keep(scoredHidden(model, cand, p, meter?.tick));
+      toCache(opts.candidateFingerprint, group, p, hc);
+      let hs: tf.Tensor2D | null = null;
+      if (servingCached) hs = keep(fromCache(pinned.serving, group));
+      else if (servingRows) {
+        hs = keep(scoredHidden(model, serving, p, meter?.tick));
+        toCache(servFp, group, p, hs);
       }
-      if (s.roles.has("heldBack")) add(klBaseHeld, klBase!);
-      for (const r of ["liked", "disliked"] as const) {
-        if (!s.roles.has(r)) continue;
-        add(lp[r].candidate, read.lpC!);
-        add(lp[r].serving, read.lpS!);
+      let hb: tf.Tensor2D | null = null;
+      if (baseCached) hb = keep(fromCache(pinned.base, group));
+      else if (baseRows) {
+        hb = keep(scoredHidden(model, null, p, meter?.tick));
+        toCache(BASE, group, p, hb);
       }
-      row += n;
-    });
+      // One head pass for the candidate's log-probs and, where asked, its KL to the serving rows.
+      const head = (req: Parameters<typeof headForward>[1]) => {
+        const r = headForward(model.weights, req);
+        meter?.tick(headBlocks * (req.klAgainst ? 2 : 1));
+        return r;
+      };
+      const headC = wantLp || klServRef ? head({ h: hc, ids: p.targets, ...(klServRef ? { klAgainst: hs! } : {}) }) : null;
+      const headS = wantLp ? head({ h: hs!, ids: p.targets }) : null;
+      const headB = hb ? head({ h: hc, klAgainst: hb }) : null;
+      for (const h of [headC, headS, headB]) if (h) owned.push(...[h.lse, h.logprobs, h.kl].filter((x): x is tf.Tensor1D | tf.Tensor2D => x !== undefined));
+      // One read-back per batch, of what was computed.
+      const parts = { lpC: headC?.logprobs, klS: headC?.kl, lpS: headS?.logprobs, klB: headB?.kl };
+      const names = (Object.keys(parts) as Array<keyof typeof parts>).filter((k) => parts[k] !== undefined);
+      const values = await readBack(names.map((k) => parts[k]!));
+      tf.dispose(owned);
+      const read = Object.fromEntries(names.map((k, i) => [k, values[i]])) as Partial<Record<keyof typeof parts, Float32Array>>;
+      const klBase = read.klB ?? read.klS;
+      let row = 0;
+      group.forEach((s, i) => {
+        const n = p.spans[i].end - p.spans[i].start;
+        const total = (v: Float32Array) => {
+          let t = 0;
+          for (let r = row; r < row + n; r++) t += v[r];
+          return t;
+        };
+        const add = (acc: { sum: number; n: number }, v: Float32Array) => {
+          acc.sum += total(v);
+          acc.n += n;
+        };
+        if (s.roles.has("prompts")) {
+          add(klServ, read.klS!);
+          add(klBaseRecent, klBase!);
+        }
+        if (s.roles.has("heldBack")) add(klBaseHeld, klBase!);
+        for (const r of ["liked", "disliked"] as const) {
+          if (!s.roles.has(r)) continue;
+          add(lp[r].candidate, read.lpC!);
+          add(lp[r].serving, read.lpS!);
+        }
+        row += n;
+      });
+    }
+  } finally {
+    // Rows taken for a batch that turned out not to need them.
+    tf.dispose([...pinned.serving.values(), ...pinned.base.values()]);
   }
   const mean = (a: { sum: number; n: number }) => (a.n > 0 ? a.sum / a.n : null);
   const kl = (a: { sum: number; n: number }) => ({ kl: mean(a), positions: a.n });
   const cmp = (r: "liked" | "disliked") => ({ candidate: mean(lp[r].candidate), serving: mean(lp[r].serving), count: sets[r].length });
-  return { kl: kl(klServ), recent: kl(klBaseRecent), heldBack: kl(klBaseHeld), liked: cmp("liked"), disliked: cmp("disliked") };
+  if (cache) {
+    cache.saved.reusedRows += reusedRows;
+    cache.saved.gate += savedTokenBlocks;
+  }
+  return {
+    kl: kl(klServ),
+    recent: kl(klBaseRecent),
+    heldBack: kl(klBaseHeld),
+    liked: cmp("liked"),
+    disliked: cmp("disliked"),
+    ...(cache ? { reuse: { reusedRows, savedTokenBlocks } } : {}),
+  };
 }

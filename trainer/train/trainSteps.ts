@@ -13,6 +13,9 @@ import type { AdamW } from "../optim/adamw.js";
 import { readBack } from "./readBack.js";
 import type { PreparedSample } from "./tokenize.js";
 import { WorkMeter } from "./workMeter.js";
+import { BASE, seqKey, type PassCache } from "./passCache.js";
+// A cycle: gateScores.ts (the gate) imports microBatches from here, the anchor its scoredHidden (both used in functions only).
+import { scoredHidden } from "./gateScores.js";
 
 export interface TrainOptions {
   method: Method;
@@ -41,6 +44,13 @@ export interface TrainOptions {
    * keptBlocksAt). 0 (default): every block is recomputed.
    */
   keptBlocks?: number | ((seqs: number, T: number) => number);
+  /**
+   * The warm process's pass cache (passCache.ts): the anchor's base log-probs and the teachers'
+   * are computed once and reused by later steps and runs, and the first step keeps the scored
+   * rows of the run-start adapter (and the anchor pass the base model's) for the gate.
+   * Absent: every step computes everything.
+   */
+  cache?: PassCache;
 }
 
 /** What one step did; the CLI prints it and metrics.json keeps it. */
@@ -68,6 +78,8 @@ export interface StepMetrics {
    * the step's micro-batches); the rest were recomputed.
    */
   keptBlocks?: number;
+  /** Token-blocks of anchor and teacher passes the pass cache saved in this step (with a cache). */
+  savedTokenBlocks?: number;
 }
 
 export interface TrainState {
@@ -132,6 +144,8 @@ export async function trainSteps(state: TrainState, samples: readonly PreparedSa
   }
   const batchSize = Math.min(opts.batchSize ?? 8, pool.length);
   const out: StepMetrics[] = [];
+  // The run's first step runs under the adapter the run starts from: its fingerprint names the rows it keeps.
+  if (opts.cache && opts.steps > 0) await opts.cache.beginRun(state.lora);
   for (let i = 0; i < opts.steps; i++) {
     if (hooks.signal?.aborted) break;
     const t0 = performance.now();
@@ -139,7 +153,7 @@ export async function trainSteps(state: TrainState, samples: readonly PreparedSa
     const batchSamples = Array.from({ length: batchSize }, (_, j) => pool[(first + j) % pool.length]);
     const onProgress = hooks.onProgress;
     const meter = onProgress ? new WorkMeter(stepWork(state.model, batchSamples, opts), (f) => onProgress(i + f, opts.steps), hooks.progressEveryMs) : null;
-    const m = await step(state, batchSamples, opts, meter?.tick);
+    const m = await step(state, batchSamples, opts, i === 0, meter?.tick);
     const seconds = (performance.now() - t0) / 1000;
     const metrics: StepMetrics = { ...m, seconds, tokensPerSecond: m.tokens / Math.max(seconds, 1e-9) };
     out.push(metrics);
@@ -216,12 +230,36 @@ export function stepWork(model: BaseModel, batchSamples: readonly PreparedSample
     // Forward, backward and (for the blocks not kept) the recompute, per block; summed over blocks below.
     const kept = keptOf(model, opts, group.length, Math.max(0, ...group.map((s) => s.tokens.length)));
     work += (3 - kept / model.config.nLayer) * gridTokens(group);
+    const cache = opts.cache;
+    // With a cache, only the passes over what it has not scored yet (the base teacher's and the anchor's share one store).
+    const baseScored = new Set<string>();
+    const unscored = <S extends { tokens: number[]; promptLength: number }>(seqs: S[], base: boolean): S[] =>
+      !cache
+        ? seqs
+        : seqs.filter((s) => {
+            const key = seqKey(s.tokens, s.promptLength);
+            if (base ? cache.hasBaseLp(key) || baseScored.has(key) : cache.hasRunLp(key)) return false;
+            if (base) baseScored.add(key);
+            return true;
+          });
     const hinted = group.filter((s) => s.teachers.length > 0);
     if (hinted.length > 0 && opts.method === "topk") {
       // Each candidate hint scored alone when there are several, then the chosen one (its length taken as the first's).
       for (const s of hinted) work += (s.teachers.length > 1 ? s.teachers.reduce((a, t) => a + t.tokens.length, 0) : 0) + s.teachers[0].tokens.length;
-    } else if (hinted.length > 0 && opts.method !== "binary") work += gridTokens(hinted.map((s) => s.teachers[0]));
-    if ((opts.ppo?.klBeta ?? 0) > 0) work += gridTokens(group.map((s) => (opts.method !== "binary" && s.teachers.length > 0 ? s.teachers[0] : s)));
+    } else if (hinted.length > 0 && opts.method !== "binary")
+      work += gridTokens(
+        unscored(
+          hinted.map((s) => s.teachers[0]),
+          opts.teacher === "base",
+        ),
+      );
+    if ((opts.ppo?.klBeta ?? 0) > 0)
+      work += gridTokens(
+        unscored(
+          group.map((s) => anchorOf(opts.method, s)),
+          true,
+        ),
+      );
   }
   return work * model.config.nLayer;
 }
@@ -265,7 +303,7 @@ interface GroupResult {
   keptBlocks: number;
 }
 
-async function step(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions, tick?: Tick): Promise<StepCore> {
+async function step(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions, firstStep: boolean, tick?: Tick): Promise<StepCore> {
   const { lora, optimizer } = state;
   const len = (s: PreparedSample) => s.tokens.length - s.promptLength;
   const totals: StepTotals = { rlTokens: 0, topkTokens: 0 };
@@ -280,9 +318,10 @@ async function step(state: TrainState, batchSamples: PreparedSample[], opts: Tra
   let trained = 0;
   let absSum = 0;
   let kept = Infinity;
+  const saved = { tokenBlocks: 0 };
   try {
     for (const group of microBatches(batchSamples, opts.microBatchTokens ?? Infinity)) {
-      const r = await groupPass(state, group, opts, totals, tick);
+      const r = await groupPass(state, group, opts, totals, firstStep, saved, tick);
       kept = Math.min(kept, r.keptBlocks);
       trained += r.trained;
       absSum += r.absSum;
@@ -319,6 +358,7 @@ async function step(state: TrainState, batchSamples: PreparedSample[], opts: Tra
       tokens: batchSamples.reduce((a, s) => a + s.tokens.length, 0),
       meanAbsAdvantage: trained > 0 ? absSum / trained : 0,
       keptBlocks: Number.isFinite(kept) ? kept : 0,
+      ...(opts.cache ? { savedTokenBlocks: saved.tokenBlocks } : {}),
     };
   } finally {
     tf.dispose([...Object.values(sum), ...scalars]);
@@ -343,6 +383,11 @@ interface Group {
   /** Keeps a tensor until the pass ends (freed in groupPass's finally). */
   own: <T extends tf.Tensor>(t: T) => T;
   tick?: Tick;
+  cache?: PassCache;
+  /** The run's first step: its forward runs under the run-start adapter. */
+  firstStep: boolean;
+  /** Token-blocks the cache saved in this step (added to). */
+  saved: { tokenBlocks: number };
 }
 
 /** Phase 1's outputs: the student's log-probs and what the head gradient and top-k need of its forward. */
@@ -357,7 +402,15 @@ interface StudentForward {
 }
 
 /** Forward, teacher passes, loss gradient and backward of one micro-batch. */
-async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts: TrainOptions, totals: StepTotals, tick?: Tick): Promise<GroupResult> {
+async function groupPass(
+  state: TrainState,
+  batchSamples: PreparedSample[],
+  opts: TrainOptions,
+  totals: StepTotals,
+  firstStep: boolean,
+  saved: { tokenBlocks: number },
+  tick?: Tick,
+): Promise<GroupResult> {
   const { model, lora } = state;
   const method = opts.method;
   const plan = planBatch({ tokens: batchSamples.map((s) => s.tokens), targetStart: batchSamples.map((s) => s.promptLength) }, model.config.nVocab);
@@ -375,6 +428,9 @@ async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts
     teacherLora: opts.teacher === "base" ? null : lora,
     own: <T extends tf.Tensor>(t: T): T => (owned.push(t), t),
     tick,
+    cache: opts.cache,
+    firstStep,
+    saved,
   };
   const ctx = seqContext(model, plan.grid.B, plan.grid.T, tick);
   try {
@@ -389,7 +445,7 @@ async function groupPass(state: TrainState, batchSamples: PreparedSample[], opts
       const { teacherResp, topkTeacher } = await teacherScores(g, student.topIdsArr);
       // 3. Advantages per response token, in the batch's flat order; the anchor's reference; top-k inputs.
       const adv = advantagesOfGroup(g, student.oldResp, teacherResp);
-      const ref = anchorReference(g);
+      const ref = await anchorReference(g);
       const topkIn = topkInputs(g, student, topkTeacher, adv.rlMask);
       // 4. ∂loss/∂(log-probs), then back through the head and the blocks.
       const { gFlat, ids, lossT, clipT, klT } = lossGradient(g, student, adv, ref, topkIn, totals);
@@ -416,6 +472,14 @@ async function studentForward(g: Group, body: BodyResult): Promise<StudentForwar
   const { model } = g.state;
   const { own, plan, n, offsets, lenOf } = g;
   const h = own(tf.tidy(() => finalNorm(model, scoredRows(body.final, plan))));
+  // The run's first step runs under the adapter the run started from: the gate's serving rows when it serves.
+  if (g.cache?.runStart && g.firstStep)
+    g.cache.putRows(
+      g.cache.runStart,
+      g.samples.map((s) => seqKey(s.tokens, s.promptLength)),
+      g.samples.map((_, b) => lenOf(b)),
+      h,
+    );
   const head = headForward(model.weights, { h, ids: plan.targets, topK: g.k, expectation: true });
   own(head.lse);
   const lp = own(tf.reshape<tf.Rank.R2>(head.logprobs!, [1, n]));
@@ -445,13 +509,32 @@ async function teacherScores(
   const hinted = samples.map((s, b) => (s.teachers.length > 0 ? b : -1)).filter((b) => b >= 0);
   if (hinted.length === 0 || method === "binary") return { teacherResp, topkTeacher };
   if (method !== "topk") {
-    const tb = hinted.map((b) => samples[b].teachers[0]);
+    // With a cache: the base teacher's log-probs never change; the current policy's are the run's (its first use of the sample).
+    const cache = g.cache;
+    const keyOf = (b: number) => seqKey(samples[b].teachers[0].tokens, samples[b].teachers[0].promptLength);
+    const cached = (b: number) => (!cache ? undefined : teacherLora === null ? cache.getBaseLp(keyOf(b)) : cache.getRunLp(keyOf(b)));
+    const missing: number[] = [];
+    for (const b of hinted) {
+      const c = cached(b);
+      if (c) teacherResp[b] = Array.from(c);
+      else missing.push(b);
+    }
+    if (cache) {
+      const saved = (gridTokens(hinted.map((b) => samples[b].teachers[0])) - gridTokens(missing.map((b) => samples[b].teachers[0]))) * model.config.nLayer;
+      g.saved.tokenBlocks += saved;
+      cache.saved.teacher += saved;
+    }
+    if (missing.length === 0) return { teacherResp, topkTeacher };
+    const tb = missing.map((b) => samples[b].teachers[0]);
     const t = scoreResponses(model, teacherLora, tb, undefined, tick);
     const [arr] = await readBack([t]);
     t.dispose();
     let off = 0;
-    hinted.forEach((b) => {
-      teacherResp[b] = Array.from(arr.subarray(off, off + lenOf(b)));
+    missing.forEach((b) => {
+      const lp = arr.subarray(off, off + lenOf(b));
+      teacherResp[b] = Array.from(lp);
+      if (cache && teacherLora === null) cache.setBaseLp(keyOf(b), lp);
+      else if (cache) cache.setRunLp(keyOf(b), lp);
       off += lenOf(b);
     });
     return { teacherResp, topkTeacher };
@@ -518,13 +601,65 @@ function advantagesOfGroup(g: Group, oldResp: number[][], teacherResp: Array<num
  * is (log π_T + β log π_base)/(1 + β): the anchor pulls against the hinted teacher (on the
  * stories260K cats eval OPD stopped gaining).
  */
-function anchorReference(g: Group): tf.Tensor2D | undefined {
+async function anchorReference(g: Group): Promise<tf.Tensor2D | undefined> {
   if (!((g.opts.ppo?.klBeta ?? 0) > 0)) return undefined;
-  const refSamples = g.samples.map((s) => (g.method !== "binary" && s.teachers.length > 0 ? s.teachers[0] : s));
+  const refSamples = g.samples.map((s) => anchorOf(g.method, s));
+  if (g.cache) return cachedAnchorReference(g, g.cache, refSamples);
   const r = scoreResponses(g.state.model, null, refSamples, undefined, g.tick);
   const ref = g.own(tf.reshape<tf.Rank.R2>(r, [1, g.n]));
   r.dispose();
   return ref;
+}
+
+/** The sequence a sample's anchor scores its response on: its first teacher's when the method distils it, else its own. */
+function anchorOf(method: Method, s: PreparedSample): { tokens: number[]; promptLength: number } {
+  return method !== "binary" && s.teachers.length > 0 ? s.teachers[0] : s;
+}
+
+/**
+ * The anchor's reference through the pass cache: the base model never changes in a process, so
+ * only the samples it has not scored yet go through a base pass, and that pass (the gate's
+ * scoredHidden: body and final norm; then the head, as scorePlan runs them) also leaves each
+ * sample's own sequence's base rows for the gate.
+ */
+async function cachedAnchorReference(g: Group, cache: PassCache, refSamples: Array<{ tokens: number[]; promptLength: number }>): Promise<tf.Tensor2D> {
+  const { model } = g.state;
+  const keys = refSamples.map((r) => seqKey(r.tokens, r.promptLength));
+  const lps = keys.map((k) => cache.getBaseLp(k));
+  const missing = lps.flatMap((lp, b) => (lp ? [] : [b]));
+  const saved = (gridTokens(refSamples) - gridTokens(missing.map((b) => refSamples[b]))) * model.config.nLayer;
+  g.saved.tokenBlocks += saved;
+  cache.saved.anchor += saved;
+  if (missing.length > 0) {
+    const seqs = missing.map((b) => refSamples[b]);
+    const plan = planBatch({ tokens: seqs.map((s) => s.tokens), targetStart: seqs.map((s) => s.promptLength) }, model.config.nVocab);
+    const h = scoredHidden(model, null, plan, g.tick);
+    try {
+      // The base rows of a sample scored on its own sequence: the gate's when the turn is among its sets.
+      cache.putRows(
+        BASE,
+        missing.map((b) => (refSamples[b] === g.samples[b] ? keys[b] : null)),
+        missing.map((b) => g.lenOf(b)),
+        h,
+      );
+      const head = headForward(model.weights, { h, ids: plan.targets });
+      head.lse.dispose();
+      const [arr] = await readBack([head.logprobs!]);
+      head.logprobs!.dispose();
+      let off = 0;
+      for (const b of missing) {
+        const lp = arr.subarray(off, off + g.lenOf(b));
+        lps[b] = lp;
+        cache.setBaseLp(keys[b], lp);
+        off += g.lenOf(b);
+      }
+    } finally {
+      h.dispose();
+    }
+  }
+  const flat = new Float32Array(g.n);
+  lps.forEach((lp, b) => flat.set(lp!, g.offsets[b]));
+  return g.own(tf.tensor2d(flat, [1, g.n]));
 }
 
 /** Top-k OPD inputs [1, n, k] at the student's top-k ids (lp_old there = this forward's). */
