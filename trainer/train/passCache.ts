@@ -51,7 +51,7 @@ export async function loraFingerprint(lora: LoraParams): Promise<string> {
   for (const key of [...lora.pairs.keys()].sort()) {
     const p = lora.pairs.get(key)!;
     const [a, b] = (await Promise.all([p.a.data(), p.b.data()])) as Float32Array[];
-    h.update(`${key} ${p.a.shape} ${p.b.shape};`);
+    h.update(`${key} ${p.a.shape.join("x")} ${p.b.shape.join("x")};`);
     h.update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
     h.update(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
   }
@@ -189,7 +189,7 @@ export class PassCache {
     keys.forEach((key, i) => {
       const n = lengths[i];
       if (key !== null && n > 0 && !this.rows.has(`${fingerprint}|${key}`)) {
-        const t = tf.keep(tf.slice<tf.Tensor2D>(h, [off, 0], [n, D]));
+        const t = tf.keep(tf.slice(h, [off, 0], [n, D]));
         this.rows.set(`${fingerprint}|${key}`, t, n * D * 4);
       }
       off += n;
