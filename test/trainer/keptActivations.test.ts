@@ -38,7 +38,7 @@ function randomLora(m: BaseModel, seed: number): LoraParams {
 /** LoRA gradients of Σ log p(scored tokens) with the last `kept` blocks' activations kept. */
 async function gradsWith(m: BaseModel, lora: LoraParams, tokens: number[][], starts: number[], kept: number): Promise<Map<string, Float32Array>> {
   const plan = planBatch({ tokens, targetStart: starts }, m.config.nVocab);
-  const ctx = seqContext(m, plan.grid.B, plan.grid.T);
+  const ctx = seqContext(m, plan.grid);
   try {
     const body = runBody(m, lora, plan.grid, ctx, true, kept);
     assert.equal(body.tapes?.filter(Boolean).length ?? 0, keptBlocksFor(m, kept));

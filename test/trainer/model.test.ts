@@ -58,7 +58,8 @@ function fullOutput(m: BaseModel): tf.Tensor2D {
  * full logits, tf.logSoftmax, one-hot selection (gather's gradient needs a kernel wasm lacks).
  */
 function plainSumLogProb(tokens: number[][], starts: number[]): tf.Scalar {
-  const plan = planBatch({ tokens, targetStart: starts }, model.config.nVocab);
+  // A padded grid (the layout before packing): the reference for the packed rows ourGrads runs.
+  const plan = planBatch({ tokens, targetStart: starts }, model.config.nVocab, { packed: false });
   const { B, T } = plan.grid;
   const ctx = seqContext(model, B, T);
   let x = model.weights.embed(plan.grid.ids);
@@ -88,7 +89,7 @@ async function arr<T>(t: tf.Tensor): Promise<T> {
 /** Our path: forward keeping block inputs, sliced head with E_p[W], head gradient, block-by-block backward. */
 async function ourGrads(m: BaseModel, tokens: number[][], starts: number[]): Promise<{ value: number; grads: Map<string, tf.Tensor2D> }> {
   const plan = planBatch({ tokens, targetStart: starts }, m.config.nVocab);
-  const ctx = seqContext(m, plan.grid.B, plan.grid.T);
+  const ctx = seqContext(m, plan.grid);
   try {
     const body = runBody(m, lora, plan.grid, ctx, true);
     const h = tf.tidy(() => finalNorm(m, scoredRows(body.final, plan)));

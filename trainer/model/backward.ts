@@ -12,7 +12,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "./base-model.js";
 import { blockForward, rmsNorm, type BlockLora, type SeqContext } from "./block.js";
-import { layOut, scoredRows, type BatchPlan } from "./logprobs.js";
+import { onRows, scoredRows, type BatchPlan } from "./logprobs.js";
 import { rebindKept, type KeptBlock } from "./forward.js";
 import { disposeRecorded, replayGrads } from "./tape.js";
 import { LINEAR_NAMES, type LinearName } from "./weights.js";
@@ -32,13 +32,13 @@ export function backwardBody(
   dh: tf.Tensor2D,
   ctx: SeqContext,
 ): LoraGrads {
-  const { nEmbd, rmsEps } = model.config;
+  const { rmsEps } = model.config;
   const grads: LoraGrads = new Map();
-  // Through the final norm (rows only), then back onto the [B*T] grid (zeros where unscored).
+  // Through the final norm (scored rows only), then back onto the batch's rows (zeros where unscored).
   let dy = tf.tidy(() => {
     const rows = scoredRows(body.final, plan);
     const [dRows] = tf.grads((r: tf.Tensor) => rmsNorm(r as tf.Tensor2D, model.weights.outputNorm, rmsEps))([rows], dh);
-    return tf.reshape<tf.Rank.R2>(layOut(dRows, plan, [nEmbd], 1), [-1, nEmbd]);
+    return onRows(dRows as tf.Tensor2D, plan);
   });
   body.final.dispose();
   try {
@@ -61,7 +61,7 @@ export function backwardBody(
         } finally {
           model.weights.releaseLayer(w);
         }
-        ctx.tick?.(ctx.B * ctx.T);
+        ctx.tick?.(ctx.rows);
       } else {
         try {
           const f = (x: tf.Tensor, ...ab: tf.Tensor[]) => {
@@ -73,7 +73,7 @@ export function backwardBody(
         } finally {
           model.weights.releaseLayer(w);
         }
-        ctx.tick?.(2 * ctx.B * ctx.T);
+        ctx.tick?.(2 * ctx.rows);
       }
       body.inputs[l].dispose();
       dy.dispose();

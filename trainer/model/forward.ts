@@ -8,24 +8,71 @@ import * as tf from "@tensorflow/tfjs-core";
 import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "./base-model.js";
 import { blockForward, causalMask, rmsNorm, type BlockLora, type SeqContext } from "./block.js";
-import { ropeTables } from "./rope.js";
+import { ropeRows } from "./rope.js";
 import { disposeRecorded, recordForward, type RecordedForward } from "./tape.js";
 import { LINEAR_NAMES, type LayerWeights } from "./weights.js";
 
 export { rmsNorm } from "./block.js";
 
-/** Token ids of a right-padded batch, row-major [B, T]. */
+/**
+ * Token ids of a batch as the rows of one matrix: sequence b at rows [offsets[b], offsets[b] +
+ * lens[b]). Packed (logprobs.ts planBatch's default on wasm and cpu), each sequence holds only
+ * its own tokens, one after another, and every linear layer multiplies real tokens only; padded
+ * (row-major [B, T], right-padded with id 0), lens are all T.
+ */
 export interface TokenGrid {
+  /** [rows] */
   ids: Int32Array;
+  /** Sequences. */
   B: number;
+  /** The longest sequence. */
   T: number;
+  offsets: number[];
+  lens: number[];
+  /** Σ lens: B·T when padded. */
+  rows: number;
+  packed: boolean;
 }
 
-/** Shared per-batch tensors (RoPE tables, causal mask); dispose() frees them. `tick`: see SeqContext. */
-export function seqContext(model: BaseModel, B: number, T: number, tick?: (tokenBlocks: number) => void): SeqContext & { dispose(): void } {
-  const { cos, sin } = ropeTables(model.config, T, model.weights.ropeFreqFactors);
-  const mask = causalMask(T);
-  return { config: model.config, B, T, cos, sin, mask, rounding: null, tick, dispose: () => tf.dispose([cos, sin, mask]) };
+/** The layout of a padded grid of B sequences of T tokens (offsets b·T, lens T). */
+export function paddedLayout(B: number, T: number): Pick<TokenGrid, "B" | "T" | "offsets" | "lens" | "rows" | "packed"> {
+  return { B, T, offsets: Array.from({ length: B }, (_, b) => b * T), lens: new Array<number>(B).fill(T), rows: B * T, packed: false };
+}
+
+type Tick = (tokenBlocks: number) => void;
+
+/**
+ * Shared per-batch tensors (RoPE per row, a causal mask per sequence length) for `grid`'s
+ * layout, or for a padded grid of B × T (`seqContext(model, B, T)`); dispose() frees them.
+ * `tick`: see SeqContext.
+ */
+export function seqContext(model: BaseModel, grid: Pick<TokenGrid, "offsets" | "lens" | "B" | "T" | "rows">, tick?: Tick): SeqContext & { dispose(): void };
+export function seqContext(model: BaseModel, B: number, T: number, tick?: Tick): SeqContext & { dispose(): void };
+export function seqContext(
+  model: BaseModel,
+  a: Pick<TokenGrid, "offsets" | "lens" | "B" | "T" | "rows"> | number,
+  b?: number | Tick,
+  c?: Tick,
+): SeqContext & { dispose(): void } {
+  const lay = typeof a === "number" ? paddedLayout(a, b as number) : a;
+  const tick = typeof a === "number" ? c : (b as Tick | undefined);
+  const { cos, sin } = ropeRows(model.config, lay.lens, model.weights.ropeFreqFactors);
+  const masks = new Map<number, tf.Tensor2D>();
+  for (const len of lay.lens) if (len > 0 && !masks.has(len)) masks.set(len, causalMask(len));
+  return {
+    config: model.config,
+    B: lay.B,
+    T: lay.T,
+    rows: lay.rows,
+    offsets: lay.offsets,
+    lens: lay.lens,
+    cos,
+    sin,
+    masks,
+    rounding: null,
+    tick,
+    dispose: () => tf.dispose([cos, sin, ...masks.values()]),
+  };
 }
 
 /** Block `l`'s slice of the adapter (null when there is none). */
@@ -45,7 +92,7 @@ export function runBlock(model: BaseModel, lora: LoraParams | null, l: number, x
   try {
     const rounding = model.activationRounding === "llama.cpp-cpu" ? model.weights.types[l] : null;
     const y = tf.tidy(() => blockForward(x, w, blockLora(lora, l), { ...ctx, rounding }));
-    ctx.tick?.(ctx.B * ctx.T);
+    ctx.tick?.(ctx.rows);
     return y;
   } finally {
     model.weights.releaseLayer(w);
@@ -69,7 +116,7 @@ function recordBlock(model: BaseModel, lora: LoraParams, l: number, x: tf.Tensor
   try {
     const rounding = model.activationRounding === "llama.cpp-cpu" ? model.weights.types[l] : null;
     const rec = recordForward(() => blockForward(x, holder, blockLora(lora, l), { ...ctx, rounding }));
-    ctx.tick?.(ctx.B * ctx.T);
+    ctx.tick?.(ctx.rows);
     return { ...rec, weights: holder };
   } finally {
     model.weights.releaseLayer(w);
@@ -91,7 +138,7 @@ export function keptBlocksFor(model: BaseModel, asked: number | undefined): numb
 }
 
 export interface BodyResult {
-  /** Output of the last block [B*T, nEmbd], before the final norm. */
+  /** Output of the last block [rows, nEmbd], before the final norm. */
   final: tf.Tensor2D;
   /** Input of each block (when asked to keep them), block 0's being the embeddings. */
   inputs: tf.Tensor2D[] | null;
@@ -110,11 +157,12 @@ export function disposeBody(body: BodyResult): void {
 
 /**
  * Runs every block without a gradient tape. Returned tensors belong to the caller.
- * With `keepInputs`, each block's input is kept for backward.ts (n_layer × B·T × nEmbd floats).
+ * With `keepInputs`, each block's input is kept for backward.ts (n_layer × rows × nEmbd floats).
  * With `keptBlocks` > 0 (and an adapter), the last `keptBlocks` blocks run with the tape on and
  * keep their activations too (keptBlocksFor bounds it).
  */
 export function runBody(model: BaseModel, lora: LoraParams | null, grid: TokenGrid, ctx: SeqContext, keepInputs: boolean, keptBlocks = 0): BodyResult {
+  if (grid.rows !== ctx.rows || grid.ids.length !== grid.rows) throw new Error(`runBody: the batch has ${grid.rows} rows but its context ${ctx.rows}`);
   let x = model.weights.embed(grid.ids);
   const inputs: tf.Tensor2D[] | null = keepInputs ? [] : null;
   const nLayer = model.config.nLayer;
@@ -145,12 +193,12 @@ export function runBody(model: BaseModel, lora: LoraParams | null, grid: TokenGr
 }
 
 /**
- * Final hidden states [B*T, nEmbd] (after the output norm) for a right-padded batch (with a
- * causal mask, padding after a sequence never affects its real positions). No tape: use
- * backward.ts for gradients.
+ * Final hidden states [rows, nEmbd] (after the output norm) of a batch's rows (a padded grid's
+ * padding comes after each sequence: with a causal mask it never affects the real positions).
+ * No tape: use backward.ts for gradients.
  */
 export function hiddenStates(model: BaseModel, lora: LoraParams | null, grid: TokenGrid): tf.Tensor2D {
-  const ctx = seqContext(model, grid.B, grid.T);
+  const ctx = seqContext(model, grid);
   try {
     const { final } = runBody(model, lora, grid, ctx, false);
     return tf.tidy(() => {

@@ -6,11 +6,8 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { ModelConfig } from "../../models/arch/config.js";
 
-/**
- * cos and sin tables [T, nRot/2] for positions 0..T-1, computed like ggml (f32 theta steps);
- * `freqFactors` (Llama 3.x `rope_freqs.weight`) divide each pair's angle, as ggml does.
- */
-export function ropeTables(config: ModelConfig, T: number, freqFactors?: Float32Array): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
+/** cos and sin [T, nRot/2] for positions 0..T-1 as flat arrays (ggml's f32 theta steps; see ropeTables). */
+function ropeArrays(config: ModelConfig, T: number, freqFactors?: Float32Array): { cos: Float32Array; sin: Float32Array } {
   const half = config.ropeDim / 2;
   const cos = new Float32Array(T * half);
   const sin = new Float32Array(T * half);
@@ -26,11 +23,41 @@ export function ropeTables(config: ModelConfig, T: number, freqFactors?: Float32
       theta = Math.fround(theta * thetaScale);
     }
   }
+  return { cos, sin };
+}
+
+/**
+ * cos and sin tables [T, nRot/2] for positions 0..T-1, computed like ggml (f32 theta steps);
+ * `freqFactors` (Llama 3.x `rope_freqs.weight`) divide each pair's angle, as ggml does.
+ */
+export function ropeTables(config: ModelConfig, T: number, freqFactors?: Float32Array): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
+  const { cos, sin } = ropeArrays(config, T, freqFactors);
+  const half = config.ropeDim / 2;
   return { cos: tf.tensor2d(cos, [T, half]), sin: tf.tensor2d(sin, [T, half]) };
 }
 
 /**
- * Rotates x [B, T, H, D] with tables for T positions (broadcast over batch and heads).
+ * cos and sin per row [Σ lens, nRot/2] of sequences laid one after another, each sequence's
+ * positions starting at 0 (a packed batch; a padded one is `lens` all equal to its width).
+ */
+export function ropeRows(config: ModelConfig, lens: readonly number[], freqFactors?: Float32Array): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
+  const half = config.ropeDim / 2;
+  const table = ropeArrays(config, Math.max(0, ...lens), freqFactors);
+  const rows = lens.reduce((a, l) => a + l, 0);
+  const cos = new Float32Array(rows * half);
+  const sin = new Float32Array(rows * half);
+  let off = 0;
+  for (const len of lens) {
+    cos.set(table.cos.subarray(0, len * half), off * half);
+    sin.set(table.sin.subarray(0, len * half), off * half);
+    off += len;
+  }
+  return { cos: tf.tensor2d(cos, [rows, half]), sin: tf.tensor2d(sin, [rows, half]) };
+}
+
+/**
+ * Rotates x [B, T, H, D] with tables for T positions (broadcast over batch and heads): a
+ * padded grid with ropeTables, or a packed batch as [1, rows, H, D] with ropeRows.
  */
 export function applyRope(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, config: ModelConfig): tf.Tensor4D {
   const [B, T, H, D] = x.shape;

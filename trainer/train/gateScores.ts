@@ -32,7 +32,7 @@ function plan(model: BaseModel, seqs: ScoredSeq[]): BatchPlan {
 
 /** Final-normed scored rows of a planned batch under `lora`, [n, nEmbd] (scorePlan's, before the head). */
 export function scoredHidden(model: BaseModel, lora: LoraParams | null, p: BatchPlan, tick?: (tokenBlocks: number) => void): tf.Tensor2D {
-  const ctx = seqContext(model, p.grid.B, p.grid.T, tick);
+  const ctx = seqContext(model, p.grid, tick);
   try {
     const { final } = runBody(model, lora, p.grid, ctx, false);
     const h = tf.tidy(() => finalNorm(model, scoredRows(final, p)));
@@ -213,7 +213,7 @@ export async function gateFigures(
           servingCached,
           baseCached,
           headBlocks,
-          tokenBlocks: passes * p.grid.B * p.grid.T * model.config.nLayer + headPasses * headBlocks,
+          tokenBlocks: passes * p.grid.rows * model.config.nLayer + headPasses * headBlocks,
         },
       ];
     }),

@@ -8,7 +8,7 @@ import { backwardBody } from "../model/backward.js";
 import type { BaseModel } from "../model/base-model.js";
 import { disposeBody, keptBlocksFor, runBody, seqContext, type BodyResult } from "../model/forward.js";
 import { headForward, headGradient, type HeadResult } from "../model/head.js";
-import { finalNorm, planBatch, scorePlan, scoredRows, type BatchPlan } from "../model/logprobs.js";
+import { finalNorm, layoutTokens, paddedEquivalent, planBatch, scorePlan, scoredRows, type BatchPlan } from "../model/logprobs.js";
 import type { AdamW } from "../optim/adamw.js";
 import { readBack } from "./readBack.js";
 import type { PreparedSample } from "./tokenize.js";
@@ -32,7 +32,8 @@ export interface TrainOptions {
   /** k of top-k select. Default 4. */
   topK?: number;
   /**
-   * Most tokens (padded sequences × length) one forward/backward holds: a step's batch is split
+   * Most tokens one forward/backward holds (rows in planBatch's layout: real tokens when packed,
+   * sequences × the longest when padded): a step's batch is split
    * into micro-batches whose gradients add up to the whole batch's (the memory plan sets it).
    * Default: no split.
    */
@@ -194,28 +195,27 @@ function scoreResponses(
   return head.logprobs!;
 }
 
-/** Splits a batch (in order) into micro-batches of at most `budget` padded tokens (a longer sample goes alone). */
+/**
+ * Splits a batch (in order) into micro-batches of at most `budget` tokens as planBatch lays them
+ * out (packed: real tokens; padded: sequences × the longest); a longer sample goes alone.
+ */
 export function microBatches<T extends { tokens: readonly number[] }>(samples: readonly T[], budget: number): T[][] {
   const out: T[][] = [];
   let cur: T[] = [];
-  let maxLen = 0;
   for (const s of samples) {
-    const len = Math.max(maxLen, s.tokens.length);
-    if (cur.length > 0 && len * (cur.length + 1) > budget) {
+    if (cur.length > 0 && gridTokens([...cur, s]) > budget) {
       out.push(cur);
       cur = [];
-      maxLen = 0;
     }
     cur.push(s);
-    maxLen = Math.max(maxLen, s.tokens.length);
   }
   if (cur.length > 0) out.push(cur);
   return out;
 }
 
-/** Padded tokens of the batch these sequences make (planBatch's grid). */
+/** Tokens (rows) of the batch these sequences make in planBatch's layout: real tokens when packed. */
 function gridTokens(seqs: ReadonlyArray<{ tokens: readonly number[] }>): number {
-  return seqs.length * Math.max(0, ...seqs.map((s) => s.tokens.length));
+  return layoutTokens(seqs.map((s) => s.tokens.length));
 }
 
 /**
@@ -228,7 +228,11 @@ export function stepWork(model: BaseModel, batchSamples: readonly PreparedSample
 
   for (const group of microBatches(batchSamples, opts.microBatchTokens ?? Infinity)) {
     // Forward, backward and (for the blocks not kept) the recompute, per block; summed over blocks below.
-    const kept = keptOf(model, opts, group.length, Math.max(0, ...group.map((s) => s.tokens.length)));
+    const kept = keptOf(
+      model,
+      opts,
+      group.map((s) => s.tokens.length),
+    );
     work += (3 - kept / model.config.nLayer) * gridTokens(group);
     const cache = opts.cache;
     // With a cache, only the passes over what it has not scored yet (the base teacher's and the anchor's share one store).
@@ -264,9 +268,13 @@ export function stepWork(model: BaseModel, batchSamples: readonly PreparedSample
   return work * model.config.nLayer;
 }
 
-/** Blocks a micro-batch of `seqs` × `T` tokens keeps (opts.keptBlocks, bounded by the model's blocks). */
-function keptOf(model: BaseModel, opts: TrainOptions, seqs: number, T: number): number {
+/**
+ * Blocks a micro-batch of sequences of these lengths keeps (opts.keptBlocks, bounded by the
+ * model's blocks); the memory plan is asked for the padded batch that bounds it (paddedEquivalent).
+ */
+function keptOf(model: BaseModel, opts: TrainOptions, lens: readonly number[]): number {
   const k = opts.keptBlocks;
+  const { seqs, T } = paddedEquivalent(lens);
   return keptBlocksFor(model, typeof k === "function" ? k(seqs, T) : k);
 }
 
@@ -432,11 +440,15 @@ async function groupPass(
     firstStep,
     saved,
   };
-  const ctx = seqContext(model, plan.grid.B, plan.grid.T, tick);
+  const ctx = seqContext(model, plan.grid, tick);
   try {
     // 1. Forward with the current adapter, keeping each block's input for the backward pass
     //    (and, for the last opts.keptBlocks blocks, their activations: no recompute).
-    const keptBlocks = keptOf(model, opts, plan.grid.B, plan.grid.T);
+    const keptBlocks = keptOf(
+      model,
+      opts,
+      batchSamples.map((s) => s.tokens.length),
+    );
     const body = runBody(model, lora, plan.grid, ctx, true, keptBlocks);
     let bodyAlive = true;
     try {
