@@ -1,9 +1,9 @@
 import type { Evaluation } from "../../../trainer/protocol.js";
-import type { FluencyMeasure } from "../inference/fluencyProbe.js";
+import type { FluencyMeasure, ProbePrompt } from "../inference/fluencyProbe.js";
 import { firstNonFiniteTensor } from "../../../models/gguf/finiteWeights.js";
 import { evalSets, probePrompts } from "./evalSets.js";
 import { GATE_DEFAULTS, gateVerdict, type FluencyCheck, type GateResult } from "./gate.js";
-import type { SupervisorContext } from "./supervisorTypes.js";
+import type { SupervisorContext, SupervisorOptions } from "./supervisorTypes.js";
 import type { WorkerClient } from "./workerClient.js";
 
 /** Judging a candidate the trainer holds (a trained run's or an import's): its figures, then the gate's verdict. */
@@ -35,6 +35,28 @@ export async function gateOf(ctx: SupervisorContext, ev: Evaluation, adapterPath
   return fluency.error ? { ...full, verdict: "rejected", reasons: [...full.reasons, fluency.error] } : full;
 }
 
+/** The prompts the gate's fluency check samples now: a few recent and held-back ones (evalSets.ts probePrompts). */
+function gateProbePrompts(o: SupervisorOptions): ProbePrompt[] {
+  return probePrompts(o.store, o.probePrompts ?? 8, o.probeSamples ?? 4, o.probeMaxTokens ?? 64);
+}
+
+/**
+ * Has the fluency probe sample and score, ahead, the base model's own answers to the prompts the
+ * gate would pick now (they do not depend on the candidate), so that a run's fluency check
+ * samples only the candidate's answers. Called while learning waits for samples (runLoop.ts
+ * kick); the probe gives way to chat, and to the gate itself, and replaces its list on each call.
+ */
+export function prepareFluency(ctx: SupervisorContext): void {
+  const probe = ctx.o.probe;
+  if (!probe?.prepare || ctx.stopping) return;
+  try {
+    probe.prepare(gateProbePrompts(ctx.o));
+  } catch (e) {
+    // The turn log could not be read: the gate samples every answer itself, as it would have.
+    console.warn(`the fluency probe's answers ahead: ${(e as Error).message}`);
+  }
+}
+
 /**
  * The gate's fluency figures for a candidate: its own answers to a few recent and held-back
  * prompts (at the settings they were served with, fixed seeds), scored by the base model, vs
@@ -47,7 +69,7 @@ async function measureFluency(
   margin: number,
 ): Promise<{ check: FluencyCheck | null; error?: string }> {
   const { o } = ctx;
-  const prompts = probePrompts(o.store, o.probePrompts ?? 8, o.probeSamples ?? 4, o.probeMaxTokens ?? 64);
+  const prompts = gateProbePrompts(o);
   if (prompts.length === 0) return { check: null };
   try {
     // Sampling stops once the verdict is clear (sequentialFluency.ts), unless the supervisor asks for every answer.

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { SamplePool } from "./pool.js";
 import { modelFileOf } from "./checkpoints.js";
-import { evaluateCandidate, gateOf } from "./publishGate.js";
+import { evaluateCandidate, gateOf, prepareFluency } from "./publishGate.js";
 import type { SupervisorContext } from "./supervisorTypes.js";
 import { runBatchSize, runLearningRate } from "./trainOptions.js";
 import { hostAvailableBytes } from "../../../models/plan/available.js";
@@ -64,6 +64,8 @@ export class RunLoop {
     if (st.state !== "idle") return;
     const ready = o.pool.ready();
     st.samplesWaiting = ready.length;
+    // Samples are coming: the gate's fluency probe samples the base model's answers ahead (publishGate.ts prepareFluency).
+    if (o.startAhead !== false && ready.length >= Math.max(1, o.startAhead ?? 1) && !this.memoryShort()) prepareFluency(ctx);
     const batchSize = o.store.settings.batchSize;
     const auto = o.store.settings.autoLearn && ready.length >= batchSize;
     if (!auto && !(this.runRequested && ready.length > 0)) {

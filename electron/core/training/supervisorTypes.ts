@@ -55,6 +55,8 @@ export interface SupervisorOptions {
    * samples are ready, before a run is due, so the run does not wait for it; it stays up
    * between runs. Not when memory is short (below `lowMemoryBytes`, or below what the trainer's
    * plan needs on the host, once known). Default 1; false: it starts when a run is due.
+   * Then too the gate's fluency probe samples the base model's answers ahead (its `prepare`);
+   * false: the gate samples them.
    */
   startAhead?: number | false;
   /** Memory available on the machine below which an idle trainer is stopped, its memory given back (default 512 MiB); it starts again when there is work. */
