@@ -124,6 +124,27 @@ describe("pass cache", () => {
     });
   }
 
+  test("the progress plans only the passes that run: each step ends at the meter's cap with its last pass", async () => {
+    for (const teacher of ["base", "current"] as const) {
+      const cache = new PassCache();
+      const st = fresh();
+      const seen: number[] = [];
+      await trainSteps(
+        st,
+        batch(),
+        { method: "combined", steps: 3, batchSize: 5, teacher, microBatchTokens: 24, ppo: { klBeta: 0.1 }, cache },
+        { onProgress: (done) => seen.push(done), progressEveryMs: 0 },
+      );
+      for (const i of [0, 1, 2]) {
+        const inStep = seen.filter((d) => d >= i && d < i + 1);
+        assert.ok(Math.abs(inStep.at(-1)! - (i + 0.99)) < 1e-9, `teacher ${teacher}, step ${i + 1} ended at ${inStep.at(-1)}`);
+        assert.ok(inStep.at(-2)! < i + 0.99 - 1e-9, `teacher ${teacher}, step ${i + 1} reached the cap early (${inStep.join(", ")})`);
+      }
+      drop(st);
+      cache.dispose();
+    }
+  });
+
   test("teacher 'current': a run scores each teacher once, in its first step; the next run scores them again", async () => {
     const cache = new PassCache();
     const st = fresh();
@@ -173,7 +194,16 @@ describe("pass cache", () => {
       heldBack: heldBack().map(asSeq),
     };
     const cand2 = await loraFingerprint(st.lora);
-    const f2 = await gateFigures(model, st.lora, serving, sets2, { cache, servingFingerprint: servFp, candidateFingerprint: cand2 });
+    const seen: number[] = [];
+    const f2 = await gateFigures(model, st.lora, serving, sets2, {
+      cache,
+      servingFingerprint: servFp,
+      candidateFingerprint: cand2,
+      onProgress: (x) => seen.push(x),
+      progressEveryMs: 0,
+    });
+    // The progress planned only the passes that ran: the last one reaches the cap, and only the last.
+    assert.ok(Math.abs(seen.at(-1)! - 0.99) < 1e-9 && seen.at(-2)! < 0.99 - 1e-9, seen.join(", "));
     const u2 = await gateFigures(model, st.lora, serving, sets2);
     sameFigures(f2, u2, "cycle 2");
     // Every sequence's serving rows were cached: the trained ones from step 1, the others from the last gate's candidate pass.
