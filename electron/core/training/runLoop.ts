@@ -4,7 +4,7 @@ import path from "node:path";
 import type { SamplePool } from "./pool.js";
 import { modelFileOf } from "./checkpoints.js";
 import { evaluateCandidate, gateOf, prepareFluency } from "./publishGate.js";
-import type { SupervisorContext } from "./supervisorTypes.js";
+import { DEFAULT_STEPS_PER_RUN, type SupervisorContext } from "./supervisorTypes.js";
 import { runBatchSize, runLearningRate } from "./trainOptions.js";
 import { hostAvailableBytes } from "../../../models/plan/available.js";
 import { WorkerExitError, type WorkerClient } from "./workerClient.js";
@@ -141,7 +141,7 @@ export class RunLoop {
   private train(w: WorkerClient, batch: Batch, runId: string, staging: string): Promise<{ loss: number; totalSteps: number }> {
     const { ctx } = this;
     const { o, st } = ctx;
-    const steps = o.stepsPerRun ?? 4;
+    const steps = o.stepsPerRun ?? DEFAULT_STEPS_PER_RUN;
     st.runId = runId;
     st.step = 0;
     st.steps = steps;

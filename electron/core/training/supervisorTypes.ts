@@ -15,6 +15,13 @@ import type { Serving } from "./serving.js";
 import type { TrainerProcess } from "./trainerProcess.js";
 import type { RunLoop } from "./runLoop.js";
 
+/**
+ * Optimizer steps per learning cycle, each over the whole batch (docs/method.md, "Steps per
+ * cycle": chosen by learning gain per unit of training work on the stories260K eval). The eval's
+ * scenarios, the doctor's cycle estimate and bench/learning-cycle.ts follow it.
+ */
+export const DEFAULT_STEPS_PER_RUN = 4;
+
 /** What the supervisor needs from the inference engine. */
 export interface AdapterTarget {
   swapAdapter(adapterPath: string | null, version: string): Promise<SwapResult>;
@@ -27,7 +34,7 @@ export interface SupervisorOptions {
   checkpoints: Checkpoints;
   engine: AdapterTarget;
   modelPath: string;
-  /** optimizer steps per batch (default 4) */
+  /** optimizer steps per batch (default DEFAULT_STEPS_PER_RUN) */
   stepsPerRun?: number;
   gate?: Partial<GateOptions>;
   /** recent main turns the gate measures KL on; liked/disliked answers compared, each (default 8) */
