@@ -6,8 +6,16 @@
  * prompts, whether the gain is beyond the interval, and the answers' fluency (the base model's
  * mean log-prob per token of them: a gain that breaks the language shows as a drop).
  *
- *   node --import tsx bench/eval-stories.ts [--interactions N] [--methods combined,binary,opd] [--out DIR] [--scenario FILE]
+ * With `--steps N` the learning loop runs N optimizer steps per cycle instead of the scenario's
+ * `training.stepsPerRun`. Each run also prints its training work: the tokens that went through
+ * the trainer's forward and backward, summed over its steps (steps × samples × tokens; the
+ * teacher's and the anchor's scoring passes run per step too, in proportion), read from the
+ * trainer's step history in the newest checkpoint. `--train-seed K` (default 0) samples the
+ * training interactions with other seeds: another course for the same scenario.
+ *
+ *   node --import tsx bench/eval-stories.ts [--interactions N] [--methods combined,binary,opd] [--out DIR] [--scenario FILE] [--steps N] [--train-seed K]
  */
+import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadScenario } from "../electron/core/eval/scenario.js";
@@ -18,7 +26,15 @@ import { EVAL_METHODS, type EvalMethod } from "../electron/core/eval/report.js";
 
 const root = path.resolve(import.meta.dirname, "..");
 const { values } = parseArgs({
-  options: { interactions: { type: "string" }, methods: { type: "string" }, out: { type: "string" }, seeds: { type: "string" }, scenario: { type: "string" } },
+  options: {
+    interactions: { type: "string" },
+    methods: { type: "string" },
+    out: { type: "string" },
+    seeds: { type: "string" },
+    scenario: { type: "string" },
+    steps: { type: "string" },
+    "train-seed": { type: "string" },
+  },
 });
 const interactions = Number(values.interactions ?? 64);
 const methods = (values.methods ?? EVAL_METHODS.join(",")).split(",") as EvalMethod[];
@@ -27,14 +43,39 @@ const model = path.join(root, "models", "test", "stories260K.gguf");
 const scenarioFile = path.resolve(values.scenario ?? path.join(root, "eval", "scenarios", "stories-animals.json"));
 const out = path.resolve(values.out ?? path.join(root, ".cache", "bench", `eval-${path.basename(scenarioFile, ".json")}`));
 
+const scenario = loadScenario(scenarioFile);
+if (values.steps !== undefined) {
+  const steps = Number(values.steps);
+  if (!Number.isInteger(steps) || steps < 1) throw new Error(`--steps must be a whole number of at least 1, not '${values.steps}'`);
+  scenario.training.stepsPerRun = steps;
+}
+
+/** The trainer's step history in the run's newest checkpoint (trainer/worker.ts keeps the last 200 steps). */
+function trainingWork(dataDir: string | null): { steps: number; tokens: number; runs: number } | null {
+  const dir = dataDir ? path.join(dataDir, "checkpoints") : null;
+  if (!dir || !fs.existsSync(dir)) return null;
+  let best: { totalSteps?: number; steps?: Array<{ tokens: number }> } | null = null;
+  let runs = 0;
+  for (const n of fs.readdirSync(dir)) {
+    const f = path.join(dir, n, "metrics.json");
+    if (!/^\d+$/.test(n) || !fs.existsSync(f)) continue;
+    runs = Math.max(runs, Number(n));
+    const m = JSON.parse(fs.readFileSync(f, "utf8")) as { totalSteps?: number; steps?: Array<{ tokens: number }> };
+    if (!best || (m.steps?.length ?? 0) > (best.steps?.length ?? 0)) best = m;
+  }
+  const steps = best?.steps ?? [];
+  return { steps: steps.length, tokens: steps.reduce((a, x) => a + x.tokens, 0), runs };
+}
+
 const t0 = performance.now();
 const report = await runEval({
-  scenario: loadScenario(scenarioFile),
+  scenario,
   scenarioFile,
   model,
   methods,
   interactions,
   seedCount: values.seeds ? Number(values.seeds) : undefined,
+  trainSeed: values["train-seed"] ? Number(values["train-seed"]) : undefined,
   outDir: out,
   engine: { threads: Number(process.env.CLAWRL_THREADS) || undefined },
   log: (l) => console.log(`  ${l}`),
@@ -42,7 +83,7 @@ const report = await runEval({
 });
 const base = report.runs[0].points[0].score;
 console.log(
-  `\n${report.scenario.name}: ${report.heldOutPrompts} held-out prompts × ${report.samplesPerPrompt} samples × ${report.seeds.length} seeds, ${interactions} interactions`,
+  `\n${report.scenario.name}: ${report.heldOutPrompts} held-out prompts × ${report.samplesPerPrompt} samples × ${report.seeds.length} seeds, ${interactions} interactions, ${scenario.training.stepsPerRun} steps per cycle`,
 );
 const baseFl = report.runs[0].points[0].fluency;
 console.log(
@@ -65,5 +106,10 @@ for (const r of report.runs.slice(1)) {
   console.log(
     `${r.method.padEnd(9)} score ${formatInterval(last.score)} (${ratio})  gain ${formatInterval(g, true)} ${g.significant && g.lo > 0 ? "beyond the CI" : "NOT beyond the CI"}  checkpoints ${r.checkpoints.map((c) => `${c.n}:${c.verdict[0]}`).join(" ") || "-"}  ${r.seconds.toFixed(0)} s`,
   );
+  const w = trainingWork(r.dataDir);
+  if (w)
+    console.log(
+      `${"".padEnd(9)} training work: ${w.steps} steps in ${w.runs} cycles, ${w.tokens} tokens through forward and backward (${(w.tokens / Math.max(1, w.steps)).toFixed(0)} a step)${w.steps < w.runs * scenario.training.stepsPerRun ? "; the history misses some steps (the trainer restarted)" : ""}`,
+    );
 }
 console.log(`total ${((performance.now() - t0) / 1000).toFixed(0)} s; report ${path.join(out, "report.json")}`);

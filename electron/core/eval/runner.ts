@@ -19,6 +19,12 @@ export interface EvalRunOptions {
   interactions: number;
   /** how many of the scenario's seeds to use (more are derived when it has fewer) */
   seedCount?: number;
+  /**
+   * Seed of the training interactions' sampling (default 0): another value gives the run another
+   * course (other answers, feedback and batches) with the same held-out scoring, for a second
+   * sample of a learning curve.
+   */
+  trainSeed?: number;
   outDir: string;
   /** an already running core; then only methods[0] runs there, and the baseline is its first scoring */
   url?: string;
@@ -281,7 +287,7 @@ async function runMethod(client: CoreClient, core: EvalCore | null, method: Eval
     const sessionId = `eval-${method}-train-${i}`;
     const r = renderPrompt(s, prompt);
     const a = await generate(client, r, {
-      seed: 7_000_000 + i,
+      seed: 7_000_000 + (c.o.trainSeed ?? 0) * 100_003 + i,
       maxTokens: s.generation.maxTokens,
       temperature: s.generation.temperature,
       turnType: "main",
@@ -293,7 +299,7 @@ async function runMethod(client: CoreClient, core: EvalCore | null, method: Eval
     if (hintPending) {
       hintPending = false;
       const without = await generate(client, r, {
-        seed: 7_000_000 + i,
+        seed: 7_000_000 + (c.o.trainSeed ?? 0) * 100_003 + i,
         maxTokens: s.generation.maxTokens,
         temperature: s.generation.temperature,
         turnType: "side",
