@@ -49,7 +49,12 @@ export interface FluencyProbeOptions {
   maxYieldMs?: number;
   /** candidates (distinct adapter files) before the model instance is disposed and loaded again (default 4) */
   reloadEvery?: number;
-  /** most answers sampled or scored at once (default 4; fewer when their KV cache would pass PARALLEL_BUDGET) */
+  /**
+   * most answers sampled or scored at once (default 4; fewer when their KV cache would pass
+   * PARALLEL_BUDGET). 8 fits the budget on the Qwen2.5-0.5B shape (168 MiB over one sequence)
+   * but was no faster per answer there on 2 cores (issue 31: 139 vs 141 s for 16 answers, runs
+   * alternated in one process on a loaded machine), so 4 stays.
+   */
   parallel?: number;
 }
 
