@@ -82,6 +82,7 @@ export class AdamW {
     for (const name of Object.keys(this.params)) {
       if (!grads[name]) throw new Error(`AdamW: no gradient for parameter ${name}`);
     }
+    if (fusedOnHost && hostMemoryBackend()) return this.applyOnHost(grads, lr);
     const { beta1, beta2, eps, weightDecay, maxGradNorm } = this.options;
     const clip = clipByGlobalNorm(grads, maxGradNorm);
     this.stepCount++;
@@ -111,6 +112,56 @@ export class AdamW {
     });
     tf.dispose(Object.values(clip.grads));
     return { gradNorm: clip.norm };
+  }
+
+  /**
+   * The same update as one loop per parameter on the host, for backends whose tensors are host
+   * memory (wasm, cpu: read synchronously, a copy each way): clipping, both moments and the
+   * parameter in one pass, where the tensor path runs ~18 kernels per parameter (issue 31's
+   * profile). Arithmetic in double precision, each stored value rounded to float32 as the
+   * tensor path stores it.
+   */
+  private applyOnHost(grads: Record<string, tf.Tensor>, lr: number): StepInfo {
+    const { beta1, beta2, eps, weightDecay, maxGradNorm } = this.options;
+    const names = Object.keys(this.params);
+    const gs = names.map((n) => grads[n].dataSync() as Float32Array);
+    let sq = 0;
+    for (const g of gs) for (let i = 0; i < g.length; i++) sq += g[i] * g[i];
+    const norm = Math.sqrt(sq);
+    const clipOn = maxGradNorm > 0 && Number.isFinite(maxGradNorm);
+    // As clipByGlobalNorm: the scale is a float32, exactly 1 below the bound.
+    const scale = clipOn ? Math.min(1, Math.fround(maxGradNorm / Math.fround(Math.fround(norm) + 1e-6))) : 1;
+    this.stepCount++;
+    const t = this.stepCount;
+    const bc1 = 1 - Math.pow(beta1, t);
+    const sqrtBc2 = Math.sqrt(1 - Math.pow(beta2, t));
+    const decay = 1 - lr * weightDecay;
+    const stepSize = lr / bc1;
+    names.forEach((name, j) => {
+      const p = this.params[name];
+      const g = gs[j];
+      const pv = p.dataSync() as Float32Array;
+      const mv = this.m[name].dataSync() as Float32Array;
+      const vv = this.v[name].dataSync() as Float32Array;
+      const pn = new Float32Array(g.length);
+      const mn = new Float32Array(g.length);
+      const vn = new Float32Array(g.length);
+      for (let i = 0; i < g.length; i++) {
+        const gi = Math.fround(g[i] * scale);
+        mn[i] = beta1 * mv[i] + (1 - beta1) * gi;
+        vn[i] = beta2 * vv[i] + (1 - beta2) * gi * gi;
+        const m = mn[i];
+        const v = vn[i];
+        // p ← p·(1 − lr·wd) − (lr/bc1)·m / (√v/√bc2 + eps), as torch.optim.AdamW
+        pn[i] = pv[i] * decay - (stepSize * m) / (Math.sqrt(v) / sqrtBc2 + eps);
+      }
+      tf.tidy(() => {
+        this.m[name].assign(tf.tensor(mn, this.m[name].shape));
+        this.v[name].assign(tf.tensor(vn, this.v[name].shape));
+        p.assign(tf.tensor(pn, p.shape));
+      });
+    });
+    return { gradNorm: tf.scalar(norm) };
   }
 
   /** The moments and step, read back from the backend (asynchronously: GPU backends cannot read synchronously). */
@@ -159,6 +210,21 @@ export class AdamW {
   dispose(): void {
     for (const x of [...Object.values(this.m), ...Object.values(this.v)]) x.dispose();
   }
+}
+
+/** Backends whose tensors live in host memory, read synchronously at the cost of a copy. */
+function hostMemoryBackend(): boolean {
+  const b = tf.getBackend();
+  return b === "wasm" || b === "cpu";
+}
+
+let fusedOnHost = true;
+/**
+ * The host loop on wasm and cpu (default), or the tensor path there too (as before issue 31):
+ * for bench/trainer-profile.ts's alternating comparison and the tests.
+ */
+export function setFusedAdamW(on: boolean): void {
+  fusedOnHost = on;
 }
 
 let counter = 0;
