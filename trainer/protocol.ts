@@ -79,6 +79,13 @@ export const commandSchema = z.discriminatedUnion("type", [
     disliked: z.array(scoredSequenceSchema),
     heldBack: z.array(scoredSequenceSchema).optional(),
   }),
+  /**
+   * Score ahead what a run's first step would score with the base model (the KL anchor's
+   * reference log-probs and the base rows the gate reuses, trainer/train/passCache.ts), for
+   * samples waiting for their run: the warm trainer does it while the user still chats, so the
+   * run does not. `klBeta` as the run will send it (0: nothing to score).
+   */
+  z.object({ type: z.literal("prepare"), id, samples: z.array(sampleSchema).min(1), klBeta: z.number().min(0).max(100).optional() }),
   /** Replace the training state with a checkpoint's (null = a fresh adapter): rollback, rejection. */
   z.object({ type: z.literal("load"), id, dir: z.string().nullable() }),
   /** Read a checkpoint fully (adapter fits the model, optimizer matches) without using it. */
@@ -157,6 +164,8 @@ export const replySchema = z.discriminatedUnion("type", [
     savedTokenBlocks: z.number().nonnegative().optional(),
     seconds: z.number(),
   }),
+  /** `prepare` done: samples whose base pass ran now, and those the cache already held. */
+  z.object({ type: z.literal("prepared"), id, scored: z.number().int().nonnegative(), cached: z.number().int().nonnegative(), seconds: z.number() }),
   z.object({ type: z.literal("loaded"), id, dir: z.string().nullable(), step: z.number().int() }),
   z.object({ type: z.literal("verified"), id, dir: z.string(), ok: z.boolean(), error: z.string().nullable() }),
   z.object({

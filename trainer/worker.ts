@@ -19,8 +19,8 @@ import { commandSchema, describeProtocolError, type Command, type MemoryPlanSumm
 import { loadCheckpoint, modelIdentity, saveCheckpoint, type RunMetrics } from "./train/checkpoint.js";
 import { gateFigures } from "./train/gateScores.js";
 import { loraFingerprint, PassCache } from "./train/passCache.js";
-import { SampleTokenizer } from "./train/tokenize.js";
-import { loraParamRecord, trainSteps, type StepMetrics } from "./train/trainSteps.js";
+import { SampleTokenizer, type PreparedSample } from "./train/tokenize.js";
+import { loraParamRecord, prepareAnchors, trainSteps, type StepMetrics } from "./train/trainSteps.js";
 
 interface Loaded {
   modelPath: string;
@@ -127,9 +127,9 @@ async function init(cmd: Extract<Command, { type: "init" }>): Promise<Reply> {
   return { type: "ready", id: cmd.id, backend: backend.name, device: backend.device, step, plan: planSummary(plan) };
 }
 
-async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
-  const s = need();
-  const prepared = cmd.samples.map((sample, i) => {
+/** Tokenized samples as a run trains on them; a sample that cannot be is an error naming it. */
+function prepareSamples(s: Loaded, samples: Extract<Command, { type: "train" }>["samples"]): PreparedSample[] {
+  const prepared = samples.map((sample, i) => {
     try {
       return s.tokenizer.prepare(sample, { maxContext: s.plan.maxContext });
     } catch (e) {
@@ -141,6 +141,22 @@ async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
     const bad = [p.tokens, ...p.teachers.map((t) => t.tokens)].flat().find((t) => t >= V);
     if (bad !== undefined) throw new Error(`token id ${bad} is outside the model's vocabulary (${V} tokens)`);
   }
+  return prepared;
+}
+
+/** The anchor's base scores of waiting samples, before their run (trainSteps.ts prepareAnchors). */
+async function prepare(cmd: Extract<Command, { type: "prepare" }>): Promise<Reply> {
+  const s = need();
+  const t0 = performance.now();
+  const klBeta = cmd.klBeta ?? s.settings.klBeta ?? 0;
+  if (!(klBeta > 0)) return { type: "prepared", id: cmd.id, scored: 0, cached: 0, seconds: 0 };
+  const r = await prepareAnchors(s.model, s.cache, prepareSamples(s, cmd.samples), s.settings.method, s.plan.microBatchTokens);
+  return { type: "prepared", id: cmd.id, ...r, seconds: (performance.now() - t0) / 1000 };
+}
+
+async function train(cmd: Extract<Command, { type: "train" }>): Promise<Reply> {
+  const s = need();
+  const prepared = prepareSamples(s, cmd.samples);
   // The anchor to the base: the run's β, else the one the trainer started with.
   const klBeta = cmd.klBeta ?? s.settings.klBeta ?? 0;
   let i = 0;
@@ -310,6 +326,8 @@ async function handle(cmd: Command): Promise<Reply | null> {
       return train(cmd).finally(releaseFreeGpuBuffers);
     case "evaluate":
       return evaluate(cmd).finally(releaseFreeGpuBuffers);
+    case "prepare":
+      return prepare(cmd).finally(releaseFreeGpuBuffers);
     case "load":
       return { type: "loaded", id: cmd.id, dir: cmd.dir, step: setState(cmd.dir) };
     case "verify":

@@ -14,7 +14,7 @@ import { AdamW } from "../../trainer/optim/adamw.js";
 import { gateFigures, type GateFigures, type GateSets, type ScoredSeq } from "../../trainer/train/gateScores.js";
 import { BASE, loraFingerprint, PassCache, seqKey } from "../../trainer/train/passCache.js";
 import type { PreparedSample } from "../../trainer/train/tokenize.js";
-import { loraParamRecord, trainSteps, type TrainOptions } from "../../trainer/train/trainSteps.js";
+import { loraParamRecord, prepareAnchors, trainSteps, type TrainOptions } from "../../trainer/train/trainSteps.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
 
@@ -123,6 +123,28 @@ describe("pass cache", () => {
       cache.dispose();
     });
   }
+
+  test("samples scored ahead (prepareAnchors): the run's first step skips their anchor pass and gives the same adapter", async () => {
+    // Binary: the anchor is the only pass the cache saves, in every step alike.
+    const opts: TrainOptions = { method: "binary", steps: 2, batchSize: 5, ppo: { klBeta: 0.1 } };
+    const plain = fresh();
+    const ahead = fresh();
+    const cache = new PassCache();
+    const a = await trainSteps(plain, batch(), opts);
+    const r = await prepareAnchors(model, cache, batch(), "binary", 24);
+    assert.deepEqual(r, { scored: 5, cached: 0 });
+    assert.deepEqual(await prepareAnchors(model, cache, batch(), "binary"), { scored: 0, cached: 5 }, "scored once");
+    const b = await trainSteps(ahead, batch(), { ...opts, cache });
+    assert.ok(b[0].savedTokenBlocks! > 0, "step 1 ran no anchor pass");
+    assert.equal(b[0].savedTokenBlocks, b[1].savedTokenBlocks, "step 1 saved what the later steps save");
+    const { worst, moved } = await maxDiff(plain.lora, ahead.lora);
+    assert.ok(moved > 1e-3, "the adapter moved");
+    assert.ok(worst < 1e-6, `the adapters differ by ${worst}`);
+    for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i].loss - b[i].loss) < 1e-6, `step ${i + 1}: loss ${a[i].loss} vs ${b[i].loss}`);
+    drop(plain);
+    drop(ahead);
+    cache.dispose();
+  });
 
   test("the progress plans only the passes that run: each step ends at the meter's cap with its last pass", async () => {
     for (const teacher of ["base", "current"] as const) {

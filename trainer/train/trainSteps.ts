@@ -630,9 +630,7 @@ function anchorOf(method: Method, s: PreparedSample): { tokens: number[]; prompt
 
 /**
  * The anchor's reference through the pass cache: the base model never changes in a process, so
- * only the samples it has not scored yet go through a base pass, and that pass (the gate's
- * scoredHidden: body and final norm; then the head, as scorePlan runs them) also leaves each
- * sample's own sequence's base rows for the gate.
+ * only the samples it has not scored yet go through a base pass (baseScoresInto).
  */
 async function cachedAnchorReference(g: Group, cache: PassCache, refSamples: Array<{ tokens: number[]; promptLength: number }>): Promise<tf.Tensor2D> {
   const { model } = g.state;
@@ -643,35 +641,79 @@ async function cachedAnchorReference(g: Group, cache: PassCache, refSamples: Arr
   g.saved.tokenBlocks += saved;
   cache.saved.anchor += saved;
   if (missing.length > 0) {
-    const seqs = missing.map((b) => refSamples[b]);
-    const plan = planBatch({ tokens: seqs.map((s) => s.tokens), targetStart: seqs.map((s) => s.promptLength) }, model.config.nVocab);
-    const h = scoredHidden(model, null, plan, g.tick);
-    try {
-      // The base rows of a sample scored on its own sequence: the gate's when the turn is among its sets.
-      cache.putRows(
-        BASE,
-        missing.map((b) => (refSamples[b] === g.samples[b] ? keys[b] : null)),
-        missing.map((b) => g.lenOf(b)),
-        h,
-      );
-      const head = headForward(model.weights, { h, ids: plan.targets });
-      head.lse.dispose();
-      const [arr] = await readBack([head.logprobs!]);
-      head.logprobs!.dispose();
-      let off = 0;
-      for (const b of missing) {
-        const lp = arr.subarray(off, off + g.lenOf(b));
-        lps[b] = lp;
-        cache.setBaseLp(keys[b], lp);
-        off += g.lenOf(b);
-      }
-    } finally {
-      h.dispose();
-    }
+    const scored = await baseScoresInto(
+      model,
+      cache,
+      missing.map((b) => ({ ...refSamples[b], own: refSamples[b] === g.samples[b] })),
+      g.tick,
+    );
+    missing.forEach((b, i) => (lps[b] = scored[i]));
   }
   const flat = new Float32Array(g.n);
   lps.forEach((lp, b) => flat.set(lp!, g.offsets[b]));
   return g.own(tf.tensor2d(flat, [1, g.n]));
+}
+
+/**
+ * One base pass over `seqs` (the gate's scoredHidden: body and final norm; then the head, as
+ * scorePlan runs them): each one's response log-probs go into the cache, and the base rows of
+ * those scored on their own sequence (`own`: not a hinted teacher's prompt) too, for the gate.
+ */
+async function baseScoresInto(
+  model: BaseModel,
+  cache: PassCache,
+  seqs: Array<{ tokens: number[]; promptLength: number; own: boolean }>,
+  tick?: Tick,
+): Promise<Float32Array[]> {
+  const keys = seqs.map((s) => seqKey(s.tokens, s.promptLength));
+  const lens = seqs.map((s) => s.tokens.length - s.promptLength);
+  const plan = planBatch({ tokens: seqs.map((s) => s.tokens), targetStart: seqs.map((s) => s.promptLength) }, model.config.nVocab);
+  const h = scoredHidden(model, null, plan, tick);
+  try {
+    cache.putRows(
+      BASE,
+      seqs.map((s, i) => (s.own ? keys[i] : null)),
+      lens,
+      h,
+    );
+    const head = headForward(model.weights, { h, ids: plan.targets });
+    head.lse.dispose();
+    const [arr] = await readBack([head.logprobs!]);
+    head.logprobs!.dispose();
+    let off = 0;
+    return keys.map((k, i) => {
+      const lp = arr.subarray(off, off + lens[i]);
+      cache.setBaseLp(k, lp);
+      off += lens[i];
+      return lp;
+    });
+  } finally {
+    h.dispose();
+  }
+}
+
+/**
+ * The anchor's base scores of samples before their run (worker.ts `prepare`): what the run's
+ * first step would score, in micro-batches of at most `microBatchTokens`, skipping what the
+ * cache holds. Returns how many were scored now and how many were already held.
+ */
+export async function prepareAnchors(
+  model: BaseModel,
+  cache: PassCache,
+  samples: readonly PreparedSample[],
+  method: Method,
+  microBatchTokens = Infinity,
+): Promise<{ scored: number; cached: number }> {
+  const refs = samples.filter((s) => isEligible(method, s)).map((s) => ({ ...anchorOf(method, s), own: anchorOf(method, s) === s }));
+  const seen = new Set<string>();
+  const todo = refs.filter((r) => {
+    const k = seqKey(r.tokens, r.promptLength);
+    if (cache.hasBaseLp(k) || seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+  for (const group of microBatches(todo, microBatchTokens)) await baseScoresInto(model, cache, group);
+  return { scored: todo.length, cached: refs.length - todo.length };
 }
 
 /** Top-k OPD inputs [1, n, k] at the student's top-k ids (lp_old there = this forward's). */

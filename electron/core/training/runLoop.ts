@@ -11,6 +11,9 @@ import { WorkerExitError, type WorkerClient } from "./workerClient.js";
 
 type Batch = ReturnType<SamplePool["ready"]>;
 
+/** Samples per `prepare` the run loop sends the warm trainer: a run that comes due waits for at most these. */
+const SCORE_AHEAD_SAMPLES = 2;
+
 /**
  * The learning loop: when a batch is ready (or "Train now" asks), a run: train → evaluate →
  * gate → checkpoint → hot-swap, one at a time under the supervisor's lock.
@@ -21,6 +24,11 @@ export class RunLoop {
   private runRequested = false;
   /** a run failed for a reason other than a crash: wait for new samples before retrying */
   private blocked = false;
+  /** a `prepare` is with the trainer (scoreAhead) */
+  private preparing = false;
+  /** sample ids the warm trainer has scored ahead (or was asked to), so each goes once */
+  private readonly preparedIds = new Set<string>();
+  private preparedBy: WorkerClient | null = null;
 
   constructor(private readonly ctx: SupervisorContext) {}
 
@@ -75,6 +83,7 @@ export class RunLoop {
       if (why && trainer.running) trainer.stopIdle(why);
       else if (!why && !trainer.worker && trainer.restartTimer === null && o.startAhead !== false && ready.length >= Math.max(1, o.startAhead ?? 1))
         trainer.spawn();
+      else if (!why && o.startAhead !== false) this.scoreAhead(ready);
       return;
     }
     if (!trainer.worker) {
@@ -90,6 +99,38 @@ export class RunLoop {
       if (trainer.worker && st.state !== "restarting" && st.state !== "error") ctx.setPhase(st.paused ? "paused" : "idle");
       this.kick();
     });
+  }
+
+  /**
+   * The warm trainer scores waiting samples ahead of their run (the KL anchor's base pass,
+   * trainer/worker.ts `prepare`), a few at a time: a run that comes due waits at most for those
+   * few, and the first step of the run then skips that pass.
+   */
+  private scoreAhead(ready: Batch): void {
+    const { o, trainer } = this.ctx;
+    const w = trainer.running;
+    const klBeta = o.store.settings.klBeta;
+    if (!w || this.preparing || !(klBeta > 0)) return;
+    // A new trainer process starts with an empty cache.
+    if (this.preparedBy !== w) {
+      this.preparedBy = w;
+      this.preparedIds.clear();
+    }
+    const todo = ready.filter((b) => !this.preparedIds.has(b.id)).slice(0, SCORE_AHEAD_SAMPLES);
+    if (todo.length === 0) return;
+    for (const b of todo) this.preparedIds.add(b.id);
+    // Ids of samples long since trained on are not needed: keep the set bounded.
+    if (this.preparedIds.size > 4096) for (const id of [...this.preparedIds].slice(0, 2048)) this.preparedIds.delete(id);
+    this.preparing = true;
+    w.request({ type: "prepare", samples: todo.map((b) => b.sample), klBeta })
+      .catch((e: unknown) => {
+        // Ahead work is an optimisation: the run scores what is missing. Say why, and go on.
+        if (!(e instanceof WorkerExitError)) console.warn(`scoring samples ahead failed: ${(e as Error).message}`);
+      })
+      .finally(() => {
+        this.preparing = false;
+        this.kick();
+      });
   }
 
   /** Why the machine is short of memory for an idle trainer (a reason), or null. */

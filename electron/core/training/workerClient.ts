@@ -14,6 +14,7 @@ interface FinalOf {
   init: Extract<Reply, { type: "ready" }>;
   train: Extract<Reply, { type: "result" }>;
   evaluate: Extract<Reply, { type: "evaluation" }>;
+  prepare: Extract<Reply, { type: "prepared" }>;
   load: Extract<Reply, { type: "loaded" }>;
   verify: Extract<Reply, { type: "verified" }>;
   memory: Extract<Reply, { type: "memory" }>;
