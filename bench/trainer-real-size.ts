@@ -7,6 +7,7 @@
  *
  *   node --import tsx bench/trainer-real-size.ts [--backend wasm] [--shapes smollm2-360m,qwen2.5-0.5b,qwen3-1.7b]
  *        [--configs 1x128,4x256] [--steps 2] [--method binary] [--type q8_0] [--recompute compare|plan|all]
+ *        [--ragged chat|long] [--layout packed|padded|compare]
  *
  * --recompute (issue 31): `plan` (default) runs steps as the trainer does, keeping the
  * activations of as many blocks as the memory plan allows for the micro-batch and recomputing
@@ -14,6 +15,14 @@
  * `compare` runs both in the same process, alternating steps on the same model and adapter,
  * and prints both step times, their ratio, and each one's fraction of the matMul peak (FLOPs
  * counted as each run does them: a kept block has no recompute pass).
+ *
+ * --ragged (issue 31): a batch of B × T has sequences of different lengths, each ending in a
+ * min(48, T/4)-token answer: `chat`, prompts spread over 16..T−48 tokens (the longest sequence
+ * is T); `long`, one T-token sequence and B−1 of T/10. Without it every sequence is T tokens.
+ * --layout: `packed` (no padding: one matrix of the real tokens per layer) or `padded` (the
+ * [B, T] grid) forces the batch's layout (default: the backend's, packed on wasm); `compare`
+ * runs both in the same process, alternating steps, and prints both: rows per step, step time,
+ * the fraction of the matMul peak of the FLOPs each layout did and of the real tokens' FLOPs.
  *
  * Each (shape, config) runs in its own child process (tfjs has one engine per process; peak
  * RSS is per process). A step is what the live loop runs: samples with served log-probs, one
@@ -35,7 +44,8 @@ import { flopsPerStep } from "../models/arch/flops.js";
 import { AdamW } from "../trainer/optim/adamw.js";
 import { formatBytes } from "../models/plan/memoryPlan.js";
 import { loadForTraining } from "../trainer/plan/loadForTraining.js";
-import { loraParamRecord, trainSteps } from "../trainer/train/trainSteps.js";
+import { packedLayout, setBatchLayout } from "../trainer/model/logprobs.js";
+import { loraParamRecord, microBatches, trainSteps } from "../trainer/train/trainSteps.js";
 
 const { values } = parseArgs({
   options: {
@@ -47,6 +57,8 @@ const { values } = parseArgs({
     type: { type: "string", default: "q8_0" },
     rank: { type: "string", default: "16" },
     recompute: { type: "string", default: "plan" },
+    ragged: { type: "string", default: "" },
+    layout: { type: "string", default: "" },
     child: { type: "string" },
   },
 });
@@ -65,6 +77,12 @@ interface ChildResult {
   keptBlocks: number;
   /** --recompute compare: the same step recomputing every block (the baseline), alternated with the others. */
   recomputeAllSeconds: number[] | null;
+  /** --layout compare: the same steps on the padded grid, alternated with the packed ones (stepSeconds). */
+  padded: { stepSeconds: number[]; keptBlocks: number; rows: number; flopsPerStep: number; recomputeFlops: number } | null;
+  /** Rows per step of the run's layout (real tokens when packed), and the real tokens' FLOPs (packed). */
+  rows: number;
+  usefulFlopsPerStep: number;
+  usefulRecomputeFlops: number;
   nLayer: number;
   tokensPerStep: number;
   trainedTokensPerStep: number;
@@ -105,6 +123,56 @@ async function matmulPeak(c: ModelConfig, rows: number): Promise<number> {
   return best;
 }
 
+/** Total and answer lengths of the batch's sequences (--ragged). */
+function batchShape(B: number, T: number): Array<{ len: number; prompt: number }> {
+  if (!values.ragged) return Array.from({ length: B }, () => ({ len: T, prompt: Math.min(16, T / 4) }));
+  const answer = Math.min(48, Math.floor(T / 4));
+  if (values.ragged === "chat") {
+    // Prompts spread over 16..T−answer (golden-ratio steps: no two alike), the first the longest.
+    return Array.from({ length: B }, (_, b) => {
+      const f = b === 0 ? 1 : (b * 0.6180339887) % 1;
+      const prompt = Math.round(16 + f * (T - answer - 16));
+      return { len: prompt + answer, prompt };
+    });
+  }
+  if (values.ragged === "long") {
+    const short = Math.max(answer + 8, Math.round(T / 10));
+    return Array.from({ length: B }, (_, b) => (b === 0 ? { len: T, prompt: T - answer } : { len: short, prompt: short - answer }));
+  }
+  throw new Error(`--ragged must be chat or long, got '${values.ragged}'`);
+}
+
+/**
+ * FLOPs of one step over these sequences in a layout, as its micro-batches run them (a padded
+ * micro-batch pads to its own longest), and those of one recompute pass over every block.
+ */
+function layoutFlops(
+  c: ModelConfig,
+  shape: Array<{ len: number; prompt: number }>,
+  rank: number,
+  packed: boolean,
+  microBatchTokens: number,
+): { flops: number; recompute: number; rows: number } {
+  setBatchLayout(packed ? "packed" : "padded");
+  const groups = microBatches(
+    shape.map((s) => ({ tokens: new Array<number>(s.len).fill(0) })),
+    microBatchTokens,
+  ).map((g) => g.map((s) => s.tokens.length));
+  setBatchLayout(undefined);
+  // flopsPerStep is linear in B: a packed micro-batch is the sum of its sequences alone.
+  const body = (r: number) =>
+    groups.reduce((a, g) => a + (packed ? g.reduce((x, len) => x + flopsPerStep(c, 1, len, 0, r), 0) : flopsPerStep(c, g.length, Math.max(...g), 0, r)), 0);
+  const rows = groups.reduce((a, g) => a + (packed ? g.reduce((x, len) => x + len, 0) : g.length * Math.max(...g)), 0);
+  const head = flopsPerStep(
+    c,
+    1,
+    0,
+    shape.reduce((a, s) => a + s.len - s.prompt, 0),
+    0,
+  );
+  return { flops: body(rank) + head, recompute: body(0) / 3 + (body(rank) - body(0)) / 4, rows };
+}
+
 async function child(spec: string): Promise<void> {
   const [shape, cfg] = spec.split("@");
   const [B, T] = cfg.split("x").map(Number);
@@ -115,15 +183,21 @@ async function child(spec: string): Promise<void> {
   const { model, plan, keptBlocksAt } = await loadForTraining(file, backend, { rank, maxContext: T, batchSize: B });
   const loadSeconds = (performance.now() - t0) / 1000;
   const c = model.config;
-  const prompt = Math.min(16, T / 4);
-  const samples = Array.from({ length: B }, (_, b) => ({
-    tokens: Array.from({ length: T }, (_, i) => (i * 7919 + b * 104729 + 13) % c.nVocab),
+  const shapeOf = batchShape(B, T);
+  const samples = shapeOf.map(({ len, prompt }, b) => ({
+    tokens: Array.from({ length: len }, (_, i) => (i * 7919 + b * 104729 + 13) % c.nVocab),
     promptLength: prompt,
     reward: b % 2 === 0 ? 1 : -1,
-    servedLogprobs: new Array<number>(T - prompt).fill(-5),
+    servedLogprobs: new Array<number>(len - prompt).fill(-5),
     teachers: [],
     truncated: false,
   }));
+  const layout = values.layout;
+  if (!["", "packed", "padded", "compare"].includes(layout)) throw new Error(`--layout must be packed, padded or compare, got '${layout}'`);
+  if (layout === "compare" && values.recompute === "compare") throw new Error("--layout compare and --recompute compare: one comparison at a time");
+  // The run's layout (compare: packed, alternated with padded); default: the backend's.
+  const mainLayout = layout === "compare" ? "packed" : layout === "" ? undefined : (layout as "packed" | "padded");
+  setBatchLayout(mainLayout);
   const peak = await matmulPeak(c, Math.min(B * T, 512));
   const lora = createLora(model, { rank, alpha: 2 * rank });
   const optimizer = new AdamW(loraParamRecord(lora), { lr: 1e-4 });
@@ -133,20 +207,39 @@ async function child(spec: string): Promise<void> {
   const base = { method: values.method as "binary", steps: 1, batchSize: B, microBatchTokens: plan.microBatchTokens };
   const opts = { ...base, keptBlocks: mode === "all" ? 0 : keptBlocksAt };
   const allOpts = { ...base, keptBlocks: 0 };
-  // Warm-up: kernels, heap growth (the kept run first: it holds the most).
+  const padded = async () => {
+    setBatchLayout("padded");
+    try {
+      return (await trainSteps(state, samples, opts))[0];
+    } finally {
+      setBatchLayout(mainLayout);
+    }
+  };
+  // Warm-up: kernels, heap growth (the kept run first: it holds the most; padded before packed: more rows).
+  if (layout === "compare") await padded();
   await trainSteps(state, samples, opts);
   if (mode === "compare") await trainSteps(state, samples, allOpts);
   const stepSeconds: number[] = [];
   const recomputeAllSeconds: number[] = [];
+  const paddedSeconds: number[] = [];
   let keptBlocks = 0;
+  let paddedKept = 0;
   for (let i = 0; i < Number(values.steps); i++) {
+    if (layout === "compare") {
+      const p = await padded();
+      paddedSeconds.push(p.seconds);
+      paddedKept = p.keptBlocks ?? 0;
+    }
     const [m] = await trainSteps(state, samples, opts);
     stepSeconds.push(m.seconds);
     keptBlocks = m.keptBlocks ?? 0;
     if (mode === "compare") recomputeAllSeconds.push((await trainSteps(state, samples, allOpts))[0].seconds);
   }
-  const scored = T - prompt;
-  const recomputeFlops = flopsPerStep(c, B, T, 0, 0) / 3 + (flopsPerStep(c, B, T, 0, rank) - flopsPerStep(c, B, T, 0, 0)) / 4;
+  const scored = shapeOf.reduce((a, s) => a + s.len - s.prompt, 0);
+  const mainPacked = packedLayout();
+  const run = layoutFlops(c, shapeOf, rank, mainPacked, plan.microBatchTokens);
+  const pad = layoutFlops(c, shapeOf, rank, false, plan.microBatchTokens);
+  const useful = layoutFlops(c, shapeOf, rank, true, Infinity);
   const mem = tf.memory() as tf.MemoryInfo & { numBytesInGPUAllocated?: number; numBytesInGPU?: number };
   // The wasm backend's Emscripten module is not in its typings.
   const heap = tf.getBackend() === "wasm" ? (tf.backend() as unknown as { wasm: { HEAPU8: Uint8Array } }).wasm.HEAPU8.length : null;
@@ -162,11 +255,18 @@ async function child(spec: string): Promise<void> {
     stepSeconds,
     keptBlocks,
     recomputeAllSeconds: mode === "compare" ? recomputeAllSeconds : null,
+    padded:
+      layout === "compare"
+        ? { stepSeconds: paddedSeconds, keptBlocks: paddedKept, rows: pad.rows, flopsPerStep: pad.flops, recomputeFlops: pad.recompute }
+        : null,
+    rows: run.rows,
+    usefulFlopsPerStep: useful.flops,
+    usefulRecomputeFlops: useful.recompute,
     nLayer: c.nLayer,
-    tokensPerStep: B * T,
-    trainedTokensPerStep: B * scored,
-    flopsPerStep: flopsPerStep(c, B, T, scored, rank),
-    recomputeFlops,
+    tokensPerStep: shapeOf.reduce((a, s) => a + s.len, 0),
+    trainedTokensPerStep: scored,
+    flopsPerStep: run.flops,
+    recomputeFlops: run.recompute,
     matmulPeakGflops: peak,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
     planDeviceBytes: plan.needDeviceBytes,
@@ -209,6 +309,20 @@ function parent(): void {
       const gflops = flops / s / 1e9;
       const device = x.wasmHeapBytes ?? x.gpuBytes;
       const pct = (g: number) => `${((100 * g) / x.matmulPeakGflops).toFixed(0)}% of the matMul peak`;
+      if (x.padded) {
+        const p = x.padded;
+        const sp = Math.min(...p.stepSeconds);
+        const done = (f: number, r: number, kept: number) => f - (r * kept) / x.nLayer;
+        const useful = (kept: number) => done(x.usefulFlopsPerStep, x.usefulRecomputeFlops, kept);
+        const pc = (flops: number, secs: number) => `${((100 * flops) / secs / 1e9 / x.matmulPeakGflops).toFixed(0)}%`;
+        const [fp, fq] = [done(p.flopsPerStep, p.recomputeFlops, p.keptBlocks), flops];
+        console.log(
+          `${x.shape.padEnd(13)} ${cfg.padEnd(6)} ${x.backend}${values.ragged ? ` ragged ${values.ragged}` : ""}, ${x.tokensPerStep} real tokens: ` +
+            `padded ${p.rows} rows ${sp.toFixed(1)} s/step (${p.stepSeconds.map((v) => v.toFixed(1)).join(", ")}), ${(fp / 1e9).toFixed(0)} GFLOP done = ${pc(fp, sp)} of the matMul peak, ${pc(useful(p.keptBlocks), sp)} on real tokens; ` +
+            `packed ${x.rows} rows ${s.toFixed(1)} s/step (${x.stepSeconds.map((v) => v.toFixed(1)).join(", ")}), ${(fq / 1e9).toFixed(0)} GFLOP = ${pc(fq, s)}, ${pc(useful(x.keptBlocks), s)} on real tokens; ` +
+            `ratio ${(sp / s).toFixed(2)}x (same process, alternating steps; matMul peak ${x.matmulPeakGflops.toFixed(1)} GFLOP/s)`,
+        );
+      }
       if (x.recomputeAllSeconds) {
         const a = Math.min(...x.recomputeAllSeconds);
         const gAll = x.flopsPerStep / a / 1e9;
