@@ -8,14 +8,16 @@
  * figures are what a user of this machine waits for between feedback and a new adapter.
  *
  *   node --import tsx bench/learning-cycle.ts [--shape qwen2.5-0.5b|qwen3-1.7b] [--type q8_0] [--batch 16]
- *        [--answer-tokens 48] [--steps 4] [--compare]
+ *        [--answer-tokens 48] [--steps N (the app's default)] [--compare] [--think 0]
  *
  * --shape picks the model shape (models/tiny/shapes.ts ids or their catalog ids: qwen2.5-0.5b,
  * qwen3-1.7b, ...). --compare (issue 31) runs the cycle twice in one run, each on a core of its
  * own: first as before issue 31 (the trainer started when the run is due, every block
  * recomputed in the backward, the fluency probe sampling every answer), then as now (the
  * trainer started ahead, kept activations, the sequential probe), and prints both and the ratio
- * of the totals.
+ * of the totals. --think S waits S seconds after each rating before the next question, as a
+ * person reading the answer does: the work the app does ahead (the trainer's start and its
+ * anchor pass, the probe's base answers) happens in those pauses; 0 (default) asks back to back.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -23,6 +25,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { startCore } from "../electron/core/core.js";
 import type { GateResult } from "../electron/core/training/gate.js";
+import { DEFAULT_STEPS_PER_RUN } from "../electron/core/training/supervisorTypes.js";
 import { ensureShapeModel } from "../models/tiny/shapeCache.js";
 import { liveCore, median, p95 } from "./lib/liveCore.js";
 import type { ShapeType } from "../models/tiny/generate.js";
@@ -33,8 +36,9 @@ const { values } = parseArgs({
     type: { type: "string", default: "q8_0" },
     batch: { type: "string", default: "16" },
     "answer-tokens": { type: "string", default: "48" },
-    steps: { type: "string", default: "4" },
+    steps: { type: "string", default: String(DEFAULT_STEPS_PER_RUN) },
     compare: { type: "boolean", default: false },
+    think: { type: "string", default: "0" },
   },
 });
 const batch = Number(values.batch);
@@ -73,7 +77,7 @@ async function runCycle(before31: boolean): Promise<number> {
     `model loaded in ${loadS.toFixed(1)} s; idle TTFT ${median(idle).toFixed(0)} ms; asking questions with thumbs until ${batch} samples are ready`,
   );
 
-  const { asked, seconds: feedS } = await feedBatch(batch);
+  const { asked, seconds: feedS } = await feedBatch(batch, Number(values.think) * 1000);
 
   // Follow the phases until a checkpoint (published or rejected) is written.
   const phases: Array<{ phase: string; at: number }> = [];
@@ -124,7 +128,7 @@ async function runCycle(before31: boolean): Promise<number> {
   console.log(
     `${values.shape} (${values.type}), ${os.cpus().length} CPUs; trainer ${st.training.backend} (${st.training.device}); batch ${batch} turns of ≤ ${answerTokens} answer tokens, ${values.steps} steps`,
   );
-  console.log(`core start with the model ${loadS.toFixed(1)} s; ${asked} answers with thumbs ${feedS.toFixed(1)} s`);
+  console.log(`core start with the model ${loadS.toFixed(1)} s; ${asked} answers with thumbs ${feedS.toFixed(1)} s (${values.think} s pause after each)`);
   const g = metrics.gate;
   const parts = (name: string) =>
     name === "training"

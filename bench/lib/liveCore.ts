@@ -42,8 +42,9 @@ export function liveCore(core: RunningCore, answerTokens: number) {
   /**
    * Main turns with thumbs (two up, one down) until a batch is ready or a run starts: one main
    * turn in eight is held back (never trained on), so it takes a few more than the batch.
+   * `thinkMs` after each rating: a person's pause before the next question.
    */
-  async function feedBatch(batch: number): Promise<{ asked: number; seconds: number }> {
+  async function feedBatch(batch: number, thinkMs = 0): Promise<{ asked: number; seconds: number }> {
     const t0 = performance.now();
     let asked = 0;
     for (; ; asked++) {
@@ -53,6 +54,8 @@ export function liveCore(core: RunningCore, answerTokens: number) {
       if (running || (st.training.samplesWaiting ?? 0) >= batch) break;
       const { turnId } = await ask(`Tell me a short story about a ${["cat", "dog", "fox", "owl"][asked % 4]} number ${asked}.`);
       await api("POST", "/api/feedback", { turnId, thumbs: asked % 3 === 0 ? "down" : "up" });
+      // A person reads the answer and writes the next question: the time the app may use ahead.
+      if (thinkMs > 0) await new Promise((r) => setTimeout(r, thinkMs));
     }
     return { asked, seconds: (performance.now() - t0) / 1000 };
   }
