@@ -46,6 +46,16 @@ export interface HeadResult {
 /** Logits held at once (rows × slice), in floats: 8M floats = 32 MB per buffer. */
 const LOGIT_BUDGET = 8 * 1024 * 1024;
 
+/**
+ * Each slice's softmax as one fused kernel (default), or as before issue 31's profile: its
+ * log-sum-exp, then exp(z − lse_c) again for the expectation and the KL. Same results to float
+ * rounding; the switch is for bench/trainer-profile.ts's alternating comparison and the tests.
+ */
+let fusedSlices = true;
+export function setFusedHeadSlices(on: boolean): void {
+  fusedSlices = on;
+}
+
 /** Row-wise dot products of h [N, D] with the output rows of ids [N, k] → [N, k]. */
 function idLogits(base: FrozenBase, h: tf.Tensor2D, ids: Int32Array): tf.Tensor2D {
   const [N, D] = h.shape;
@@ -82,14 +92,19 @@ export function headForward(base: FrozenBase, req: HeadRequest): HeadResult {
           const p = parts[bi];
           tf.tidy(() => {
             const z = linearNoGrad(hb[bi], w);
-            const lseC = tf.logSumExp<tf.Tensor1D>(z, 1);
+            // The slice's softmax in one fused pass (XNNPACK's, threaded, on wasm), and its
+            // log-sum-exp from it: p_max = exp(z_max − lse_c), so lse_c = z_max − log p_max
+            // (p_max ≥ 1/slice, so its log is exact to float rounding). No exp(z − lse_c) is
+            // recomputed for the expectation or the KL.
+            const pc = fusedSlices ? tf.softmax<tf.Tensor2D>(z) : null;
+            const lseC = pc ? tf.sub<tf.Tensor1D>(tf.max(z, 1), tf.log(tf.max(pc, 1))) : tf.logSumExp<tf.Tensor1D>(z, 1);
             p.lse.push(tf.keep(lseC));
+            const probs = (): tf.Tensor2D => pc ?? (tf.exp(tf.sub(z, tf.expandDims(lseC, 1))) as tf.Tensor2D);
             if (ob) {
               const zo = linearNoGrad(ob[bi], w);
-              p.lseO.push(tf.keep(tf.logSumExp<tf.Tensor1D>(zo, 1)));
+              p.lseO.push(tf.keep(fusedSlices ? tf.sub<tf.Tensor1D>(tf.max(zo, 1), tf.log(tf.max(tf.softmax(zo), 1))) : tf.logSumExp<tf.Tensor1D>(zo, 1)));
               // Σ_v softmax_c(z)_v·(z_v − zo_v): the slice's part of E_p[z − zo].
-              const pc = tf.exp(tf.sub(z, tf.expandDims(lseC, 1)));
-              p.klA.push(tf.keep(tf.sum<tf.Tensor1D>(tf.mul(pc, tf.sub(z, zo)), 1)));
+              p.klA.push(tf.keep(tf.sum<tf.Tensor1D>(tf.mul(probs(), tf.sub(z, zo)), 1)));
             }
             if (k > 0) {
               const kk = Math.min(k, z.shape[1]);
@@ -97,10 +112,7 @@ export function headForward(base: FrozenBase, req: HeadRequest): HeadResult {
               p.topV.push(tf.keep(t.values));
               p.topI.push(tf.keep(tf.add<tf.Tensor2D>(t.indices, tf.scalar(start, "int32"))));
             }
-            if (req.expectation) {
-              const pc = tf.exp(tf.sub(z, tf.expandDims(lseC, 1)));
-              p.exp.push(tf.keep(tf.matMul(pc, w)));
-            }
+            if (req.expectation) p.exp.push(tf.keep(tf.matMul(probs(), w)));
           });
         });
       } finally {
