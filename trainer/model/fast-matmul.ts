@@ -20,11 +20,27 @@ export function batchedProducts(): boolean {
   return !explicitTranspose();
 }
 
+let sizedTranspose = true;
+/**
+ * matMulBT picks which operand to transpose by size (default), or always transposes the
+ * activation as before issue 31's profile: for bench/trainer-profile.ts's alternating comparison.
+ */
+export function setSizedTranspose(on: boolean): void {
+  sizedTranspose = on;
+}
+
 /** a·bᵀ for a [M,K], b [N,K]. */
 function matMulBT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
-  // On wasm (b·aᵀ)ᵀ beats a·bᵀ through an explicit transpose of the (large) b: measured
-  // 39 vs 56 ms for [128,896]·[896,4864] (the small activation is transposed twice instead).
-  return explicitTranspose() ? (tf.transpose(tf.matMul(b, tf.transpose(a))) as tf.Tensor2D) : tf.matMul(a, b, false, true);
+  if (!explicitTranspose()) return tf.matMul(a, b, false, true);
+  // On wasm (b·aᵀ)ᵀ beats a·bᵀ through an explicit transpose of a large b: measured 39 vs 56 ms
+  // for [128,896]·[896,4864] (the small activation is transposed twice instead). For a small b
+  // (a LoRA factor in the backward: dy·Bᵀ, dU·Aᵀ) the other way round moves less: b·aᵀ
+  // transposes a, packs aᵀ as XNNPACK's right operand and transposes the [N, M] product (4MK +
+  // 2MN floats moved), a·(bᵀ) transposes and packs b (4NK).
+  const [M, K] = a.shape;
+  const N = b.shape[0];
+  if (sizedTranspose && 2 * N * K <= 2 * M * K + M * N) return tf.matMul(a, tf.transpose(b));
+  return tf.transpose(tf.matMul(b, tf.transpose(a))) as tf.Tensor2D;
 }
 
 /** aᵀ·b for a [K,M], b [K,N]. */
