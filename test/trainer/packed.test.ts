@@ -55,8 +55,8 @@ async function scores(
   setBatchLayout(layout);
   try {
     const r = tokenLogProbs(m, lora, { tokens, targetStart: starts }, { topK: 3 });
-    const lp = (await r.logprobs.array());
-    const top = ((await r.topK!.logprobs.array())).map((row) => row.map((k) => k[0]));
+    const lp = await r.logprobs.array();
+    const top = (await r.topK!.logprobs.array()).map((row) => row.map((k) => k[0]));
     tf.dispose([r.logprobs, r.mask, r.topK!.ids, r.topK!.logprobs]);
     return [lp, top];
   } finally {
