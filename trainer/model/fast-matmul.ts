@@ -86,7 +86,10 @@ export function mmT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
  * x [M,K] · w [N,K]ᵀ with w a frozen weight in GGUF layout [out, in] (every linear weight and
  * the vocabulary projection): only x gets a gradient, dx = dy·w (a plain product). The gradient
  * reads the weight from `gradWeight` when given (a kept block's streamed weight is released
- * after its forward and uploaded again for its backward: forward.ts), else `w`.
+ * after its forward and uploaded again for its backward: forward.ts), else `w`. On wasm dy·w
+ * has XNNPACK pack w (its right operand) again for every streamed weight; multiplying by a
+ * transposed copy on the left instead (wᵀ made on the host at upload) was tried in issue 31
+ * and lost: the host transposes cost more than the packing (0.944x on 2 quiet cores).
  */
 export function frozenLinear(x: tf.Tensor2D, w: tf.Tensor2D, gradWeight?: () => tf.Tensor2D): tf.Tensor2D {
   const f = tf.customGrad((xi: In) => ({
