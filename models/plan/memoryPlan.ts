@@ -91,6 +91,8 @@ export interface MemoryPlan {
 }
 
 const F32 = 4;
+/** Bytes the warm trainer's pass cache may hold in rows (trainer/train/passCache.ts reads it: one bound, planned and kept). */
+export const PASS_CACHE_ROW_BYTES = 64 * 1024 * 1024;
 /** Node, tfjs, the tokenizer's vocabulary and the IPC/JS objects of a trainer process. */
 const HOST_BASELINE_BYTES = 400 * 2 ** 20;
 /**
@@ -263,6 +265,8 @@ export function estimate(req: PlanRequest, placement: WeightPlacement, seqs: num
       : { what: "one streamed vocabulary slice (f32, and its packed copy)", bytes: 2 * headChunkRows * c.nEmbd * F32 },
   );
   device.push({ what: `LoRA rank ${rank} + AdamW state + gradients`, bytes: loraBytes });
+  // The warm trainer's pass cache (trainer/train/passCache.ts): rows the next passes reuse, bounded.
+  device.push({ what: "pass cache (rows kept between cycles)", bytes: PASS_CACHE_ROW_BYTES });
   device.push({ what: `activations (${seqs} × ${T} tokens, block-by-block backward)`, bytes: activationBytes(c, rank, seqs, T) });
   if (kept > 0) device.push({ what: `activations kept for ${kept} of ${c.nLayer} blocks (not recomputed)`, bytes: kept * keptBlockBytes(c, rank, seqs, T) });
   device.push({ what: "head (logits slices, E_p[W] parts)", bytes: headBytes(c, seqs * T, headChunkRows) });

@@ -24,12 +24,13 @@
 import crypto from "node:crypto";
 import * as tf from "@tensorflow/tfjs-core";
 import type { LoraParams } from "../lora/params.js";
+import { PASS_CACHE_ROW_BYTES } from "../../models/plan/memoryPlan.js";
 
 /** The fingerprint of "no adapter": rows of the base model. */
 export const BASE = "base";
 
 /** Default bound of the row tensors the cache holds. */
-export const ROW_CACHE_BYTES = 64 * 1024 * 1024;
+export const ROW_CACHE_BYTES = PASS_CACHE_ROW_BYTES;
 /** Bound of the log-probs it holds (host memory). */
 const LP_CACHE_BYTES = 16 * 1024 * 1024;
 

@@ -108,7 +108,9 @@ export class TrainerProcess {
   async measure(w: WorkerClient): Promise<void> {
     try {
       const m = await w.request({ type: "memory" });
-      this.ctx.st.trainerMemory = { rssBytes: m.rssBytes, tensorBytes: m.tensorBytes, wasmHeapBytes: m.wasmHeapBytes, at: new Date().toISOString() };
+      // The pass cache's rows are tensors the trainer holds too (bounded, kept between cycles).
+      const tensorBytes = m.tensorBytes + (m.passCacheBytes ?? 0);
+      this.ctx.st.trainerMemory = { rssBytes: m.rssBytes, tensorBytes, wasmHeapBytes: m.wasmHeapBytes, at: new Date().toISOString() };
     } catch {
       // The trainer went away or predates the command: the last figures stay, with their time.
     }
