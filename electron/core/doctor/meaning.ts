@@ -9,6 +9,7 @@ import { findShape } from "../../../models/tiny/shapes.js";
 import { catalogFootprint, configOfShape, trainabilityOf, APP_TRAIN_CONTEXT } from "../../../models/trainability.js";
 import type { BackendMemory } from "../../../models/plan/memoryPlan.js";
 import { flopsPerStep } from "../../../models/arch/flops.js";
+import { DEFAULT_STEPS_PER_RUN } from "../training/supervisorTypes.js";
 import type { DoctorReport, InferenceRun, TrainRun } from "../api/doctorReport.js";
 
 /** Decode speed an answer reads comfortably at (people read ~5 words, ~7 tokens, a second). */
@@ -18,8 +19,8 @@ const BATCH_SAMPLES = 16;
 const SAMPLE_TOKENS = 256;
 const PROMPT_TOKENS = 16;
 const RANK = 16;
-/** The supervisor's default optimizer steps per run (electron/core/training/supervisor.ts stepsPerRun). */
-const STEPS_PER_RUN = 4;
+/** The supervisor's default optimizer steps per run. */
+const STEPS_PER_RUN = DEFAULT_STEPS_PER_RUN;
 /** Longest batch a CPU machine is said to learn at (models/catalog.ts MAX_CPU_BATCH_SECONDS). */
 const MAX_BATCH_SECONDS = 600;
 /** The gate's fluency probe: up to 8 prompts × 4 answers; ~48 tokens each assumed. */

@@ -20,7 +20,7 @@ import type { RunLoop } from "./runLoop.js";
  * cycle": chosen by learning gain per unit of training work on the stories260K eval). The eval's
  * scenarios, the doctor's cycle estimate and bench/learning-cycle.ts follow it.
  */
-export const DEFAULT_STEPS_PER_RUN = 4;
+export const DEFAULT_STEPS_PER_RUN = 2;
 
 /** What the supervisor needs from the inference engine. */
 export interface AdapterTarget {
