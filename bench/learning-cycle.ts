@@ -82,6 +82,8 @@ async function runCycle(before31: boolean): Promise<number> {
   // Follow the phases until a checkpoint (published or rejected) is written.
   const phases: Array<{ phase: string; at: number }> = [];
   const during: number[] = [];
+  /** Each answer during the cycle with the phase it was asked in: the slowest ones say what chat waited for. */
+  const duringAt: Array<{ ms: number; phase: string; at: number }> = [];
   const cycleT0 = performance.now();
   let lastProbe = 0;
   let lastTenth: string | null = null;
@@ -106,7 +108,9 @@ async function runCycle(before31: boolean): Promise<number> {
     if (st.training.state === "error") throw new Error(`learning stopped: ${st.training.lastError}`);
     // A chat answer now and then while the cycle runs: serving never waits for learning.
     if (performance.now() - lastProbe > ASK_EVERY_MS && st.training.state !== "idle") {
-      during.push((await ask("a question while it learns")).ms);
+      const { ms } = await ask("a question while it learns");
+      during.push(ms);
+      duringAt.push({ ms, phase, at: (performance.now() - cycleT0) / 1000 });
       lastProbe = performance.now();
     }
     await new Promise((r) => setTimeout(r, 250));
@@ -146,6 +150,9 @@ async function runCycle(before31: boolean): Promise<number> {
   console.log(
     `chat TTFT idle median ${median(idle).toFixed(0)} ms, p95 ${p95(idle).toFixed(0)} ms (${idle.length} answers); during the cycle ${during.length ? `median ${median(during).toFixed(0)} ms, p95 ${p95(during).toFixed(0)} ms (${during.length} answers): p95 ${(p95(during) / p95(idle)).toFixed(2)}× idle` : "— (none asked)"}`,
   );
+  const slowest = [...duringAt].sort((a, b) => b.ms - a.ms).slice(0, 3);
+  if (slowest.length)
+    console.log(`  slowest first tokens during the cycle: ${slowest.map((x) => `${x.ms.toFixed(0)} ms at ${x.at.toFixed(0)} s (${x.phase})`).join("; ")}`);
   return (end - cycleT0) / 1000;
 }
 
