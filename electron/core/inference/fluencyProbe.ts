@@ -113,7 +113,13 @@ export interface FluencyMeasure {
 
 /** No top-k sampler, as the engine's native path serves (steppers.ts NO_TOP_K). */
 const NO_TOP_K = null as unknown as number;
-const PROMPT_CHUNK = 64;
+/**
+ * Tokens per sequence in one prompt or scoring evaluation. The probe runs several sequences at
+ * once, and their chunks go to llama.cpp as one batch that chat cannot interrupt: 4 × 64
+ * tokens held chat's first token for up to 1.4 s on the 0.5B shape on 2 cores
+ * (bench/learning-cycle.ts, issue 31's p95 bound); 4 × 16 is a short wait.
+ */
+const PROMPT_CHUNK = 16;
 const BASE_CACHE = 512;
 /** Most memory the extra sequences of one probe context may add (their KV cache). */
 const PARALLEL_BUDGET = 256 * 2 ** 20;
@@ -352,9 +358,15 @@ export class FluencyProbe implements FluencyMeasure {
     await this.feedPrompt(seq, prompt, signal);
     await this.yieldToChat(signal);
     this.counts.steps++;
-    // The last prompt token and every answer token but the last: each predicts the next answer token.
-    const lps = await targetLogprobs(seq, [prompt[prompt.length - 1], ...resp.slice(0, -1)], resp);
-    return { sum: lps.reduce((a, b) => a + b, 0), n: resp.length };
+    // The last prompt token and every answer token but the last: each predicts the next answer
+    // token. In chunks, chat going first between them (PROMPT_CHUNK).
+    const feed = [prompt[prompt.length - 1], ...resp.slice(0, -1)];
+    let sum = 0;
+    for (let at = 0; at < resp.length; at += PROMPT_CHUNK) {
+      if (at > 0) await this.yieldToChat(signal);
+      for (const lp of await targetLogprobs(seq, feed.slice(at, at + PROMPT_CHUNK), resp.slice(at, at + PROMPT_CHUNK))) sum += lp;
+    }
+    return { sum, n: resp.length };
   }
 
   private baseKey(p: ProbePrompt): string {
