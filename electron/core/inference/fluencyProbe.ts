@@ -116,8 +116,9 @@ const NO_TOP_K = null as unknown as number;
 /**
  * Tokens per sequence in one prompt or scoring evaluation. The probe runs several sequences at
  * once, and their chunks go to llama.cpp as one batch that chat cannot interrupt: 4 × 64
- * tokens held chat's first token for up to 1.4 s on the 0.5B shape on 2 cores
- * (bench/learning-cycle.ts, issue 31's p95 bound); 4 × 16 is a short wait.
+ * tokens is a long wait at a real size on a CPU (chat's first token waited up to 1.4 s during
+ * the gate on the 0.5B shape on 2 cores, bench/learning-cycle.ts; issue 31 bounds its p95);
+ * 4 × 16 is a short one.
  */
 const PROMPT_CHUNK = 16;
 const BASE_CACHE = 512;
