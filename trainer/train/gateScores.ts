@@ -127,22 +127,12 @@ export interface GateFiguresOptions {
   candidateFingerprint?: string | null;
 }
 
-/**
- * Everything the publish gate measures (meanKl and meanLogProb over each set), with one body
- * pass per policy over each distinct sequence: the sets overlap (a recent turn is often also a
- * liked one, or held back), and at a real size a pass over a turn is seconds on a CPU. Per
- * batch, only what its sequences' sets need: the candidate's rows always, the serving
- * adapter's for KL to it or the answers' log-probs, the base model's for the drift when
- * another adapter serves; one head pass gives the candidate's log-probs and its KL together. Equal to the separate measures (test/trainer/gateScores.test.ts).
- */
-export async function gateFigures(
-  model: BaseModel,
-  cand: LoraParams,
-  serving: LoraParams | null,
-  sets: GateSets,
-  opts: GateFiguresOptions = {},
-): Promise<GateFigures> {
-  const unique: Array<ScoredSeq & { roles: Set<Role> }> = [];
+type Member = ScoredSeq & { roles: Set<Role> };
+type Sum = { sum: number; n: number };
+
+/** The distinct sequences of the sets, each with the sets it is in. */
+function distinctSequences(sets: GateSets): Member[] {
+  const unique: Member[] = [];
   const byKey = new Map<string, number>();
   for (const role of ["prompts", "liked", "disliked", "heldBack"] as const) {
     for (const s of sets[role]) {
@@ -155,36 +145,76 @@ export async function gateFigures(
       unique[i].roles.add(role);
     }
   }
-  // Sums over positions (KL) and over answer tokens (log-probs); a sequence counts once per set it is in, as in the separate measures.
+  return unique;
+}
+
+/** Sums over positions (KL) and over answer tokens (log-probs); a sequence counts once per set it is in, as in the separate measures. */
+interface Sums {
+  klServ: Sum;
+  klBaseRecent: Sum;
+  klBaseHeld: Sum;
+  lp: Record<"liked" | "disliked", { candidate: Sum; serving: Sum }>;
+}
+
+function newSums(): Sums {
   const sum = () => ({ sum: 0, n: 0 });
-  const klServ = sum();
-  const klBaseRecent = sum();
-  const klBaseHeld = sum();
-  const lp = { liked: { candidate: sum(), serving: sum() }, disliked: { candidate: sum(), serving: sum() } };
-  // With a cache: the sequences grouped by whether it holds their serving rows and their base
-  // rows, so that a batch whose rows are all cached skips that body pass. One group without it.
-  const cache = opts.cache;
-  const servFp = serving === null ? BASE : (opts.servingFingerprint ?? null);
-  const keys = cache ? unique.map((s) => seqKey(s.tokens, s.start)) : [];
-  // The cached rows are taken now (clones sharing the data): the rows this gate adds may evict them before their batch runs.
-  const pinned = { serving: new Map<number, tf.Tensor2D>(), base: new Map<number, tf.Tensor2D>() };
-  const pin = (m: Map<number, tf.Tensor2D>, fp: string | null, i: number): boolean => {
-    const t = cache && fp !== null ? cache.takeRows(fp, keys[i]) : undefined;
-    if (t) m.set(i, t);
-    return t !== undefined;
+  return {
+    klServ: sum(),
+    klBaseRecent: sum(),
+    klBaseHeld: sum(),
+    lp: { liked: { candidate: sum(), serving: sum() }, disliked: { candidate: sum(), serving: sum() } },
   };
-  const cachedServ = (i: number) => pin(pinned.serving, servFp, i);
-  const cachedBase = (i: number) => serving !== null && pin(pinned.base, BASE, i);
-  const classes = new Map<string, Array<ScoredSeq & { roles: Set<Role>; i: number }>>();
-  unique.forEach((s, i) => {
-    const c = `${cachedServ(i) ? 1 : 0}${cachedBase(i) ? 1 : 0}`;
-    if (!classes.has(c)) classes.set(c, []);
-    classes.get(c)!.push({ ...s, i });
+}
+
+/** What one batch read back: the candidate's log-probs and KL to the serving rows, the serving log-probs, the KL to the base rows. */
+type BatchRead = Partial<Record<"lpC" | "klS" | "lpS" | "klB", Float32Array>>;
+
+/** Adds a batch's read-back to the sums, sequence by sequence in span order. */
+function addBatch(sums: Sums, group: Member[], p: BatchPlan, read: BatchRead): void {
+  const klBase = read.klB ?? read.klS;
+  let row = 0;
+  group.forEach((s, i) => {
+    const n = p.spans[i].end - p.spans[i].start;
+    const add = (acc: Sum, v: Float32Array) => {
+      let t = 0;
+      for (let r = row; r < row + n; r++) t += v[r];
+      acc.sum += t;
+      acc.n += n;
+    };
+    if (s.roles.has("prompts")) {
+      add(sums.klServ, read.klS!);
+      add(sums.klBaseRecent, klBase!);
+    }
+    if (s.roles.has("heldBack")) add(sums.klBaseHeld, klBase!);
+    for (const r of ["liked", "disliked"] as const) {
+      if (!s.roles.has(r)) continue;
+      add(sums.lp[r].candidate, read.lpC!);
+      add(sums.lp[r].serving, read.lpS!);
+    }
+    row += n;
   });
-  const budget = opts.batchTokens ?? BATCH_TOKENS;
-  const layerPasses = (seqs: ScoredSeq[]) => plan(model, seqs).grid.ids.length * model.config.nLayer;
-  // What each batch needs, decided first so that the progress knows the whole work.
-  const work = [...classes.entries()].flatMap(([c, members]) =>
+}
+
+/** One batch of the gate's work: its sequences and which passes it runs. */
+interface GateBatch {
+  group: Array<Member & { i: number }>;
+  p: BatchPlan;
+  wantLp: boolean;
+  klServRef: boolean;
+  servingRows: boolean;
+  baseRows: boolean;
+  servingCached: boolean;
+  baseCached: boolean;
+  headBlocks: number;
+  tokenBlocks: number;
+}
+
+/**
+ * What each batch needs, decided first so that the progress knows the whole work. `classes`:
+ * the sequences grouped by whether the cache holds their serving ("1?") and base ("?1") rows.
+ */
+function planBatches(model: BaseModel, serving: LoraParams | null, classes: Map<string, Array<Member & { i: number }>>, budget: number): GateBatch[] {
+  return [...classes.entries()].flatMap(([c, members]) =>
     microBatches(members, budget).flatMap((group) => {
       const p = plan(model, group);
       if (p.targets.length === 0) return [];
@@ -202,22 +232,99 @@ export async function gateFigures(
       // Output projections over the targets (a KL reads two: each side's rows): minutes at a real vocabulary.
       const headPasses = (wantLp || klServRef ? 1 + (klServRef ? 1 : 0) : 0) + (wantLp ? 1 : 0) + (baseRows ? 2 : 0);
       const headBlocks = p.targets.length * headRowBlocks(model.config);
-      return [
-        {
-          group,
-          p,
-          wantLp,
-          klServRef,
-          servingRows,
-          baseRows,
-          servingCached,
-          baseCached,
-          headBlocks,
-          tokenBlocks: passes * p.grid.rows * model.config.nLayer + headPasses * headBlocks,
-        },
-      ];
+      const tokenBlocks = passes * p.grid.rows * model.config.nLayer + headPasses * headBlocks;
+      return [{ group, p, wantLp, klServRef, servingRows, baseRows, servingCached, baseCached, headBlocks, tokenBlocks }];
     }),
   );
+}
+
+/** What the cache saved: the body passes the same sets need without it, less those that run. */
+function cacheSavings(
+  model: BaseModel,
+  serving: LoraParams | null,
+  unique: Member[],
+  work: GateBatch[],
+  budget: number,
+): { reusedRows: number; savedTokenBlocks: number } {
+  const layerPasses = (seqs: ScoredSeq[]) => plan(model, seqs).grid.ids.length * model.config.nLayer;
+  let reusedRows = 0;
+  let savedTokenBlocks = 0;
+  for (const group of microBatches(unique, budget)) {
+    const has = (r: Role) => group.some((s) => s.roles.has(r));
+    const servingRows = has("prompts") || has("liked") || has("disliked") || (serving === null && has("heldBack"));
+    const baseRows = serving !== null && (has("prompts") || has("heldBack"));
+    savedTokenBlocks += ((servingRows ? 1 : 0) + (baseRows ? 1 : 0)) * layerPasses(group);
+  }
+  for (const w of work) {
+    savedTokenBlocks -= ((w.servingRows && !w.servingCached ? 1 : 0) + (w.baseRows && !w.baseCached ? 1 : 0)) * layerPasses(w.group);
+    if (w.servingCached || w.baseCached) reusedRows += w.group.length;
+  }
+  return { reusedRows, savedTokenBlocks };
+}
+
+/** The rows the cache holds for the gate's sequences, taken before any batch runs (the rows this gate adds may evict them). */
+class PinnedRows {
+  readonly serving = new Map<number, tf.Tensor2D>();
+  readonly base = new Map<number, tf.Tensor2D>();
+  constructor(
+    private readonly cache: PassCache | undefined,
+    private readonly keys: string[],
+  ) {}
+
+  /** Takes sequence i's rows under fingerprint `fp` into `m` (clones sharing the data); whether the cache had them. */
+  pin(m: Map<number, tf.Tensor2D>, fp: string | null, i: number): boolean {
+    const t = this.cache && fp !== null ? this.cache.takeRows(fp, this.keys[i]) : undefined;
+    if (t) m.set(i, t);
+    return t !== undefined;
+  }
+
+  /** A batch's rows, in span order. */
+  take(m: Map<number, tf.Tensor2D>, group: Array<{ i: number }>): tf.Tensor2D {
+    const parts = group.map((s) => m.get(s.i)!);
+    for (const s of group) m.delete(s.i);
+    if (parts.length === 1) return parts[0];
+    const out = tf.concat<tf.Tensor2D>(parts);
+    tf.dispose(parts);
+    return out;
+  }
+
+  /** Rows taken for a batch that turned out not to need them. */
+  dispose(): void {
+    tf.dispose([...this.serving.values(), ...this.base.values()]);
+  }
+}
+
+/**
+ * Everything the publish gate measures (meanKl and meanLogProb over each set), with one body
+ * pass per policy over each distinct sequence: the sets overlap (a recent turn is often also a
+ * liked one, or held back), and at a real size a pass over a turn is seconds on a CPU. Per
+ * batch, only what its sequences' sets need: the candidate's rows always, the serving
+ * adapter's for KL to it or the answers' log-probs, the base model's for the drift when
+ * another adapter serves; one head pass gives the candidate's log-probs and its KL together. Equal to the separate measures (test/trainer/gateScores.test.ts).
+ */
+export async function gateFigures(
+  model: BaseModel,
+  cand: LoraParams,
+  serving: LoraParams | null,
+  sets: GateSets,
+  opts: GateFiguresOptions = {},
+): Promise<GateFigures> {
+  const unique = distinctSequences(sets);
+  const sums = newSums();
+  // With a cache: the sequences grouped by whether it holds their serving rows and their base
+  // rows, so that a batch whose rows are all cached skips that body pass. One group without it.
+  const cache = opts.cache;
+  const servFp = serving === null ? BASE : (opts.servingFingerprint ?? null);
+  const keys = cache ? unique.map((s) => seqKey(s.tokens, s.start)) : [];
+  const pinned = new PinnedRows(cache, keys);
+  const classes = new Map<string, Array<Member & { i: number }>>();
+  unique.forEach((s, i) => {
+    const c = `${pinned.pin(pinned.serving, servFp, i) ? 1 : 0}${serving !== null && pinned.pin(pinned.base, BASE, i) ? 1 : 0}`;
+    if (!classes.has(c)) classes.set(c, []);
+    classes.get(c)!.push({ ...s, i });
+  });
+  const budget = opts.batchTokens ?? BATCH_TOKENS;
+  const work = planBatches(model, serving, classes, budget);
   const onProgress = opts.onProgress;
   const meter = onProgress
     ? new WorkMeter(
@@ -226,30 +333,7 @@ export async function gateFigures(
         opts.progressEveryMs,
       )
     : null;
-  // What the cache saved: the body passes the same sets need without it, less those that run.
-  let reusedRows = 0;
-  let savedTokenBlocks = 0;
-  if (cache) {
-    for (const group of microBatches(unique, budget)) {
-      const has = (r: Role) => group.some((s) => s.roles.has(r));
-      const servingRows = has("prompts") || has("liked") || has("disliked") || (serving === null && has("heldBack"));
-      const baseRows = serving !== null && (has("prompts") || has("heldBack"));
-      savedTokenBlocks += ((servingRows ? 1 : 0) + (baseRows ? 1 : 0)) * layerPasses(group);
-    }
-    for (const w of work) {
-      savedTokenBlocks -= ((w.servingRows && !w.servingCached ? 1 : 0) + (w.baseRows && !w.baseCached ? 1 : 0)) * layerPasses(w.group);
-      if (w.servingCached || w.baseCached) reusedRows += w.group.length;
-    }
-  }
-  // A batch's rows from the cache, in span order.
-  const fromCache = (m: Map<number, tf.Tensor2D>, group: Array<{ i: number }>): tf.Tensor2D => {
-    const parts = group.map((s) => m.get(s.i)!);
-    for (const s of group) m.delete(s.i);
-    if (parts.length === 1) return parts[0];
-    const out = tf.concat<tf.Tensor2D>(parts);
-    tf.dispose(parts);
-    return out;
-  };
+  const reuse = cache ? cacheSavings(model, serving, unique, work, budget) : null;
   // Leaves a computed batch's rows in the cache, per sequence.
   const toCache = (fp: string | null | undefined, group: Array<{ i: number }>, p: BatchPlan, h: tf.Tensor2D) => {
     if (cache && fp)
@@ -267,13 +351,13 @@ export async function gateFigures(
       const hc = keep(scoredHidden(model, cand, p, meter?.tick));
       toCache(opts.candidateFingerprint, group, p, hc);
       let hs: tf.Tensor2D | null = null;
-      if (servingCached) hs = keep(fromCache(pinned.serving, group));
+      if (servingCached) hs = keep(pinned.take(pinned.serving, group));
       else if (servingRows) {
         hs = keep(scoredHidden(model, serving, p, meter?.tick));
         toCache(servFp, group, p, hs);
       }
       let hb: tf.Tensor2D | null = null;
-      if (baseCached) hb = keep(fromCache(pinned.base, group));
+      if (baseCached) hb = keep(pinned.take(pinned.base, group));
       else if (baseRows) {
         hb = keep(scoredHidden(model, null, p, meter?.tick));
         toCache(BASE, group, p, hb);
@@ -293,50 +377,24 @@ export async function gateFigures(
       const names = (Object.keys(parts) as Array<keyof typeof parts>).filter((k) => parts[k] !== undefined);
       const values = await readBack(names.map((k) => parts[k]!));
       tf.dispose(owned);
-      const read = Object.fromEntries(names.map((k, i) => [k, values[i]])) as Partial<Record<keyof typeof parts, Float32Array>>;
-      const klBase = read.klB ?? read.klS;
-      let row = 0;
-      group.forEach((s, i) => {
-        const n = p.spans[i].end - p.spans[i].start;
-        const total = (v: Float32Array) => {
-          let t = 0;
-          for (let r = row; r < row + n; r++) t += v[r];
-          return t;
-        };
-        const add = (acc: { sum: number; n: number }, v: Float32Array) => {
-          acc.sum += total(v);
-          acc.n += n;
-        };
-        if (s.roles.has("prompts")) {
-          add(klServ, read.klS!);
-          add(klBaseRecent, klBase!);
-        }
-        if (s.roles.has("heldBack")) add(klBaseHeld, klBase!);
-        for (const r of ["liked", "disliked"] as const) {
-          if (!s.roles.has(r)) continue;
-          add(lp[r].candidate, read.lpC!);
-          add(lp[r].serving, read.lpS!);
-        }
-        row += n;
-      });
+      addBatch(sums, group, p, Object.fromEntries(names.map((k, i) => [k, values[i]])));
     }
   } finally {
-    // Rows taken for a batch that turned out not to need them.
-    tf.dispose([...pinned.serving.values(), ...pinned.base.values()]);
+    pinned.dispose();
   }
-  const mean = (a: { sum: number; n: number }) => (a.n > 0 ? a.sum / a.n : null);
-  const kl = (a: { sum: number; n: number }) => ({ kl: mean(a), positions: a.n });
-  const cmp = (r: "liked" | "disliked") => ({ candidate: mean(lp[r].candidate), serving: mean(lp[r].serving), count: sets[r].length });
-  if (cache) {
-    cache.saved.reusedRows += reusedRows;
-    cache.saved.gate += savedTokenBlocks;
+  const mean = (a: Sum) => (a.n > 0 ? a.sum / a.n : null);
+  const kl = (a: Sum) => ({ kl: mean(a), positions: a.n });
+  const cmp = (r: "liked" | "disliked") => ({ candidate: mean(sums.lp[r].candidate), serving: mean(sums.lp[r].serving), count: sets[r].length });
+  if (cache && reuse) {
+    cache.saved.reusedRows += reuse.reusedRows;
+    cache.saved.gate += reuse.savedTokenBlocks;
   }
   return {
-    kl: kl(klServ),
-    recent: kl(klBaseRecent),
-    heldBack: kl(klBaseHeld),
+    kl: kl(sums.klServ),
+    recent: kl(sums.klBaseRecent),
+    heldBack: kl(sums.klBaseHeld),
     liked: cmp("liked"),
     disliked: cmp("disliked"),
-    ...(cache ? { reuse: { reusedRows, savedTokenBlocks } } : {}),
+    ...(reuse ? { reuse } : {}),
   };
 }
