@@ -27,6 +27,7 @@ import { createLora, disposeLora } from "../trainer/lora/params.js";
 import { AdamW } from "../trainer/optim/adamw.js";
 import { loadForTraining } from "../trainer/plan/loadForTraining.js";
 import { loraParamRecord, trainSteps } from "../trainer/train/trainSteps.js";
+import { syntheticBatch } from "../trainer/train/syntheticBatch.js";
 import { FrozenBase } from "../trainer/model/weights.js";
 import * as head from "../trainer/model/head.js";
 import * as adamw from "../trainer/optim/adamw.js";
@@ -78,15 +79,7 @@ const file = ensureShapeModel(values.shape, values.type as "q8_0", values.layers
 const backend = await initBackend(values.backend);
 const { model, plan, keptBlocksAt } = await loadForTraining(file, backend, { rank, maxContext: T, batchSize: B });
 const c = model.config;
-const prompt = Math.min(16, T / 4);
-const samples = Array.from({ length: B }, (_, b) => ({
-  tokens: Array.from({ length: T }, (_, i) => (i * 7919 + b * 104729 + 13) % c.nVocab),
-  promptLength: prompt,
-  reward: b % 2 === 0 ? 1 : -1,
-  servedLogprobs: new Array<number>(T - prompt).fill(-5),
-  teachers: [],
-  truncated: false,
-}));
+const samples = syntheticBatch(c.nVocab, B, T);
 const lora = createLora(model, { rank, alpha: 2 * rank });
 const optimizer = new AdamW(loraParamRecord(lora), { lr: 1e-4 });
 const state = { model, lora, optimizer };

@@ -46,6 +46,7 @@ import { formatBytes } from "../models/plan/memoryPlan.js";
 import { loadForTraining } from "../trainer/plan/loadForTraining.js";
 import { packedLayout, setBatchLayout } from "../trainer/model/logprobs.js";
 import { loraParamRecord, microBatches, trainSteps } from "../trainer/train/trainSteps.js";
+import { syntheticSamples } from "../trainer/train/syntheticBatch.js";
 
 const { values } = parseArgs({
   options: {
@@ -184,14 +185,7 @@ async function child(spec: string): Promise<void> {
   const loadSeconds = (performance.now() - t0) / 1000;
   const c = model.config;
   const shapeOf = batchShape(B, T);
-  const samples = shapeOf.map(({ len, prompt }, b) => ({
-    tokens: Array.from({ length: len }, (_, i) => (i * 7919 + b * 104729 + 13) % c.nVocab),
-    promptLength: prompt,
-    reward: b % 2 === 0 ? 1 : -1,
-    servedLogprobs: new Array<number>(len - prompt).fill(-5),
-    teachers: [],
-    truncated: false,
-  }));
+  const samples = syntheticSamples(c.nVocab, shapeOf);
   const layout = values.layout;
   if (!["", "packed", "padded", "compare"].includes(layout)) throw new Error(`--layout must be packed, padded or compare, got '${layout}'`);
   if (layout === "compare" && values.recompute === "compare") throw new Error("--layout compare and --recompute compare: one comparison at a time");

@@ -19,6 +19,7 @@ import { AdamW } from "../../trainer/optim/adamw.js";
 import { loraParamRecord, microBatches, trainSteps, type TrainOptions } from "../../trainer/train/trainSteps.js";
 import type { PreparedSample } from "../../trainer/train/tokenize.js";
 import { tinyModel } from "../helpers/models.js";
+import { assertGradientsClose } from "../helpers/gradients.js";
 
 const LENS = [5, 17, 9];
 const STARTS = [2, 10, 4];
@@ -108,21 +109,6 @@ async function stepGrads(m: BaseModel, layout: "packed" | "padded", opts: Partia
   }
 }
 
-function assertClose(a: Map<string, Float32Array>, b: Map<string, Float32Array>, what: string): void {
-  assert.deepEqual([...a.keys()].sort(), [...b.keys()].sort(), what);
-  let maxAbs = 0;
-  let scale = 0;
-  for (const [k, x] of a) {
-    const y = b.get(k)!;
-    for (let i = 0; i < x.length; i++) {
-      maxAbs = Math.max(maxAbs, Math.abs(x[i] - y[i]));
-      scale = Math.max(scale, Math.abs(y[i]));
-    }
-  }
-  assert.ok(scale > 0, `${what}: the gradients are not all zero`);
-  assert.ok(maxAbs <= 1e-5 * Math.max(1, scale), `${what}: max |Δ| ${maxAbs} (gradient scale ${scale})`);
-}
-
 for (const batched of [false, true]) {
   describe(`packed batches (attention ${batched ? "as batched products, the GPU path" : "as a loop of 2-D products"})`, () => {
     const models: BaseModel[] = [];
@@ -187,8 +173,8 @@ for (const batched of [false, true]) {
       const m = await loadBaseModel(await tinyModel({ arch: "qwen3", layers: 2, dim: 32 }));
       models.push(m);
       const padded = await stepGrads(m, "padded", { keptBlocks: 0 });
-      for (const kept of [0, 2, 1]) assertClose(await stepGrads(m, "packed", { keptBlocks: kept }), padded, `packed, ${kept} blocks kept vs padded`);
-      assertClose(await stepGrads(m, "padded", { keptBlocks: 2 }), padded, "padded, kept vs recomputed");
+      for (const kept of [0, 2, 1]) assertGradientsClose(await stepGrads(m, "packed", { keptBlocks: kept }), padded, `packed, ${kept} blocks kept vs padded`);
+      assertGradientsClose(await stepGrads(m, "padded", { keptBlocks: 2 }), padded, "padded, kept vs recomputed");
     });
 
     test("micro-batches split by real tokens add up to the same gradients", async () => {
@@ -196,9 +182,9 @@ for (const batched of [false, true]) {
       models.push(m);
       const whole = await stepGrads(m, "packed", { keptBlocks: 2 });
       // 26 real tokens: [5, 17] then [9]; 17: each sequence alone.
-      assertClose(await stepGrads(m, "packed", { keptBlocks: 2, microBatchTokens: 26 }), whole, "packed, micro-batches of 26 tokens");
-      assertClose(await stepGrads(m, "packed", { keptBlocks: 0, microBatchTokens: 17 }), whole, "packed, one sequence per micro-batch");
-      assertClose(await stepGrads(m, "padded", { keptBlocks: 0, microBatchTokens: 34 }), whole, "padded, micro-batches of 34 tokens");
+      assertGradientsClose(await stepGrads(m, "packed", { keptBlocks: 2, microBatchTokens: 26 }), whole, "packed, micro-batches of 26 tokens");
+      assertGradientsClose(await stepGrads(m, "packed", { keptBlocks: 0, microBatchTokens: 17 }), whole, "packed, one sequence per micro-batch");
+      assertGradientsClose(await stepGrads(m, "padded", { keptBlocks: 0, microBatchTokens: 34 }), whole, "padded, micro-batches of 34 tokens");
     });
   });
 }

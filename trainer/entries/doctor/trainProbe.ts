@@ -8,6 +8,7 @@ import { createLora, disposeLora } from "../../lora/params.js";
 import { AdamW } from "../../optim/adamw.js";
 import { loadForTraining } from "../../plan/loadForTraining.js";
 import { loraParamRecord, trainSteps } from "../../train/trainSteps.js";
+import { syntheticBatch } from "../../train/syntheticBatch.js";
 import { probeMain } from "../../../common/probeChild.js";
 import { flopsPerStep } from "../../../models/arch/flops.js";
 import { trainRequestSchema, type TrainResult } from "./protocol.js";
@@ -23,15 +24,8 @@ probeMain(trainRequestSchema, async (req, progress) => {
   const loadSeconds = (performance.now() - t0) / 1000;
   await progress(`${req.backend}: ${req.shape} loaded for training in ${loadSeconds.toFixed(1)} s (${plan.placement.layers}/${plan.placement.head})`);
   const c = model.config;
-  const prompt = Math.max(1, Math.min(16, Math.floor(T / 4)));
-  const samples = Array.from({ length: B }, (_, b) => ({
-    tokens: Array.from({ length: T }, (_, i) => (i * 7919 + b * 104729 + 13) % c.nVocab),
-    promptLength: prompt,
-    reward: b % 2 === 0 ? 1 : -1,
-    servedLogprobs: new Array<number>(T - prompt).fill(-5),
-    teachers: [],
-    truncated: false,
-  }));
+  const samples = syntheticBatch(c.nVocab, B, T);
+  const prompt = samples[0].promptLength;
   const lora = createLora(model, { rank, alpha: 2 * rank });
   const optimizer = new AdamW(loraParamRecord(lora), { lr: 1e-4 });
   const state = { model, lora, optimizer };
