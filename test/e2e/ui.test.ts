@@ -293,7 +293,7 @@ describe("UI in headless Chromium", { skip: missing ?? false, timeout: 3_600_000
 
   test("models page and dark theme render", async () => {
     await page.goto(`${core.url}/#/models`);
-    await page.getByRole("heading", { name: "Models" }).waitFor();
+    await page.getByRole("heading", { name: "Models", exact: true }).waitFor();
     await screenshot(page, "models");
     await page.getByRole("button", { name: "Switch to dark theme" }).click();
     assert.equal(await page.evaluate("document.documentElement.dataset.theme"), "dark");
