@@ -65,8 +65,10 @@ export interface PhaseProgressView {
 export interface TrainerMemoryView {
   /** the process's resident memory */
   rssBytes: number;
-  /** its tensors: the base model as placed, the adapter, the optimizer's moments */
+  /** its tensors: the base model as placed, the adapter, the optimizer's moments (flat over cycles: a leak shows here) */
   tensorBytes: number;
+  /** the pass cache's rows besides (trainer/train/passCache.ts: bounded, kept between cycles); absent from a trainer that predates it */
+  passCacheBytes?: number;
   /** the wasm backend's heap (it grows, never shrinks); null on other backends */
   wasmHeapBytes: number | null;
   at: string;

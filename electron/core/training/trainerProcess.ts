@@ -108,9 +108,13 @@ export class TrainerProcess {
   async measure(w: WorkerClient): Promise<void> {
     try {
       const m = await w.request({ type: "memory" });
-      // The pass cache's rows are tensors the trainer holds too (bounded, kept between cycles).
-      const tensorBytes = m.tensorBytes + (m.passCacheBytes ?? 0);
-      this.ctx.st.trainerMemory = { rssBytes: m.rssBytes, tensorBytes, wasmHeapBytes: m.wasmHeapBytes, at: new Date().toISOString() };
+      this.ctx.st.trainerMemory = {
+        rssBytes: m.rssBytes,
+        tensorBytes: m.tensorBytes,
+        ...(m.passCacheBytes !== undefined ? { passCacheBytes: m.passCacheBytes } : {}),
+        wasmHeapBytes: m.wasmHeapBytes,
+        at: new Date().toISOString(),
+      };
     } catch {
       // The trainer went away or predates the command: the last figures stay, with their time.
     }

@@ -35,7 +35,7 @@ export function LearnerStatus({ training, serving }: { training: LearnerView | n
         <p className="small muted" aria-label="Trainer">
           {loss !== null ? `${terms.loss.label} (${terms.loss.term}) ${Number(loss.toPrecision(3))}. ` : ""}
           {training.trainerMemory
-            ? `The trainer holds ${fmtBytes(training.trainerMemory.rssBytes)} of memory (the model and adapter ${fmtBytes(training.trainerMemory.tensorBytes)}). `
+            ? `The trainer holds ${fmtBytes(training.trainerMemory.rssBytes)} of memory (the model and adapter ${fmtBytes(training.trainerMemory.tensorBytes)}${training.trainerMemory.passCacheBytes ? `, scores kept for the next cycles ${fmtBytes(training.trainerMemory.passCacheBytes)}` : ""}). `
             : ""}
           {training.restarts ? `The trainer restarted ${training.restarts} time${training.restarts === 1 ? "" : "s"}.` : ""}
         </p>
