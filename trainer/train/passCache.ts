@@ -110,6 +110,23 @@ class Lru<V> {
   }
 }
 
+/** Log-probs by seqKey, bounded in bytes; a value is copied in (callers pass views of read-back buffers). */
+class LpStore {
+  private readonly lru = new Lru<Float32Array>(LP_CACHE_BYTES);
+  get(key: string): Float32Array | undefined {
+    return this.lru.get(key);
+  }
+  has(key: string): boolean {
+    return this.lru.has(key);
+  }
+  set(key: string, lp: Float32Array): void {
+    this.lru.set(key, Float32Array.from(lp), lp.byteLength);
+  }
+  clear(): void {
+    this.lru.clear();
+  }
+}
+
 /** Work a cache saved, in token-blocks (one token through one block), and rows it gave. */
 export interface PassSavings {
   /** anchor reference passes (base model over the batch) not run */
@@ -124,9 +141,9 @@ export interface PassSavings {
 
 export class PassCache {
   /** Base-model log-probs of a sequence's scored tokens, by seqKey. */
-  private readonly baseLp = new Lru<Float32Array>(LP_CACHE_BYTES);
+  readonly baseLp = new LpStore();
   /** Teacher log-probs under the policy of the current run (cleared when a run begins). */
-  private readonly runLp = new Lru<Float32Array>(LP_CACHE_BYTES);
+  readonly runLp = new LpStore();
   /** Final-normed scored rows, by `${fingerprint}|${seqKey}` (fingerprint BASE: the base model). */
   private readonly rows: Lru<tf.Tensor2D>;
   /** Fingerprint of the adapter the current `train` run started from. */
@@ -151,25 +168,6 @@ export class PassCache {
   keepAdapters(fingerprints: ReadonlyArray<string | null>): void {
     const keep = new Set<string>([BASE, ...fingerprints.filter((f): f is string => f !== null)]);
     this.rows.deleteWhere((k) => !keep.has(k.slice(0, k.indexOf("|"))));
-  }
-
-  getBaseLp(key: string): Float32Array | undefined {
-    return this.baseLp.get(key);
-  }
-  hasBaseLp(key: string): boolean {
-    return this.baseLp.has(key);
-  }
-  setBaseLp(key: string, lp: Float32Array): void {
-    this.baseLp.set(key, Float32Array.from(lp), lp.byteLength);
-  }
-  getRunLp(key: string): Float32Array | undefined {
-    return this.runLp.get(key);
-  }
-  hasRunLp(key: string): boolean {
-    return this.runLp.has(key);
-  }
-  setRunLp(key: string, lp: Float32Array): void {
-    this.runLp.set(key, Float32Array.from(lp), lp.byteLength);
   }
 
   hasRows(fingerprint: string, key: string): boolean {

@@ -242,7 +242,7 @@ export function stepWork(model: BaseModel, batchSamples: readonly PreparedSample
         ? seqs
         : seqs.filter((s) => {
             const key = seqKey(s.tokens, s.promptLength);
-            if (base ? cache.hasBaseLp(key) || baseScored.has(key) : cache.hasRunLp(key)) return false;
+            if (base ? cache.baseLp.has(key) || baseScored.has(key) : cache.runLp.has(key)) return false;
             if (base) baseScored.add(key);
             return true;
           });
@@ -524,7 +524,7 @@ async function teacherScores(
     // With a cache: the base teacher's log-probs never change; the current policy's are the run's (its first use of the sample).
     const cache = g.cache;
     const keyOf = (b: number) => seqKey(samples[b].teachers[0].tokens, samples[b].teachers[0].promptLength);
-    const cached = (b: number) => (!cache ? undefined : teacherLora === null ? cache.getBaseLp(keyOf(b)) : cache.getRunLp(keyOf(b)));
+    const cached = (b: number) => (!cache ? undefined : teacherLora === null ? cache.baseLp.get(keyOf(b)) : cache.runLp.get(keyOf(b)));
     const missing: number[] = [];
     for (const b of hinted) {
       const c = cached(b);
@@ -545,8 +545,8 @@ async function teacherScores(
     missing.forEach((b) => {
       const lp = arr.subarray(off, off + lenOf(b));
       teacherResp[b] = Array.from(lp);
-      if (cache && teacherLora === null) cache.setBaseLp(keyOf(b), lp);
-      else if (cache) cache.setRunLp(keyOf(b), lp);
+      if (cache && teacherLora === null) cache.baseLp.set(keyOf(b), lp);
+      else if (cache) cache.runLp.set(keyOf(b), lp);
       off += lenOf(b);
     });
     return { teacherResp, topkTeacher };
@@ -635,7 +635,7 @@ function anchorOf(method: Method, s: PreparedSample): { tokens: number[]; prompt
 async function cachedAnchorReference(g: Group, cache: PassCache, refSamples: Array<{ tokens: number[]; promptLength: number }>): Promise<tf.Tensor2D> {
   const { model } = g.state;
   const keys = refSamples.map((r) => seqKey(r.tokens, r.promptLength));
-  const lps = keys.map((k) => cache.getBaseLp(k));
+  const lps = keys.map((k) => cache.baseLp.get(k));
   const missing = lps.flatMap((lp, b) => (lp ? [] : [b]));
   const saved = (gridTokens(refSamples) - gridTokens(missing.map((b) => refSamples[b]))) * model.config.nLayer;
   g.saved.tokenBlocks += saved;
@@ -683,7 +683,7 @@ async function baseScoresInto(
     let off = 0;
     return keys.map((k, i) => {
       const lp = arr.subarray(off, off + lens[i]);
-      cache.setBaseLp(k, lp);
+      cache.baseLp.set(k, lp);
       off += lens[i];
       return lp;
     });
@@ -708,7 +708,7 @@ export async function prepareAnchors(
   const seen = new Set<string>();
   const todo = refs.filter((r) => {
     const k = seqKey(r.tokens, r.promptLength);
-    if (cache.hasBaseLp(k) || seen.has(k)) return false;
+    if (cache.baseLp.has(k) || seen.has(k)) return false;
     seen.add(k);
     return true;
   });
