@@ -18,6 +18,7 @@ import { renderPrompt, type FunctionTool } from "./chatPrompt.js";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
 import { loadBoundMs, loadWithin } from "./loadBound.js";
 import { closingReserve, jsonSchemaGrammar } from "./jsonSchemaGrammar.js";
+import { defaultServingContext } from "./contextSize.js";
 import { defaultThreads } from "./threads.js";
 import { installExactTokenProbability, targetLogprobs } from "./tokenProbability.js";
 import { parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
@@ -34,7 +35,7 @@ export interface EngineOptions {
   probe?: ProbeOptions;
   /** Layers to offload to the GPU; default "auto" (as many as fit). */
   gpuLayers?: "auto" | "max" | number;
-  /** Upper bound on the context size; default: the model's trained context (fitted to memory). */
+  /** Upper bound on each sequence's context; default: the trained context up to 8,192 tokens (contextSize.ts), fitted to memory. */
   maxContextSize?: number;
   /** Conversations served at once (sequences in the context); more wait in a FIFO queue. Default 4. */
   sequences?: number;
@@ -237,7 +238,7 @@ export class Engine {
           throw new Error(`cannot load model ${opts.modelPath}: ${(err as Error).message}`, { cause: err });
         }
         const threads = opts.threads ?? defaultThreads(model.size);
-        const maxCtx = Math.min(opts.maxContextSize ?? model.trainContextSize, model.trainContextSize);
+        const maxCtx = Math.min(opts.maxContextSize ?? defaultServingContext(model.trainContextSize), model.trainContextSize);
         const gate = new AdapterGate({
           createContext: async (adapterPath) => {
             const context = await model.createContext({

@@ -5,6 +5,7 @@ import { readGguf } from "../../../models/gguf/reader.js";
 import { summarizeGguf } from "../../../models/gguf/summary.js";
 import type { BackendName, BackendPreference } from "./backend.js";
 import type { EngineInfo, EngineOptions } from "./engine.js";
+import { defaultServingContext } from "./contextSize.js";
 import { defaultThreads } from "./threads.js";
 
 /** What Engine.load takes of the load settings. */
@@ -64,7 +65,12 @@ export function loadDefaultsOf(
   }
   return {
     // node-llama-cpp fits the trained context to memory when it loads: the served figure when it was left to it.
-    contextSize: serving && usedDefault?.maxContextSize === undefined ? serving.contextSize : limits.trainContextSize,
+    contextSize:
+      serving && usedDefault?.maxContextSize === undefined
+        ? serving.contextSize
+        : limits.trainContextSize === null
+          ? null
+          : defaultServingContext(limits.trainContextSize),
     gpuLayers: serving && usedDefault?.gpuLayers === undefined ? serving.gpuLayers : null,
     threads: app.threads ?? defaultThreads(sizeBytes) ?? (serving && usedDefault?.threads === undefined ? serving.threads : limits.cpuThreads),
     backend,
