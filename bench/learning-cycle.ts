@@ -22,6 +22,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { startCore } from "../electron/core/core.js";
 import type { GateResult } from "../electron/core/training/gate.js";
@@ -83,7 +84,11 @@ async function runCycle(before31: boolean): Promise<number> {
   const phases: Array<{ phase: string; at: number }> = [];
   const during: number[] = [];
   /** Each answer during the cycle with the phase it was asked in: the slowest ones say what chat waited for. */
-  const duringAt: Array<{ ms: number; phase: string; at: number }> = [];
+  const duringAt: Array<{ ms: number; phase: string; at: number; lagMs: number }> = [];
+  // The core runs in this process: the event loop's longest stall during an answer tells a
+  // first token that waited for the core's own JavaScript from one that waited for the CPU.
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
   const cycleT0 = performance.now();
   let lastProbe = 0;
   let lastTenth: string | null = null;
@@ -108,14 +113,16 @@ async function runCycle(before31: boolean): Promise<number> {
     if (st.training.state === "error") throw new Error(`learning stopped: ${st.training.lastError}`);
     // A chat answer now and then while the cycle runs: serving never waits for learning.
     if (performance.now() - lastProbe > ASK_EVERY_MS && st.training.state !== "idle") {
+      lag.reset();
       const { ms } = await ask("a question while it learns");
       during.push(ms);
-      duringAt.push({ ms, phase, at: (performance.now() - cycleT0) / 1000 });
+      duringAt.push({ ms, phase, at: (performance.now() - cycleT0) / 1000, lagMs: lag.max / 1e6 });
       lastProbe = performance.now();
     }
     await new Promise((r) => setTimeout(r, 250));
   }
   const end = performance.now();
+  lag.disable();
   const ck = (await get("/api/checkpoints")).checkpoints[0];
   const st = await get("/api/status");
   const metrics = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, String(ck.n), "metrics.json"), "utf8")) as { gate: GateResult };
@@ -152,7 +159,7 @@ async function runCycle(before31: boolean): Promise<number> {
   );
   const slowest = [...duringAt].sort((a, b) => b.ms - a.ms).slice(0, 3);
   if (slowest.length)
-    console.log(`  slowest first tokens during the cycle: ${slowest.map((x) => `${x.ms.toFixed(0)} ms at ${x.at.toFixed(0)} s (${x.phase})`).join("; ")}`);
+    console.log(`  slowest first tokens during the cycle: ${slowest.map((x) => `${x.ms.toFixed(0)} ms at ${x.at.toFixed(0)} s (${x.phase}; event loop stalled up to ${x.lagMs.toFixed(0)} ms)`).join("; ")}`);
   return (end - cycleT0) / 1000;
 }
 

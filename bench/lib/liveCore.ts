@@ -52,6 +52,8 @@ export function liveCore(core: RunningCore, answerTokens: number) {
       // A run under way took the samples; "starting" is the trainer started ahead of the batch (issue 31), not a run.
       const running = ["training", "evaluating", "publishing"].includes(st.training.state);
       if (running || (st.training.samplesWaiting ?? 0) >= batch) break;
+      // Learning refused (the trainer's memory plan, a crash): no cycle will come; say why now, not after the batch.
+      if (st.training.state === "error") throw new Error(`learning stopped while the batch filled: ${st.training.lastError}`);
       const { turnId } = await ask(`Tell me a short story about a ${["cat", "dog", "fox", "owl"][asked % 4]} number ${asked}.`);
       await api("POST", "/api/feedback", { turnId, thumbs: asked % 3 === 0 ? "down" : "up" });
       // A person reads the answer and writes the next question: the time the app may use ahead.
