@@ -132,6 +132,34 @@ describe("fluency probe: the base model's answers sampled ahead", () => {
     assert.equal(p.counts.ahead, 12, "it went on once chat was done");
   });
 
+  it("holdAhead (a training run starts) stops ahead work at its next step and drops the rest; compare samples it, prepare starts it again", async () => {
+    const p = probe();
+    p.prepare(prompts);
+    await until("ahead work to start", () => p.counts.steps > 2);
+    p.holdAhead();
+    const s0 = p.counts.steps;
+    await p.prepared();
+    const held = { ...p.counts };
+    assert.ok(held.steps - s0 <= 1, `${held.steps - s0} steps after the hold (one sequence: one step in flight at most)`);
+    assert.ok(held.ahead < 12, `the ahead work did not run to its end (${held.ahead} of 12)`);
+    await sleep(300);
+    assert.deepEqual(p.counts, held, "nothing runs while held");
+    // The gate's compare samples what the hold left, with the figures of a probe that never held.
+    const c = await p.compare(adapter, prompts);
+    assert.equal(p.counts.base + held.ahead, 12, "every base answer sampled once: ahead before the hold, by compare after");
+    const plain = await probe().compare(adapter, prompts);
+    assert.deepEqual([c.candidate, c.base], [plain.candidate, plain.base]);
+    // The next cycle's samples prepare again.
+    const q = probe();
+    q.prepare(prompts);
+    await until("ahead work to start", () => q.counts.steps > 0);
+    q.holdAhead();
+    await q.prepared();
+    q.prepare(prompts);
+    await q.prepared();
+    assert.equal(q.counts.ahead, 12, "prepare after a hold samples what is missing");
+  });
+
   it("closing the probe while ahead work runs stops it: nothing runs after, and prepare is then a no-op", async () => {
     const p = probe();
     p.prepare(prompts);

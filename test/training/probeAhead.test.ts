@@ -12,11 +12,18 @@ import { chat, checkpoints, feedback, runEnded, startLearningCore, waitFor } fro
 class RecordingProbe implements FluencyMeasure {
   prepared: ProbePrompt[][] = [];
   compared: ProbePrompt[][] = [];
+  /** What the loop asked, in order. */
+  calls: Array<"prepare" | "hold" | "compare"> = [];
   prepare(prompts: ProbePrompt[]): void {
     this.prepared.push(prompts);
+    this.calls.push("prepare");
+  }
+  holdAhead(): void {
+    this.calls.push("hold");
   }
   async compare(_adapter: string, prompts: ProbePrompt[], _opts?: CompareOptions): Promise<FluencyComparison> {
     this.compared.push(prompts);
+    this.calls.push("compare");
     const s = { meanLogprob: -2, tokens: 10 * prompts.length, answers: prompts.length };
     return { candidate: s, base: s, seconds: 0 };
   }
@@ -45,6 +52,10 @@ describe("the fluency probe's base answers, ahead of the run", () => {
       // The last list asked for ahead before the run is what the gate sampled.
       const before = probe.prepared.filter((p) => p.length === compared.length).at(-1);
       assert.deepEqual(before, compared);
+      // The run holds the ahead work as it starts (the trainer and chat get the CPU), and nothing prepares again before the gate compares.
+      const hold = probe.calls.indexOf("hold");
+      assert.ok(hold > 0, `prepared ahead, then held: ${probe.calls.join(",")}`);
+      assert.deepEqual(probe.calls.slice(hold, probe.calls.indexOf("compare") + 1), ["hold", "compare"], probe.calls.join(","));
     } finally {
       await core.close();
     }

@@ -105,6 +105,13 @@ export interface FluencyMeasure {
    * Returns at once; never throws.
    */
   prepare?(prompts: ProbePrompt[]): void;
+  /**
+   * A training run starts: the ahead work stops at its next token and what was left to do is
+   * dropped (the gate's `compare` samples it), until `prepare` is called again. Ahead work is
+   * for the time the machine waits on the user: run beside the trainer it takes the CPU from
+   * the run and from chat at chat's own priority (the trainer runs niced).
+   */
+  holdAhead?(): void;
   compare(adapterPath: string, prompts: ProbePrompt[], opts?: CompareOptions): Promise<FluencyComparison>;
   /** The base model's mean log-prob per token of each given answer, end-of-generation tokens left out (null: no answer token). */
   score(answers: Array<{ prompt: number[]; response: number[] }>, signal?: AbortSignal): Promise<Array<number | null>>;
@@ -395,6 +402,11 @@ export class FluencyProbe implements FluencyMeasure {
     }
     this.ahead = next.slice(0, AHEAD_MAX);
     this.pump();
+  }
+
+  holdAhead(): void {
+    this.ahead = [];
+    this.aheadAbort?.abort();
   }
 
   /** Resolves once nothing is left to sample ahead (tests, benches). */

@@ -155,6 +155,8 @@ export class RunLoop {
       batch.map((b) => b.id),
       runId,
     );
+    // The probe's ahead work gives the run and chat the CPU (fluencyProbe.ts holdAhead).
+    o.probe?.holdAhead?.();
     const staging = o.checkpoints.stagingDir(runId);
     const done = { committed: false };
     try {
