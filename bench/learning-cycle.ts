@@ -73,7 +73,8 @@ async function runCycle(before31: boolean): Promise<number> {
 
   await ask("warm up");
   const idle: number[] = [];
-  for (let i = 0; i < IDLE_ASKS; i++) idle.push((await ask(`idle question ${i}`)).ms);
+  // First tokens only, idle and during alike: a whole answer every 15 s would be a load of its own (a 1.7B answer of 48 tokens takes ~10 s of 2 cores).
+  for (let i = 0; i < IDLE_ASKS; i++) idle.push((await ask(`idle question ${i}`, { firstTokenOnly: true })).ms);
   console.error(
     `model loaded in ${loadS.toFixed(1)} s; idle TTFT ${median(idle).toFixed(0)} ms; asking questions with thumbs until ${batch} samples are ready`,
   );
@@ -114,7 +115,7 @@ async function runCycle(before31: boolean): Promise<number> {
     // A chat answer now and then while the cycle runs: serving never waits for learning.
     if (performance.now() - lastProbe > ASK_EVERY_MS && st.training.state !== "idle") {
       lag.reset();
-      const { ms } = await ask("a question while it learns");
+      const { ms } = await ask("a question while it learns", { firstTokenOnly: true });
       during.push(ms);
       duringAt.push({ ms, phase, at: (performance.now() - cycleT0) / 1000, lagMs: lag.max / 1e6 });
       lastProbe = performance.now();

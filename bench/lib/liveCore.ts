@@ -19,22 +19,36 @@ export function liveCore(core: RunningCore, answerTokens: number) {
   const get = <P extends ApiGetPath>(path: P): Promise<ApiGetReply<P>> => client.getJson(path);
 
   let sid = 0;
-  /** One streamed main turn in a session of its own; ms to the first content and its turn id. */
-  async function ask(content: string): Promise<{ ms: number; turnId: string }> {
+  /**
+   * One streamed main turn in a session of its own; ms to the first content and its turn id.
+   * `firstTokenOnly`: stopped at its first content (the user pressed Stop), so a bench that
+   * only times first tokens does not load the machine with whole answers.
+   */
+  async function ask(content: string, opts: { firstTokenOnly?: boolean } = {}): Promise<{ ms: number; turnId: string }> {
     const start = performance.now();
+    const stop = new AbortController();
     const res = await fetch(`${core.url}/v1/chat/completions`, {
       method: "POST",
       headers: { ...H, "x-turn-type": "main", "x-session-id": `cycle-${++sid}` },
       body: JSON.stringify({ model: "m", messages: [{ role: "user", content }], max_tokens: answerTokens, stream: true, seed: sid }),
+      signal: stop.signal,
     });
     if (!res.ok) throw new Error(`chat: HTTP ${res.status} ${await res.text()}`);
     const turnId = res.headers.get("x-clawrl-turn-id")!;
     const dec = new TextDecoder();
     let buf = "";
     let ms: number | null = null;
-    for await (const chunk of res.body!) {
-      buf += dec.decode(chunk as Uint8Array, { stream: true });
-      if (ms === null && /"content":"[^"]/.test(buf)) ms = performance.now() - start;
+    try {
+      for await (const chunk of res.body!) {
+        buf += dec.decode(chunk as Uint8Array, { stream: true });
+        if (ms === null && /"content":"[^"]/.test(buf)) ms = performance.now() - start;
+        if (ms !== null && opts.firstTokenOnly) {
+          stop.abort();
+          break;
+        }
+      }
+    } catch (e) {
+      if (!stop.signal.aborted) throw e;
     }
     return { ms: ms ?? performance.now() - start, turnId };
   }

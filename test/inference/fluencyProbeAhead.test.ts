@@ -132,32 +132,35 @@ describe("fluency probe: the base model's answers sampled ahead", () => {
     assert.equal(p.counts.ahead, 12, "it went on once chat was done");
   });
 
-  it("holdAhead (a training run starts) stops ahead work at its next step and drops the rest; compare samples it, prepare starts it again", async () => {
+  it("while held (the trainer working), ahead work waits at its next step and goes on when released, losing nothing", async () => {
+    let held = false;
     const p = probe();
+    p.holdAheadWhile(() => held);
     p.prepare(prompts);
     await until("ahead work to start", () => p.counts.steps > 2);
-    p.holdAhead();
+    held = true;
     const s0 = p.counts.steps;
-    await p.prepared();
-    const held = { ...p.counts };
-    assert.ok(held.steps - s0 <= 1, `${held.steps - s0} steps after the hold (one sequence: one step in flight at most)`);
-    assert.ok(held.ahead < 12, `the ahead work did not run to its end (${held.ahead} of 12)`);
     await sleep(300);
-    assert.deepEqual(p.counts, held, "nothing runs while held");
-    // The gate's compare samples what the hold left, with the figures of a probe that never held.
+    const s1 = p.counts.steps;
+    await sleep(500);
+    assert.ok(s1 - s0 <= 1, `${s1 - s0} steps after the hold (one sequence: one step in flight at most)`);
+    assert.equal(p.counts.steps, s1, "no step while held");
+    assert.ok(p.counts.ahead < 12, `held before the end (${p.counts.ahead} of 12)`);
+    held = false;
+    await p.prepared();
+    assert.equal(p.counts.ahead, 12, "released, it finished: each base answer sampled once");
+  });
+
+  it("held from the start, ahead work does not even load the model; the gate's compare does not wait for the hold", async () => {
+    const p = probe();
+    p.holdAheadWhile(() => true);
+    p.prepare(prompts);
+    await sleep(500);
+    assert.deepEqual([p.loads, p.counts.steps, p.counts.ahead], [0, 0, 0]);
     const c = await p.compare(adapter, prompts);
-    assert.equal(p.counts.base + held.ahead, 12, "every base answer sampled once: ahead before the hold, by compare after");
+    assert.deepEqual([p.counts.base, p.counts.candidate, p.counts.ahead], [12, 12, 0], "compare sampled the base answers itself");
     const plain = await probe().compare(adapter, prompts);
     assert.deepEqual([c.candidate, c.base], [plain.candidate, plain.base]);
-    // The next cycle's samples prepare again.
-    const q = probe();
-    q.prepare(prompts);
-    await until("ahead work to start", () => q.counts.steps > 0);
-    q.holdAhead();
-    await q.prepared();
-    q.prepare(prompts);
-    await q.prepared();
-    assert.equal(q.counts.ahead, 12, "prepare after a hold samples what is missing");
   });
 
   it("closing the probe while ahead work runs stops it: nothing runs after, and prepare is then a no-op", async () => {

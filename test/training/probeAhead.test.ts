@@ -12,18 +12,19 @@ import { chat, checkpoints, feedback, runEnded, startLearningCore, waitFor } fro
 class RecordingProbe implements FluencyMeasure {
   prepared: ProbePrompt[][] = [];
   compared: ProbePrompt[][] = [];
-  /** What the loop asked, in order. */
-  calls: Array<"prepare" | "hold" | "compare"> = [];
+  /** whether ahead work would wait now, as the loop says (holdAheadWhile) */
+  hold: () => boolean = () => false;
+  /** the hold as seen at each compare */
+  heldAtCompare: boolean[] = [];
   prepare(prompts: ProbePrompt[]): void {
     this.prepared.push(prompts);
-    this.calls.push("prepare");
   }
-  holdAhead(): void {
-    this.calls.push("hold");
+  holdAheadWhile(hold: () => boolean): void {
+    this.hold = hold;
   }
   async compare(_adapter: string, prompts: ProbePrompt[], _opts?: CompareOptions): Promise<FluencyComparison> {
     this.compared.push(prompts);
-    this.calls.push("compare");
+    this.heldAtCompare.push(this.hold());
     const s = { meanLogprob: -2, tokens: 10 * prompts.length, answers: prompts.length };
     return { candidate: s, base: s, seconds: 0 };
   }
@@ -41,6 +42,9 @@ describe("the fluency probe's base answers, ahead of the run", () => {
       const a = await chat(core, "one");
       await feedback(core, a.turnId, "up");
       const first = await waitFor("the loop to ask for answers ahead", () => probe.prepared.at(-1));
+      // One sample of a batch of 2: the trainer starts ahead, and the probe's ahead work waits for its start.
+      await waitFor("the trainer to start", async () => (probe.hold() ? true : undefined));
+      await waitFor("the trainer to be loaded and idle", async () => (probe.hold() ? undefined : true));
       assert.equal(first.length, 4, "one prompt so far, 4 seeds");
       const b = await chat(core, "two", 2);
       await feedback(core, b.turnId, "down");
@@ -52,10 +56,9 @@ describe("the fluency probe's base answers, ahead of the run", () => {
       // The last list asked for ahead before the run is what the gate sampled.
       const before = probe.prepared.filter((p) => p.length === compared.length).at(-1);
       assert.deepEqual(before, compared);
-      // The run holds the ahead work as it starts (the trainer and chat get the CPU), and nothing prepares again before the gate compares.
-      const hold = probe.calls.indexOf("hold");
-      assert.ok(hold > 0, `prepared ahead, then held: ${probe.calls.join(",")}`);
-      assert.deepEqual(probe.calls.slice(hold, probe.calls.indexOf("compare") + 1), ["hold", "compare"], probe.calls.join(","));
+      // Ahead work waits while the trainer works (a run: its gate included), and not once it is idle.
+      assert.deepEqual(probe.heldAtCompare, [true]);
+      assert.equal(probe.hold(), false, "the run over, the trainer idle: ahead work may go on");
     } finally {
       await core.close();
     }

@@ -106,12 +106,13 @@ export interface FluencyMeasure {
    */
   prepare?(prompts: ProbePrompt[]): void;
   /**
-   * A training run starts: the ahead work stops at its next token and what was left to do is
-   * dropped (the gate's `compare` samples it), until `prepare` is called again. Ahead work is
-   * for the time the machine waits on the user: run beside the trainer it takes the CPU from
-   * the run and from chat at chat's own priority (the trainer runs niced).
+   * Ahead work waits (before it starts, and at its next token or chunk) while `hold()` is true:
+   * the trainer's own work comes first. The probe runs in the core at chat's priority and the
+   * trainer niced, so beside it the probe would take the CPU from the trainer's start, its
+   * anchor pass and its steps, all nearer the next adapter than the base answers the gate needs
+   * last. `compare` and `score` never wait for it.
    */
-  holdAhead?(): void;
+  holdAheadWhile?(hold: () => boolean): void;
   compare(adapterPath: string, prompts: ProbePrompt[], opts?: CompareOptions): Promise<FluencyComparison>;
   /** The base model's mean log-prob per token of each given answer, end-of-generation tokens left out (null: no answer token). */
   score(answers: Array<{ prompt: number[]; response: number[] }>, signal?: AbortSignal): Promise<Array<number | null>>;
@@ -200,6 +201,10 @@ export class FluencyProbe implements FluencyMeasure {
   private aheadFailed = false;
   /** `compare` and `score` calls queued or running: ahead work gives way to them */
   private demand = 0;
+  /** an ahead batch is the work running on the chain (the chain runs one thing at a time) */
+  private inAhead = false;
+  /** while true, ahead work waits: the trainer's own work comes first (holdAheadWhile) */
+  private aheadHold: () => boolean = () => false;
   /** model instances loaded so far (tests read it) */
   loads = 0;
   /**
@@ -310,7 +315,15 @@ export class FluencyProbe implements FluencyMeasure {
     cache?.clear();
   }
 
+  /** Whether the work on the chain should stop at this point: chat waits, it is aborted, or it is ahead work on hold. */
+  private mustYield(signal?: AbortSignal): boolean {
+    return Boolean(this.o.busy?.() || signal?.aborted || (this.inAhead && this.aheadHold()));
+  }
+
   private async yieldToChat(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) throw new ProbeAbortedError();
+    // Ahead work on hold waits with no bound: it is only ahead, and a compare aborts it.
+    while (this.inAhead && this.aheadHold() && !signal?.aborted) await sleep(25);
     if (signal?.aborted) throw new ProbeAbortedError();
     const busy = this.o.busy;
     if (!busy) return;
@@ -350,7 +363,7 @@ export class FluencyProbe implements FluencyMeasure {
         if (model.isEogToken(t)) break;
         out.push(t);
         if (out.length >= maxTokens || seq.nextTokenIndex + 1 >= seq.contextSize) break;
-        if (this.o.busy?.() || signal?.aborted) await this.yieldToChat(signal);
+        if (this.mustYield(signal)) await this.yieldToChat(signal);
       }
     } finally {
       await it.return();
@@ -404,9 +417,8 @@ export class FluencyProbe implements FluencyMeasure {
     this.pump();
   }
 
-  holdAhead(): void {
-    this.ahead = [];
-    this.aheadAbort?.abort();
+  holdAheadWhile(hold: () => boolean): void {
+    this.aheadHold = hold;
   }
 
   /** Resolves once nothing is left to sample ahead (tests, benches). */
@@ -439,6 +451,16 @@ export class FluencyProbe implements FluencyMeasure {
   private async aheadBatch(signal: AbortSignal): Promise<void> {
     this.ahead = this.ahead.filter((x) => !this.baseAnswers.has(x.key));
     if (signal.aborted || this.closed || this.demand > 0 || this.ahead.length === 0) return;
+    this.inAhead = true;
+    try {
+      await this.aheadBatchOn(signal);
+    } finally {
+      this.inAhead = false;
+    }
+  }
+
+  private async aheadBatchOn(signal: AbortSignal): Promise<void> {
+    await this.yieldToChat(signal); // on hold: not even the model loads
     const { model, seqs } = await this.ensureModel();
     const items = this.ahead.slice(0, 2 * seqs.length);
     const own = await overSequences(items, seqs, async (seq, x) => {

@@ -30,7 +30,17 @@ export class RunLoop {
   private readonly preparedIds = new Set<string>();
   private preparedBy: WorkerClient | null = null;
 
-  constructor(private readonly ctx: SupervisorContext) {}
+  constructor(private readonly ctx: SupervisorContext) {
+    // The trainer's work (its start and load, the anchor pass ahead, a run) comes before the
+    // probe's base answers ahead, which only the gate's last phase needs (fluencyProbe.ts).
+    ctx.o.probe?.holdAheadWhile?.(() => this.trainerWorking());
+  }
+
+  /** The trainer is starting, scoring samples ahead, or in a run. */
+  trainerWorking(): boolean {
+    const { trainer } = this.ctx;
+    return this.busy || this.preparing || (trainer.worker !== null && trainer.running === null);
+  }
 
   /** New samples: a run that failed may be tried again. */
   unblock(): void {
@@ -155,8 +165,6 @@ export class RunLoop {
       batch.map((b) => b.id),
       runId,
     );
-    // The probe's ahead work gives the run and chat the CPU (fluencyProbe.ts holdAhead).
-    o.probe?.holdAhead?.();
     const staging = o.checkpoints.stagingDir(runId);
     const done = { committed: false };
     try {
