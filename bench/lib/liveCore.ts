@@ -18,6 +18,16 @@ export function liveCore(core: RunningCore, answerTokens: number) {
   /** GET a route of the contract, the reply typed from its path. */
   const get = <P extends ApiGetPath>(path: P): Promise<ApiGetReply<P>> => client.getJson(path);
 
+  /** Resolves once chat has no request in flight or queued (at most 10 s). */
+  async function engineIdle(): Promise<void> {
+    const end = performance.now() + 10_000;
+    for (;;) {
+      const gate = core.engine?.gate;
+      if (!gate || gate.inflight + gate.queued === 0 || performance.now() > end) return;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
   let sid = 0;
   /**
    * One streamed main turn in a session of its own; ms to the first content and its turn id.
@@ -50,6 +60,8 @@ export function liveCore(core: RunningCore, answerTokens: number) {
     } catch (e) {
       if (!stop.signal.aborted) throw e;
     }
+    // A stopped answer ends at the engine's next token: the next question must not find it still running.
+    if (opts.firstTokenOnly) await engineIdle();
     return { ms: ms ?? performance.now() - start, turnId };
   }
 
