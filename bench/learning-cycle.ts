@@ -160,7 +160,9 @@ async function runCycle(before31: boolean): Promise<number> {
   );
   const slowest = [...duringAt].sort((a, b) => b.ms - a.ms).slice(0, 3);
   if (slowest.length)
-    console.log(`  slowest first tokens during the cycle: ${slowest.map((x) => `${x.ms.toFixed(0)} ms at ${x.at.toFixed(0)} s (${x.phase}; event loop stalled up to ${x.lagMs.toFixed(0)} ms)`).join("; ")}`);
+    console.log(
+      `  slowest first tokens during the cycle: ${slowest.map((x) => `${x.ms.toFixed(0)} ms at ${x.at.toFixed(0)} s (${x.phase}; event loop stalled up to ${x.lagMs.toFixed(0)} ms)`).join("; ")}`,
+    );
   return (end - cycleT0) / 1000;
 }
 
