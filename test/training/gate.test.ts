@@ -127,19 +127,19 @@ describe("checkpoint store", () => {
     model: "tiny.gguf",
   });
 
-  it("keeps the newest 20 plus pinned and active ones, numbers them in order, and removes staging leftovers", () => {
+  it("keeps the newest 20 plus pinned and active ones, numbers them in order, and removes staging leftovers", async () => {
     const dataDir = tempDir("clawrl-ckpt-");
     const store = Store.open(dataDir);
     try {
       const ck = new Checkpoints(store, path.join(dataDir, "checkpoints"));
-      const first = ck.commit(stage(ck.root, ".staging-a0"), info("a0"));
+      const first = await ck.commit(stage(ck.root, ".staging-a0"), info("a0"));
       assert.equal(first.id, 1);
       ck.update(1, { pinned: true });
-      const second = ck.commit(stage(ck.root, ".staging-a1"), info("a1"));
+      const second = await ck.commit(stage(ck.root, ".staging-a1"), info("a1"));
       store.updateState((d) => {
         d.training.activeCheckpoint = second.id;
       });
-      for (let i = 2; i < KEEP_NEWEST + 5; i++) ck.commit(stage(ck.root, `.staging-a${i}`), info(`a${i}`));
+      for (let i = 2; i < KEEP_NEWEST + 5; i++) await ck.commit(stage(ck.root, `.staging-a${i}`), info(`a${i}`));
       const ids = ck.list().map((c) => c.id);
       assert.equal(ids.length, KEEP_NEWEST + 2);
       assert.ok(ids.includes(1) && ids.includes(2), "pinned and active kept");

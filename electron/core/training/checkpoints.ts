@@ -63,6 +63,17 @@ function sha256File(file: string): string {
   return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 }
 
+/**
+ * A file's sha256 read in chunks, the event loop running between them: a new checkpoint's
+ * adapter and optimizer state are tens of MB (hundreds at 1.7B), and hashed in one piece they
+ * stalled the core, chat's first tokens with it, for 367 ms at the 0.5B shape.
+ */
+async function sha256FileChunked(file: string): Promise<string> {
+  const h = createHash("sha256");
+  for await (const chunk of fs.createReadStream(file)) h.update(chunk as Buffer);
+  return h.digest("hex");
+}
+
 export interface CommitInfo {
   verdict: "published" | "rejected";
   runId: string;
@@ -179,13 +190,17 @@ export class Checkpoints {
   }
 
   /** Completes a staged candidate and moves it into place as checkpoint <n>. */
-  commit(stagingDir: string, info: CommitInfo): CheckpointEntry {
+  async commit(stagingDir: string, info: CommitInfo): Promise<CheckpointEntry> {
     for (const f of Object.values(CKPT_FILES)) {
       if (!fs.existsSync(path.join(stagingDir, f))) throw new CheckpointError(`candidate in ${stagingDir} is incomplete: ${f} is missing`, 500);
     }
+    const sha256 = {
+      adapter: await sha256FileChunked(path.join(stagingDir, CKPT_FILES.adapter)),
+      optimizer: await sha256FileChunked(path.join(stagingDir, CKPT_FILES.optimizer)),
+    };
+    // From the number to the rename nothing awaits: two commits cannot take the same number.
     const n = this.nextNumber();
     const dir = path.join(this.root, String(n));
-    const sha256 = { adapter: sha256File(path.join(stagingDir, CKPT_FILES.adapter)), optimizer: sha256File(path.join(stagingDir, CKPT_FILES.optimizer)) };
     const createdAt = new Date().toISOString();
     const metricsFile = path.join(stagingDir, CKPT_FILES.metrics);
     const trainerMetrics = JSON.parse(fs.readFileSync(metricsFile, "utf8")) as Record<string, unknown>;

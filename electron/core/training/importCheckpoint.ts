@@ -39,7 +39,7 @@ export async function importCandidate(ctx: SupervisorContext, source: string): P
     const ev = await evaluateCandidate(ctx, w, runId);
     const gate = await gateOf(ctx, ev, path.join(staging, "adapter.gguf"));
     ctx.setPhase("publishing");
-    const entry = o.checkpoints.commit(staging, {
+    const entry = await o.checkpoints.commit(staging, {
       verdict: gate.verdict,
       runId,
       sampleIds: [],

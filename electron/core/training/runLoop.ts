@@ -236,7 +236,7 @@ export class RunLoop {
     const gate = await gateOf(ctx, ev, path.join(staging, "adapter.gguf"));
     ctx.setPhase("publishing");
     const rewards = batch.map((b) => b.reward).filter((r): r is number => r !== null);
-    const entry = o.checkpoints.commit(staging, {
+    const entry = await o.checkpoints.commit(staging, {
       verdict: gate.verdict,
       runId,
       sampleIds: batch.map((b) => b.id),
