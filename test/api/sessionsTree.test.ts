@@ -53,7 +53,7 @@ async function ask(core: RunningCore, messages: ChatMessage[], sessionId: string
 const get = async (core: RunningCore, sid: string): Promise<SessionReply> => (await callApi(core, "GET", `/api/sessions/${sid}`)).body as SessionReply;
 
 async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 400; i++) {
     const v = await fn();
     if (v !== undefined) return v;
     await new Promise((r) => setTimeout(r, 50));
