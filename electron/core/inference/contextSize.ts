@@ -1,14 +1,39 @@
-/**
- * The context each served conversation gets when the user has not set one: the model's trained
- * context up to DEFAULT_CONTEXT_CAP tokens. node-llama-cpp fits a `{ max }` context to free
- * memory, and llama.cpp touches every page of the KV cache it allocates: left at a trained
- * context of 40,960 (Qwen3), a 1.7B model's 4 sequences took 18 GiB of a 24 GiB machine on the
- * CPU, and the trainer was refused for want of RAM. 8,192 tokens holds an agent's tool schemas
- * and a long chat; a longer context is one setting away (the model's load settings, `--context`).
- */
-export const DEFAULT_CONTEXT_CAP = 8192;
+import os from "node:os";
+import { archNumber, readGguf } from "../../../models/gguf/reader.js";
 
-/** The default upper bound on a served sequence's context, given the model's trained context. */
-export function defaultServingContext(trainContextSize: number): number {
-  return Math.min(trainContextSize, DEFAULT_CONTEXT_CAP);
+/**
+ * The context each served conversation gets on the CPU when the user has not set one: the
+ * model's trained context, as far as its KV cache (all sequences) fits KV_RAM_SHARE of the
+ * machine's RAM, never below DEFAULT_CONTEXT_FLOOR. node-llama-cpp fits a `{ max }` context to
+ * *free* memory, and llama.cpp touches every page of the KV cache: left at Qwen3's 40,960 tokens,
+ * a 1.7B model's 4 sequences took 18 GiB of a 24 GiB machine and the trainer was refused for want
+ * of RAM. A share keeps room for the trainer and the rest of the machine, and still serves the
+ * long contexts agents need (OpenClaw sends ≥ 16k tokens; the 1.7B shape gets 16,384 on 24 GiB,
+ * a 0.5B model its full 32,768). On a GPU the cache lives in VRAM: node-llama-cpp's own fit.
+ */
+export const KV_RAM_SHARE = 0.3;
+export const DEFAULT_CONTEXT_FLOOR = 4096;
+
+/** f16 K and V per token over all layers, from the GGUF header; null when the header lacks the shape. */
+export function kvBytesPerToken(modelPath: string): number | null {
+  try {
+    const f = readGguf(modelPath);
+    const layers = archNumber(f, "block_count");
+    const heads = archNumber(f, "attention.head_count");
+    const headsKv = archNumber(f, "attention.head_count_kv") ?? heads;
+    const embd = archNumber(f, "embedding_length");
+    if (!layers || !heads || !headsKv || !embd) return null;
+    const keyLen = archNumber(f, "attention.key_length") ?? embd / heads;
+    const valueLen = archNumber(f, "attention.value_length") ?? embd / heads;
+    return layers * headsKv * (keyLen + valueLen) * 2;
+  } catch {
+    return null; // unreadable: the load itself says what is wrong
+  }
+}
+
+/** The default upper bound on a served sequence's context on the CPU (see above). */
+export function defaultServingContext(trainContextSize: number, kvPerToken: number | null, sequences: number, totalRamBytes = os.totalmem()): number {
+  if (!kvPerToken) return trainContextSize;
+  const fits = Math.floor((KV_RAM_SHARE * totalRamBytes) / (kvPerToken * Math.max(1, sequences)) / 1024) * 1024;
+  return Math.min(trainContextSize, Math.max(DEFAULT_CONTEXT_FLOOR, fits));
 }

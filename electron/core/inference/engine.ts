@@ -18,7 +18,7 @@ import { renderPrompt, type FunctionTool } from "./chatPrompt.js";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
 import { loadBoundMs, loadWithin } from "./loadBound.js";
 import { closingReserve, jsonSchemaGrammar } from "./jsonSchemaGrammar.js";
-import { defaultServingContext } from "./contextSize.js";
+import { defaultServingContext, kvBytesPerToken } from "./contextSize.js";
 import { defaultThreads } from "./threads.js";
 import { installExactTokenProbability, targetLogprobs } from "./tokenProbability.js";
 import { parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
@@ -35,7 +35,7 @@ export interface EngineOptions {
   probe?: ProbeOptions;
   /** Layers to offload to the GPU; default "auto" (as many as fit). */
   gpuLayers?: "auto" | "max" | number;
-  /** Upper bound on each sequence's context; default: the trained context up to 8,192 tokens (contextSize.ts), fitted to memory. */
+  /** Upper bound on each sequence's context; default: the trained context, on the CPU as far as the KV cache fits 30% of RAM (contextSize.ts), fitted to memory. */
   maxContextSize?: number;
   /** Conversations served at once (sequences in the context); more wait in a FIFO queue. Default 4. */
   sequences?: number;
@@ -48,6 +48,9 @@ export interface EngineOptions {
   /** Told how much of the model's weights are loaded (0 to 1), for a progress bar. */
   onLoadProgress?: (fraction: number) => void;
 }
+
+/** Conversations served at once when not set. */
+export const DEFAULT_SEQUENCES = 4;
 
 export interface EngineInfo {
   modelId: string;
@@ -218,7 +221,7 @@ export class Engine {
   }
 
   static async load(opts: EngineOptions): Promise<Engine> {
-    const sequences = opts.sequences ?? 4;
+    const sequences = opts.sequences ?? DEFAULT_SEQUENCES;
     const gpuLayers = opts.gpuLayers ?? "auto";
     // Security (issue 26 F3): the file passes the app's own GGUF reader before any backend probe or llama.cpp reads it.
     assertLoadableGguf(opts.modelPath);
@@ -238,7 +241,9 @@ export class Engine {
           throw new Error(`cannot load model ${opts.modelPath}: ${(err as Error).message}`, { cause: err });
         }
         const threads = opts.threads ?? defaultThreads(model.size);
-        const maxCtx = Math.min(opts.maxContextSize ?? defaultServingContext(model.trainContextSize), model.trainContextSize);
+        const cpuDefault = () =>
+          llama.gpu === false ? defaultServingContext(model.trainContextSize, kvBytesPerToken(opts.modelPath), sequences) : model.trainContextSize;
+        const maxCtx = Math.min(opts.maxContextSize ?? cpuDefault(), model.trainContextSize);
         const gate = new AdapterGate({
           createContext: async (adapterPath) => {
             const context = await model.createContext({

@@ -5,7 +5,8 @@ import { readGguf } from "../../../models/gguf/reader.js";
 import { summarizeGguf } from "../../../models/gguf/summary.js";
 import type { BackendName, BackendPreference } from "./backend.js";
 import type { EngineInfo, EngineOptions } from "./engine.js";
-import { defaultServingContext } from "./contextSize.js";
+import { defaultServingContext, kvBytesPerToken } from "./contextSize.js";
+import { DEFAULT_SEQUENCES } from "./engine.js";
 import { defaultThreads } from "./threads.js";
 
 /** What Engine.load takes of the load settings. */
@@ -70,7 +71,10 @@ export function loadDefaultsOf(
         ? serving.contextSize
         : limits.trainContextSize === null
           ? null
-          : defaultServingContext(limits.trainContextSize),
+          : // "auto" with no GPU is the CPU; on a GPU the figure shown is the CPU's until the model serves
+            backend === "cpu" || backend === "auto"
+            ? defaultServingContext(limits.trainContextSize, kvBytesPerToken(modelPath), DEFAULT_SEQUENCES)
+            : limits.trainContextSize,
     gpuLayers: serving && usedDefault?.gpuLayers === undefined ? serving.gpuLayers : null,
     threads: app.threads ?? defaultThreads(sizeBytes) ?? (serving && usedDefault?.threads === undefined ? serving.threads : limits.cpuThreads),
     backend,

@@ -1,0 +1,31 @@
+/**
+ * The default served context on the CPU (electron/core/inference/contextSize.ts): the trained
+ * context as far as the KV cache of all sequences fits 30% of RAM, never below 4,096 tokens.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { defaultServingContext, kvBytesPerToken } from "../../electron/core/inference/contextSize.js";
+import { tinyModel } from "../helpers/models.js";
+
+const GiB = 2 ** 30;
+
+describe("the default served context on the CPU", () => {
+  it("keeps the KV cache to 30% of RAM: the Qwen3-1.7B shape on 24 GiB gets 16,384 of its 40,960 tokens, a 0.5B its full 32,768", () => {
+    // Qwen3-1.7B: 28 layers × 8 KV heads × (128 + 128) × 2 bytes = 114,688 bytes a token.
+    assert.equal(defaultServingContext(40960, 28 * 8 * 256 * 2, 4, 24 * GiB), 16384);
+    // Qwen2.5-0.5B: 24 layers × 2 KV heads × (64 + 64) × 2 = 12,288 bytes a token.
+    assert.equal(defaultServingContext(32768, 24 * 2 * 128 * 2, 4, 24 * GiB), 32768);
+    // Fewer sequences, more context each; never below the floor, never above the trained context.
+    assert.equal(defaultServingContext(40960, 28 * 8 * 256 * 2, 1, 24 * GiB), 40960);
+    assert.equal(defaultServingContext(40960, 28 * 8 * 256 * 2, 4, 4 * GiB), 4096);
+    assert.equal(defaultServingContext(2048, 28 * 8 * 256 * 2, 4, 4 * GiB), 2048);
+    assert.equal(defaultServingContext(40960, null, 4, 24 * GiB), 40960, "a header without the shape: node-llama-cpp's fit alone");
+  });
+
+  it("reads the KV size a token from the GGUF header", async () => {
+    // The tiny qwen2: 2 layers, dim 64, 4 heads (2 KV): 2 × 2 × (16 + 16) × 2 bytes.
+    const model = await tinyModel({ arch: "qwen2" });
+    assert.equal(kvBytesPerToken(model), 2 * 2 * 32 * 2);
+    assert.equal(kvBytesPerToken("/nonexistent.gguf"), null);
+  });
+});
