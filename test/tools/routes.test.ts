@@ -161,15 +161,20 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
     assert.equal(again.status, 200);
     assert.match(again.body.content, /ship tools/);
     const view = await callApi(core, "GET", "/api/tools");
-    const tool = view.body.servers.find((s: { name: string }) => s.name === "files").tools.find((t: { name: string }) => t.name === "read_text_file");
+    const files = view.body.servers.find((s: { name: string }) => s.name === "files");
+    const tool = files.tools.find((t: { name: string }) => t.name === "read_text_file");
     assert.equal(tool.permission, "always");
     const revoke = await callApi(core, "PATCH", "/api/tools/servers/files/tools/read_text_file", { permission: "ask" });
     assert.equal(revoke.status, 200);
     assert.equal(JSON.parse(fs.readFileSync(path.join(dataDir, "mcp.json"), "utf8")).mcpServers.files.alwaysAllow, undefined);
     const refused = await callApi(core, "POST", "/api/tools/call", { name: "files__read_text_file", arguments: { path: path.join(folder, "todo.md") } });
     assert.equal(refused.status, 403);
-    // Revoking does not restart the server.
-    assert.ok(core.tools.pids().every((p) => pids.has(p)));
+    // Revoking does not restart the server. (Only `files` is compared: the crashing test server
+    // restarts on its own back-off, so the set of all pids can change at any moment.)
+    const filesAfter = core.tools.view().servers.find((s) => s.name === "files")!;
+    assert.equal(filesAfter.status, "running");
+    assert.equal(filesAfter.pid, files.pid);
+    assert.equal(filesAfter.restarts, files.restarts);
   });
 
   it("unknown tools are 404s; server errors and bad arguments are results", async () => {
@@ -301,7 +306,9 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
   it("close() leaves no server process behind", async () => {
     for (const p of core.tools.pids()) pids.add(p);
     assert.ok(pids.size >= 3);
-    assert.ok([...core.tools.pids()].every(alive));
+    // The running ones are alive (the crashing test server may be between a start and its exit).
+    const running = core.tools.view().servers.filter((s) => s.status === "running");
+    assert.ok(running.length >= 1 && running.every((s) => s.pid !== null && alive(s.pid)));
     await core.close();
     for (const p of pids) assert.equal(alive(p), false, `server process ${p} is gone`);
     core = undefined as unknown as RunningCore;
