@@ -185,15 +185,11 @@ const SERVE_OVERHEAD_BYTES = 256 * 2 ** 20;
 
 /**
  * What serving a file not in the catalog takes (the catalog's entries say theirs): its weights,
- * an f16 KV cache of 4096 tokens when its header gives the shape (else 15% of the weights), and
- * llama.cpp's buffers.
+ * an f16 KV cache of 4096 tokens when its header gives the shape (models/gguf/summary.ts
+ * kvCacheBytesPerToken; else 15% of the weights), and llama.cpp's buffers.
  */
-export function serveMemoryOf(
-  fileBytes: number,
-  shape?: { layers: number | null; heads: number | null; headsKv: number | null; embeddingLength: number | null },
-): number {
-  const { layers, heads, headsKv, embeddingLength } = shape ?? {};
-  const kv = layers && heads && embeddingLength ? 2 * layers * (headsKv ?? heads) * (embeddingLength / heads) * SERVE_ESTIMATE_CONTEXT * 2 : fileBytes * 0.15;
+export function serveMemoryOf(fileBytes: number, kvBytesPerToken?: number | null): number {
+  const kv = kvBytesPerToken ? kvBytesPerToken * SERVE_ESTIMATE_CONTEXT : fileBytes * 0.15;
   return Math.round(fileBytes + kv + SERVE_OVERHEAD_BYTES);
 }
 

@@ -61,12 +61,30 @@ export interface GgufSummary {
   layers: number | null;
   heads: number | null;
   headsKv: number | null;
+  /** Bytes of an f16 KV cache per token over all layers (kvCacheBytesPerToken); null when the header lacks the shape. */
+  kvBytesPerToken: number | null;
   feedForwardLength: number | null;
   vocabSize: number | null;
   tokenizerModel: string | null;
   hasChatTemplate: boolean;
   lora: LoraSummary | null;
   trainerSupported: boolean;
+}
+
+/**
+ * llama.cpp's f16 K and V cache per token over all layers, from the header: the one formula the
+ * serving context policy and the serve-memory estimates use. Heads may be wider than
+ * embedding/heads (Qwen3's `attention.key_length` is 128 at an embedding of 1024 with 16 heads).
+ */
+export function kvCacheBytesPerToken(file: GgufFile): number | null {
+  const layers = archNumber(file, "block_count");
+  const heads = archNumber(file, "attention.head_count");
+  const embd = archNumber(file, "embedding_length");
+  if (!layers || !heads || !embd) return null;
+  const headsKv = archNumber(file, "attention.head_count_kv") || heads;
+  const keyLen = archNumber(file, "attention.key_length") ?? embd / heads;
+  const valueLen = archNumber(file, "attention.value_length") ?? embd / heads;
+  return layers * headsKv * (keyLen + valueLen) * 2;
 }
 
 export function summarizeGguf(file: GgufFile): GgufSummary {
@@ -117,6 +135,7 @@ export function summarizeGguf(file: GgufFile): GgufSummary {
     layers: archNumber(file, "block_count") ?? null,
     heads: archNumber(file, "attention.head_count") ?? null,
     headsKv: archNumber(file, "attention.head_count_kv") ?? null,
+    kvBytesPerToken: kvCacheBytesPerToken(file),
     feedForwardLength: archNumber(file, "feed_forward_length") ?? null,
     vocabSize: tokens?.length ?? archNumber(file, "vocab_size") ?? null,
     tokenizerModel: metaString(file, "tokenizer.ggml.model") ?? null,

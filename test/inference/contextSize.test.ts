@@ -5,6 +5,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { defaultServingContext, kvBytesPerToken } from "../../electron/core/inference/contextSize.js";
+import { serveMemoryOf } from "../../models/catalog.js";
+import type { GgufFile } from "../../models/gguf/reader.js";
+import { kvCacheBytesPerToken } from "../../models/gguf/summary.js";
+import { GgufValueType, type GgufMetaValue } from "../../models/gguf/types.js";
 import { tinyModel } from "../helpers/models.js";
 
 const GiB = 2 ** 30;
@@ -27,5 +31,33 @@ describe("the default served context on the CPU", () => {
     const model = await tinyModel({ arch: "qwen2" });
     assert.equal(kvBytesPerToken(model), 2 * 2 * 32 * 2);
     assert.equal(kvBytesPerToken("/nonexistent.gguf"), null);
+  });
+
+  it("counts heads wider than embedding/heads (Qwen3's key_length): one formula for the context policy and the serve estimate", () => {
+    const header = (meta: Record<string, number>): GgufFile =>
+      ({
+        path: "mem.gguf",
+        metadata: new Map<string, GgufMetaValue>([
+          ["general.architecture", { type: GgufValueType.STRING, value: "qwen3" }],
+          ...Object.entries(meta).map(([k, v]): [string, GgufMetaValue] => [`qwen3.${k}`, { type: GgufValueType.UINT32, value: v }]),
+        ]),
+        tensors: [],
+      }) as unknown as GgufFile; // a header in memory: only the metadata is read
+    // Qwen3-0.6B: 28 layers, embedding 1024, 16 heads (8 KV) of 128, not 1024 / 16 = 64.
+    const qwen3 = header({
+      block_count: 28,
+      embedding_length: 1024,
+      "attention.head_count": 16,
+      "attention.head_count_kv": 8,
+      "attention.key_length": 128,
+      "attention.value_length": 128,
+    });
+    assert.equal(kvCacheBytesPerToken(qwen3), 28 * 8 * (128 + 128) * 2);
+    // Without key_length the head is embedding/heads; without the KV count, every head.
+    assert.equal(kvCacheBytesPerToken(header({ block_count: 2, embedding_length: 64, "attention.head_count": 4 })), 2 * 4 * 32 * 2);
+    assert.equal(kvCacheBytesPerToken(header({ embedding_length: 64, "attention.head_count": 4 })), null);
+    // The serve estimate is the weights, 4,096 tokens of that cache and 256 MiB of buffers.
+    assert.equal(serveMemoryOf(GiB, 28 * 8 * 256 * 2), GiB + 28 * 8 * 256 * 2 * 4096 + 256 * 2 ** 20);
+    assert.equal(serveMemoryOf(GiB, null), Math.round(GiB * 1.15 + 256 * 2 ** 20));
   });
 });

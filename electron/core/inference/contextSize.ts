@@ -1,5 +1,6 @@
 import os from "node:os";
-import { archNumber, readGguf } from "../../../models/gguf/reader.js";
+import { readGguf } from "../../../models/gguf/reader.js";
+import { kvCacheBytesPerToken } from "../../../models/gguf/summary.js";
 
 /**
  * The context each served conversation gets on the CPU when the user has not set one: the
@@ -14,18 +15,10 @@ import { archNumber, readGguf } from "../../../models/gguf/reader.js";
 export const KV_RAM_SHARE = 0.3;
 export const DEFAULT_CONTEXT_FLOOR = 4096;
 
-/** f16 K and V per token over all layers, from the GGUF header; null when the header lacks the shape. */
+/** The KV cache bytes per token of the model file at `modelPath` (models/gguf/summary.ts); null when unreadable or the header lacks the shape. */
 export function kvBytesPerToken(modelPath: string): number | null {
   try {
-    const f = readGguf(modelPath);
-    const layers = archNumber(f, "block_count");
-    const heads = archNumber(f, "attention.head_count");
-    const headsKv = archNumber(f, "attention.head_count_kv") ?? heads;
-    const embd = archNumber(f, "embedding_length");
-    if (!layers || !heads || !headsKv || !embd) return null;
-    const keyLen = archNumber(f, "attention.key_length") ?? embd / heads;
-    const valueLen = archNumber(f, "attention.value_length") ?? embd / heads;
-    return layers * headsKv * (keyLen + valueLen) * 2;
+    return kvCacheBytesPerToken(readGguf(modelPath));
   } catch {
     return null; // unreadable: the load itself says what is wrong
   }

@@ -5,7 +5,7 @@ import { readGguf } from "../../../models/gguf/reader.js";
 import { summarizeGguf } from "../../../models/gguf/summary.js";
 import type { BackendName, BackendPreference } from "./backend.js";
 import type { EngineInfo, EngineOptions } from "./engine.js";
-import { defaultServingContext, kvBytesPerToken } from "./contextSize.js";
+import { defaultServingContext } from "./contextSize.js";
 import { DEFAULT_SEQUENCES } from "./engine.js";
 import { defaultThreads } from "./threads.js";
 
@@ -35,35 +35,34 @@ export function engineLoadOf(
   };
 }
 
-/** The file's trained context and layer count (its GGUF header) and this machine's threads. */
-export function loadLimitsOf(modelPath: string): ModelLoadLimits {
-  let trainContextSize: number | null = null;
-  let layers: number | null = null;
+/** What the load settings need of a model file, from one read of its GGUF header. */
+export interface ModelFileFacts {
+  limits: ModelLoadLimits;
+  sizeBytes: number;
+  kvBytesPerToken: number | null;
+}
+
+/** The file's trained context, layer count, size and KV cache per token (its GGUF header) and this machine's threads. */
+export function modelFileFactsOf(modelPath: string): ModelFileFacts {
+  const limits: ModelLoadLimits = { trainContextSize: null, layers: null, cpuThreads: os.availableParallelism() };
   try {
     const s = summarizeGguf(readGguf(modelPath));
-    trainContextSize = s.contextLength;
-    layers = s.layers;
+    return { limits: { ...limits, trainContextSize: s.contextLength, layers: s.layers }, sizeBytes: s.fileSize, kvBytesPerToken: s.kvBytesPerToken };
   } catch {
     // moved or unreadable: only the schema's bounds apply (the load itself will say what is wrong)
+    return { limits, sizeBytes: 0, kvBytesPerToken: null };
   }
-  return { trainContextSize, layers, cpuThreads: os.availableParallelism() };
 }
 
 /** What the app picks for settings left to it: from the engine when this model serves with them, else from the file. */
 export function loadDefaultsOf(
-  modelPath: string,
-  limits: ModelLoadLimits,
+  file: ModelFileFacts,
   backend: BackendPreference,
   app: { threads?: number },
   serving: EngineInfo | null,
   usedDefault: EngineLoad | null,
 ): ModelLoadDefaults {
-  let sizeBytes = 0;
-  try {
-    sizeBytes = summarizeGguf(readGguf(modelPath)).fileSize;
-  } catch {
-    // unknown size: the threads default below is the machine's
-  }
+  const { limits } = file;
   return {
     // node-llama-cpp fits the trained context to memory when it loads: the served figure when it was left to it.
     contextSize:
@@ -73,10 +72,14 @@ export function loadDefaultsOf(
           ? null
           : // "auto" with no GPU is the CPU; on a GPU the figure shown is the CPU's until the model serves
             backend === "cpu" || backend === "auto"
-            ? defaultServingContext(limits.trainContextSize, kvBytesPerToken(modelPath), DEFAULT_SEQUENCES)
+            ? defaultServingContext(limits.trainContextSize, file.kvBytesPerToken, DEFAULT_SEQUENCES)
             : limits.trainContextSize,
     gpuLayers: serving && usedDefault?.gpuLayers === undefined ? serving.gpuLayers : null,
-    threads: app.threads ?? defaultThreads(sizeBytes) ?? (serving && usedDefault?.threads === undefined ? serving.threads : limits.cpuThreads),
+    // unknown size (0): the threads default is the machine's
+    threads:
+      app.threads ??
+      (file.sizeBytes > 0 ? defaultThreads(file.sizeBytes) : undefined) ??
+      (serving && usedDefault?.threads === undefined ? serving.threads : limits.cpuThreads),
     backend,
   };
 }

@@ -446,7 +446,7 @@ export class ModelService {
         sizeBytes: f.sizeBytes,
         parts: f.parts,
         refused: f.refused,
-        serve: serveFit(serveMemoryOf(f.sizeBytes, header.shape ?? undefined), machine),
+        serve: serveFit(serveMemoryOf(f.sizeBytes, header.kvBytesPerToken), machine),
         training: f.refused ? null : training,
         installed: installed.some((m) => m.id === id),
         download: this.publicState(id),
@@ -457,24 +457,24 @@ export class ModelService {
 
   private readonly headers = new Map<
     string,
-    { architecture: string | null; config: ModelConfig | null; shape: Parameters<typeof serveMemoryOf>[1] | null; note: string | null }
+    { architecture: string | null; config: ModelConfig | null; kvBytesPerToken: number | null; note: string | null }
   >();
 
   /** The architecture and shape of a repository's model, from the header of its smallest downloadable file (read once per repository and file). */
   private async remoteShape(repo: string, files: HubGgufFile[]) {
     const probe = files.find((f) => !f.refused);
-    if (!probe) return { architecture: null, config: null, shape: null, note: "No single-file model in this repository to read." };
+    if (!probe) return { architecture: null, config: null, kvBytesPerToken: null, note: "No single-file model in this repository to read." };
     const key = `${repo}/${probe.file}|${probe.sizeBytes}`;
     const known = this.headers.get(key);
     if (known) return known;
-    let result: { architecture: string | null; config: ModelConfig | null; shape: Parameters<typeof serveMemoryOf>[1] | null; note: string | null };
+    let result: { architecture: string | null; config: ModelConfig | null; kvBytesPerToken: number | null; note: string | null };
     try {
       const gguf = await readRemoteGgufHeader(repo, probe.file, probe.sizeBytes, { env: this.opts.env });
       const s = summarizeGguf(gguf);
       result = {
         architecture: s.architecture,
         config: s.trainerSupported ? readModelConfig(gguf) : null,
-        shape: { layers: s.layers, heads: s.heads, headsKv: s.headsKv, embeddingLength: s.embeddingLength },
+        kvBytesPerToken: s.kvBytesPerToken,
         note: null,
       };
     } catch (err) {
@@ -482,7 +482,7 @@ export class ModelService {
       return {
         architecture: null,
         config: null,
-        shape: null,
+        kvBytesPerToken: null,
         note: `Whether it can learn here is known once it is downloaded: its header could not be read (${(err as Error).message}).`,
       };
     }

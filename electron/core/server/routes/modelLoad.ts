@@ -14,7 +14,7 @@ import type { Store } from "../../store/store.js";
 import type { ServedModel, ServedParts } from "../../servedModel.js";
 import type { Engine } from "../../inference/engine.js";
 import type { ModelService } from "../../models/modelService.js";
-import { backendNotice, engineLoadOf, loadDefaultsOf, loadKeyOf, loadLimitsOf, servingView, type ModelLoads } from "../../inference/loadSettings.js";
+import { backendNotice, engineLoadOf, loadDefaultsOf, loadKeyOf, modelFileFactsOf, servingView, type ModelLoads } from "../../inference/loadSettings.js";
 
 export interface ModelLoadRouteDeps {
   store: Store;
@@ -42,7 +42,7 @@ function storedOf(d: ModelLoadRouteDeps, modelPath: string): ModelLoadSettings {
 
 function replyOf(d: ModelLoadRouteDeps, m: { id: string; name: string; path: string }): ModelLoadReply {
   const settings = storedOf(d, m.path);
-  const limits = loadLimitsOf(m.path);
+  const file = modelFileFactsOf(m.path);
   const app = { backend: d.store.settings.backend, threads: d.appThreads };
   const info = d.served.now?.engine.info() ?? null;
   const servesIt = info !== null && loadKeyOf(info.modelPath) === loadKeyOf(m.path);
@@ -54,8 +54,8 @@ function replyOf(d: ModelLoadRouteDeps, m: { id: string; name: string; path: str
     modelFile: loadKeyOf(m.path),
     name: m.name,
     settings,
-    defaults: loadDefaultsOf(m.path, limits, d.store.settings.backend, app, servesIt ? info : null, used ?? null),
-    limits,
+    defaults: loadDefaultsOf(file, d.store.settings.backend, app, servesIt ? info : null, used ?? null),
+    limits: file.limits,
     overrides: d.overrides,
     serving: servesIt ? servingView(info, wanted, used) : null,
     notice: notices.length > 0 ? notices.join(" ") : null,
@@ -93,7 +93,7 @@ export function registerModelLoadRoutes(app: FastifyInstance, d: ModelLoadRouteD
     const patch = parseBody(ModelLoadPatchSchema, req.body);
     const m = modelOf(d, idOfLoadPath("PUT", req.params["*"]));
     const next: ModelLoadSettings = { ...storedOf(d, m.path), ...patch };
-    const problems = loadSettingsProblems(next, loadLimitsOf(m.path));
+    const problems = loadSettingsProblems(next, modelFileFactsOf(m.path).limits);
     if (problems.length > 0) throw badRequest(problems.join(" "), null, "invalid_load_settings");
     const key = loadKeyOf(m.path);
     const map = { ...d.store.settings.modelLoad };
