@@ -23,7 +23,8 @@ describe("fluency probe: the base model's answers sampled ahead", () => {
   let adapter = "";
   const probes: FluencyProbe[] = [];
   const probe = (o: Partial<FluencyProbeOptions> = {}) => {
-    const p = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, parallel: 1, ...o });
+    // Whole chunks always (no sizing by measured time): the figures are compared to the last bit, and a batch's shape can move the last bit.
+    const p = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, parallel: 1, chunkTargetMs: Infinity, ...o });
     probes.push(p);
     return p;
   };
@@ -121,12 +122,9 @@ describe("fluency probe: the base model's answers sampled ahead", () => {
     await until("ahead work to start", () => p.counts.steps > 2);
     chat = true;
     const s0 = p.counts.steps;
-    await sleep(300);
-    const s1 = p.counts.steps;
-    await sleep(500);
-    const s2 = p.counts.steps;
-    assert.ok(s1 - s0 <= 1, `${s1 - s0} steps after chat started (one sequence: one step in flight at most)`);
-    assert.equal(s2, s1, "no step while chat generates");
+    await sleep(800);
+    // One sequence: the step in flight when chat started may still count (a token is counted once evaluated), no other.
+    assert.ok(p.counts.steps - s0 <= 1, `${p.counts.steps - s0} steps while chat generates`);
     chat = false;
     await p.prepared();
     assert.equal(p.counts.ahead, 12, "it went on once chat was done");
@@ -140,11 +138,9 @@ describe("fluency probe: the base model's answers sampled ahead", () => {
     await until("ahead work to start", () => p.counts.steps > 2);
     held = true;
     const s0 = p.counts.steps;
-    await sleep(300);
-    const s1 = p.counts.steps;
-    await sleep(500);
-    assert.ok(s1 - s0 <= 1, `${s1 - s0} steps after the hold (one sequence: one step in flight at most)`);
-    assert.equal(p.counts.steps, s1, "no step while held");
+    await sleep(800);
+    // One sequence: the step in flight at the hold may still count (a token is counted once evaluated), no other.
+    assert.ok(p.counts.steps - s0 <= 1, `${p.counts.steps - s0} steps while held`);
     assert.ok(p.counts.ahead < 12, `held before the end (${p.counts.ahead} of 12)`);
     held = false;
     await p.prepared();

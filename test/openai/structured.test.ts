@@ -43,7 +43,8 @@ function validate(schema: Record<string, unknown>, v: unknown, at = "$"): void {
     case "string":
       assert.equal(typeof v, "string", at);
       if (typeof schema.maxLength === "number")
-        assert.ok((v as string).length <= schema.maxLength, `${at}: ${JSON.stringify(v)} longer than ${schema.maxLength}`);
+        // JSON Schema counts characters (code points), not UTF-16 units: a character past U+FFFF is 2 of those.
+        assert.ok([...(v as string)].length <= schema.maxLength, `${at}: ${JSON.stringify(v)} longer than ${schema.maxLength}`);
       break;
     case "integer":
       assert.ok(Number.isInteger(v), `${at}: ${JSON.stringify(v)} is not an integer`);

@@ -59,7 +59,7 @@ describe("the MCP host's server life", () => {
     setTimeout(() => abort.abort(), 300);
     const t0 = Date.now();
     const r = await host.call({ name: "ev__trigger-long-running-operation", arguments: { duration: 5, steps: 5 }, approval: "once" }, abort.signal);
-    assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+    assert.ok(Date.now() - t0 < 4000, `took ${Date.now() - t0} ms (the operation runs 5 s when not cancelled)`);
     assert.deepEqual([r.isError, r.content], [true, "The call was cancelled: the answer was stopped."]);
     assert.equal((await host.call({ name: "ev__echo", arguments: { message: "next" }, approval: "once" })).content, "Echo: next");
   });

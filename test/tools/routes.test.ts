@@ -71,7 +71,8 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
     assert.equal(by.everything.status, "running");
     assert.equal(by.missing.status, "failed");
     assert.match(by.missing.error, /command not found: clawrl-no-such-command-xyz/);
-    assert.equal(by.crashy.status, "failed");
+    // It exits at once and restarts on its own back-off (1 s, 2 s, ...): between a restart and its exit it shows "starting".
+    assert.ok(["failed", "starting"].includes(by.crashy.status), by.crashy.status);
     assert.ok(
       by.crashy.stderrTail.some((l: string) => l === "starting with token ****"),
       JSON.stringify(by.crashy.stderrTail),
@@ -205,7 +206,7 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
     assert.equal(r.status, 200);
     assert.equal(r.body.isError, true);
     assert.match(r.body.content, /timed out after 1\.5 s and was cancelled/);
-    assert.ok(Date.now() - t0 < 6000, `took ${Date.now() - t0} ms`);
+    assert.ok(Date.now() - t0 < 9000, `took ${Date.now() - t0} ms (the operation runs 10 s when not cancelled)`);
     // The server is still usable.
     const echo = await callApi(core, "POST", "/api/tools/call", { name: "everything__echo", arguments: { message: "still here" }, approval: "once" });
     assert.equal(echo.body.content, "Echo: still here");
@@ -223,12 +224,12 @@ describe("/api/tools with real MCP servers (filesystem, memory, everything)", ()
     const before = (await callApi(core, "GET", "/api/tools")).body.servers.find((s: { name: string }) => s.name === "memory");
     const pending = callApi(core, "POST", "/api/tools/call", {
       name: "everything__trigger-long-running-operation",
-      arguments: { duration: 1.2, steps: 4 },
+      arguments: { duration: 4, steps: 4 },
       approval: "once",
     });
-    // Crash the everything server while its call runs.
+    // Crash the everything server while its call runs (a second in: the call has reached it, even on a busy machine).
     const ev = core.tools.view().servers.find((s) => s.name === "everything")!;
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, 1000));
     process.kill(ev.pid!, "SIGKILL");
     const r = await pending;
     assert.equal(r.status, 200);
