@@ -1,10 +1,11 @@
 /**
  * The default served context on the CPU (electron/core/inference/contextSize.ts): the trained
- * context as far as the KV cache of all sequences fits 30% of RAM, never below 4,096 tokens.
+ * context as far as the KV caches of two contexts (an adapter swap's) fit 30% of RAM, never
+ * below 4,096 tokens; fewer conversations at once before less than an agent's 16k.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { defaultServingContext, kvBytesPerToken } from "../../electron/core/inference/contextSize.js";
+import { defaultServingContext, defaultServingShape, kvBytesPerToken } from "../../electron/core/inference/contextSize.js";
 import { serveMemoryOf } from "../../models/catalog.js";
 import type { GgufFile } from "../../models/gguf/reader.js";
 import { kvCacheBytesPerToken } from "../../models/gguf/summary.js";
@@ -14,16 +15,26 @@ import { tinyModel } from "../helpers/models.js";
 const GiB = 2 ** 30;
 
 describe("the default served context on the CPU", () => {
-  it("keeps the KV cache to 30% of RAM: the Qwen3-1.7B shape on 24 GiB gets 16,384 of its 40,960 tokens, a 0.5B its full 32,768", () => {
-    // Qwen3-1.7B: 28 layers × 8 KV heads × (128 + 128) × 2 bytes = 114,688 bytes a token.
-    assert.equal(defaultServingContext(40960, 28 * 8 * 256 * 2, 4, 24 * GiB), 16384);
-    // Qwen2.5-0.5B: 24 layers × 2 KV heads × (64 + 64) × 2 = 12,288 bytes a token.
-    assert.equal(defaultServingContext(32768, 24 * 2 * 128 * 2, 4, 24 * GiB), 32768);
-    // Fewer sequences, more context each; never below the floor, never above the trained context.
-    assert.equal(defaultServingContext(40960, 28 * 8 * 256 * 2, 1, 24 * GiB), 40960);
-    assert.equal(defaultServingContext(40960, 28 * 8 * 256 * 2, 4, 4 * GiB), 4096);
-    assert.equal(defaultServingContext(2048, 28 * 8 * 256 * 2, 4, 4 * GiB), 2048);
-    assert.equal(defaultServingContext(40960, null, 4, 24 * GiB), 40960, "a header without the shape: node-llama-cpp's fit alone");
+  it("keeps the KV caches of two contexts (a swap's) to 30% of RAM: the Qwen3-1.7B shape on 24 GiB gets 2 × 16,384 of its 40,960 tokens, a 0.5B 4 × its full 32,768", () => {
+    const qwen3 = 28 * 8 * 256 * 2; // 28 layers × 8 KV heads × (128 + 128) × 2 bytes = 114,688 bytes a token
+    const qwen25 = 24 * 2 * 128 * 2; // 24 layers × 2 KV heads × (64 + 64) × 2 = 12,288
+    // Per sequence count: 0.3 × 24 GiB over 2 contexts × 4 sequences × 114,688 bytes → 8,424 → 8,192.
+    assert.equal(defaultServingContext(40960, qwen3, 4, 24 * GiB), 8192);
+    assert.equal(defaultServingContext(40960, qwen3, 2, 24 * GiB), 16384);
+    assert.equal(defaultServingContext(32768, qwen25, 4, 24 * GiB), 32768);
+    // Never below the floor, never above the trained context; without the shape, node-llama-cpp's fit alone.
+    assert.equal(defaultServingContext(40960, qwen3, 4, 4 * GiB), 4096);
+    assert.equal(defaultServingContext(2048, qwen3, 4, 4 * GiB), 2048);
+    assert.equal(defaultServingContext(40960, null, 4, 24 * GiB), 40960);
+    // The shape: an agent's 16k context before a 4th conversation at once.
+    assert.deepEqual(defaultServingShape(40960, qwen3, 4, 24 * GiB), { contextSize: 16384, sequences: 2 });
+    assert.deepEqual(defaultServingShape(32768, qwen25, 4, 24 * GiB), { contextSize: 32768, sequences: 4 });
+    assert.deepEqual(defaultServingShape(40960, qwen3, 4, 64 * GiB), { contextSize: 21504, sequences: 4 });
+    // Where not even 2 sequences reach 16k, all 4 are served at what fits.
+    assert.deepEqual(defaultServingShape(40960, qwen3, 4, 8 * GiB), { contextSize: 4096, sequences: 4 });
+    // A model trained on less than 16k needs no fewer sequences to be served whole.
+    assert.deepEqual(defaultServingShape(8192, qwen3, 4, 24 * GiB), { contextSize: 8192, sequences: 4 });
+    assert.deepEqual(defaultServingShape(40960, qwen3, 1, 24 * GiB), { contextSize: 32768, sequences: 1 });
   });
 
   it("reads the KV size a token from the GGUF header", async () => {

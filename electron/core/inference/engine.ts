@@ -18,7 +18,7 @@ import { renderPrompt, type FunctionTool } from "./chatPrompt.js";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
 import { loadBoundMs, loadWithin } from "./loadBound.js";
 import { closingReserve, jsonSchemaGrammar } from "./jsonSchemaGrammar.js";
-import { defaultServingContext, kvBytesPerToken } from "./contextSize.js";
+import { defaultServingContext, defaultServingShape, kvBytesPerToken } from "./contextSize.js";
 import { defaultThreads } from "./threads.js";
 import { installExactTokenProbability, targetLogprobs } from "./tokenProbability.js";
 import { parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
@@ -37,7 +37,7 @@ export interface EngineOptions {
   gpuLayers?: "auto" | "max" | number;
   /** Upper bound on each sequence's context; default: the trained context, on the CPU as far as the KV cache fits 30% of RAM (contextSize.ts), fitted to memory. */
   maxContextSize?: number;
-  /** Conversations served at once (sequences in the context); more wait in a FIFO queue. Default 4. */
+  /** Conversations served at once (sequences in the context); more wait in a FIFO queue. Default 4 (on the CPU, fewer when memory is short: contextSize.ts). */
   sequences?: number;
   /** Bounded wait for in-flight generations at an adapter swap (ms). */
   drainTimeoutMs?: number;
@@ -205,6 +205,8 @@ export class Engine {
   readonly modelId: string;
   /** CPU threads per evaluation, as loaded */
   private threads = 0;
+  /** Conversations served at once, as loaded (the CPU default may serve fewer than asked: contextSize.ts) */
+  private sequences = DEFAULT_SEQUENCES;
 
   private constructor(
     readonly llama: Llama,
@@ -241,13 +243,19 @@ export class Engine {
           throw new Error(`cannot load model ${opts.modelPath}: ${(err as Error).message}`, { cause: err });
         }
         const threads = opts.threads ?? defaultThreads(model.size);
-        const cpuDefault = () =>
-          llama.gpu === false ? defaultServingContext(model.trainContextSize, kvBytesPerToken(opts.modelPath), sequences) : model.trainContextSize;
-        const maxCtx = Math.min(opts.maxContextSize ?? cpuDefault(), model.trainContextSize);
+        // On the CPU, left to the app: the KV caches keep to a share of RAM, agents' long
+        // contexts first (contextSize.ts); an asked context or sequence count is taken as asked.
+        const shape =
+          llama.gpu === false && opts.maxContextSize === undefined
+            ? opts.sequences === undefined
+              ? defaultServingShape(model.trainContextSize, kvBytesPerToken(opts.modelPath), sequences)
+              : { contextSize: defaultServingContext(model.trainContextSize, kvBytesPerToken(opts.modelPath), sequences), sequences }
+            : { contextSize: opts.maxContextSize ?? model.trainContextSize, sequences };
+        const maxCtx = Math.min(shape.contextSize, model.trainContextSize);
         const gate = new AdapterGate({
           createContext: async (adapterPath) => {
             const context = await model.createContext({
-              sequences,
+              sequences: shape.sequences,
               contextSize: { max: maxCtx },
               threads,
               lora: adapterPath ? { adapters: [{ filePath: adapterPath }] } : undefined,
@@ -264,14 +272,15 @@ export class Engine {
           await model.dispose();
           throw err;
         }
-        return { model, gate, threads };
+        return { model, gate, threads, sequences: shape.sequences };
       },
       opts.probe,
     );
-    const { model, gate, threads } = chosen.loaded;
+    const { model, gate, threads, sequences: served } = chosen.loaded;
     const wrapper = resolveChatWrapper(model);
     const engine = new Engine(chosen.llama, model, chosen.backend, wrapper, gate, opts, chosen.skipped, chosen.probe?.devices ?? []);
     engine.threads = threads ?? chosen.llama.maxThreads;
+    engine.sequences = served;
     return engine;
   }
 
@@ -287,7 +296,7 @@ export class Engine {
       trainContextSize: this.model.trainContextSize,
       threads: this.threads,
       requestedBackend: this.opts.backend ?? "auto",
-      sequences: this.opts.sequences ?? 4,
+      sequences: this.sequences,
       adapter: this.gate.adapterVersion,
       chatWrapper: this.wrapper.wrapperName,
     };

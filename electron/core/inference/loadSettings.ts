@@ -5,7 +5,7 @@ import { readGguf } from "../../../models/gguf/reader.js";
 import { summarizeGguf } from "../../../models/gguf/summary.js";
 import type { BackendName, BackendPreference } from "./backend.js";
 import type { EngineInfo, EngineOptions } from "./engine.js";
-import { defaultServingContext } from "./contextSize.js";
+import { defaultServingShape } from "./contextSize.js";
 import { DEFAULT_SEQUENCES } from "./engine.js";
 import { defaultThreads } from "./threads.js";
 
@@ -72,7 +72,7 @@ export function loadDefaultsOf(
           ? null
           : // "auto" with no GPU is the CPU; on a GPU the figure shown is the CPU's until the model serves
             backend === "cpu" || backend === "auto"
-            ? defaultServingContext(limits.trainContextSize, file.kvBytesPerToken, DEFAULT_SEQUENCES)
+            ? defaultServingShape(limits.trainContextSize, file.kvBytesPerToken, DEFAULT_SEQUENCES).contextSize
             : limits.trainContextSize,
     gpuLayers: serving && usedDefault?.gpuLayers === undefined ? serving.gpuLayers : null,
     // unknown size (0): the threads default is the machine's
