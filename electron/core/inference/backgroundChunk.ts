@@ -3,12 +3,14 @@
  * sequences; the local judge) sends in one prompt or scoring evaluation. It runs beside chat in
  * the same process: llama.cpp cannot stop a batch once it runs, and while it runs chat's own
  * evaluation shares the cores with it (threads.ts), so chat's first token can be late by up to
- * one background batch. The probe's fixed 16 tokens a sequence (4 × 16 a batch) took ~0.2 s on
- * the Qwen2.5-0.5B shape and 0.8–1.4 s on the Qwen3-1.7B shape on 2 cores
- * (bench/learning-cycle.ts), so the chunk is sized from the work's own measured evaluations for
- * a batch to take about CHUNK_TARGET_MS on this machine and model. Smaller batches cost little
- * until a batch nears the time llama.cpp takes to read the weights once (the floor of any
- * evaluation), so the chunk never goes below MIN_CHUNK.
+ * one background batch. The probe's fixed 16 tokens a sequence (4 × 16 a batch) made chat wait
+ * up to 1.4 s on the Qwen3-1.7B shape on 2 cores (bench/learning-cycle.ts), so the chunk is sized from the work's own measured evaluations for
+ * a batch to take about CHUNK_TARGET_MS on this machine and model, never below MIN_CHUNK. A
+ * batch cannot take less than llama.cpp needs to read the weights once: on 2 cores that floor is
+ * above the target at real sizes (~0.15 s on the Qwen2.5-0.5B shape), so there the chunk is
+ * MIN_CHUNK and chat waits at most about the floor. The probe pays for it: 8 + 8 answers took
+ * 62–66 s instead of 46–49 s on the 0.5B shape; chat's first-token p95 during a cycle went from
+ * 1.43× idle to 1.16× (README, issue 31).
  */
 export const CHUNK_TARGET_MS = 80;
 export const MIN_CHUNK = 2;
