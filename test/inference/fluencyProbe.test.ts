@@ -3,7 +3,6 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { getLlama, type Llama, type Token } from "node-llama-cpp";
 import { FluencyProbe, type ProbePrompt } from "../../electron/core/inference/fluencyProbe.js";
-import { BackgroundChunk, MIN_CHUNK } from "../../electron/core/inference/backgroundChunk.js";
 import { tokenLogprob } from "../../electron/core/inference/sampling.js";
 import { repoRoot, tempDir } from "../helpers/cli.js";
 import { writeLoraAdapter } from "./loraFixture.js";
@@ -86,26 +85,6 @@ describe("fluency probe (llama.cpp, own model instance)", () => {
     } finally {
       await ctx.dispose();
       await model.dispose();
-    }
-  });
-
-  it("scores the same in the smallest chunks as in whole ones (the chunk follows the measured time of a batch)", async () => {
-    const answers = [
-      { prompt: prompts[0].tokens, response: prompts[1].tokens.slice(1) },
-      { prompt: prompts[1].tokens, response: prompts[0].tokens.slice(1) },
-    ];
-    // A target no batch can meet: every prompt and answer goes in chunks of MIN_CHUNK tokens.
-    const small = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, chunkTargetMs: 1e-6 });
-    try {
-      const stepsBefore = probe.counts.steps;
-      const whole = await probe.score(answers);
-      const wholeSteps = probe.counts.steps - stepsBefore;
-      const bits = await small.score(answers);
-      assert.equal(small.chunk.size, MIN_CHUNK);
-      assert.ok(small.counts.steps > 2 * wholeSteps, `more evaluations: ${small.counts.steps} vs ${wholeSteps}`);
-      for (const [i, w] of whole.entries()) assert.ok(w !== null && Math.abs(bits[i]! - w) < 1e-4, `${bits[i]} vs ${w}`);
-    } finally {
-      await small.close();
     }
   });
 
@@ -195,21 +174,5 @@ describe("fluency probe, sequential (issue 31): stops once the verdict is clear"
       assert.equal(pass(full), within, `${name}: full ${full.candidate.meanLogprob} vs ${full.base.meanLogprob}`);
       assert.equal(pass(seq), within, `${name}: sequential ${seq.candidate.meanLogprob} vs ${seq.base.meanLogprob}`);
     }
-  });
-
-  it("sizes the chunk so a batch takes about the target: full before any measure, fewer tokens on a slower model, within the bounds", () => {
-    const c = new BackgroundChunk(16, 80);
-    assert.equal(c.size, 16);
-    c.observe(16, 200); // 12.5 ms a token (the 0.5B shape, 4 sequences a batch): 6 tokens take ~75 ms
-    assert.equal(c.size, 6);
-    const slow = new BackgroundChunk(16, 80);
-    slow.observe(16, 800); // the 1.7B shape: 50 ms a token, under the floor
-    assert.equal(slow.size, MIN_CHUNK);
-    const fast = new BackgroundChunk(16, 80);
-    fast.observe(16, 40); // 2.5 ms a token: 32 would fit, 16 is the most
-    assert.equal(fast.size, 16);
-    // A running estimate: one slow batch (25 ms a token) moves it, it does not set it: 80 / 9.25 ms.
-    fast.observe(16, 400);
-    assert.equal(fast.size, 8);
   });
 });

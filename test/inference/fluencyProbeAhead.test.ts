@@ -23,8 +23,7 @@ describe("fluency probe: the base model's answers sampled ahead", () => {
   let adapter = "";
   const probes: FluencyProbe[] = [];
   const probe = (o: Partial<FluencyProbeOptions> = {}) => {
-    // Whole chunks always (no sizing by measured time): the figures are compared to the last bit, and a batch's shape can move the last bit.
-    const p = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, parallel: 1, chunkTargetMs: Infinity, ...o });
+    const p = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, parallel: 1, ...o });
     probes.push(p);
     return p;
   };

@@ -4,7 +4,6 @@ import { targetLogprobs } from "./tokenProbability.js";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
 import { loadBoundMs, loadWithin } from "./loadBound.js";
 import { interleavedOrder, runSequential, type PairedScore, type SequentialRule } from "./sequentialFluency.js";
-import { BackgroundChunk } from "./backgroundChunk.js";
 
 /**
  * How natural a candidate adapter's OWN answers read to the base model, measured with
@@ -57,8 +56,6 @@ export interface FluencyProbeOptions {
    * alternated in one process on a loaded machine), so 4 stays.
    */
   parallel?: number;
-  /** about how long one prompt or scoring batch may take (default CHUNK_TARGET_MS, backgroundChunk.ts): chat waits at most about that */
-  chunkTargetMs?: number;
 }
 
 export interface CompareOptions {
@@ -124,8 +121,14 @@ export interface FluencyMeasure {
 
 /** No top-k sampler, as the engine's native path serves (steppers.ts NO_TOP_K). */
 const NO_TOP_K = null as unknown as number;
-/** Most tokens per sequence in one evaluation (several sequences go to llama.cpp as one batch). */
-const PROBE_CHUNK_MAX = 16;
+/**
+ * Tokens per sequence in one prompt or scoring evaluation. The probe runs several sequences at
+ * once, and their chunks go to llama.cpp as one batch that chat cannot interrupt: 4 × 64
+ * tokens is a long wait at a real size on a CPU (chat's first token waited up to 1.4 s during
+ * the gate on the 0.5B shape on 2 cores, bench/learning-cycle.ts; issue 31 bounds its p95);
+ * 4 × 16 is a short one.
+ */
+const PROMPT_CHUNK = 16;
 const BASE_CACHE = 512;
 /** Most memory the extra sequences of one probe context may add (their KV cache). */
 const PARALLEL_BUDGET = 256 * 2 ** 20;
@@ -210,17 +213,13 @@ export class FluencyProbe implements FluencyMeasure {
    * scoring passes), each a point where the probe gives way to chat.
    */
   readonly counts = { candidate: 0, base: 0, ahead: 0, steps: 0 };
-  /** Tokens per sequence in one prompt or scoring evaluation, sized by the evaluations' measured time (backgroundChunk.ts). */
-  readonly chunk: BackgroundChunk;
 
   /** answers sampled or scored at once on the current model instance (tests read it) */
   get sequences(): number {
     return this.width;
   }
 
-  constructor(private readonly o: FluencyProbeOptions) {
-    this.chunk = new BackgroundChunk(PROBE_CHUNK_MAX, o.chunkTargetMs);
-  }
+  constructor(private readonly o: FluencyProbeOptions) {}
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.chain.then(fn);
@@ -343,14 +342,10 @@ export class FluencyProbe implements FluencyMeasure {
   private async feedPrompt(seq: LlamaContextSequence, prompt: Token[], signal?: AbortSignal): Promise<void> {
     await seq.clearHistory();
     const head = prompt.slice(0, -1);
-    for (let at = 0; at < head.length;) {
+    for (let at = 0; at < head.length; at += PROMPT_CHUNK) {
       await this.yieldToChat(signal);
       this.counts.steps++;
-      const part = head.slice(at, at + this.chunk.size);
-      const t0 = performance.now();
-      await seq.evaluateWithoutGeneratingNewTokens(part);
-      this.chunk.observe(part.length, performance.now() - t0);
-      at += part.length;
+      await seq.evaluateWithoutGeneratingNewTokens(head.slice(at, at + PROMPT_CHUNK));
     }
   }
 
@@ -383,18 +378,14 @@ export class FluencyProbe implements FluencyMeasure {
     const prompt = this.fit(promptTokens, resp.length, seq.contextSize);
     await this.feedPrompt(seq, prompt, signal);
     await this.yieldToChat(signal);
+    this.counts.steps++;
     // The last prompt token and every answer token but the last: each predicts the next answer
-    // token. In chunks, chat going first between them (backgroundChunk.ts).
+    // token. In chunks, chat going first between them (PROMPT_CHUNK).
     const feed = [prompt[prompt.length - 1], ...resp.slice(0, -1)];
     let sum = 0;
-    for (let at = 0; at < resp.length;) {
+    for (let at = 0; at < resp.length; at += PROMPT_CHUNK) {
       if (at > 0) await this.yieldToChat(signal);
-      const n = this.chunk.size;
-      this.counts.steps++;
-      const t0 = performance.now();
-      for (const lp of await targetLogprobs(seq, feed.slice(at, at + n), resp.slice(at, at + n))) sum += lp;
-      this.chunk.observe(Math.min(n, resp.length - at), performance.now() - t0);
-      at += n;
+      for (const lp of await targetLogprobs(seq, feed.slice(at, at + PROMPT_CHUNK), resp.slice(at, at + PROMPT_CHUNK))) sum += lp;
     }
     return { sum, n: resp.length };
   }

@@ -3,7 +3,6 @@ import type { ChatMessage } from "../api/chatTypes.js";
 import { renderPrompt } from "../inference/chatPrompt.js";
 import { loadBoundMs, loadWithin } from "../inference/loadBound.js";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
-import { BackgroundChunk } from "../inference/backgroundChunk.js";
 
 export interface CompleteOptions {
   temperature: number;
@@ -47,8 +46,8 @@ export interface LocalJudgeOptions {
   maxYieldMs?: number;
 }
 
-/** Most prompt tokens a local judge evaluates at a time (it yields to chat between chunks; fewer on a slow model: backgroundChunk.ts). */
-const PROMPT_CHUNK_MAX = 64;
+/** Prompt tokens evaluated at a time by a local judge (it yields to chat between chunks). */
+const PROMPT_CHUNK = 64;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -64,8 +63,6 @@ export class LocalJudgeBackend implements JudgeBackend {
   private opening: Promise<void> | null = null;
   private readonly wrapper: ChatWrapper;
   private closed = false;
-  /** Prompt tokens per evaluation, sized by the measured time of the judge's own evaluations. */
-  private readonly chunk = new BackgroundChunk(PROMPT_CHUNK_MAX);
 
   private constructor(
     readonly name: string,
@@ -164,14 +161,10 @@ export class LocalJudgeBackend implements JudgeBackend {
     // The prompt goes in in chunks, with chat going first between them: a judge prompt is long,
     // and one evaluation of it all would hold the CPU while a chat request waits.
     let at = 0;
-    while (prompt.length - at > this.chunk.size) {
+    for (; prompt.length - at > PROMPT_CHUNK; at += PROMPT_CHUNK) {
       await this.yieldToChat(opts.signal);
       if (opts.signal?.aborted) throw new Error("judge aborted");
-      const part = prompt.slice(at, at + this.chunk.size);
-      const t0 = performance.now();
-      await seq.evaluateWithoutGeneratingNewTokens(part);
-      this.chunk.observe(part.length, performance.now() - t0);
-      at += part.length;
+      await seq.evaluateWithoutGeneratingNewTokens(prompt.slice(at, at + PROMPT_CHUNK));
     }
     await this.yieldToChat(opts.signal);
     for await (const t of seq.evaluate(prompt.slice(at), { temperature: opts.temperature, seed })) {
