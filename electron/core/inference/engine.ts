@@ -35,7 +35,7 @@ export interface EngineOptions {
   probe?: ProbeOptions;
   /** Layers to offload to the GPU; default "auto" (as many as fit). */
   gpuLayers?: "auto" | "max" | number;
-  /** Upper bound on each sequence's context; default: the trained context, on the CPU as far as the KV cache fits 30% of RAM (contextSize.ts), fitted to memory. */
+  /** Upper bound on each sequence's context; default: the trained context, on the CPU as far as the KV caches of two contexts (a swap's) fit 30% of RAM (contextSize.ts), fitted to memory. */
   maxContextSize?: number;
   /** Conversations served at once (sequences in the context); more wait in a FIFO queue. Default 4 (on the CPU, fewer when memory is short: contextSize.ts). */
   sequences?: number;
