@@ -47,6 +47,7 @@ import { loadForTraining } from "../trainer/plan/loadForTraining.js";
 import { packedLayout, setBatchLayout } from "../trainer/model/logprobs.js";
 import { loraParamRecord, microBatches, trainSteps } from "../trainer/train/trainSteps.js";
 import { syntheticSamples } from "../trainer/train/syntheticBatch.js";
+import { nativeProductsFor } from "../trainer/native/gemm.js";
 
 const { values } = parseArgs({
   options: {
@@ -91,6 +92,9 @@ interface ChildResult {
   /** FLOPs of one pass recomputing every block (not done for kept blocks). */
   recomputeFlops: number;
   matmulPeakGflops: number;
+  /** The backend's own matMul peak (the same as matmulPeakGflops without native products). */
+  backendPeakGflops: number;
+  nativeProducts: boolean;
   peakRssBytes: number;
   planDeviceBytes: number;
   planHostBytes: number;
@@ -99,7 +103,7 @@ interface ChildResult {
 }
 
 /** Best GFLOP/s of a plain matMul at the model's own widths, [rows, D] × [D, F] (B operand transient, as in training). */
-async function matmulPeak(c: ModelConfig, rows: number): Promise<number> {
+async function backendMatmulPeak(c: ModelConfig, rows: number): Promise<number> {
   let best = 0;
   for (const [K, M] of [
     [c.nEmbd, c.nFf],
@@ -122,6 +126,45 @@ async function matmulPeak(c: ModelConfig, rows: number): Promise<number> {
     tf.dispose([w, x]);
   }
   return best;
+}
+
+/**
+ * Best GFLOP/s of the native products (trainer/native/gemm.ts) at the model's widths, as the
+ * trainer calls them: x·Wᵀ (forward) and dy·W (backward) of the FFN's weights; null without them.
+ */
+function nativeMatmulPeak(c: ModelConfig, rows: number): number | null {
+  const g = nativeProductsFor(tf.getBackend());
+  if (!g) return null;
+  let best = 0;
+  for (const [K, N] of [
+    [c.nEmbd, c.nFf],
+    [c.nFf, c.nEmbd],
+  ]) {
+    const w = new Float32Array(N * K).map(() => Math.random() - 0.5);
+    const x = new Float32Array(rows * K).map(() => Math.random() - 0.5);
+    const dy = new Float32Array(rows * N).map(() => Math.random() - 0.5);
+    const y = new Float32Array(rows * N);
+    const dx = new Float32Array(rows * K);
+    for (const run of [() => g.nt(x, w, y, rows, N, K), () => g.nn(dy, w, dx, rows, K, N)]) {
+      run();
+      for (let r = 0; r < 3; r++) {
+        const t0 = performance.now();
+        for (let i = 0; i < 3; i++) run();
+        best = Math.max(best, (2 * rows * K * N) / ((performance.now() - t0) / 1000 / 3) / 1e9);
+      }
+    }
+  }
+  return best;
+}
+
+/**
+ * The peak a step's fraction is taken against: of the products the trainer runs (native where
+ * they are used, else the backend's matMul), with the backend's own beside it.
+ */
+async function matmulPeak(c: ModelConfig, rows: number): Promise<{ gflops: number; backendGflops: number; native: boolean }> {
+  const backendGflops = await backendMatmulPeak(c, rows);
+  const native = nativeMatmulPeak(c, rows);
+  return { gflops: native ?? backendGflops, backendGflops, native: native !== null };
 }
 
 /** Total and answer lengths of the batch's sequences (--ragged). */
@@ -261,7 +304,9 @@ async function child(spec: string): Promise<void> {
     trainedTokensPerStep: scored,
     flopsPerStep: run.flops,
     recomputeFlops: run.recompute,
-    matmulPeakGflops: peak,
+    matmulPeakGflops: peak.gflops,
+    backendPeakGflops: peak.backendGflops,
+    nativeProducts: peak.native,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
     planDeviceBytes: plan.needDeviceBytes,
     planHostBytes: plan.needHostBytes,
@@ -328,7 +373,9 @@ function parent(): void {
       }
       console.log(
         `${x.shape.padEnd(13)} ${cfg.padEnd(6)} ${x.backend}: ${s.toFixed(1)} s/step (best of ${x.stepSeconds.length}: ${x.stepSeconds.map((v) => v.toFixed(1)).join(", ")}; ${x.keptBlocks} of ${x.nLayer} blocks kept), ` +
-          `${(x.trainedTokensPerStep / s).toFixed(1)} trained tok/s, ${gflops.toFixed(1)} GFLOP/s = ${pct(gflops)} ${x.matmulPeakGflops.toFixed(1)} GFLOP/s; ` +
+          `${(x.trainedTokensPerStep / s).toFixed(1)} trained tok/s, ${gflops.toFixed(1)} GFLOP/s = ${pct(gflops)} ${x.matmulPeakGflops.toFixed(1)} GFLOP/s` +
+          (x.nativeProducts ? ` (native products; ${x.backend}'s matMul peak ${x.backendPeakGflops.toFixed(1)})` : "") +
+          `; ` +
           `weights ${x.placement}, micro-batch ${x.microBatchTokens}; load ${x.loadSeconds.toFixed(1)} s; peak RSS ${formatBytes(x.peakRssBytes)} (plan ${formatBytes(x.planHostBytes)})` +
           (device !== null ? `, ${x.wasmHeapBytes !== null ? "wasm heap" : "GPU"} ${formatBytes(device)} (plan ${formatBytes(x.planDeviceBytes)})` : ""),
       );

@@ -20,6 +20,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { MAX_WASM_THREADS, startWasm, type WasmStarted } from "./wasm/threads.js";
 import type { AdapterSummary } from "./webgpu/dawn.js";
 import { startWebGpu } from "./webgpu/start.js";
+import { nativeGemmStatus, nativeProductsFor } from "./native/gemm.js";
 
 // webgpu keeps every freed GPU buffer for reuse; the trainer may give them back between steps.
 export { releaseFreeGpuBuffers } from "./webgpu/start.js";
@@ -119,6 +120,21 @@ function wasmThreadsWanted(log: (line: string) => void): number {
   return Math.min(n, MAX_WASM_THREADS);
 }
 
+/**
+ * The native products of the frozen weights (trainer/native/gemm.ts) run beside the CPU
+ * backends, on as many threads as wasm's XNNPACK is asked for; the log says which ISA, or why not.
+ */
+function startNativeProducts(backend: string, threads: number, log: (line: string) => void): void {
+  const s = nativeGemmStatus();
+  const g = nativeProductsFor(backend);
+  if (!s.loaded || !g) {
+    log(`trainer backend: frozen-weight products on ${backend} (native products ${s.loaded ? "not used" : `unavailable: ${s.why}`})`);
+    return;
+  }
+  g.setThreads(threads);
+  log(`trainer backend: frozen-weight products native (${g.isa}, ${threads} thread${threads === 1 ? "" : "s"})`);
+}
+
 const CANDIDATES: Candidate[] = [
   {
     name: "tfjs-node-gpu",
@@ -157,6 +173,7 @@ const CANDIDATES: Candidate[] = [
       } finally {
         removeHandlersAddedSince(before);
       }
+      startNativeProducts("wasm", want, log);
       const threads = `${w.threads} thread${w.threads === 1 ? "" : "s"}`;
       const features = [w.simd ? "simd" : "no simd", w.why ? `${threads}; threads unavailable: ${w.why}` : threads];
       return {
@@ -169,9 +186,10 @@ const CANDIDATES: Candidate[] = [
   },
   {
     name: "cpu",
-    async start() {
+    async start(_explicit, log) {
       await import("@tensorflow/tfjs-backend-cpu");
       await activate("cpu");
+      startNativeProducts("cpu", os.availableParallelism(), log);
       return { device: "js cpu", memoryBytes: os.totalmem() };
     },
   },

@@ -33,6 +33,11 @@ export interface BackendMemory {
   sharesHostMemory: boolean;
   /** Largest single tensor the backend takes (WebGPU's maxStorageBufferBindingSize), when limited. */
   maxTensorBytes?: number;
+  /**
+   * The frozen weights' products run natively from host f32 rows (trainer/native/gemm.ts): a
+   * resident copy on the backend gains nothing, so host placements come first.
+   */
+  hostProducts?: boolean;
 }
 
 export interface PlanRequest {
@@ -370,7 +375,8 @@ export function planMemory(req: PlanRequest): MemoryPlan {
         `${short.join(" and ")}; ${leanContext > 0 ? `only ${leanContext} tokens would fit` : "not even a short context fits"}: use a smaller model or a backend with more memory (a GPU)`,
     };
   }
-  const placement = PLACEMENTS.find((p) => fitsAt(p, 1, context)) ?? lean;
+  const order = backend.hostProducts ? PLACEMENTS.filter((p) => p.layers !== "device" && p.head !== "device") : PLACEMENTS;
+  const placement = order.find((p) => fitsAt(p, 1, context)) ?? lean;
   // The largest micro-batch of whole sequences, up to the step's samples.
   let seqs = 1;
   while (seqs * 2 <= Math.max(1, req.batchSize) && fitsAt(placement, seqs * 2, context)) seqs *= 2;

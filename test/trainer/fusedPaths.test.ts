@@ -11,6 +11,7 @@ import { initBackend } from "../../trainer/backend.js";
 import { loadBaseModel, type BaseModel } from "../../trainer/model/index.js";
 import { headForward, setFusedHeadSlices, type HeadResult } from "../../trainer/model/head.js";
 import { storiesModelPath } from "../helpers/cli.js";
+import { frozenTensor } from "../../trainer/model/fast-matmul.js";
 
 let whole: BaseModel;
 let sliced: BaseModel;
@@ -28,7 +29,7 @@ after(() => {
 
 function fullOutput(m: BaseModel): tf.Tensor2D {
   const parts: tf.Tensor2D[] = [];
-  for (let c = 0; c < m.weights.numHeadChunks; c++) parts.push(m.weights.headChunk(c).w);
+  for (let c = 0; c < m.weights.numHeadChunks; c++) parts.push(frozenTensor(m.weights.headChunk(c).w));
   return parts.length === 1 ? parts[0] : tf.concat<tf.Tensor2D>(parts);
 }
 

@@ -16,6 +16,7 @@ import { headForward, headGradient } from "../../trainer/model/head.js";
 import { finalNorm, planBatch, scoredRows } from "../../trainer/model/logprobs.js";
 import { createLora, disposeLora, loraVariables, type LoraParams } from "../../trainer/lora/params.js";
 import { storiesModelPath } from "../helpers/cli.js";
+import { frozenTensor } from "../../trainer/model/fast-matmul.js";
 
 const storiesPath = storiesModelPath();
 let model: BaseModel;
@@ -24,6 +25,8 @@ let sliced: BaseModel;
 /** Sliced, with every block and the head streamed from the host (packed, and as f32). */
 let streamed: BaseModel;
 let streamedF32: BaseModel;
+/** streamedF32 with the backend's products where it would use the native ones. */
+let streamedF32Wasm: BaseModel;
 let lora: LoraParams;
 
 const seqA = [1, 403, 407, 261, 378, 429, 267, 10, 55, 99, 300, 12];
@@ -35,6 +38,7 @@ before(async () => {
   sliced = await loadBaseModel(storiesPath, { headChunkRows: 100 });
   streamed = await loadBaseModel(storiesPath, { headChunkRows: 100, placement: { layers: "host-packed", head: "host-packed" } });
   streamedF32 = await loadBaseModel(storiesPath, { headChunkRows: 100, placement: { layers: "host-f32", head: "host-f32" } });
+  streamedF32Wasm = await loadBaseModel(storiesPath, { headChunkRows: 100, placement: { layers: "host-f32", head: "host-f32" }, hostProducts: false });
   lora = createLora(model, { rank: 4, alpha: 8, seed: 7 });
   // Non-zero B so the adapter matters and A gets gradients too.
   tf.tidy(() => {
@@ -43,13 +47,13 @@ before(async () => {
 });
 after(() => {
   if (lora) disposeLora(lora);
-  for (const m of [model, sliced, streamed, streamedF32]) m?.dispose();
+  for (const m of [model, sliced, streamed, streamedF32, streamedF32Wasm]) m?.dispose();
 });
 
 /** The whole output projection [V, D] (device placement: the resident slices, concatenated). */
 function fullOutput(m: BaseModel): tf.Tensor2D {
   const parts: tf.Tensor2D[] = [];
-  for (let c = 0; c < m.weights.numHeadChunks; c++) parts.push(m.weights.headChunk(c).w);
+  for (let c = 0; c < m.weights.numHeadChunks; c++) parts.push(frozenTensor(m.weights.headChunk(c).w));
   return parts.length === 1 ? parts[0] : tf.concat<tf.Tensor2D>(parts);
 }
 
@@ -135,7 +139,8 @@ test("block-by-block backward with the sliced head equals plain autodiff through
     [model, "resident, one slice"],
     [sliced, "resident, 6 slices"],
     [streamed, "streamed packed, 6 slices"],
-    [streamedF32, "streamed f32, 6 slices"],
+    [streamedF32, `streamed f32, 6 slices, ${streamedF32.weights.hostProducts ? "native" : "backend"} products`],
+    [streamedF32Wasm, "streamed f32, 6 slices, backend products"],
   ] as const) {
     const ours = await ourGrads(m, tokens, starts);
     assert.ok(Math.abs(ours.value - plainValue) < 1e-3, `${what}: Σ log p ${ours.value} vs ${plainValue}`);
@@ -192,7 +197,7 @@ test("streamed weights give the same log-probs as resident ones, and leave nothi
   const a = await run(model);
   const n0 = tf.memory().numTensors;
   const bytes0 = tf.memory().numBytes;
-  for (const m of [streamed, streamedF32]) {
+  for (const m of [streamed, streamedF32, streamedF32Wasm]) {
     const b = await run(m);
     assert.equal(tf.memory().numTensors, n0);
     assert.equal(tf.memory().numBytes, bytes0, "every streamed upload was freed");

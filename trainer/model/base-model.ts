@@ -26,6 +26,11 @@ export interface LoadOptions {
   placement?: WeightPlacement;
   /** Rows of the output projection per head slice (tests use small ones). */
   headChunkRows?: number;
+  /**
+   * Streamed weights go to the native products as host matrices (default: where the addon
+   * loaded and the backend is wasm or cpu; false keeps the backend's products: comparisons).
+   */
+  hostProducts?: boolean;
 }
 
 export const ALL_ON_DEVICE: WeightPlacement = { layers: "device", head: "device" };
@@ -33,7 +38,7 @@ export const ALL_ON_DEVICE: WeightPlacement = { layers: "device", head: "device"
 export async function loadBaseModel(ggufPath: string, opts: LoadOptions = {}): Promise<BaseModel> {
   const file = readGguf(ggufPath);
   const config = readModelConfig(file);
-  const weights = new FrozenBase(file, config, opts.placement ?? ALL_ON_DEVICE, opts.headChunkRows);
+  const weights = new FrozenBase(file, config, opts.placement ?? ALL_ON_DEVICE, opts.headChunkRows, opts.hostProducts);
   return {
     path: ggufPath,
     arch: config.arch,

@@ -6,6 +6,7 @@
  * natively, so there the transposes are left to the kernel.
  */
 import * as tf from "@tensorflow/tfjs-core";
+import { nativeGemm, type HostMatrix, type NativeGemm } from "../native/gemm.js";
 
 type In = tf.Tensor | tf.GradSaveFunc;
 
@@ -83,23 +84,69 @@ export function mmT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
 }
 
 /**
+ * A frozen weight in GGUF layout [out, in]: a backend tensor, or f32 rows on the host that the
+ * native products (trainer/native/gemm.ts) read in place.
+ */
+export type FrozenMatrix = tf.Tensor2D | HostMatrix;
+
+export function isHostMatrix(w: FrozenMatrix): w is HostMatrix {
+  return (w as HostMatrix).kind === "host";
+}
+
+/** x·wᵀ on the host: x read back from the backend, the product uploaded. */
+function hostNT(x: tf.Tensor2D, w: HostMatrix): tf.Tensor2D {
+  const [M, K] = x.shape;
+  if (K !== w.cols) throw new Error(`x·wᵀ: x is [${M}, ${K}] but w [${w.rows}, ${w.cols}]`);
+  const out = new Float32Array(M * w.rows);
+  requireGemm().nt(x.dataSync() as Float32Array, w.data, out, M, w.rows, K);
+  return tf.tensor2d(out, [M, w.rows]);
+}
+
+/** p·w on the host (p [M, rows of w]). */
+function hostNN(p: tf.Tensor2D, w: HostMatrix): tf.Tensor2D {
+  const [M, N] = p.shape;
+  if (N !== w.rows) throw new Error(`p·w: p is [${M}, ${N}] but w [${w.rows}, ${w.cols}]`);
+  const out = new Float32Array(M * w.cols);
+  requireGemm().nn(p.dataSync() as Float32Array, w.data, out, M, w.cols, N);
+  return tf.tensor2d(out, [M, w.cols]);
+}
+
+function requireGemm(): NativeGemm {
+  const g = nativeGemm();
+  // FrozenBase hands out host matrices only when the addon loaded (weights.ts).
+  if (!g) throw new Error("a host weight reached a product without the native products loaded");
+  return g;
+}
+
+/**
  * x [M,K] · w [N,K]ᵀ with w a frozen weight in GGUF layout [out, in] (every linear weight and
  * the vocabulary projection): only x gets a gradient, dx = dy·w (a plain product). The gradient
  * reads the weight from `gradWeight` when given (a kept block's streamed weight is released
- * after its forward and uploaded again for its backward: forward.ts), else `w`. On wasm dy·w
- * has XNNPACK pack w (its right operand) again for every streamed weight; multiplying by a
- * transposed copy on the left instead (wᵀ made on the host at upload) was tried in issue 31
- * and lost: the host transposes cost more than the packing (0.944x on 2 quiet cores).
+ * after its forward and acquired again for its backward: forward.ts), else `w`. A host weight
+ * runs both products natively. On wasm a tensor weight has XNNPACK pack w (dy·w's right
+ * operand) again for every streamed weight; multiplying by a transposed copy on the left
+ * instead (wᵀ made on the host at upload) was tried in issue 31 and lost: the host transposes
+ * cost more than the packing (0.944x on 2 quiet cores).
  */
-export function frozenLinear(x: tf.Tensor2D, w: tf.Tensor2D, gradWeight?: () => tf.Tensor2D): tf.Tensor2D {
+export function frozenLinear(x: tf.Tensor2D, w: FrozenMatrix, gradWeight?: () => FrozenMatrix): tf.Tensor2D {
   const f = tf.customGrad((xi: In) => ({
-    value: matMulBT(xi as tf.Tensor2D, w),
-    gradFunc: (dy: tf.Tensor) => tf.matMul(dy, gradWeight ? gradWeight() : w),
+    value: linearNoGrad(xi as tf.Tensor2D, w),
+    gradFunc: (dy: tf.Tensor) => frozenProduct(dy as tf.Tensor2D, gradWeight ? gradWeight() : w),
   }));
   return f(x) as tf.Tensor2D;
 }
 
 /** Plain (non-differentiated) x·wᵀ for w [N,K] in GGUF layout: the head's logits. */
-export function linearNoGrad(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
-  return matMulBT(x, w);
+export function linearNoGrad(x: tf.Tensor2D, w: FrozenMatrix): tf.Tensor2D {
+  return isHostMatrix(w) ? hostNT(x, w) : matMulBT(x, w);
+}
+
+/** Plain p·w for w [N,K] in GGUF layout and p [M,N]: dx of a linear layer, the head's E_p[W]. */
+export function frozenProduct(p: tf.Tensor2D, w: FrozenMatrix): tf.Tensor2D {
+  return isHostMatrix(w) ? hostNN(p, w) : tf.matMul(p, w);
+}
+
+/** A frozen weight as a backend tensor (a host matrix is uploaded: tests and references). */
+export function frozenTensor(w: FrozenMatrix): tf.Tensor2D {
+  return isHostMatrix(w) ? tf.tensor2d(w.data, [w.rows, w.cols]) : w;
 }

@@ -14,7 +14,7 @@
  * Nothing here is differentiated by tfjs; every tensor returned belongs to the caller.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { linearNoGrad } from "./fast-matmul.js";
+import { frozenProduct, linearNoGrad } from "./fast-matmul.js";
 import type { FrozenBase } from "./weights.js";
 
 export interface HeadRequest {
@@ -112,7 +112,7 @@ export function headForward(base: FrozenBase, req: HeadRequest): HeadResult {
               p.topV.push(tf.keep(t.values));
               p.topI.push(tf.keep(tf.add<tf.Tensor2D>(t.indices, tf.scalar(start, "int32"))));
             }
-            if (req.expectation) p.exp.push(tf.keep(tf.matMul(probs(), w)));
+            if (req.expectation) p.exp.push(tf.keep(frozenProduct(probs(), w)));
           });
         });
       } finally {

@@ -14,6 +14,10 @@
  * - "host-packed": the same, but kept as the GGUF's packed bytes (as small as the file) and
  *   dequantized at every upload: least memory, a dequantize per layer per pass.
  * The token embedding always stays packed on the host: a step needs only its batch's rows.
+ *
+ * With native products (trainer/native/gemm.ts, on the wasm and cpu backends) a streamed
+ * weight is never uploaded: layer() and headChunk() hand out its host f32 rows, which the
+ * products read in place. The memory plan then prefers host placements (hostProducts).
  */
 import * as tf from "@tensorflow/tfjs-core";
 import { dequantize, typeName, canDequantize } from "../../models/gguf/dequant.js";
@@ -21,13 +25,15 @@ import { findTensor, readTensorBytes, type GgufFile } from "../../models/gguf/re
 import { GGML_TYPE_TRAITS, GgmlType, GgufError, type GgufTensorInfo } from "../../models/gguf/types.js";
 import type { ModelConfig } from "../../models/arch/config.js";
 import { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type WeightPlacement } from "../../models/arch/layout.js";
+import { hostMatrix, nativeProductsFor } from "../native/gemm.js";
+import { isHostMatrix, type FrozenMatrix } from "./fast-matmul.js";
 
 export { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type Placement, type WeightPlacement } from "../../models/arch/layout.js";
 
 export interface LayerWeights {
   attnNorm: tf.Tensor1D;
-  /** [out, in] each (GGUF layout). */
-  linear: Record<LinearName, tf.Tensor2D>;
+  /** [out, in] each (GGUF layout): tensors, or host matrices for the native products. */
+  linear: Record<LinearName, FrozenMatrix>;
   /** qwen2 only. */
   bias?: { q: tf.Tensor1D; k: tf.Tensor1D; v: tf.Tensor1D };
   /** qwen3 only: [headDim]. */
@@ -132,6 +138,8 @@ export class FrozenBase {
   readonly ropeFreqFactors?: Float32Array;
   readonly headChunkRows: number;
   readonly numHeadChunks: number;
+  /** Streamed weights are handed out as host matrices for the native products. */
+  readonly hostProducts: boolean;
   private readonly embedding: Packed;
   private readonly output: Packed;
   private readonly packedLayers: Array<Map<string, Packed>> | null;
@@ -144,8 +152,10 @@ export class FrozenBase {
     readonly config: ModelConfig,
     placement: WeightPlacement,
     headChunkRows = DEFAULT_HEAD_CHUNK_ROWS,
+    hostProducts?: boolean,
   ) {
     this.placement = { ...placement };
+    this.hostProducts = hostProducts ?? nativeProductsFor(tf.getBackend()) !== null;
     const { nEmbd, nVocab } = config;
     this.headChunkRows = Math.max(1, Math.min(headChunkRows, nVocab));
     this.numHeadChunks = Math.ceil(nVocab / this.headChunkRows);
@@ -188,7 +198,7 @@ export class FrozenBase {
       if (placement.head === "device") {
         const chunks: tf.Tensor2D[] = [];
         for (let c = 0; c < this.numHeadChunks; c++) {
-          const t = this.uploadHeadChunk(c);
+          const t = this.uploadHeadChunk(c, true) as tf.Tensor2D;
           chunks.push(t);
           made.push(t);
         }
@@ -206,7 +216,7 @@ export class FrozenBase {
   layer(l: number): LayerWeights {
     this.checkAlive();
     if (this.deviceLayers) return this.deviceLayers[l];
-    return upload(this.packedLayers![l]);
+    return upload(this.packedLayers![l], this.hostProducts);
   }
 
   releaseLayer(w: LayerWeights): void {
@@ -215,14 +225,14 @@ export class FrozenBase {
   }
 
   /** Rows [c·headChunkRows, …) of the output projection, [rows, nEmbd]; valid until releaseHeadChunk. */
-  headChunk(c: number): { start: number; w: tf.Tensor2D } {
+  headChunk(c: number): { start: number; w: FrozenMatrix } {
     this.checkAlive();
     const start = c * this.headChunkRows;
     return { start, w: this.deviceHead ? this.deviceHead[c] : this.uploadHeadChunk(c) };
   }
 
-  releaseHeadChunk(w: tf.Tensor2D): void {
-    if (!this.deviceHead) w.dispose();
+  releaseHeadChunk(w: FrozenMatrix): void {
+    if (!this.deviceHead && !isHostMatrix(w)) w.dispose();
   }
 
   /** Token embeddings of `ids`, [ids.length, nEmbd] (dequantized on the host, rows only). */
@@ -262,10 +272,13 @@ export class FrozenBase {
     return tf.tensor2d(out, [ids.length, D]);
   }
 
-  private uploadHeadChunk(c: number): tf.Tensor2D {
+  /** Slice c of the output projection: a tensor when asked (a resident head) or without native products. */
+  private uploadHeadChunk(c: number, asTensor = false): FrozenMatrix {
     const start = c * this.headChunkRows;
     const rows = Math.min(this.headChunkRows, this.config.nVocab - start);
-    return tf.tensor2d(dequantRows(this.output, start, rows), [rows, this.config.nEmbd]);
+    const data = dequantRows(this.output, start, rows);
+    if (this.hostProducts && !asTensor) return hostMatrix(data, rows, this.config.nEmbd);
+    return tf.tensor2d(data, [rows, this.config.nEmbd]);
   }
 
   private checkAlive(): void {
@@ -273,7 +286,7 @@ export class FrozenBase {
   }
 }
 
-function upload(packed: Map<string, Packed>): LayerWeights {
+function upload(packed: Map<string, Packed>, hostProducts = false): LayerWeights {
   const made: tf.Tensor[] = [];
   const t = (key: string) => {
     const p = packed.get(key)!;
@@ -281,11 +294,15 @@ function upload(packed: Map<string, Packed>): LayerWeights {
     made.push(x);
     return x;
   };
+  const host = (key: string) => {
+    const p = packed.get(key)!;
+    return hostMatrix(dequantAll(p), p.dims[1], p.dims[0]);
+  };
   try {
     const w: LayerWeights = {
       attnNorm: t("attnNorm") as tf.Tensor1D,
       ffnNorm: t("ffnNorm") as tf.Tensor1D,
-      linear: Object.fromEntries(LINEAR_NAMES.map((n) => [n, t(n)])) as Record<LinearName, tf.Tensor2D>,
+      linear: Object.fromEntries(LINEAR_NAMES.map((n) => [n, hostProducts ? host(n) : t(n)])) as Record<LinearName, FrozenMatrix>,
     };
     if (packed.has("bq")) w.bias = { q: t("bq") as tf.Tensor1D, k: t("bk") as tf.Tensor1D, v: t("bv") as tf.Tensor1D };
     if (packed.has("qNorm")) {
@@ -300,7 +317,7 @@ function upload(packed: Map<string, Packed>): LayerWeights {
 }
 
 function layerTensors(w: LayerWeights): tf.Tensor[] {
-  const all: tf.Tensor[] = [w.attnNorm, w.ffnNorm, ...Object.values(w.linear)];
+  const all: tf.Tensor[] = [w.attnNorm, w.ffnNorm, ...Object.values(w.linear).filter((m): m is tf.Tensor2D => !isHostMatrix(m))];
   if (w.bias) all.push(w.bias.q, w.bias.k, w.bias.v);
   if (w.qNorm) all.push(w.qNorm);
   if (w.kNorm) all.push(w.kNorm);

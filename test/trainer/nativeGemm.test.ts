@@ -1,0 +1,159 @@
+/**
+ * The native products of the frozen weights (trainer/native/gemm.ts): built at install where a
+ * C++ compiler is (CI has g++), equal to a float64 reference on every edge of their tiling,
+ * the same on one thread and several, and refusing bad arguments with a clear error. The model
+ * tests (model.test.ts) check the trainer's gradients through them against plain autodiff.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { nativeGemmStatus, type NativeGemm } from "../../trainer/native/gemm.js";
+
+const root = path.resolve(import.meta.dirname, "..", "..");
+
+function loaded(): NativeGemm {
+  const s = nativeGemmStatus();
+  // npm install builds it (scripts/build-native.mjs); only an explicit opt-out may skip that.
+  assert.ok(s.loaded, `the native products did not load: ${s.loaded ? "" : s.why}`);
+  return s.gemm;
+}
+
+/** A deterministic pseudo-random fill in [-1, 1). */
+function fill(n: number, seed: number): Float32Array {
+  let x = seed >>> 0 || 1;
+  return new Float32Array(n).map(() => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return ((x >>> 0) / 2 ** 32) * 2 - 1;
+  });
+}
+
+/** Largest error relative to Σ|a·b| (the product's own scale), against float64. */
+function check(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, transposed: boolean): number {
+  let worst = 0;
+  for (let i = 0; i < m; i++)
+    for (let j = 0; j < n; j++) {
+      let s = 0;
+      let mag = 0;
+      for (let q = 0; q < k; q++) {
+        const p = a[i * k + q] * (transposed ? b[j * k + q] : b[q * n + j]);
+        s += p;
+        mag += Math.abs(p);
+      }
+      worst = Math.max(worst, Math.abs(c[i * n + j] - s) / Math.max(mag, 1e-30));
+    }
+  return worst;
+}
+
+test(
+  "native products equal a float64 reference on every tile edge, on one thread and two",
+  { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" },
+  () => {
+    const g = loaded();
+    assert.match(g.isa, /^(avx2|generic)$/);
+    // m around the row tiles (3, 6), n around the column tiles (4, 16) and a thread split, k
+    // around the vector width (8) and the K blocks (nt 512, nn 256).
+    const shapes = [
+      [1, 1, 1],
+      [5, 17, 9],
+      [7, 37, 13],
+      [13, 33, 600],
+      [6, 16, 8],
+      [4, 50, 257],
+      [9, 70, 1030],
+    ];
+    try {
+      for (const threads of [1, 2]) {
+        g.setThreads(threads);
+        for (const [m, n, k] of shapes) {
+          const a = fill(m * k, m + 7 * n + 13 * k);
+          const b = fill(n * k, 3 * m + n + k);
+          for (const transposed of [true, false]) {
+            const c = new Float32Array(m * n).fill(Number.NaN);
+            if (transposed) g.nt(a, b, c, m, n, k);
+            else g.nn(a, b, c, m, n, k);
+            const err = check(c, a, b, m, n, k, transposed);
+            assert.ok(err < 1e-5, `${transposed ? "nt" : "nn"} [${m},${k}]·[${k},${n}] on ${threads} thread(s): relative error ${err}`);
+          }
+        }
+      }
+    } finally {
+      g.setThreads(g.hardwareThreads);
+    }
+  },
+);
+
+test("a product with k = 0 is zeros, and an empty one writes nothing", { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" }, () => {
+  const g = loaded();
+  const c = new Float32Array(6).fill(5);
+  g.nt(new Float32Array(0), new Float32Array(0), c, 2, 3, 0);
+  assert.deepEqual([...c], [0, 0, 0, 0, 0, 0]);
+  c.fill(5);
+  g.nn(new Float32Array(0), new Float32Array(12), c, 0, 3, 4);
+  assert.deepEqual([...c], [5, 5, 5, 5, 5, 5]);
+});
+
+test(
+  "bad arguments are refused with what was expected, before anything is written",
+  { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" },
+  () => {
+    const g = loaded();
+    const c = new Float32Array(3).fill(7);
+    assert.throws(() => g.nt(new Float32Array(4), new Float32Array(6), c, 2, 3, 2), {
+      code: "CLAWRL_GEMM",
+      message: /needs arrays of 4, 6 and 6 floats; got 4, 6, 3/,
+    });
+    assert.deepEqual([...c], [7, 7, 7]);
+    assert.throws(() => g.nn(new Float64Array(4) as unknown as Float32Array, new Float32Array(4), new Float32Array(4), 2, 2, 2), {
+      message: /must be Float32Arrays/,
+    });
+    assert.throws(() => g.nn(new Float32Array(4), new Float32Array(4), new Float32Array(4), 2, -1, 2), { message: /non-negative integers/ });
+    assert.throws(() => g.setThreads(0), { message: /positive integer/ });
+  },
+);
+
+test("the build never fails an install: without a compiler it says why and exits 0 (--check: 1)", () => {
+  const env = { ...process.env, CLAWRL_SKIP_NATIVE: "1" };
+  const soft = spawnSync(process.execPath, [path.join(root, "scripts", "build-native.mjs")], { env, encoding: "utf8" });
+  assert.equal(soft.status, 0, soft.stderr);
+  assert.match(soft.stdout, /native trainer products not built \(CLAWRL_SKIP_NATIVE=1\); the trainer uses WebAssembly's/);
+  const strict = spawnSync(process.execPath, [path.join(root, "scripts", "build-native.mjs"), "--check"], { env, encoding: "utf8" });
+  assert.equal(strict.status, 1);
+});
+
+/** nativeGemmStatus() and nativeProductsFor("wasm") in a fresh process with CLAWRL_GEMM_ADDON = addon. */
+function statusWith(addon: string): { s: { loaded: boolean; why: string }; p: unknown } {
+  const script = `
+    import { nativeGemmStatus, nativeProductsFor } from ${JSON.stringify(path.join(root, "trainer", "native", "gemm.ts"))};
+    console.log(JSON.stringify({ s: nativeGemmStatus(), p: nativeProductsFor("wasm") }));`;
+  const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    env: { ...process.env, CLAWRL_GEMM_ADDON: addon },
+    encoding: "utf8",
+    cwd: root,
+  });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout.trim().split("\n").pop()!) as { s: { loaded: boolean; why: string }; p: unknown };
+}
+
+test("an addon that does not load leaves the trainer on the backend's products, saying why", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-gemm-test-"));
+  try {
+    const corrupt = path.join(dir, "gemm.node");
+    fs.writeFileSync(corrupt, "not a shared library");
+    const a = statusWith(corrupt);
+    assert.equal(a.s.loaded, false);
+    assert.match(a.s.why, /gemm\.node did not load/);
+    assert.equal(a.p, null);
+    // Something that loads but is not the addon (a JSON file through require).
+    const b = statusWith(path.join(root, "package.json"));
+    assert.equal(b.s.loaded, false);
+    assert.match(b.s.why, /package\.json is not the native products addon/);
+    assert.equal(b.p, null);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

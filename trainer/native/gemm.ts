@@ -1,0 +1,88 @@
+/**
+ * Native matrix products for the frozen weights on the CPU backends (wasm, cpu).
+ *
+ * Why: on wasm, XNNPACK packs (transposes and copies) a product's right operand on every call
+ * unless the same tensor comes back, and a streamed weight is a new tensor each pass; a 1 × 128
+ * step of the 0.5B shape ran at 38% of the wasm matMul peak for it (issue 31). These products
+ * read the weight where the trainer keeps it, f32 on the host in GGUF's [out, in] layout, with
+ * no packing and at native SIMD width (AVX2+FMA where the CPU has it): x·Wᵀ for the forward
+ * and the head's logits, dy·W for the backward and E_p[W].
+ *
+ * The addon is built at `npm install` by scripts/build-native.mjs (g++ or clang++, Node-API:
+ * one build serves Node and Electron). Where it is missing or fails to load the trainer keeps
+ * the wasm products; CLAWRL_NATIVE_GEMM=0 turns it off (benchmarks' baseline).
+ */
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+
+/** A frozen weight [rows, cols] kept on the host, row-major (GGUF's [out, in]). */
+export interface HostMatrix {
+  readonly kind: "host";
+  readonly data: Float32Array;
+  readonly rows: number;
+  readonly cols: number;
+}
+
+export function hostMatrix(data: Float32Array, rows: number, cols: number): HostMatrix {
+  if (data.length !== rows * cols) throw new Error(`hostMatrix: ${data.length} floats for [${rows}, ${cols}]`);
+  return { kind: "host", data, rows, cols };
+}
+
+export interface NativeGemm {
+  /** c[m,n] = a[m,k]·bᵀ with b [n,k]. */
+  nt(a: Float32Array, b: Float32Array, c: Float32Array, m: number, n: number, k: number): void;
+  /** c[m,n] = a[m,k]·b with b [k,n]. */
+  nn(a: Float32Array, b: Float32Array, c: Float32Array, m: number, n: number, k: number): void;
+  setThreads(n: number): void;
+  /** "avx2" or "generic" (the compiler's baseline: SSE2, NEON). */
+  readonly isa: string;
+  readonly hardwareThreads: number;
+}
+
+export type GemmStatus = { loaded: true; gemm: NativeGemm; path: string } | { loaded: false; why: string };
+
+const ADDON = path.join("trainer", "native", "build", "gemm.node");
+
+/** Where the addon may be: beside the sources (tsx), or above a bundle in out/main. */
+function candidates(): string[] {
+  const env = process.env.CLAWRL_GEMM_ADDON;
+  if (env) return [env];
+  const out: string[] = [];
+  let dir = import.meta.dirname;
+  for (let i = 0; i < 5; i++) {
+    out.push(path.join(dir, ADDON));
+    dir = path.dirname(dir);
+  }
+  return out;
+}
+
+let status: GemmStatus | undefined;
+
+/** Loads the addon once; `why` says what is missing when it is not there. */
+export function nativeGemmStatus(): GemmStatus {
+  if (status) return status;
+  if (process.env.CLAWRL_NATIVE_GEMM === "0") return (status = { loaded: false, why: "CLAWRL_NATIVE_GEMM=0" });
+  const found = candidates().find((p) => fs.existsSync(p));
+  if (!found) return (status = { loaded: false, why: "not built (npm run build:native needs g++ or clang++)" });
+  try {
+    const gemm = createRequire(import.meta.url)(found) as Partial<NativeGemm>;
+    if (typeof gemm.nt !== "function" || typeof gemm.nn !== "function" || typeof gemm.setThreads !== "function") {
+      return (status = { loaded: false, why: `${found} is not the native products addon` });
+    }
+    return (status = { loaded: true, gemm: gemm as NativeGemm, path: found });
+  } catch (e) {
+    return (status = { loaded: false, why: `${found} did not load: ${(e as Error).message}` });
+  }
+}
+
+/** The addon, or null where it is not built, did not load or is turned off. */
+export function nativeGemm(): NativeGemm | null {
+  const s = nativeGemmStatus();
+  return s.loaded ? s.gemm : null;
+}
+
+/** The addon where it replaces the backend's own products (wasm, the js cpu), else null. */
+export function nativeProductsFor(backend: string): NativeGemm | null {
+  return backend === "wasm" || backend === "cpu" ? nativeGemm() : null;
+}

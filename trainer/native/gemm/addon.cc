@@ -1,0 +1,123 @@
+// Node-API binding of the products in kernels.cc: synchronous calls on Float32Arrays, split
+// across threads by output columns. Node-API is ABI-stable, so one build serves Node and
+// Electron alike.
+#include <node_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels.h"
+
+namespace {
+
+using clawrl_gemm::ProductFn;
+
+struct Isa {
+  const char* name;
+  ProductFn nt;
+  ProductFn nn;
+};
+
+Isa pickIsa() {
+#if defined(__x86_64__) || defined(_M_X64)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn};
+#endif
+  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn};
+}
+
+const Isa kIsa = pickIsa();
+size_t gThreads = std::max(1u, std::thread::hardware_concurrency());
+
+napi_value throwError(napi_env env, const std::string& message) {
+  napi_throw_error(env, "CLAWRL_GEMM", message.c_str());
+  return nullptr;
+}
+
+bool floatArray(napi_env env, napi_value v, float** data, size_t* length) {
+  bool is = false;
+  if (napi_is_typedarray(env, v, &is) != napi_ok || !is) return false;
+  napi_typedarray_type type;
+  void* raw = nullptr;
+  napi_value buffer;
+  size_t offset = 0;
+  if (napi_get_typedarray_info(env, v, &type, length, &raw, &buffer, &offset) != napi_ok) return false;
+  if (type != napi_float32_array) return false;
+  *data = static_cast<float*>(raw);
+  return true;
+}
+
+bool dimension(napi_env env, napi_value v, size_t* out) {
+  double d = 0;
+  if (napi_get_value_double(env, v, &d) != napi_ok || !(d >= 0) || d != static_cast<double>(static_cast<size_t>(d))) return false;
+  *out = static_cast<size_t>(d);
+  return true;
+}
+
+// Columns [0, n) split into one contiguous, 16-aligned range per thread.
+void runSplit(ProductFn fn, const float* a, const float* b, float* c, size_t m, size_t n, size_t k) {
+  const double work = static_cast<double>(m) * n * k;
+  // Below ~4 MFLOP a thread's start costs more than it saves.
+  const size_t threads = work < 2e6 ? 1 : std::min(gThreads, std::max<size_t>(1, n / 16));
+  const size_t per = ((n + threads - 1) / threads + 15) / 16 * 16;
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; t++) {
+    const size_t n0 = t * per, n1 = std::min(n, (t + 1) * per);
+    if (n0 < n1) pool.emplace_back(fn, a, b, c, m, n, k, n0, n1);
+  }
+  fn(a, b, c, m, n, k, 0, std::min(n, per));
+  for (auto& th : pool) th.join();
+}
+
+// product(a, b, c, m, n, k): c[m,n] = a[m,k]·bᵀ (b [n,k]) for "nt", a[m,k]·b (b [k,n]) for "nn".
+template <bool Transposed>
+napi_value product(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc != 6) return throwError(env, "expected (a, b, c, m, n, k)");
+  float *a, *b, *c;
+  size_t la, lb, lc, m, n, k;
+  if (!floatArray(env, argv[0], &a, &la) || !floatArray(env, argv[1], &b, &lb) || !floatArray(env, argv[2], &c, &lc)) {
+    return throwError(env, "a, b and c must be Float32Arrays");
+  }
+  if (!dimension(env, argv[3], &m) || !dimension(env, argv[4], &n) || !dimension(env, argv[5], &k)) return throwError(env, "m, n and k must be non-negative integers");
+  if (la < m * k || lb < n * k || lc < m * n) {
+    return throwError(env, "a product of [" + std::to_string(m) + "," + std::to_string(k) + "] by " + (Transposed ? "[" + std::to_string(n) + "," + std::to_string(k) + "]ᵀ" : "[" + std::to_string(k) + "," + std::to_string(n) + "]") +
+                               " needs arrays of " + std::to_string(m * k) + ", " + std::to_string(n * k) + " and " + std::to_string(m * n) + " floats; got " + std::to_string(la) + ", " + std::to_string(lb) + ", " + std::to_string(lc));
+  }
+  if (m > 0 && n > 0) runSplit(Transposed ? kIsa.nt : kIsa.nn, a, b, c, m, n, k);
+  return nullptr;
+}
+
+napi_value setThreads(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  size_t n = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc != 1 || !dimension(env, argv[0], &n) || n < 1) {
+    return throwError(env, "setThreads expects a positive integer");
+  }
+  gThreads = std::min<size_t>(n, 256);
+  return nullptr;
+}
+
+napi_value Init(napi_env env, napi_value exports) {
+  napi_value isa, threads;
+  napi_create_string_utf8(env, kIsa.name, NAPI_AUTO_LENGTH, &isa);
+  napi_create_uint32(env, static_cast<uint32_t>(gThreads), &threads);
+  napi_property_descriptor props[] = {
+      {"nt", nullptr, product<true>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"nn", nullptr, product<false>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"setThreads", nullptr, setThreads, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"isa", nullptr, nullptr, nullptr, nullptr, isa, napi_enumerable, nullptr},
+      {"hardwareThreads", nullptr, nullptr, nullptr, nullptr, threads, napi_enumerable, nullptr},
+  };
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  return exports;
+}
+
+}  // namespace
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, Init)
