@@ -10,7 +10,10 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { nativeGemmStatus, type NativeGemm } from "../../trainer/native/gemm.js";
+import * as tf from "@tensorflow/tfjs-core";
+import { initBackend } from "../../trainer/backend.js";
+import { mm } from "../../trainer/model/fast-matmul.js";
+import { nativeGemmStatus, nativeProductsFor, type NativeGemm } from "../../trainer/native/gemm.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 
@@ -157,3 +160,33 @@ test("an addon that does not load leaves the trainer on the backend's products, 
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test(
+  "a LoRA factor's gradient through the native products equals tfjs's own product",
+  { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" },
+  async () => {
+    loaded();
+    await initBackend();
+    assert.ok(nativeProductsFor(tf.getBackend()), `the trainer's default backend here (${tf.getBackend()}) uses the native products`);
+    // x·A·B at a LoRA's shapes, large enough that both factor gradients take the native path.
+    const [rows, d, r, out] = [300, 200, 16, 1000];
+    const x = tf.tensor2d(fill(rows * d, 1), [rows, d]);
+    const A = tf.tensor2d(fill(d * r, 2), [d, r]);
+    const B = tf.tensor2d(fill(r * out, 3), [r, out]);
+    const dy = tf.tensor2d(fill(rows * out, 4), [rows, out]);
+    const [gA, gB] = tf.grads((a: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(mm(mm(x, a as tf.Tensor2D), b as tf.Tensor2D), dy)))([A, B]);
+    // The same gradients with tfjs's own products: dB = (xA)ᵀ·dy, dA = xᵀ·(dy·Bᵀ).
+    const xa = tf.matMul(x, A);
+    const refB = tf.matMul(tf.transpose(xa), dy);
+    const refA = tf.matMul(tf.transpose(x), tf.matMul(dy, tf.transpose(B)));
+    for (const [got, ref, what] of [
+      [gA, refA, "dA"],
+      [gB, refB, "dB"],
+    ] as const) {
+      const scale = tf.max(tf.abs(ref)).dataSync()[0];
+      const err = tf.max(tf.abs(tf.sub(got, ref))).dataSync()[0];
+      assert.ok(err <= 1e-5 * scale, `${what}: max error ${err} against a scale of ${scale}`);
+    }
+    tf.dispose([x, A, B, dy, gA, gB, xa, refA, refB]);
+  },
+);
