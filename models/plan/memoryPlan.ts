@@ -259,15 +259,18 @@ export function estimate(req: PlanRequest, placement: WeightPlacement, seqs: num
   const residentFactor = backend.name === "wasm" ? 2 : 1;
   const loraBytes = 7 * lora * F32; // A, B, AdamW m and v, gradients, clipped copies, update temporaries
   const device: Part[] = [];
+  // With native products a streamed weight is never uploaded: they read it in RAM.
+  const streamed = (what: string, bytes: number): Part =>
+    backend.hostProducts ? { what: `${what}: none (native products read it in RAM)`, bytes: 0 } : { what, bytes };
   device.push(
     placement.layers === "device"
       ? { what: `frozen blocks (f32${residentFactor > 1 ? " + XNNPACK's packed copies" : ""})`, bytes: layersF32 * residentFactor }
-      : { what: "one streamed block (f32, and its packed copy)", bytes: 2 * shape.layerElements * F32 },
+      : streamed("one streamed block (f32, and its packed copy)", 2 * shape.layerElements * F32),
   );
   device.push(
     placement.head === "device"
       ? { what: `output projection (f32${residentFactor > 1 ? " + packed copies" : ""})`, bytes: headF32 * residentFactor }
-      : { what: "one streamed vocabulary slice (f32, and its packed copy)", bytes: 2 * headChunkRows * c.nEmbd * F32 },
+      : streamed("one streamed vocabulary slice (f32, and its packed copy)", 2 * headChunkRows * c.nEmbd * F32),
   );
   device.push({ what: `LoRA rank ${rank} + AdamW state + gradients`, bytes: loraBytes });
   // The warm trainer's pass cache (trainer/train/passCache.ts): rows the next passes reuse, bounded.

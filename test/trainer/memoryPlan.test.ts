@@ -30,16 +30,19 @@ describe("memory plan vs a measured step", () => {
   });
   // Two blocks of the real width and the real vocabulary: the per-token and head terms are the
   // real ones; only the number of kept block inputs is smaller.
-  for (const [id, B, T, kept] of [
-    ["qwen2.5-0.5b", 2, 96, 0],
-    ["smollm2-135m", 1, 256, 0],
-    ["smollm2-135m", 1, 256, 2],
+  // hostProducts false: the backend's own products even where the native ones are built.
+  for (const [id, B, T, kept, hostProducts] of [
+    ["qwen2.5-0.5b", 2, 96, 0, undefined],
+    ["qwen2.5-0.5b", 2, 96, 0, false],
+    ["smollm2-135m", 1, 256, 0, undefined],
+    ["smollm2-135m", 1, 256, 2, undefined],
   ] as const) {
-    test(`${id} (2 blocks), ${B} × ${T} tokens, ${kept} blocks' activations kept: the plan is at least the measured peak, and not wildly above it`, async () => {
+    const products = hostProducts === false ? ", the backend's products" : "";
+    test(`${id} (2 blocks), ${B} × ${T} tokens, ${kept} blocks' activations kept${products}: the plan is at least the measured peak, and not wildly above it`, async () => {
       const file = ensureShapeModel(id, "q8_0", { layers: 2 });
       const shape = readModelFootprint(file);
       const placement = { layers: "host-f32", head: "host-f32" } as const;
-      const model = await loadBaseModel(file, { placement });
+      const model = await loadBaseModel(file, { placement, hostProducts });
       const V = model.config.nVocab;
       const samples = Array.from({ length: B }, (_, b) => ({
         tokens: Array.from({ length: T }, (_, i) => (i * 7919 + b * 31 + 1) % V),
@@ -57,7 +60,15 @@ describe("memory plan vs a measured step", () => {
         });
         const measured = info.peakBytes - before;
         const planned = estimate(
-          { shape, backend: { name: "webgpu", sharesHostMemory: false }, hostAvailableBytes: 1e15, rank: 16, maxContext: T, batchSize: B },
+          // As the model runs: with native products its streamed weights never reach the backend.
+          {
+            shape,
+            backend: { name: "webgpu", sharesHostMemory: false, hostProducts: model.weights.hostProducts },
+            hostAvailableBytes: 1e15,
+            rank: 16,
+            maxContext: T,
+            batchSize: B,
+          },
           placement,
           B,
           T,
@@ -102,6 +113,36 @@ describe("memory plan decisions", () => {
     const lean = planMemory({ shape: shapeOf("qwen3-1.7b"), backend: wasm, hostAvailableBytes: 6 * GiB, rank: 16, maxContext: 512, batchSize: 16 });
     assert.equal(lean.fits, true, lean.summary);
     assert.deepEqual(lean.placement, { layers: "host-packed", head: "host-packed" }, lean.summary);
+  });
+
+  test("with native products the weights stay in RAM: host placements, no weight on the backend, more room for activations", () => {
+    const ask = (hostProducts: boolean) =>
+      planMemory({
+        shape: shapeOf("smollm2-135m"),
+        backend: { ...wasm, hostProducts },
+        hostAvailableBytes: 16 * GiB,
+        rank: 16,
+        maxContext: 1024,
+        batchSize: 16,
+      });
+    const native = ask(true);
+    const wasmOwn = ask(false);
+    assert.deepEqual(wasmOwn.placement, { layers: "device", head: "device" }, wasmOwn.summary);
+    assert.deepEqual(native.placement, { layers: "host-f32", head: "host-f32" }, native.summary);
+    const weightParts = native.device.filter((p) => /frozen blocks|streamed block|output projection|vocabulary slice/.test(p.what));
+    assert.equal(weightParts.length, 2, native.device.map((p) => p.what).join("; "));
+    for (const p of weightParts) assert.equal(p.bytes, 0, p.what);
+    assert.ok(native.needDeviceBytes < wasmOwn.needDeviceBytes, `${native.needDeviceBytes} vs ${wasmOwn.needDeviceBytes}`);
+    // The room goes to a larger micro-batch, or to more kept blocks at the same one.
+    const room = `micro-batch ${native.microBatchTokens} vs ${wasmOwn.microBatchTokens}, kept ${native.keptBlocks} vs ${wasmOwn.keptBlocks}`;
+    assert.ok(
+      native.microBatchTokens > wasmOwn.microBatchTokens || (native.microBatchTokens === wasmOwn.microBatchTokens && native.keptBlocks >= wasmOwn.keptBlocks),
+      room,
+    );
+    assert.ok(
+      native.host.some((p) => p.what === "frozen blocks (f32, streamed)" && p.bytes > 0),
+      "the weights are counted in RAM instead",
+    );
   });
 
   test("kept activations: as many blocks as fit beside the placement and the micro-batch, none when asked", () => {
