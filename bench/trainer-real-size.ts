@@ -1,9 +1,11 @@
 /**
  * Training at real sizes: for each backend and real-shaped model (random weights, real widths,
  * depths and vocabularies: models/tiny/shapes.ts), seconds per optimizer step of B × T tokens,
- * trained tokens per second, the fraction of the backend's matMul peak measured in the same run
- * (same process, same backend, a product of the model's own widths), peak RSS, and the memory
- * plan next to what was measured (the plan must not under-estimate).
+ * trained tokens per second, the fraction of the matMul peak measured in the same run (same
+ * process, a product of the model's own widths: the native products' peak where the trainer uses
+ * them, trainer/native/gemm.ts, with the backend's own beside it; else the backend's), peak RSS,
+ * and the memory plan next to what was measured (the plan must not under-estimate).
+ * CLAWRL_NATIVE_GEMM=0 runs the backend's products alone (the baseline before the native ones).
  *
  *   node --import tsx bench/trainer-real-size.ts [--backend wasm] [--shapes smollm2-360m,qwen2.5-0.5b,qwen3-1.7b]
  *        [--configs 1x128,4x256] [--steps 2] [--method binary] [--type q8_0] [--recompute compare|plan|all]

@@ -88,7 +88,11 @@ test("clawrl doctor --quick --json: the report validates, every backend has a ro
   const t = report.training.train;
   assert.ok(t, report.training.trainReason ?? "");
   assert.equal(t.shape, "qwen2.5-0.5b");
-  assert.ok(t.trainedTokensPerSecond > 0 && t.gflops > 0 && (t.fractionOfPeak ?? 0) > 0);
+  assert.ok(t.trainedTokensPerSecond > 0 && t.gflops > 0);
+  // With the native products (built at npm install where a compiler is) the step is not a
+  // fraction of the backend's matMul peak, and the report says which products ran.
+  if (/frozen-weight products native \((avx2|generic)\)/.test(t.device)) assert.equal(t.fractionOfPeak, null);
+  else assert.ok((t.fractionOfPeak ?? 0) > 0, t.device);
 
   assert.ok(report.meaning.lines.length >= 3);
   assert.match(report.meaning.lines[0], /^Serves: /);

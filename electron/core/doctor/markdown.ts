@@ -63,7 +63,7 @@ export function renderMarkdown(r: DoctorReport): string {
   if (t) {
     out.push(
       `Trained on **${t.backend}** (${t.device}), ${t.shape} shape, ${t.batch} × ${t.context} tokens a step: **${num(t.trainedTokensPerSecond)} trained tokens/s** ` +
-        `(${t.stepSeconds.toFixed(1)} s a step, ${t.firstStepOnly ? "the first step: includes warm-up, reads low" : `best of ${t.steps} after a warm-up step`}), ${num(t.gflops)} GFLOP/s = ${t.fractionOfPeak === null ? "—" : `${(100 * t.fractionOfPeak).toFixed(0)}%`} of its matMul peak; ` +
+        `(${t.stepSeconds.toFixed(1)} s a step, ${t.firstStepOnly ? "the first step: includes warm-up, reads low" : `best of ${t.steps} after a warm-up step`}), ${num(t.gflops)} GFLOP/s${t.fractionOfPeak === null ? "" : ` = ${(100 * t.fractionOfPeak).toFixed(0)}% of its matMul peak`}; ` +
         `weights ${t.placement}; load ${t.loadSeconds.toFixed(1)} s; peak RSS ${gib(t.peakRssBytes)}.`,
     );
   } else out.push(`No training run: ${r.training.trainReason ?? "—"}.`);

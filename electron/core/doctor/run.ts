@@ -467,7 +467,8 @@ async function measureTrainStep(run: DoctorRun, best: string, row: TrainingRows[
   const gflops = d.flopsPerStep / d.stepSeconds / 1e9;
   m.train = {
     backend: d.backend,
-    device: d.device,
+    // The step's GFLOP/s is then not a fraction of the backend's matMul peak (it can exceed it).
+    device: d.nativeProducts ? `${d.device}; frozen-weight products native (${d.nativeProducts})` : d.device,
     shape: plan.trainShape,
     batch: plan.trainBatch,
     context: plan.trainContext,
@@ -478,7 +479,7 @@ async function measureTrainStep(run: DoctorRun, best: string, row: TrainingRows[
     trainedTokensPerStep: d.trainedTokensPerStep,
     trainedTokensPerSecond: d.trainedTokensPerStep / d.stepSeconds,
     gflops,
-    fractionOfPeak: row.peakGflops ? gflops / row.peakGflops : null,
+    fractionOfPeak: row.peakGflops && !d.nativeProducts ? gflops / row.peakGflops : null,
     placement: d.placement,
     peakRssBytes: d.peakRssBytes,
   };

@@ -74,5 +74,7 @@ export const trainResultSchema = z.object({
   flopsPerStep: z.number().positive(),
   placement: z.string(),
   peakRssBytes: z.number(),
+  /** The frozen weights' products ran natively (trainer/native/gemm.ts): its ISA; null: on the backend. */
+  nativeProducts: z.string().nullable().default(null),
 });
 export type TrainResult = z.infer<typeof trainResultSchema>;

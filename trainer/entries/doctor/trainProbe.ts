@@ -13,6 +13,7 @@ import { probeMain } from "../../../common/probeChild.js";
 import { flopsPerStep } from "../../../models/arch/flops.js";
 import { trainRequestSchema, type TrainResult } from "./protocol.js";
 import { isStarted, startTrainerBackend } from "./startBackend.js";
+import { nativeProductsFor } from "../../native/gemm.js";
 
 probeMain(trainRequestSchema, async (req, progress) => {
   // Named: doctor trains only on a backend whose matMul probe started (webgpu on software only when asked).
@@ -50,6 +51,7 @@ probeMain(trainRequestSchema, async (req, progress) => {
     flopsPerStep: flopsPerStep(c, B, T, T - prompt, rank),
     placement: `${plan.placement.layers}/${plan.placement.head}`,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    nativeProducts: model.weights.hostProducts ? (nativeProductsFor(backend.name)?.isa ?? null) : null,
   };
   optimizer.dispose();
   disposeLora(lora);
