@@ -124,6 +124,34 @@ describe("fluency probe (llama.cpp, own model instance)", () => {
     }
   });
 
+  it("keeps each evaluation within its time budget (one token a sequence when every batch is over it) with the same figures", async () => {
+    const file = path.join(dir, "wreck-chunks.gguf");
+    writeLoraAdapter(file, MODEL, { magnitude: 2, seed: 3 });
+    const greedy = prompts.map((p) => ({ ...p, temperature: 0 }));
+    // A budget no evaluation meets, and one every evaluation of this tiny model meets by far.
+    const tight = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, parallel: 2, batchMs: 0 });
+    const loose = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, parallel: 2, batchMs: 60_000 });
+    try {
+      const a = await tight.compare(file, greedy);
+      const b = await loose.compare(file, greedy);
+      assert.equal(tight.chunkTokens, 1, "over budget: halved down to one token a sequence");
+      assert.equal(loose.chunkTokens, 16, "well within budget: doubled up to the largest chunk");
+      assert.ok(
+        tight.counts.steps > loose.counts.steps + 50,
+        `${tight.counts.steps} vs ${loose.counts.steps} evaluations: the tight probe gave way more often`,
+      );
+      // llama.cpp rounds a batch of 1 and one of 16 differently (another kernel), and the wrecking
+      // adapter magnifies it: a few hundredths of a nat. A chunk scored against the wrong tokens
+      // would be off by whole nats (the gate's budget is 0.4 a token).
+      assert.equal(a.candidate.tokens, b.candidate.tokens);
+      assert.ok(Math.abs(a.candidate.meanLogprob! - b.candidate.meanLogprob!) < 0.1, `${a.candidate.meanLogprob} vs ${b.candidate.meanLogprob}`);
+      assert.ok(Math.abs(a.base.meanLogprob! - b.base.meanLogprob!) < 0.1, `${a.base.meanLogprob} vs ${b.base.meanLogprob}`);
+    } finally {
+      await tight.close();
+      await loose.close();
+    }
+  });
+
   it("waits while chat is busy, but never longer than maxYieldMs at a time", async () => {
     const busyProbe = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, busy: () => true, maxYieldMs: 20 });
     try {

@@ -31,3 +31,33 @@ test("on the CPU backend, contexts share the math cores: none asks for more thre
     await engine.close();
   }
 });
+
+test("chat's evaluation runs on every serving thread even when another context (the gate's probe, the judge) has a batch in flight", async () => {
+  const { getLlama } = await import("node-llama-cpp");
+  type Token = import("node-llama-cpp").Token;
+  const { servingThreads } = await import("../../electron/core/inference/threads.js");
+  const { tinyModel } = await import("../helpers/models.js");
+  const llama = await getLlama({ gpu: false });
+  // Two threads to split, whatever this machine has: node-llama-cpp's splitter counts, it does not look at the cores.
+  llama.maxThreads = 2;
+  const model = await llama.loadModel({ modelPath: await tinyModel({ arch: "qwen2", dim: 256, layers: 4 }) });
+  try {
+    const other = await model.createContext({ contextSize: 1024 });
+    const serving = await model.createContext({ contextSize: 1024, threads: servingThreads(undefined, llama) });
+    assert.deepEqual(servingThreads(undefined, llama), { ideal: 2, min: 2 });
+    assert.deepEqual(servingThreads(1, llama), { ideal: 1, min: 1 }, "a count asked for is claimed whole, not raised");
+    const tokens = (n: number, from: number) => Array.from({ length: n }, (_, i) => ((from + i * 3) % 200) as Token);
+    // The other context's batch is queued first and in flight when chat's prompt comes.
+    const busy = other.getSequence().evaluateWithoutGeneratingNewTokens(tokens(512, 7));
+    await new Promise((r) => setImmediate(r));
+    await serving.getSequence().evaluateWithoutGeneratingNewTokens(tokens(64, 11));
+    await busy;
+    // As a plain thread count (node-llama-cpp: "ideal, at least 1") chat's batch was handed 1 of the 2.
+    assert.equal(serving.currentThreads, 2, "chat's prompt was evaluated on a share of the threads");
+    await other.dispose();
+    await serving.dispose();
+  } finally {
+    await model.dispose();
+    await llama.dispose();
+  }
+});

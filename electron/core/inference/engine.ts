@@ -19,7 +19,7 @@ import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
 import { loadBoundMs, loadWithin } from "./loadBound.js";
 import { closingReserve, jsonSchemaGrammar } from "./jsonSchemaGrammar.js";
 import { defaultServingContext, defaultServingShape, kvBytesPerToken } from "./contextSize.js";
-import { defaultThreads } from "./threads.js";
+import { defaultThreads, servingThreads } from "./threads.js";
 import { installExactTokenProbability, targetLogprobs } from "./tokenProbability.js";
 import { parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
 import { Generation, type ToolGrammars } from "./generation.js";
@@ -257,7 +257,7 @@ export class Engine {
             const context = await model.createContext({
               sequences: shape.sequences,
               contextSize: { max: maxCtx },
-              threads,
+              threads: servingThreads(threads, llama),
               lora: adapterPath ? { adapters: [{ filePath: adapterPath }] } : undefined,
             });
             installExactTokenProbability(context, model);

@@ -56,6 +56,8 @@ export interface FluencyProbeOptions {
    * alternated in one process on a loaded machine), so 4 stays.
    */
   parallel?: number;
+  /** the longest one evaluation of the probe should hold the CPU (default BATCH_MS): what chat's first token may wait for it */
+  batchMs?: number;
 }
 
 export interface CompareOptions {
@@ -122,13 +124,18 @@ export interface FluencyMeasure {
 /** No top-k sampler, as the engine's native path serves (steppers.ts NO_TOP_K). */
 const NO_TOP_K = null as unknown as number;
 /**
- * Tokens per sequence in one prompt or scoring evaluation. The probe runs several sequences at
- * once, and their chunks go to llama.cpp as one batch that chat cannot interrupt: 4 × 64
- * tokens is a long wait at a real size on a CPU (chat's first token waited up to 1.4 s during
- * the gate on the 0.5B shape on 2 cores, bench/learning-cycle.ts; issue 31 bounds its p95);
- * 4 × 16 is a short one.
+ * The longest one of the probe's evaluations should hold the CPU. The probe runs several
+ * sequences at once and their chunks go to llama.cpp as one batch that chat cannot interrupt:
+ * chat's first token waits for the batch in flight. 4 × 16 prompt tokens took 350–600 ms on the
+ * 0.5B shape on 2 cores, and chat's first token during the probe had a p95 of 2.8–3.6× idle
+ * (bench/probe-ttft.ts, issue 31). The chunk per sequence adapts to keep a batch near this
+ * (halved above it, doubled below half of it, between 1 and MAX_CHUNK tokens); with one token
+ * per sequence the batch is as short as sampling's own (one token per sequence), the floor.
  */
-const PROMPT_CHUNK = 16;
+const BATCH_MS = 100;
+/** Tokens of prompt (or of an answer scored) per sequence in one evaluation, at most; and where it starts, in all sequences together. */
+const MAX_CHUNK = 16;
+const START_BATCH_TOKENS = 8;
 const BASE_CACHE = 512;
 /** Most memory the extra sequences of one probe context may add (their KV cache). */
 const PARALLEL_BUDGET = 256 * 2 ** 20;
@@ -187,6 +194,8 @@ export class FluencyProbe implements FluencyMeasure {
   private baseSeqs: LlamaContextSequence[] = [];
   /** sequences per context for this model instance */
   private width = 1;
+  /** prompt or scored-answer tokens per sequence in one evaluation (BATCH_MS); 0: not yet set for this instance */
+  private chunk = 0;
   private adaptersLoaded = 0;
   /** the base model's own answer to a prompt at given settings, scored: it never changes */
   private readonly baseAnswers = new Map<string, Sum>();
@@ -213,6 +222,11 @@ export class FluencyProbe implements FluencyMeasure {
    * scoring passes), each a point where the probe gives way to chat.
    */
   readonly counts = { candidate: 0, base: 0, ahead: 0, steps: 0 };
+
+  /** prompt or scored-answer tokens per sequence in the probe's next evaluation (tests read it) */
+  get chunkTokens(): number {
+    return this.chunk;
+  }
 
   /** answers sampled or scored at once on the current model instance (tests read it) */
   get sequences(): number {
@@ -255,6 +269,7 @@ export class FluencyProbe implements FluencyMeasure {
       this.loads++;
       this.adaptersLoaded = 0;
       this.width = await this.widthFor(this.model);
+      this.chunk = Math.max(1, Math.floor(START_BATCH_TOKENS / this.width));
     }
     if (this.baseSeqs.length === 0) {
       this.baseCtx = await this.newContext(this.model);
@@ -332,6 +347,20 @@ export class FluencyProbe implements FluencyMeasure {
     if (signal?.aborted) throw new ProbeAbortedError();
   }
 
+  /**
+   * Runs one chunked evaluation and adapts the chunk to its time: the call's wall time is about
+   * the batch it went in (the sequences' chunks are evaluated together), which is what chat waits for.
+   */
+  private async timed<T>(evaluate: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    const out = await evaluate();
+    const ms = performance.now() - t0;
+    const budget = this.o.batchMs ?? BATCH_MS;
+    if (ms > budget) this.chunk = Math.max(1, Math.floor(this.chunk / 2));
+    else if (ms < budget / 2) this.chunk = Math.min(MAX_CHUNK, this.chunk * 2);
+    return out;
+  }
+
   /** The end of a prompt that leaves room for `answer` tokens in a context of `size`. */
   private fit(prompt: number[], answer: number, size: number): Token[] {
     const keep = Math.max(1, size - answer - 1);
@@ -342,10 +371,12 @@ export class FluencyProbe implements FluencyMeasure {
   private async feedPrompt(seq: LlamaContextSequence, prompt: Token[], signal?: AbortSignal): Promise<void> {
     await seq.clearHistory();
     const head = prompt.slice(0, -1);
-    for (let at = 0; at < head.length; at += PROMPT_CHUNK) {
+    for (let at = 0; at < head.length;) {
       await this.yieldToChat(signal);
       this.counts.steps++;
-      await seq.evaluateWithoutGeneratingNewTokens(head.slice(at, at + PROMPT_CHUNK));
+      const n = this.chunk;
+      await this.timed(() => seq.evaluateWithoutGeneratingNewTokens(head.slice(at, at + n)));
+      at += n;
     }
   }
 
@@ -380,12 +411,14 @@ export class FluencyProbe implements FluencyMeasure {
     await this.yieldToChat(signal);
     this.counts.steps++;
     // The last prompt token and every answer token but the last: each predicts the next answer
-    // token. In chunks, chat going first between them (PROMPT_CHUNK).
+    // token. In chunks, chat going first between them (BATCH_MS).
     const feed = [prompt[prompt.length - 1], ...resp.slice(0, -1)];
     let sum = 0;
-    for (let at = 0; at < resp.length; at += PROMPT_CHUNK) {
+    for (let at = 0; at < resp.length;) {
       if (at > 0) await this.yieldToChat(signal);
-      for (const lp of await targetLogprobs(seq, feed.slice(at, at + PROMPT_CHUNK), resp.slice(at, at + PROMPT_CHUNK))) sum += lp;
+      const n = this.chunk;
+      for (const lp of await this.timed(() => targetLogprobs(seq, feed.slice(at, at + n), resp.slice(at, at + n)))) sum += lp;
+      at += n;
     }
     return { sum, n: resp.length };
   }

@@ -23,3 +23,17 @@ export function defaultThreads(modelBytes: number): number | undefined {
 export function capCpuThreads(llama: { cpuMathCores: number; maxThreads: number }): void {
   llama.maxThreads = Math.max(1, llama.cpuMathCores);
 }
+
+/**
+ * The serving context's thread claim: all of its threads, never a share. node-llama-cpp splits
+ * `maxThreads` between the contexts that have work queued, in proportion to what each wants, and
+ * takes a plain number as "ideal, at least 1": when chat's prompt arrived while the gate's probe
+ * (or the judge) had a batch in flight, chat's prefill was handed 1 of 2 threads, and its first
+ * token took 2–3× idle (bench/probe-ttft.ts on the 0.5B shape, issue 31). With `min` at its
+ * whole count, chat waits for the batch in flight to end (the probe and the judge then give way
+ * to it) and evaluates on every thread.
+ */
+export function servingThreads(threads: number | undefined, llama: { maxThreads: number; cpuMathCores: number }): { ideal: number; min: number } {
+  const n = Math.max(1, threads ?? (llama.maxThreads === 0 ? llama.cpuMathCores : llama.maxThreads));
+  return { ideal: n, min: n };
+}
