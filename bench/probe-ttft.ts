@@ -50,6 +50,11 @@ const prompts: ProbePrompt[] = ["cat", "dog", "fox", "owl", "bee", "elk", "ant",
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 await ask("warm up");
+// The probe alone first (its model instance loaded, then one candidate timed): what giving way costs it shows beside chat below.
+await probe.compare(adapter, prompts.slice(0, 1));
+const alone0 = performance.now();
+const aloneRun = await probe.compare(adapter, prompts);
+const aloneS = (performance.now() - alone0) / 1000;
 const idle: number[] = [];
 for (let i = 0; i < 10; i++) {
   idle.push((await ask(`idle question ${i}`, { firstTokenOnly: true })).ms);
@@ -94,6 +99,7 @@ console.log(
     .map((x) => x.toFixed(0))
     .join(", ")} ms`,
 );
+console.log(`probe alone: ${aloneS.toFixed(1)} s for ${aloneRun.candidate.answers} candidate answers (the base model's sampled too)`);
 // The probe's own pace beside chat: what giving way costs the gate (each answer sampled, then scored).
 console.log(
   `probe: ${compares} candidates judged; ${answers} answers sampled in the ${windowS.toFixed(0)} s chat asked (${((answers / windowS) * 60).toFixed(1)} a minute)`,

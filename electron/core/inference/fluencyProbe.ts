@@ -127,12 +127,14 @@ const NO_TOP_K = null as unknown as number;
  * The longest one of the probe's evaluations should hold the CPU. The probe runs several
  * sequences at once and their chunks go to llama.cpp as one batch that chat cannot interrupt:
  * chat's first token waits for the batch in flight. 4 × 16 prompt tokens took 350–600 ms on the
- * 0.5B shape on 2 cores, and chat's first token during the probe had a p95 of 2.8–3.6× idle
+ * 0.5B shape on 2 cores, and chat's first token during the probe had a p95 of 2.8–3.8× idle
  * (bench/probe-ttft.ts, issue 31). The chunk per sequence adapts to keep a batch near this
  * (halved above it, doubled below half of it, between 1 and MAX_CHUNK tokens); with one token
  * per sequence the batch is as short as sampling's own (one token per sequence), the floor.
+ * Smaller batches cost the probe time: measured there, one candidate of 8 answers took 51.6 s
+ * unbounded, 64.8 s at 150 ms (chat's p95 1.56× idle) and 74.0 s at 100 ms (1.52×).
  */
-const BATCH_MS = 100;
+const BATCH_MS = 150;
 /** Tokens of prompt (or of an answer scored) per sequence in one evaluation, at most; and where it starts, in all sequences together. */
 const MAX_CHUNK = 16;
 const START_BATCH_TOKENS = 8;
