@@ -173,14 +173,20 @@ export function loraParameters(config: ModelConfig, rank: number, targets: numbe
  * Floats one block's taped recompute holds per token (the activations tf.grads keeps for the
  * backward pass, counted from block.ts), excluding attention scores. Gradients alive at the
  * same time are covered by the factor applied by the caller.
+ *
+ * With native products (`hostProducts`) a frozen linear layer is counted as its input, its
+ * output and LoRA's parts (no transposed or packed operands on the backend): the count for the
+ * backend's own products kept no block of the cycle's 16 × 81 micro-batch on the 0.5B shape,
+ * where a kept block measured 262 MiB (it counted 654; this one 353, and 4 blocks kept).
+ * test/trainer/memoryPlan.test.ts checks both stay above what a step holds.
  */
-function tapeFloatsPerToken(c: ModelConfig, rank: number): number {
+function tapeFloatsPerToken(c: ModelConfig, rank: number, hostProducts = false): number {
   const q = c.nHead * c.headDim;
   const kv = c.nHeadKv * c.headDim;
   const v = c.nHeadKv * c.headDimV;
   const o = c.nHead * c.headDimV;
   const D = c.nEmbd;
-  const linear = (inDim: number, out: number) => 2 * inDim + 5 * out + 2 * rank; // transposes, product, LoRA, sum
+  const linear = (inDim: number, out: number) => (hostProducts ? inDim + out + 2 * rank : 2 * inDim + 5 * out + 2 * rank);
   const norms = 2 * (4 * D) + (c.qkNorm ? 4 * (q + kv) : 0);
   const qkv = linear(D, q) + linear(D, kv) + linear(D, v) + (c.qkvBias ? q + kv + v : 0);
   const rope = 5 * (q + kv);
@@ -193,18 +199,18 @@ function tapeFloatsPerToken(c: ModelConfig, rank: number): number {
  * Device bytes one block's kept activations hold until its backward (its recorded tape: the
  * taped floats and the attention scores, once; the gradients are already counted per block).
  */
-export function keptBlockBytes(c: ModelConfig, rank: number, seqs: number, T: number): number {
-  return (tapeFloatsPerToken(c, rank) * seqs * T + 5 * c.nHead * T * T * seqs) * F32;
+export function keptBlockBytes(c: ModelConfig, rank: number, seqs: number, T: number, hostProducts = false): number {
+  return (tapeFloatsPerToken(c, rank, hostProducts) * seqs * T + 5 * c.nHead * T * T * seqs) * F32;
 }
 
 /** Device bytes of one micro-batch of `seqs` sequences × `T` tokens (activations only). */
-function activationBytes(c: ModelConfig, rank: number, seqs: number, T: number): number {
+function activationBytes(c: ModelConfig, rank: number, seqs: number, T: number, hostProducts = false): number {
   const N = seqs * T;
   const kept = (c.nLayer + 2) * N * c.nEmbd; // block inputs, final output, its gradient
   // Attention: scores, masked scores, softmax out and its temporaries per query head, [T, T] per sequence.
   const scores = 5 * c.nHead * T * T * seqs;
   // Taped block + the gradients that exist at the same time during its backward: ×2.
-  const block = 2 * (tapeFloatsPerToken(c, rank) * N + scores);
+  const block = 2 * (tapeFloatsPerToken(c, rank, hostProducts) * N + scores);
   const ropeMask = T * T + 2 * T * c.ropeDim;
   return (kept + block + ropeMask) * F32;
 }
@@ -275,8 +281,12 @@ export function estimate(req: PlanRequest, placement: WeightPlacement, seqs: num
   device.push({ what: `LoRA rank ${rank} + AdamW state + gradients`, bytes: loraBytes });
   // The warm trainer's pass cache (trainer/train/passCache.ts): rows the next passes reuse, bounded.
   device.push({ what: "pass cache (rows kept between cycles)", bytes: PASS_CACHE_ROW_BYTES });
-  device.push({ what: `activations (${seqs} × ${T} tokens, block-by-block backward)`, bytes: activationBytes(c, rank, seqs, T) });
-  if (kept > 0) device.push({ what: `activations kept for ${kept} of ${c.nLayer} blocks (not recomputed)`, bytes: kept * keptBlockBytes(c, rank, seqs, T) });
+  device.push({ what: `activations (${seqs} × ${T} tokens, block-by-block backward)`, bytes: activationBytes(c, rank, seqs, T, backend.hostProducts) });
+  if (kept > 0)
+    device.push({
+      what: `activations kept for ${kept} of ${c.nLayer} blocks (not recomputed)`,
+      bytes: kept * keptBlockBytes(c, rank, seqs, T, backend.hostProducts),
+    });
   device.push({ what: "head (logits slices, E_p[W] parts)", bytes: headBytes(c, seqs * T, headChunkRows) });
   const needDevice = Math.ceil(device.reduce((a, p) => a + p.bytes, 0) * (backend.name === "wasm" ? WASM_HEAP_SLACK : DEVICE_SLACK));
   const host: Part[] = [{ what: "Node, tfjs, tokenizer", bytes: HOST_BASELINE_BYTES }];

@@ -36,9 +36,11 @@ describe("memory plan vs a measured step", () => {
     ["qwen2.5-0.5b", 2, 96, 0, false],
     ["smollm2-135m", 1, 256, 0, undefined],
     ["smollm2-135m", 1, 256, 2, undefined],
+    // The cycle's micro-batch (16 answers of ~81 tokens) on the 0.5B widths, with blocks kept: the plan keeps blocks there.
+    ["qwen2.5-0.5b", 16, 81, 2, undefined],
   ] as const) {
     const products = hostProducts === false ? ", the backend's products" : "";
-    test(`${id} (2 blocks), ${B} × ${T} tokens, ${kept} blocks' activations kept${products}: the plan is at least the measured peak, and not wildly above it`, async () => {
+    test(`${id} (2 blocks), ${B} × ${T} tokens, ${kept} blocks' activations kept${products}: the plan is at least the measured peak, and not wildly above it`, async (t) => {
       const file = ensureShapeModel(id, "q8_0", { layers: 2 });
       const shape = readModelFootprint(file);
       const placement = { layers: "host-f32", head: "host-f32" } as const;
@@ -74,6 +76,7 @@ describe("memory plan vs a measured step", () => {
           T,
           kept,
         ).needDevice;
+        t.diagnostic(`planned ${(planned / 2 ** 20).toFixed(0)} MiB, measured ${(measured / 2 ** 20).toFixed(0)} MiB`);
         assert.ok(measured > 50 * 2 ** 20, `a real step holds real memory (${measured} B)`);
         assert.ok(planned >= measured, `plan ${planned} B under-estimates the measured peak ${measured} B`);
         assert.ok(planned <= 4 * measured, `plan ${planned} B is more than 4x the measured peak ${measured} B`);
@@ -132,7 +135,6 @@ describe("memory plan decisions", () => {
     const weightParts = native.device.filter((p) => /frozen blocks|streamed block|output projection|vocabulary slice/.test(p.what));
     assert.equal(weightParts.length, 2, native.device.map((p) => p.what).join("; "));
     for (const p of weightParts) assert.equal(p.bytes, 0, p.what);
-    assert.ok(native.needDeviceBytes < wasmOwn.needDeviceBytes, `${native.needDeviceBytes} vs ${wasmOwn.needDeviceBytes}`);
     // The room goes to a larger micro-batch, or to more kept blocks at the same one.
     const room = `micro-batch ${native.microBatchTokens} vs ${wasmOwn.microBatchTokens}, kept ${native.keptBlocks} vs ${wasmOwn.keptBlocks}`;
     assert.ok(
