@@ -32,6 +32,7 @@ import { FrozenBase } from "../trainer/model/weights.js";
 import * as head from "../trainer/model/head.js";
 import * as adamw from "../trainer/optim/adamw.js";
 import * as fastMatmul from "../trainer/model/fast-matmul.js";
+import { nativeGemmStatus, type NativeGemm } from "../trainer/native/gemm.js";
 
 /** Changes measured against what they replaced (--ab): each sets the new path on (true) or off. */
 const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
@@ -190,6 +191,26 @@ for (const m of ["layer", "headChunk", "embed", "outputRows"] as const) {
   };
 }
 
+// The native products (trainer/native/): their own time and rate, apart from the reads and
+// uploads around them, which stay in "rest outside kernels".
+const nativeMs = new Map<string, Row>();
+{
+  // The addon's exports are read-only: the cached status gets a wrapper instead.
+  const st = nativeGemmStatus();
+  if (st.loaded) {
+    const g = st.gemm;
+    const timed =
+      (fn: "nt" | "nn"): NativeGemm["nt"] =>
+      (a, b, c, m, n, k) => {
+        if (!on) return g[fn](a, b, c, m, n, k);
+        const t0 = performance.now();
+        g[fn](a, b, c, m, n, k);
+        add(nativeMs, `native ${fn} MatMul [${m}×${k}]·[${k}×${n}]`, performance.now() - t0, 2 * m * n * k);
+      };
+    st.gemm = { nt: timed("nt"), nn: timed("nn"), setThreads: (n) => g.setThreads(n), isa: g.isa, hardwareThreads: g.hardwareThreads };
+  }
+}
+
 // Whole calls, kernels included (the host AdamW is a JS loop, outside any kernel).
 const wholeMs = new Map<string, Row>();
 {
@@ -255,6 +276,8 @@ const table = (title: string, m: Map<string, Row>, top = Infinity, work = true) 
 const matmulMs = [...byKernel.entries()].filter(([k]) => /MatMul/.test(k)).reduce((s, [, r]) => s + r.ms, 0);
 const matmulFlops = [...byKernel.entries()].filter(([k]) => /MatMul/.test(k)).reduce((s, [, r]) => s + r.work, 0);
 const hostTotal = [...hostMs.values()].reduce((s, r) => s + r.ms, 0);
+const nativeTotal = [...nativeMs.values()].reduce((s, r) => s + r.ms, 0);
+const nativeFlops = [...nativeMs.values()].reduce((s, r) => s + r.work, 0);
 console.log(
   `${values.shape} ${values.config} on ${backend.device}; weights ${plan.placement.layers}/${plan.placement.head}, ` +
     `${prof.keptBlocks ?? 0} of ${c.nLayer} blocks kept; steps: warm-up ${warm.seconds.toFixed(2)} s, plain ${plain.seconds.toFixed(2)} s, ` +
@@ -262,11 +285,14 @@ console.log(
 );
 console.log(
   `kernels ${pct(kernelMs)} (matMuls ${pct(matmulMs)}, ${(matmulFlops / 1e9).toFixed(1)} GFLOP at ${(matmulFlops / 1e6 / matmulMs).toFixed(1)} GFLOP/s; ` +
-    `other kernels ${pct(kernelMs - matmulMs)}), host weights/rows ${pct(hostTotal)}, rest outside kernels ${pct(stepMs - kernelMs - hostTotal)}`,
+    `other kernels ${pct(kernelMs - matmulMs)}), host weights/rows ${pct(hostTotal)}, native products ${pct(nativeTotal)}` +
+    `${nativeTotal > 0 ? ` (${(nativeFlops / 1e9).toFixed(1)} GFLOP at ${(nativeFlops / 1e6 / nativeTotal).toFixed(1)} GFLOP/s)` : ""}, ` +
+    `rest outside kernels ${pct(stepMs - kernelMs - hostTotal - nativeTotal)}`,
 );
 table("By kernel (matMuls by kind; T: transposed-operand flags):", byKernel);
 if (withStacks) table("By phase:", byPhase);
 table("Host work outside kernels:", hostMs, Infinity, false);
+if (nativeMs.size > 0) table("Native products (by shape):", nativeMs, 12);
 table("Whole calls (kernels included; the profiler's own cost too):", wholeMs, Infinity, false);
 table(`Top ${values.top} (phase, kernel, input shapes):`, byRow, Number(values.top));
 
