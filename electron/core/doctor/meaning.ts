@@ -53,6 +53,15 @@ export interface MeaningInput {
  * from RAM, the head's vocabulary slices, kernel set-up) and scaled by parameters; the batch's
  * own FLOPs are counted at the matMul peak. Optimistic by the step's distance from the peak.
  */
+/**
+ * The rate a step's FLOPs are priced at: the backend's matMul peak, unless the measured step ran
+ * faster (the frozen weights' products native beside wasm): a peak below a measured rate is no
+ * peak, and pricing at it would call the step slower than it was measured.
+ */
+export function estimatingRate(peakGflops: number | null, train: TrainRun | null): number {
+  return Math.max(peakGflops ?? 0, train?.gflops ?? 0) || 1;
+}
+
 export function batchSeconds(entry: CatalogEntry, train: TrainRun, peakGflops: number): number | null {
   const s = findShape(entry.id);
   const measured = findShape(train.shape);
@@ -90,7 +99,7 @@ export function whatItMeans(m: MeaningInput): DoctorReport["meaning"] {
 
   let learns: DoctorReport["meaning"]["learns"];
   const facts = localMachineFacts();
-  const peak = m.peakGflops ?? m.train?.gflops ?? 1;
+  const peak = estimatingRate(m.peakGflops, m.train);
   if (!m.train || !m.trainBackend) learns = { model: null, batchSeconds: null, how: "not measured: no trainer backend trained here" };
   else {
     const t = m.train;
@@ -105,7 +114,8 @@ export function whatItMeans(m: MeaningInput): DoctorReport["meaning"] {
       batchSeconds: ok ? batchSeconds(ok, t, peak) : null,
       how:
         `the trainer's memory plan on ${t.backend} with the RAM left beside serving, and a step of ${BATCH_SAMPLES} samples × ${SAMPLE_TOKENS} tokens ` +
-        `estimated from the measured step (its FLOPs at the ${peak.toFixed(1)} GFLOP/s matMul peak, the rest of its ${t.stepSeconds.toFixed(1)} s scaled by parameters)${m.trainerOnGpu ? "" : `, at most ${MAX_BATCH_SECONDS / 60} min`}`,
+        `estimated from the measured step (its FLOPs at ${peak === m.peakGflops ? `the ${peak.toFixed(1)} GFLOP/s matMul peak` : `the ${peak.toFixed(1)} GFLOP/s it ran at, above the backend's matMul peak (native products)`}, ` +
+        `the rest of its ${t.stepSeconds.toFixed(1)} s scaled by parameters)${m.trainerOnGpu ? "" : `, at most ${MAX_BATCH_SECONDS / 60} min`}`,
     };
   }
 
