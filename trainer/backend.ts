@@ -20,7 +20,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { MAX_WASM_THREADS, startWasm, type WasmStarted } from "./wasm/threads.js";
 import type { AdapterSummary } from "./webgpu/dawn.js";
 import { startWebGpu } from "./webgpu/start.js";
-import { nativeGemmStatus, nativeProductsFor } from "./native/gemm.js";
+import { nativeGemmStatus } from "./native/gemm.js";
 
 // webgpu keeps every freed GPU buffer for reuse; the trainer may give them back between steps.
 export { releaseFreeGpuBuffers } from "./webgpu/start.js";
@@ -123,16 +123,16 @@ function wasmThreadsWanted(log: (line: string) => void): number {
 /**
  * The native products of the frozen weights (trainer/native/gemm.ts) run beside the CPU
  * backends, on as many threads as wasm's XNNPACK is asked for; the log says which ISA, or why not.
+ * Called for wasm and cpu only, where nativeProductsFor hands out the addon whenever it loaded.
  */
 function startNativeProducts(backend: string, threads: number, log: (line: string) => void): void {
   const s = nativeGemmStatus();
-  const g = nativeProductsFor(backend);
-  if (!s.loaded || !g) {
-    log(`trainer backend: frozen-weight products on ${backend} (native products ${s.loaded ? "not used" : `unavailable: ${s.why}`})`);
+  if (!s.loaded) {
+    log(`trainer backend: frozen-weight products on ${backend} (native products unavailable: ${s.why})`);
     return;
   }
-  g.setThreads(threads);
-  log(`trainer backend: frozen-weight products native (${g.isa}, ${threads} thread${threads === 1 ? "" : "s"})`);
+  s.gemm.setThreads(threads);
+  log(`trainer backend: frozen-weight products native (${s.gemm.isa}, ${threads} thread${threads === 1 ? "" : "s"})`);
 }
 
 const CANDIDATES: Candidate[] = [
