@@ -47,13 +47,6 @@ export interface MeaningInput {
 }
 
 /**
- * Seconds of one step of the live loop's batch (16 samples × 256 tokens) on `entry`'s shape,
- * from one measured step of another shape: the measured step's time beyond its FLOPs at the
- * backend's matMul peak is counted as per-step cost that grows with the weights (streaming them
- * from RAM, the head's vocabulary slices, kernel set-up) and scaled by parameters; the batch's
- * own FLOPs are counted at the matMul peak. Optimistic by the step's distance from the peak.
- */
-/**
  * The rate a step's FLOPs are priced at: the backend's matMul peak, unless the measured step ran
  * faster (the frozen weights' products native beside wasm): a peak below a measured rate is no
  * peak, and pricing at it would call the step slower than it was measured.
@@ -62,6 +55,13 @@ export function estimatingRate(peakGflops: number | null, train: TrainRun | null
   return Math.max(peakGflops ?? 0, train?.gflops ?? 0) || 1;
 }
 
+/**
+ * Seconds of one step of the live loop's batch (16 samples × 256 tokens) on `entry`'s shape,
+ * from one measured step of another shape: the measured step's time beyond its FLOPs at the
+ * backend's matMul peak is counted as per-step cost that grows with the weights (streaming them
+ * from RAM, the head's vocabulary slices, kernel set-up) and scaled by parameters; the batch's
+ * own FLOPs are counted at the matMul peak. Optimistic by the step's distance from the peak.
+ */
 export function batchSeconds(entry: CatalogEntry, train: TrainRun, peakGflops: number): number | null {
   const s = findShape(entry.id);
   const measured = findShape(train.shape);
