@@ -88,6 +88,52 @@ describe("fluency probe (llama.cpp, own model instance)", () => {
     }
   });
 
+  it("sizes its contexts to what it is asked (grown for a longer prompt, never shrunk), and reads a long prompt whole", async () => {
+    const sized = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 1024 });
+    const model = await llama.loadModel({ modelPath: MODEL });
+    const ctx = await model.createContext({ contextSize: 1024, threads: 1 });
+    try {
+      const file = path.join(dir, "zero-sized.gguf");
+      writeLoraAdapter(file, MODEL, { magnitude: 0 });
+      await sized.compare(file, prompts);
+      assert.equal(sized.contextTokens, 256, "short prompts and 32-token answers: the smallest step, not the 1,024 cap");
+
+      // 450 prompt tokens: over 256, so the context must grow, or the prompt's start would be cut.
+      const story =
+        "Once upon a time, a dog named Max found a red ball in the garden. He ran to his friend Sue and showed it to her. " +
+        "They played all day under the big tree. When the sun went down, Mom called them home for dinner. Max was sad, " +
+        "but Sue said they could play again tomorrow. The next morning it was raining, so they stayed inside and built a fort. ";
+      const prompt = model.tokenize(story.repeat(6), true).slice(0, 450);
+      assert.equal(prompt.length, 450);
+      const response = prompts[1].tokens.slice(1);
+      const seq = ctx.getSequence();
+      const reference = async (p: number[]) => {
+        await seq.clearHistory();
+        await seq.evaluateWithoutGeneratingNewTokens(p.slice(0, -1) as Token[]);
+        const out = await seq.controlledEvaluate(
+          [p[p.length - 1], ...response.slice(0, -1)].map(
+            (t) => [t as Token, { generateNext: { logits: true } }] as [Token, { generateNext: { logits: true } }],
+          ),
+        );
+        return response.reduce((s, t, i) => s + tokenLogprob(out[i]!.next.logits!, t), 0) / response.length;
+      };
+      const whole = await reference(prompt);
+      const cut = await reference(prompt.slice(prompt.length - (256 - response.length - 1)));
+      assert.ok(Math.abs(whole - cut) > 1e-3, `the prompt's start matters to the score (${whole} vs ${cut}), so a cut prompt would show`);
+      const [scored] = await sized.score([{ prompt, response }]);
+      assert.equal(sized.contextTokens, 512);
+      // Batches of other shapes round differently (~2e-4 nat here): the score is the whole prompt's, far from the cut one's.
+      assert.ok(scored !== null && Math.abs(scored - whole) < Math.abs(scored - cut) / 3, `${scored} vs ${whole} (cut: ${cut})`);
+
+      await sized.compare(file, prompts);
+      assert.equal(sized.contextTokens, 512, "kept at its larger size for the next call");
+    } finally {
+      await ctx.dispose();
+      await model.dispose();
+      await sized.close();
+    }
+  });
+
   it("samples several answers at once (one context, several sequences) with the figures of one at a time, and reports its progress", async () => {
     const file = path.join(dir, "wreck-parallel.gguf");
     writeLoraAdapter(file, MODEL, { magnitude: 2, seed: 3 });

@@ -56,6 +56,8 @@ export interface FluencyProbeOptions {
    * alternated in one process on a loaded machine), so 4 stays.
    */
   parallel?: number;
+  /** most memory the extra sequences' KV cache may add (default PARALLEL_BUDGET; tests set it) */
+  parallelBudget?: number;
   /** the longest one evaluation of the probe should hold the CPU (default BATCH_MS): what chat's first token may wait for it */
   batchMs?: number;
 }
@@ -141,11 +143,21 @@ const START_BATCH_TOKENS = 8;
 const BASE_CACHE = 512;
 /** Most memory the extra sequences of one probe context may add (their KV cache). */
 const PARALLEL_BUDGET = 256 * 2 ** 20;
+/**
+ * The probe's contexts hold what its prompts and answers need, rounded up to this, not the cap:
+ * the KV cache grows with the context, and PARALLEL_BUDGET then fits more sequences. At the cap
+ * (2,048) the Qwen3-1.7B shape fit 2 sequences (229 MiB of KV cache each); at 512, 4. On 2 cores a
+ * batch of one token in each of 4 sequences took 206 ms there, of 2 149 ms: 52 vs 75 ms a token
+ * (.scratch measurement, issue 31), and sampling goes one token a sequence a batch.
+ */
+const CONTEXT_STEP = 256;
 /** Sampling an answer costs about this many scorings of one (decoding token by token vs one prompt pass). */
 const SAMPLE_COST = 3;
 /** Most base answers waiting to be sampled ahead (the gate samples 32 at most by default). */
 const AHEAD_MAX = 64;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Context tokens a sequence needs to answer (or score) these prompts whole: prompt, answer and the token `sample` keeps free. */
+const promptsNeed = (prompts: readonly ProbePrompt[]): number => Math.max(0, ...prompts.map((p) => p.tokens.length + p.maxTokens + 2));
 
 export class ProbeAbortedError extends Error {
   constructor() {
@@ -194,8 +206,10 @@ export class FluencyProbe implements FluencyMeasure {
   private model: LlamaModel | null = null;
   private baseCtx: LlamaContext | null = null;
   private baseSeqs: LlamaContextSequence[] = [];
-  /** sequences per context for this model instance */
+  /** sequences per context for this model instance, at its context size */
   private width = 1;
+  /** tokens per sequence of this instance's contexts (grows to the longest prompt and answer asked; CONTEXT_STEP) */
+  private ctxTokens = 0;
   /** prompt or scored-answer tokens per sequence in one evaluation (BATCH_MS); 0: not yet set for this instance */
   private chunk = 0;
   private adaptersLoaded = 0;
@@ -235,6 +249,11 @@ export class FluencyProbe implements FluencyMeasure {
     return this.width;
   }
 
+  /** the context size per sequence the probe's contexts have now (tests read it) */
+  get contextTokens(): number {
+    return this.ctxTokens;
+  }
+
   constructor(private readonly o: FluencyProbeOptions) {}
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -256,7 +275,12 @@ export class FluencyProbe implements FluencyMeasure {
     return this.o.maxContextSize ?? 2048;
   }
 
-  private async ensureModel(): Promise<{ model: LlamaModel; seqs: LlamaContextSequence[] }> {
+  /**
+   * The model instance, and the base context's sequences sized for `need` tokens (prompt and
+   * answer): a context too small for it is replaced by a larger one (never a smaller: the next
+   * call likely needs as much), with the sequences that fit PARALLEL_BUDGET at that size.
+   */
+  private async ensureModel(need: number): Promise<{ model: LlamaModel; seqs: LlamaContextSequence[] }> {
     if (this.closed) throw new Error("the fluency probe is closed");
     if (!this.model) {
       // The same check and bound as the serving engine's load (issue 26 F3).
@@ -270,8 +294,18 @@ export class FluencyProbe implements FluencyMeasure {
       );
       this.loads++;
       this.adaptersLoaded = 0;
-      this.width = await this.widthFor(this.model);
-      this.chunk = Math.max(1, Math.floor(START_BATCH_TOKENS / this.width));
+      this.ctxTokens = 0;
+      this.chunk = 0;
+    }
+    const size = this.contextSize(this.model, need);
+    if (size > this.ctxTokens) {
+      const old = this.baseCtx;
+      this.baseCtx = null;
+      this.baseSeqs = [];
+      await old?.dispose();
+      this.ctxTokens = size;
+      this.width = await this.widthFor(this.model, size);
+      if (this.chunk === 0) this.chunk = Math.max(1, Math.floor(START_BATCH_TOKENS / this.width));
     }
     if (this.baseSeqs.length === 0) {
       this.baseCtx = await this.newContext(this.model);
@@ -280,25 +314,27 @@ export class FluencyProbe implements FluencyMeasure {
     return { model: this.model, seqs: this.baseSeqs };
   }
 
-  private contextSize(model: LlamaModel): number {
-    return Math.min(this.cap, model.trainContextSize);
+  /** Tokens a sequence needs for `need` prompt and answer tokens: a multiple of CONTEXT_STEP, within the cap and the model's trained context. */
+  private contextSize(model: LlamaModel, need: number): number {
+    return Math.min(this.cap, model.trainContextSize, Math.ceil(Math.max(1, need) / CONTEXT_STEP) * CONTEXT_STEP);
   }
 
-  /** The most sequences (up to `parallel`) whose extra KV cache stays within PARALLEL_BUDGET. */
-  private async widthFor(model: LlamaModel): Promise<number> {
+  /** The most sequences (up to `parallel`) whose extra KV cache at `contextSize` stays within the parallel budget. */
+  private async widthFor(model: LlamaModel, contextSize: number): Promise<number> {
     const want = Math.max(1, Math.floor(this.o.parallel ?? 4));
     if (want === 1) return 1;
     try {
       const need = async (sequences: number) => {
         const r = await model.fileInsights.estimateContextResourceRequirementsV2({
-          contextSize: this.contextSize(model),
+          contextSize,
           modelGpuLayers: model.gpuLayers,
           sequences,
         });
         return r.cpuRam + r.gpuVram;
       };
       const one = await need(1);
-      for (let n = want; n > 1; n = Math.floor(n / 2)) if ((await need(n)) - one <= PARALLEL_BUDGET) return n;
+      const budget = this.o.parallelBudget ?? PARALLEL_BUDGET;
+      for (let n = want; n > 1; n = Math.floor(n / 2)) if ((await need(n)) - one <= budget) return n;
     } catch {
       // No estimate for this model: one at a time is always safe.
     }
@@ -309,7 +345,7 @@ export class FluencyProbe implements FluencyMeasure {
     if (adapterPath) assertLoadableGguf(adapterPath); // a candidate adapter passes the app's GGUF check before llama.cpp reads it
     return model.createContext({
       sequences: this.width,
-      contextSize: { max: this.contextSize(model) },
+      contextSize: { max: this.ctxTokens },
       threads: this.o.threads,
       ...(adapterPath ? { lora: { adapters: [{ filePath: adapterPath }] } } : {}),
     });
@@ -322,6 +358,7 @@ export class FluencyProbe implements FluencyMeasure {
     this.model = null;
     this.baseCtx = null;
     this.baseSeqs = [];
+    this.ctxTokens = 0;
     await ctx?.dispose();
     if (!model) return;
     // The adapters' native memory goes with the model; freed explicitly as well, as the engine does
@@ -352,11 +389,17 @@ export class FluencyProbe implements FluencyMeasure {
   /**
    * Runs one chunked evaluation and adapts the chunk to its time: the call's wall time is about
    * the batch it went in (the sequences' chunks are evaluated together), which is what chat waits for.
+   * Not when chat was busy at either end: the call may have waited behind chat's own batches
+   * (the serving context takes every thread first), and halving on that time would shrink the
+   * chunk for no batch of the probe's; on a model where no batch is under half the budget it
+   * would never grow back.
    */
   private async timed<T>(evaluate: () => Promise<T>): Promise<T> {
+    const chatBefore = this.o.busy?.() ?? false;
     const t0 = performance.now();
     const out = await evaluate();
     const ms = performance.now() - t0;
+    if (chatBefore || this.o.busy?.()) return out;
     const budget = this.o.batchMs ?? BATCH_MS;
     if (ms > budget) this.chunk = Math.max(1, Math.floor(this.chunk / 2));
     else if (ms < budget / 2) this.chunk = Math.min(MAX_CHUNK, this.chunk * 2);
@@ -496,7 +539,8 @@ export class FluencyProbe implements FluencyMeasure {
 
   private async aheadBatchOn(signal: AbortSignal): Promise<void> {
     await this.yieldToChat(signal); // on hold: not even the model loads
-    const { model, seqs } = await this.ensureModel();
+    // Sized for every prompt waiting (the gate's next compare asks the same), so the context is made once.
+    const { model, seqs } = await this.ensureModel(promptsNeed(this.ahead.map((x) => x.p)));
     const items = this.ahead.slice(0, 2 * seqs.length);
     const own = await overSequences(items, seqs, async (seq, x) => {
       const a = await this.sample(model, seq, x.p, signal);
@@ -518,7 +562,7 @@ export class FluencyProbe implements FluencyMeasure {
     this.ahead = [];
     return this.request(async () => {
       const t0 = performance.now();
-      const { model, seqs: baseSeqs } = await this.ensureModel();
+      const { model, seqs: baseSeqs } = await this.ensureModel(promptsNeed(prompts));
       // The base model's own answers are remembered: only the prompts it has not answered yet are sampled.
       const keys = prompts.map((p) => this.baseKey(p));
       const work = (prompts.length + new Set(keys.filter((k) => !this.baseAnswers.has(k))).size) * (SAMPLE_COST + 1);
@@ -586,7 +630,7 @@ export class FluencyProbe implements FluencyMeasure {
 
   score(answers: Array<{ prompt: number[]; response: number[] }>, signal?: AbortSignal): Promise<Array<number | null>> {
     return this.request(async () => {
-      const { model, seqs } = await this.ensureModel();
+      const { model, seqs } = await this.ensureModel(Math.max(0, ...answers.map((a) => a.prompt.length + a.response.length + 2)));
       const sums = await overSequences(answers, seqs, (seq, a) =>
         this.scoreOn(
           seq,
