@@ -146,9 +146,9 @@ const PARALLEL_BUDGET = 256 * 2 ** 20;
 /**
  * The probe's contexts hold what its prompts and answers need, rounded up to this, not the cap:
  * the KV cache grows with the context, and PARALLEL_BUDGET then fits more sequences. At the cap
- * (2,048) the Qwen3-1.7B shape fit 2 sequences (229 MiB of KV cache each); at 512, 4. On 2 cores a
- * batch of one token in each of 4 sequences took 206 ms there, of 2 149 ms: 52 vs 75 ms a token
- * (.scratch measurement, issue 31), and sampling goes one token a sequence a batch.
+ * (2,048) the Qwen3-1.7B shape fit 2 sequences (node-llama-cpp's estimate: 753 MiB for 2, 1,201 for
+ * 4, 529 for 1); at 256 or 512, 4. On 2 cores there one candidate's 4 answers took 63.8 s at 4
+ * sequences and 76.3 s at 2 (bench/probe-alone.ts, issue 31).
  */
 const CONTEXT_STEP = 256;
 /** Sampling an answer costs about this many scorings of one (decoding token by token vs one prompt pass). */
