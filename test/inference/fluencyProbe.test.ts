@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { getLlama, type Llama, type Token } from "node-llama-cpp";
+import { getLlama, type Llama, type LlamaContextSequence, type Token } from "node-llama-cpp";
 import { FluencyProbe, type ProbePrompt } from "../../electron/core/inference/fluencyProbe.js";
 import { tokenLogprob } from "../../electron/core/inference/sampling.js";
 import { repoRoot, tempDir } from "../helpers/cli.js";
@@ -14,6 +14,18 @@ import { writeLoraAdapter } from "./loraFixture.js";
  * loaded until then).
  */
 const MODEL = path.join(repoRoot, "models", "test", "stories260K.gguf");
+
+/** The mean temperature-1 log-prob of `response` after `prompt` from each position's full logits (the reference the probe's native pass must match). */
+async function fullLogitsReference(seq: LlamaContextSequence, prompt: number[], response: number[]): Promise<number> {
+  await seq.clearHistory();
+  await seq.evaluateWithoutGeneratingNewTokens(prompt.slice(0, -1) as Token[]);
+  const out = await seq.controlledEvaluate(
+    [prompt[prompt.length - 1], ...response.slice(0, -1)].map(
+      (t) => [t as Token, { generateNext: { logits: true } }] as [Token, { generateNext: { logits: true } }],
+    ),
+  );
+  return response.reduce((s, t, i) => s + tokenLogprob(out[i]!.next.logits!, t), 0) / response.length;
+}
 
 describe("fluency probe (llama.cpp, own model instance)", () => {
   let llama: Llama;
@@ -70,16 +82,9 @@ describe("fluency probe (llama.cpp, own model instance)", () => {
     const model = await llama.loadModel({ modelPath: MODEL });
     const ctx = await model.createContext({ contextSize: 256, threads: 1 });
     try {
-      const seq = ctx.getSequence();
       const prompt = prompts[0].tokens;
       const response = prompts[1].tokens.slice(1);
-      await seq.evaluateWithoutGeneratingNewTokens(prompt.slice(0, -1) as Token[]);
-      const out = await seq.controlledEvaluate(
-        [prompt[prompt.length - 1], ...response.slice(0, -1)].map(
-          (t) => [t as Token, { generateNext: { logits: true } }] as [Token, { generateNext: { logits: true } }],
-        ),
-      );
-      const reference = response.reduce((s, t, i) => s + tokenLogprob(out[i]!.next.logits!, t), 0) / response.length;
+      const reference = await fullLogitsReference(ctx.getSequence(), prompt, response);
       const [scored] = await probe.score([{ prompt, response }]);
       assert.ok(scored !== null && Math.abs(scored - reference) < 1e-4, `${scored} vs ${reference}`);
     } finally {
@@ -107,18 +112,8 @@ describe("fluency probe (llama.cpp, own model instance)", () => {
       assert.equal(prompt.length, 450);
       const response = prompts[1].tokens.slice(1);
       const seq = ctx.getSequence();
-      const reference = async (p: number[]) => {
-        await seq.clearHistory();
-        await seq.evaluateWithoutGeneratingNewTokens(p.slice(0, -1) as Token[]);
-        const out = await seq.controlledEvaluate(
-          [p[p.length - 1], ...response.slice(0, -1)].map(
-            (t) => [t as Token, { generateNext: { logits: true } }] as [Token, { generateNext: { logits: true } }],
-          ),
-        );
-        return response.reduce((s, t, i) => s + tokenLogprob(out[i]!.next.logits!, t), 0) / response.length;
-      };
-      const whole = await reference(prompt);
-      const cut = await reference(prompt.slice(prompt.length - (256 - response.length - 1)));
+      const whole = await fullLogitsReference(seq, prompt, response);
+      const cut = await fullLogitsReference(seq, prompt.slice(prompt.length - (256 - response.length - 1)), response);
       assert.ok(Math.abs(whole - cut) > 1e-3, `the prompt's start matters to the score (${whole} vs ${cut}), so a cut prompt would show`);
       const [scored] = await sized.score([{ prompt, response }]);
       assert.equal(sized.contextTokens, 512);

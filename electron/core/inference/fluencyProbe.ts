@@ -56,8 +56,6 @@ export interface FluencyProbeOptions {
    * alternated in one process on a loaded machine), so 4 stays.
    */
   parallel?: number;
-  /** most memory the extra sequences' KV cache may add (default PARALLEL_BUDGET; tests set it) */
-  parallelBudget?: number;
   /** the longest one evaluation of the probe should hold the CPU (default BATCH_MS): what chat's first token may wait for it */
   batchMs?: number;
 }
@@ -156,8 +154,9 @@ const SAMPLE_COST = 3;
 /** Most base answers waiting to be sampled ahead (the gate samples 32 at most by default). */
 const AHEAD_MAX = 64;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Context tokens a sequence needs to answer (or score) these prompts whole: prompt, answer and the token `sample` keeps free. */
-const promptsNeed = (prompts: readonly ProbePrompt[]): number => Math.max(0, ...prompts.map((p) => p.tokens.length + p.maxTokens + 2));
+/** Context tokens a sequence needs to hold each prompt and its answer whole (and the token `sample` keeps free). */
+const contextNeed = (pairs: ReadonlyArray<{ prompt: number; answer: number }>): number => Math.max(0, ...pairs.map((x) => x.prompt + x.answer + 2));
+const promptsNeed = (prompts: readonly ProbePrompt[]): number => contextNeed(prompts.map((p) => ({ prompt: p.tokens.length, answer: p.maxTokens })));
 
 export class ProbeAbortedError extends Error {
   constructor() {
@@ -294,8 +293,7 @@ export class FluencyProbe implements FluencyMeasure {
       );
       this.loads++;
       this.adaptersLoaded = 0;
-      this.ctxTokens = 0;
-      this.chunk = 0;
+      this.chunk = 0; // set below for this instance's width (ctxTokens is 0: unload and the constructor leave it so)
     }
     const size = this.contextSize(this.model, need);
     if (size > this.ctxTokens) {
@@ -319,7 +317,7 @@ export class FluencyProbe implements FluencyMeasure {
     return Math.min(this.cap, model.trainContextSize, Math.ceil(Math.max(1, need) / CONTEXT_STEP) * CONTEXT_STEP);
   }
 
-  /** The most sequences (up to `parallel`) whose extra KV cache at `contextSize` stays within the parallel budget. */
+  /** The most sequences (up to `parallel`) whose extra KV cache at `contextSize` stays within PARALLEL_BUDGET. */
   private async widthFor(model: LlamaModel, contextSize: number): Promise<number> {
     const want = Math.max(1, Math.floor(this.o.parallel ?? 4));
     if (want === 1) return 1;
@@ -333,8 +331,7 @@ export class FluencyProbe implements FluencyMeasure {
         return r.cpuRam + r.gpuVram;
       };
       const one = await need(1);
-      const budget = this.o.parallelBudget ?? PARALLEL_BUDGET;
-      for (let n = want; n > 1; n = Math.floor(n / 2)) if ((await need(n)) - one <= budget) return n;
+      for (let n = want; n > 1; n = Math.floor(n / 2)) if ((await need(n)) - one <= PARALLEL_BUDGET) return n;
     } catch {
       // No estimate for this model: one at a time is always safe.
     }
@@ -630,7 +627,7 @@ export class FluencyProbe implements FluencyMeasure {
 
   score(answers: Array<{ prompt: number[]; response: number[] }>, signal?: AbortSignal): Promise<Array<number | null>> {
     return this.request(async () => {
-      const { model, seqs } = await this.ensureModel(Math.max(0, ...answers.map((a) => a.prompt.length + a.response.length + 2)));
+      const { model, seqs } = await this.ensureModel(contextNeed(answers.map((a) => ({ prompt: a.prompt.length, answer: a.response.length }))));
       const sums = await overSequences(answers, seqs, (seq, a) =>
         this.scoreOn(
           seq,
