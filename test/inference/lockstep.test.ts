@@ -133,6 +133,29 @@ describe("inLockstep (the probe's rounds)", () => {
     assert.equal(log.filter((e) => e.at === "closed").length, 2);
   });
 
+  it("with an affinity, a free sequence takes the waiting item it suits best, the earliest of equals; results stay in item order", async () => {
+    const log: Event[] = [];
+    // Sequence "x" suits items 2 and 3, "y" suits item 1; item 0 suits neither.
+    const suits: Record<string, number[]> = { x: [2, 3], y: [1] };
+    const seqs = ["x", "y"];
+    const out = await inLockstep(
+      [0, 1, 2, 3],
+      seqs,
+      (seq, item) => makeJob(log, seqs.indexOf(seq), item, 1 + item, () => 1),
+      (run) => run(),
+      (seq, item) => (suits[seq].includes(item) ? 1 : 0),
+    );
+    assert.deepEqual(out, ["item 0", "item 1", "item 2", "item 3"]);
+    const opened = log.flatMap((e) => (e.at === "open" ? [[seqs[e.seq], e.item]] : []));
+    // x takes 2 (then 3 when 2 is done), y takes 1, then 0 (x is busy with 3 when y frees).
+    assert.deepEqual(opened, [
+      ["x", 2],
+      ["y", 1],
+      ["y", 0],
+      ["x", 3],
+    ]);
+  });
+
   it("thenJob calls its hook once with the job's result, which it passes on", async () => {
     const seen: string[] = [];
     const kinds: StepKind[] = [];

@@ -171,6 +171,23 @@ export function tokenSeed(seed: number, position: number): number {
 const contextNeed = (pairs: ReadonlyArray<{ prompt: number; answer: number }>): number => Math.max(0, ...pairs.map((x) => x.prompt + x.answer + 2));
 const promptsNeed = (prompts: readonly ProbePrompt[]): number => contextNeed(prompts.map((p) => ({ prompt: p.tokens.length, answer: p.maxTokens })));
 
+/** How many of `prompt`'s first tokens `seq` holds evaluated already. */
+const held = (seq: LlamaContextSequence, prompt: readonly number[]): number => seq.compareContextTokens(prompt as Token[]).firstDifferentIndex;
+
+/**
+ * Keeps what `seq` holds of `prompt` (all but its last token at most: that one is fed again for
+ * the logits after it) and erases the rest; returns how many prompt tokens are kept. The base
+ * context's sequences keep the gate's prompts between answers and between candidates (they are
+ * mostly the same prompts), and with `held` as the rounds' affinity each prompt goes where it is:
+ * its evaluation is not paid again.
+ */
+async function keepPrefix(seq: LlamaContextSequence, prompt: readonly Token[]): Promise<number> {
+  const keep = Math.min(held(seq, prompt), prompt.length - 1);
+  if (keep === 0) await seq.clearHistory();
+  else if (keep < seq.nextTokenIndex) await seq.eraseContextTokenRanges([{ start: keep, end: seq.nextTokenIndex }]);
+  return keep;
+}
+
 export class ProbeAbortedError extends Error {
   constructor() {
     super("fluency probe aborted");
@@ -409,6 +426,9 @@ export class FluencyProbe implements FluencyMeasure {
    */
   private async *sampleJob(model: LlamaModel, seq: LlamaContextSequence, p: ProbePrompt): Job<Token[]> {
     const maxTokens = Math.max(1, Math.min(p.maxTokens, seq.contextSize - 2));
+    // From a clear sequence, unlike scoring: a sampled token can turn on the last bits of the
+    // logits, and a prompt evaluated in other chunks would change them (a base answer sampled
+    // ahead would then differ from the one compare samples).
     let pending = this.fit(p.tokens, maxTokens, seq.contextSize);
     await seq.clearHistory();
     const out: Token[] = [];
@@ -435,9 +455,8 @@ export class FluencyProbe implements FluencyMeasure {
     if (answer.length === 0 || promptTokens.length === 0) return { sum: 0, n: 0 };
     const resp = answer.slice(0, Math.max(1, seq.contextSize - 2)) as Token[];
     const prompt = this.fit(promptTokens, resp.length, seq.contextSize);
-    await seq.clearHistory();
     const head = prompt.slice(0, -1);
-    for (let at = 0; at < head.length;) {
+    for (let at = await keepPrefix(seq, prompt); at < head.length;) {
       yield "chunk";
       const n = this.chunk;
       await seq.evaluateWithoutGeneratingNewTokens(head.slice(at, at + n));
@@ -536,6 +555,7 @@ export class FluencyProbe implements FluencyMeasure {
       seqs,
       (seq, x) => this.scoreJob(seq, x.p.tokens, x.answer),
       rounds,
+      (seq, x) => held(seq, x.p.tokens),
     );
     items.forEach((x, j) => this.remember(x.key, scores[j]));
     this.ahead = this.ahead.filter((x) => !this.baseAnswers.has(x.key));
@@ -586,7 +606,13 @@ export class FluencyProbe implements FluencyMeasure {
           rounds,
         );
         const toScore = [...idx.map((i, j) => ({ p: prompts[i], answer: answers[j] })), ...todo.map((i, j) => ({ p: prompts[i], answer: own[j] }))];
-        const scores = await inLockstep(toScore, baseSeqs, (seq, x) => thenJob(this.scoreJob(seq, x.p.tokens, x.answer), () => did(1)), rounds);
+        const scores = await inLockstep(
+          toScore,
+          baseSeqs,
+          (seq, x) => thenJob(this.scoreJob(seq, x.p.tokens, x.answer), () => did(1)),
+          rounds,
+          (seq, x) => held(seq, x.p.tokens),
+        );
         const fresh = new Map(todo.map((i, j) => [keys[i], scores[idx.length + j]] as const));
         for (const [k, v] of fresh) this.remember(k, v);
         return idx.map((i, j) => ({ cand: scores[j], base: fresh.get(keys[i]) ?? this.baseAnswers.get(keys[i])! }));
@@ -624,6 +650,7 @@ export class FluencyProbe implements FluencyMeasure {
             a.response.filter((t) => !model.isEogToken(t as Token)),
           ),
         this.rounds(signal),
+        (seq, a) => held(seq, a.prompt),
       );
       return sums.map((s) => (s.n > 0 ? s.sum / s.n : null));
     });

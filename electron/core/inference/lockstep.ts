@@ -20,18 +20,34 @@ export type Job<R> = AsyncGenerator<StepKind, R, void>;
  * sampled: on the 1.7B shape on 2 cores a decode round of 4 sequences took 546 ms so, against
  * 303 ms queued together (bench/probe-alone.ts, issue 31). `round` wraps each round (giving way
  * to chat before it, timing it); `chunked` says whether any of its steps evaluates a chunk.
- * Results come back in item order. After a failure no new item starts, and the first error is
- * thrown once the round's other steps have ended (the caller disposes the context after).
+ * Results come back in item order. `affinity` (higher: better) lets a free sequence take the
+ * waiting item it suits best (the one whose prompt it already holds, say). After a failure no
+ * new item starts, and the first error is thrown once the round's other steps have ended (the
+ * caller disposes the context after).
  */
 export async function inLockstep<S, T, R>(
   items: readonly T[],
   seqs: readonly S[],
   start: (seq: S, item: T) => Job<R>,
   round: (run: () => Promise<void>, chunked: boolean) => Promise<void>,
+  affinity?: (seq: S, item: T) => number,
 ): Promise<R[]> {
   const out = new Array<R>(items.length);
   const slots: Array<{ job: Job<R>; i: number; kind: StepKind } | null> = seqs.map(() => null);
-  let next = 0;
+  /** items not started yet, in order */
+  const waiting = items.map((_, i) => i);
+  /** The waiting item `seq` suits best (the highest affinity; the earliest of equals). */
+  const take = (seq: S): number => {
+    let best = 0;
+    if (affinity) {
+      let score = -Infinity;
+      for (const [k, i] of waiting.entries()) {
+        const a = affinity(seq, items[i]);
+        if (a > score) [best, score] = [k, a];
+      }
+    }
+    return waiting.splice(best, 1)[0];
+  };
   /** the first error a job threw */
   const failed: unknown[] = [];
   /** Takes a job's step result: its result when it returned, else the kind of its next step. */
@@ -43,10 +59,10 @@ export async function inLockstep<S, T, R>(
   };
   try {
     for (;;) {
-      // Free sequences take the next items (a job's start runs up to its first step).
+      // Free sequences take the items waiting (a job's start runs up to its first step).
       for (let s = 0; s < seqs.length; s++) {
-        while (!slots[s] && failed.length === 0 && next < items.length) {
-          const i = next++;
+        while (!slots[s] && failed.length === 0 && waiting.length > 0) {
+          const i = take(seqs[s]);
           const job = start(seqs[s], items[i]);
           const [r] = await Promise.allSettled([job.next()]);
           settle(s, i, job, r);
