@@ -99,6 +99,8 @@ export interface FluencyComparison {
   /** With a sequential rule: whether it stopped before answering every prompt, and how many it would have. */
   stoppedEarly?: boolean;
   planned?: number;
+  /** the base model's answers this call sampled itself (the rest were remembered or sampled ahead) */
+  baseSampled: number;
 }
 
 /** What the gate and the watch need (a fake in tests). */
@@ -567,6 +569,7 @@ export class FluencyProbe implements FluencyMeasure {
     this.ahead = [];
     return this.request(async () => {
       const t0 = performance.now();
+      const base0 = this.counts.base;
       const { model, seqs: baseSeqs } = await this.ensureModel(promptsNeed(prompts));
       // The base model's own answers are remembered: only the prompts it has not answered yet are sampled.
       const keys = prompts.map((p) => this.baseKey(p));
@@ -629,6 +632,7 @@ export class FluencyProbe implements FluencyMeasure {
           candidate: summary(pool(run.pairs.map((x) => x.cand)), n),
           base: summary(pool(run.pairs.map((x) => x.base)), n),
           seconds: (performance.now() - t0) / 1000,
+          baseSampled: this.counts.base - base0,
           ...(opts.sequential ? { stoppedEarly: run.stoppedEarly, planned: prompts.length } : {}),
         };
       } finally {
