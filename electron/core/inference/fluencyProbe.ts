@@ -367,11 +367,6 @@ export class FluencyProbe implements FluencyMeasure {
     cache?.clear();
   }
 
-  /** Whether the work on the chain should stop at this point: chat waits, it is aborted, or it is ahead work on hold. */
-  private mustYield(signal?: AbortSignal): boolean {
-    return Boolean(this.o.busy?.() || signal?.aborted || (this.inAhead && this.aheadHold()));
-  }
-
   private async yieldToChat(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) throw new ProbeAbortedError();
     // Ahead work on hold waits with no bound: it is only ahead, and a compare aborts it.
