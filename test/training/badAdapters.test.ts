@@ -13,7 +13,7 @@ import { readGguf } from "../../models/gguf/reader.js";
 import { assertFiniteWeights, firstNonFiniteTensor, NonFiniteWeightsError } from "../../models/gguf/finiteWeights.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
-import { writeLoraAdapter } from "../inference/loraFixture.js";
+import { GATE_PASSING_MAGNITUDE, writeLoraAdapter } from "../inference/loraFixture.js";
 import { api, chat, startLearningCore } from "./helpers.js";
 
 /** Overwrites one f32 value of a tensor of a GGUF in place with `value`. */
@@ -83,11 +83,11 @@ describe("adapters with non-finite weights", () => {
 
   it("refuses to serve a checkpoint whose adapter turned NaN with a matching checksum: 422, not 500, the served one stays", async () => {
     const file = path.join(work, "good-import.gguf");
-    writeLoraAdapter(file, model, { rank: 4, alpha: 8, magnitude: 0.05, seed: 9 });
+    writeLoraAdapter(file, model, { rank: 4, alpha: 8, magnitude: GATE_PASSING_MAGNITUDE, seed: 9 });
     const imp = await api(core, "POST", "/api/checkpoints/import", { path: file });
     assert.equal(imp.status, 200, JSON.stringify(imp.json));
     const n = imp.json.checkpoint.n as number;
-    assert.equal(imp.json.checkpoint.active, true);
+    assert.equal(imp.json.checkpoint.active, true, JSON.stringify(imp.json.checkpoint.gate));
     assert.equal((await api(core, "POST", "/api/checkpoints/base/activate")).status, 200);
 
     const adapter = path.join(core.paths.checkpoints, String(n), "adapter.gguf");
