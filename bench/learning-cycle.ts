@@ -146,7 +146,7 @@ async function runCycle(before31: boolean): Promise<number> {
     name === "training"
       ? ` (${(spans.get("training")! / Number(values.steps)).toFixed(1)} s a step)`
       : name === "evaluating"
-        ? ` (trainer: KL and log-probs ${g.evaluationSeconds?.toFixed(1) ?? "—"} s; fluency probe ${g.fluency?.seconds.toFixed(1) ?? "—"} s for ${g.fluency?.answers ?? 0}${g.fluency?.planned ? ` of ${g.fluency.planned}` : ""} answers${g.fluency?.stoppedEarly ? " (verdict clear: stopped early)" : ""}, ${g.fluency?.tokens ?? 0} tokens)`
+        ? ` (trainer: KL and log-probs ${g.evaluationSeconds?.toFixed(1) ?? "—"} s; fluency probe ${g.fluency?.seconds.toFixed(1) ?? "—"} s for ${g.fluency?.answers ?? 0}${g.fluency?.planned ? ` of ${g.fluency.planned}` : ""} answers${g.fluency?.stoppedEarly ? " (verdict clear: stopped early)" : ""}, ${g.fluency?.tokens ?? 0} tokens; ${g.fluency?.baseSampled ?? "—"} of the base model's answers sampled in the gate, not ahead)`
         : "";
   for (const [name, s] of spans) if (name !== "idle") console.log(`  ${name.padEnd(12)} ${s.toFixed(1).padStart(7)} s${parts(name)}`);
   console.log(

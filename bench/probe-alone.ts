@@ -9,8 +9,8 @@
  * A config is `sequences:batchMs`. The first rep of each also samples the base model's answers
  * (remembered after), so the figures after it are the candidate's answers and both scorings.
  * The rounds part feeds one token to each of W sequences, all queued in the same tick: without
- * logits (a prompt chunk), with a sampled token (controlledEvaluate, as scoring asks), and as
- * the probe samples (one `evaluate` generator per sequence).
+ * logits (a prompt chunk), with a sampled token (controlledEvaluate, as the probe's rounds ask
+ * since lockstep.ts), and as the probe sampled before (one `evaluate` generator per sequence).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -86,7 +86,7 @@ const perRound = async (w: number, round: (s: LlamaContextSequence, j: number, i
 /** The probe's sampling settings (no top-k, as served: fluencyProbe.ts NO_TOP_K). */
 const options = (j: number, i: number) => ({ temperature: 0.8, topP: 0.95, topK: null as unknown as number, minP: 0, seed: 1000 * j + i });
 /**
- * As the probe samples: a generator per sequence, each asking for its next token when it has its
+ * As the probe sampled before its rounds (lockstep.ts): a generator per sequence, each asking for its next token when it has its
  * last; `paced`: a macrotask later (setImmediate), so every sequence's request is queued before
  * node-llama-cpp's dispatch loop looks for the next batch.
  */

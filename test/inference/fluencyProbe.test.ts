@@ -93,6 +93,27 @@ describe("fluency probe (llama.cpp, own model instance)", () => {
     }
   });
 
+  it("keeps the prompt a sequence holds: answers to the same prompts scored again cost only their own tokens, each on the sequence holding its prompt", async () => {
+    // One token a sequence an evaluation (a budget no batch meets), so a call's rounds are the most tokens one sequence evaluated.
+    const p = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 256, parallel: 2, batchMs: 0 });
+    try {
+      const a = { prompt: prompts[0].tokens, response: prompts[1].tokens.slice(1, 9) };
+      const b = { prompt: prompts[1].tokens, response: prompts[0].tokens.slice(1, 13) };
+      const first = await p.score([a, b]);
+      assert.equal(p.sequences, 2);
+      assert.equal(p.chunkTokens, 1);
+      const s0 = p.counts.steps;
+      // The other order: each answer still goes to the sequence that holds its prompt.
+      const again = await p.score([b, a]);
+      assert.equal(p.counts.steps - s0, b.response.length, "only the answers' tokens evaluated, not the prompts again");
+      // (The first call's chunk started above one token, so its prompts took fewer rounds than tokens, but still some.)
+      assert.ok(s0 > b.response.length + 4, `${s0} rounds for the first call: it evaluated the prompts too`);
+      assert.ok(Math.abs(again[0]! - first[1]!) < 1e-4 && Math.abs(again[1]! - first[0]!) < 1e-4, `${again.join()} vs ${first.join()}`);
+    } finally {
+      await p.close();
+    }
+  });
+
   it("sizes its contexts to what it is asked (grown for a longer prompt, never shrunk), and reads a long prompt whole", async () => {
     const sized = new FluencyProbe({ llama, modelPath: MODEL, threads: 1, maxContextSize: 1024 });
     const model = await llama.loadModel({ modelPath: MODEL });

@@ -61,6 +61,7 @@ describe("fluency probe: the base model's answers sampled ahead", () => {
     const without = await plain.compare(adapter, prompts);
     assert.equal(plain.counts.candidate, 12);
     assert.equal(plain.counts.base, 12, "without prepare, compare samples the base model's answers too");
+    assert.equal(without.baseSampled, 12, "and says so");
 
     const ahead = probe();
     ahead.prepare(prompts);
@@ -68,6 +69,7 @@ describe("fluency probe: the base model's answers sampled ahead", () => {
     assert.equal(ahead.counts.ahead, 12, "every base answer sampled ahead, once");
     const withPrepare = await ahead.compare(adapter, prompts);
     assert.equal(ahead.counts.base, 0, "compare sampled no base answer");
+    assert.equal(withPrepare.baseSampled, 0);
     assert.equal(ahead.counts.candidate, 12);
     // Same prompts, seeds and sequences: the same answers, so the same figures to the last bit.
     assert.deepEqual(withPrepare.candidate, without.candidate);
@@ -88,7 +90,8 @@ describe("fluency probe: the base model's answers sampled ahead", () => {
     const withPrepare = await ahead.compare(adapter, prompts, { sequential: { margin: 0.4, minAnswers: 3, round: 3 } });
     assert.equal(ahead.counts.base, 0);
     assert.equal(ahead.counts.candidate, without.candidate.answers);
-    assert.deepEqual(withPrepare, { ...without, seconds: withPrepare.seconds });
+    assert.deepEqual(withPrepare, { ...without, seconds: withPrepare.seconds, baseSampled: 0 });
+    assert.equal(without.baseSampled, without.base.answers);
   });
 
   it("a compare started while ahead work runs takes over at once, and its figures are those without prepare", async () => {

@@ -26,7 +26,7 @@ class RecordingProbe implements FluencyMeasure {
     this.compared.push(prompts);
     this.heldAtCompare.push(this.hold());
     const s = { meanLogprob: -2, tokens: 10 * prompts.length, answers: prompts.length };
-    return { candidate: s, base: s, seconds: 0 };
+    return { candidate: s, base: s, seconds: 0, baseSampled: 0 };
   }
   async score(answers: Array<{ prompt: number[]; response: number[] }>): Promise<Array<number | null>> {
     return answers.map(() => -2);

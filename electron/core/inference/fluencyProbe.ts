@@ -3,6 +3,7 @@ import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } fro
 import { targetLogprobs } from "./tokenProbability.js";
 import { assertLoadableGguf } from "../../../models/gguf/loadable.js";
 import { loadBoundMs, loadWithin } from "./loadBound.js";
+import { inLockstep, thenJob, type Job } from "./lockstep.js";
 import { interleavedOrder, runSequential, type PairedScore, type SequentialRule } from "./sequentialFluency.js";
 
 /**
@@ -28,7 +29,8 @@ import { interleavedOrder, runSequential, type PairedScore, type SequentialRule 
  *
  * Answers are sampled and scored a few at a time (`parallel` sequences of one context: on a CPU
  * a batch of 4 decodes about twice the tokens per second of one, since each step reads the
- * weights once), as many as fit a small memory budget (the KV cache grows with the model).
+ * weights once), as many as fit a small memory budget (the KV cache grows with the model), in
+ * lockstep (lockstep.ts): each round every sequence's next step goes to llama.cpp as one batch.
  *
  * It runs on a LlamaModel instance of its own (the GGUF is memory-mapped: a second instance
  * shares the pages) because node-llama-cpp caches every LoRA adapter it loads per file path for
@@ -97,6 +99,8 @@ export interface FluencyComparison {
   /** With a sequential rule: whether it stopped before answering every prompt, and how many it would have. */
   stoppedEarly?: boolean;
   planned?: number;
+  /** the base model's answers this call sampled itself (the rest were remembered or sampled ahead) */
+  baseSampled: number;
 }
 
 /** What the gate and the watch need (a fake in tests). */
@@ -154,9 +158,37 @@ const SAMPLE_COST = 3;
 /** Most base answers waiting to be sampled ahead (the gate samples 32 at most by default). */
 const AHEAD_MAX = 64;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * The seed of the sampler that draws token `position` of an answer sampled with `seed` (a 32-bit
+ * mix of both). One seed for every token would draw every token with the same random number; and
+ * llama.cpp takes 0xFFFFFFFF for "random", so the result stays below it.
+ */
+export function tokenSeed(seed: number, position: number): number {
+  let h = (seed >>> 0) ^ Math.imul(position + 1, 0x9e3779b1);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return ((h ^ (h >>> 16)) >>> 0) % 0xffffffff;
+}
 /** Context tokens a sequence needs to hold each prompt and its answer whole (and the token `sample` keeps free). */
 const contextNeed = (pairs: ReadonlyArray<{ prompt: number; answer: number }>): number => Math.max(0, ...pairs.map((x) => x.prompt + x.answer + 2));
 const promptsNeed = (prompts: readonly ProbePrompt[]): number => contextNeed(prompts.map((p) => ({ prompt: p.tokens.length, answer: p.maxTokens })));
+
+/** How many of `prompt`'s first tokens `seq` holds evaluated already. */
+const held = (seq: LlamaContextSequence, prompt: readonly number[]): number => seq.compareContextTokens(prompt as Token[]).firstDifferentIndex;
+
+/**
+ * Keeps what `seq` holds of `prompt` (all but its last token at most: that one is fed again for
+ * the logits after it) and erases the rest; returns how many prompt tokens are kept. The base
+ * context's sequences keep the gate's prompts between answers and between candidates (they are
+ * mostly the same prompts), and with `held` as the rounds' affinity each prompt goes where it is:
+ * its evaluation is not paid again.
+ */
+async function keepPrefix(seq: LlamaContextSequence, prompt: readonly Token[]): Promise<number> {
+  const keep = Math.min(held(seq, prompt), prompt.length - 1);
+  if (keep === 0) await seq.clearHistory();
+  else if (keep < seq.nextTokenIndex) await seq.eraseContextTokenRanges([{ start: keep, end: seq.nextTokenIndex }]);
+  return keep;
+}
 
 export class ProbeAbortedError extends Error {
   constructor() {
@@ -168,37 +200,6 @@ export class ProbeAbortedError extends Error {
 interface Sum {
   sum: number;
   n: number;
-}
-
-/**
- * Runs `fn` over `items` with one worker per sequence, results in order. After a failure no new
- * item starts, and the first error is thrown once the items in flight have ended (the caller
- * disposes the context after).
- */
-async function overSequences<T, R>(
-  items: readonly T[],
-  seqs: readonly LlamaContextSequence[],
-  fn: (seq: LlamaContextSequence, item: T) => Promise<R>,
-): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  let failed = false;
-  const settled = await Promise.allSettled(
-    seqs.map(async (seq) => {
-      while (!failed && next < items.length) {
-        const i = next++;
-        try {
-          out[i] = await fn(seq, items[i]);
-        } catch (e) {
-          failed = true;
-          throw e;
-        }
-      }
-    }),
-  );
-  const err = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (err) throw err.reason;
-  return out;
 }
 
 export class FluencyProbe implements FluencyMeasure {
@@ -366,11 +367,6 @@ export class FluencyProbe implements FluencyMeasure {
     cache?.clear();
   }
 
-  /** Whether the work on the chain should stop at this point: chat waits, it is aborted, or it is ahead work on hold. */
-  private mustYield(signal?: AbortSignal): boolean {
-    return Boolean(this.o.busy?.() || signal?.aborted || (this.inAhead && this.aheadHold()));
-  }
-
   private async yieldToChat(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) throw new ProbeAbortedError();
     // Ahead work on hold waits with no bound: it is only ahead, and a compare aborts it.
@@ -409,57 +405,67 @@ export class FluencyProbe implements FluencyMeasure {
     return (prompt.length > keep ? prompt.slice(prompt.length - keep) : prompt) as Token[];
   }
 
-  /** Evaluates all but the last prompt token in chunks, chat going first between them. */
-  private async feedPrompt(seq: LlamaContextSequence, prompt: Token[], signal?: AbortSignal): Promise<void> {
-    await seq.clearHistory();
-    const head = prompt.slice(0, -1);
-    for (let at = 0; at < head.length;) {
+  /** Each round of the probe's jobs (inLockstep): chat goes first, and a round that evaluates a chunk tunes the chunk by its time. */
+  private rounds(signal?: AbortSignal): (run: () => Promise<void>, chunked: boolean) => Promise<void> {
+    return async (run, chunked) => {
       await this.yieldToChat(signal);
       this.counts.steps++;
-      const n = this.chunk;
-      await this.timed(() => seq.evaluateWithoutGeneratingNewTokens(head.slice(at, at + n)));
-      at += n;
-    }
+      if (chunked) await this.timed(run);
+      else await run();
+    };
   }
 
-  /** One sampled answer (its tokens, end-of-generation token excluded). */
-  private async sample(model: LlamaModel, seq: LlamaContextSequence, p: ProbePrompt, signal?: AbortSignal): Promise<Token[]> {
+  /**
+   * One sampled answer (its tokens, end-of-generation token excluded): the prompt in chunks, the
+   * last chunk asking for the first token, then a token a step. Each token is drawn by a sampler of
+   * its own, seeded from the prompt's seed and the token's position (tokenSeed), so the candidate's
+   * and the base model's answers to one prompt share their random draws as they did with one seed.
+   */
+  private async *sampleJob(model: LlamaModel, seq: LlamaContextSequence, p: ProbePrompt): Job<Token[]> {
     const maxTokens = Math.max(1, Math.min(p.maxTokens, seq.contextSize - 2));
-    const prompt = this.fit(p.tokens, maxTokens, seq.contextSize);
-    await this.feedPrompt(seq, prompt, signal);
-    await this.yieldToChat(signal);
+    // From a clear sequence, unlike scoring: a sampled token can turn on the last bits of the
+    // logits, and a prompt evaluated in other chunks would change them (a base answer sampled
+    // ahead would then differ from the one compare samples).
+    let pending = this.fit(p.tokens, maxTokens, seq.contextSize);
+    await seq.clearHistory();
     const out: Token[] = [];
-    const it = seq.evaluate(prompt.slice(-1), { temperature: p.temperature, topP: p.topP, topK: NO_TOP_K, minP: 0, seed: p.seed });
-    try {
-      for await (const t of it) {
-        this.counts.steps++;
-        if (model.isEogToken(t)) break;
-        out.push(t);
-        if (out.length >= maxTokens || seq.nextTokenIndex + 1 >= seq.contextSize) break;
-        if (this.mustYield(signal)) await this.yieldToChat(signal);
+    for (;;) {
+      yield pending.length > 1 ? "chunk" : "token";
+      if (pending.length > this.chunk) {
+        await seq.evaluateWithoutGeneratingNewTokens(pending.slice(0, this.chunk));
+        pending = pending.slice(this.chunk);
+        continue;
       }
-    } finally {
-      await it.return();
+      const options = { temperature: p.temperature, topP: p.topP, topK: NO_TOP_K, minP: 0, seed: tokenSeed(p.seed, out.length) };
+      const last = pending.length - 1;
+      const r = await seq.controlledEvaluate(pending.map((t, i) => (i === last ? [t, { generateNext: { token: true, options } }] : t)));
+      const t = r[last]?.next?.token;
+      if (t === undefined || t === null || model.isEogToken(t)) return out;
+      out.push(t);
+      if (out.length >= maxTokens || seq.nextTokenIndex + 1 >= seq.contextSize) return out;
+      pending = [t];
     }
-    return out;
   }
 
-  /** Sum and count of the base model's log-probs of `answer` after `prompt`. */
-  private async scoreOn(seq: LlamaContextSequence, promptTokens: number[], answer: number[], signal?: AbortSignal): Promise<Sum> {
+  /** Sum and count of the base model's log-probs of `answer` after `prompt`, a chunk a step. */
+  private async *scoreJob(seq: LlamaContextSequence, promptTokens: number[], answer: number[]): Job<Sum> {
     if (answer.length === 0 || promptTokens.length === 0) return { sum: 0, n: 0 };
     const resp = answer.slice(0, Math.max(1, seq.contextSize - 2)) as Token[];
     const prompt = this.fit(promptTokens, resp.length, seq.contextSize);
-    await this.feedPrompt(seq, prompt, signal);
-    await this.yieldToChat(signal);
-    this.counts.steps++;
-    // The last prompt token and every answer token but the last: each predicts the next answer
-    // token. In chunks, chat going first between them (BATCH_MS).
+    const head = prompt.slice(0, -1);
+    for (let at = await keepPrefix(seq, prompt); at < head.length;) {
+      yield "chunk";
+      const n = this.chunk;
+      await seq.evaluateWithoutGeneratingNewTokens(head.slice(at, at + n));
+      at += n;
+    }
+    // The last prompt token and every answer token but the last: each predicts the next answer token.
     const feed = [prompt[prompt.length - 1], ...resp.slice(0, -1)];
     let sum = 0;
     for (let at = 0; at < resp.length;) {
-      if (at > 0) await this.yieldToChat(signal);
+      yield "chunk";
       const n = this.chunk;
-      for (const lp of await this.timed(() => targetLogprobs(seq, feed.slice(at, at + n), resp.slice(at, at + n)))) sum += lp;
+      for (const lp of await targetLogprobs(seq, feed.slice(at, at + n), resp.slice(at, at + n))) sum += lp;
       at += n;
     }
     return { sum, n: resp.length };
@@ -539,15 +545,14 @@ export class FluencyProbe implements FluencyMeasure {
     // Sized for every prompt waiting (the gate's next compare asks the same), so the context is made once.
     const { model, seqs } = await this.ensureModel(promptsNeed(this.ahead.map((x) => x.p)));
     const items = this.ahead.slice(0, 2 * seqs.length);
-    const own = await overSequences(items, seqs, async (seq, x) => {
-      const a = await this.sample(model, seq, x.p, signal);
-      this.counts.ahead++;
-      return a;
-    });
-    const scores = await overSequences(
+    const rounds = this.rounds(signal);
+    const own = await inLockstep(items, seqs, (seq, x) => thenJob(this.sampleJob(model, seq, x.p), () => this.counts.ahead++), rounds);
+    const scores = await inLockstep(
       items.map((x, j) => ({ p: x.p, answer: own[j] })),
       seqs,
-      (seq, x) => this.scoreOn(seq, x.p.tokens, x.answer, signal),
+      (seq, x) => this.scoreJob(seq, x.p.tokens, x.answer),
+      rounds,
+      (seq, x) => held(seq, x.p.tokens),
     );
     items.forEach((x, j) => this.remember(x.key, scores[j]));
     this.ahead = this.ahead.filter((x) => !this.baseAnswers.has(x.key));
@@ -559,6 +564,7 @@ export class FluencyProbe implements FluencyMeasure {
     this.ahead = [];
     return this.request(async () => {
       const t0 = performance.now();
+      const base0 = this.counts.base;
       const { model, seqs: baseSeqs } = await this.ensureModel(promptsNeed(prompts));
       // The base model's own answers are remembered: only the prompts it has not answered yet are sampled.
       const keys = prompts.map((p) => this.baseKey(p));
@@ -568,12 +574,12 @@ export class FluencyProbe implements FluencyMeasure {
         done += units;
         onProgress?.(Math.min(1, done / Math.max(1, work)));
       };
-      const sampleOn = (whose: "candidate" | "base") => async (seq: LlamaContextSequence, p: ProbePrompt) => {
-        const a = await this.sample(model, seq, p, signal);
-        this.counts[whose]++;
-        did(SAMPLE_COST);
-        return a;
-      };
+      const rounds = this.rounds(signal);
+      const sampleOn = (whose: "candidate" | "base") => (seq: LlamaContextSequence, p: ProbePrompt) =>
+        thenJob(this.sampleJob(model, seq, p), () => {
+          this.counts[whose]++;
+          did(SAMPLE_COST);
+        });
       // One round: the candidate's answers to prompts[idx], the base model's own where not remembered, all scored by it.
       const round = async (idx: number[]): Promise<PairedScore[]> => {
         let answers: Token[][];
@@ -581,26 +587,30 @@ export class FluencyProbe implements FluencyMeasure {
         try {
           ctx = await this.newContext(model, adapterPath);
           const seqs = Array.from({ length: ctx.totalSequences }, () => ctx!.getSequence());
-          answers = await overSequences(
+          answers = await inLockstep(
             idx.map((i) => prompts[i]),
             seqs,
             sampleOn("candidate"),
+            rounds,
           );
         } finally {
           await ctx?.dispose();
         }
         const todo = idx.filter((i, j) => !this.baseAnswers.has(keys[i]) && idx.findIndex((x) => keys[x] === keys[i]) === j);
-        const own = await overSequences(
+        const own = await inLockstep(
           todo.map((i) => prompts[i]),
           baseSeqs,
           sampleOn("base"),
+          rounds,
         );
         const toScore = [...idx.map((i, j) => ({ p: prompts[i], answer: answers[j] })), ...todo.map((i, j) => ({ p: prompts[i], answer: own[j] }))];
-        const scores = await overSequences(toScore, baseSeqs, async (seq, x) => {
-          const sc = await this.scoreOn(seq, x.p.tokens, x.answer, signal);
-          did(1);
-          return sc;
-        });
+        const scores = await inLockstep(
+          toScore,
+          baseSeqs,
+          (seq, x) => thenJob(this.scoreJob(seq, x.p.tokens, x.answer), () => did(1)),
+          rounds,
+          (seq, x) => held(seq, x.p.tokens),
+        );
         const fresh = new Map(todo.map((i, j) => [keys[i], scores[idx.length + j]] as const));
         for (const [k, v] of fresh) this.remember(k, v);
         return idx.map((i, j) => ({ cand: scores[j], base: fresh.get(keys[i]) ?? this.baseAnswers.get(keys[i])! }));
@@ -617,6 +627,7 @@ export class FluencyProbe implements FluencyMeasure {
           candidate: summary(pool(run.pairs.map((x) => x.cand)), n),
           base: summary(pool(run.pairs.map((x) => x.base)), n),
           seconds: (performance.now() - t0) / 1000,
+          baseSampled: this.counts.base - base0,
           ...(opts.sequential ? { stoppedEarly: run.stoppedEarly, planned: prompts.length } : {}),
         };
       } finally {
@@ -628,13 +639,17 @@ export class FluencyProbe implements FluencyMeasure {
   score(answers: Array<{ prompt: number[]; response: number[] }>, signal?: AbortSignal): Promise<Array<number | null>> {
     return this.request(async () => {
       const { model, seqs } = await this.ensureModel(contextNeed(answers.map((a) => ({ prompt: a.prompt.length, answer: a.response.length }))));
-      const sums = await overSequences(answers, seqs, (seq, a) =>
-        this.scoreOn(
-          seq,
-          a.prompt,
-          a.response.filter((t) => !model.isEogToken(t as Token)),
-          signal,
-        ),
+      const sums = await inLockstep(
+        answers,
+        seqs,
+        (seq, a) =>
+          this.scoreJob(
+            seq,
+            a.prompt,
+            a.response.filter((t) => !model.isEogToken(t as Token)),
+          ),
+        this.rounds(signal),
+        (seq, a) => held(seq, a.prompt),
       );
       return sums.map((s) => (s.n > 0 ? s.sum / s.n : null));
     });

@@ -83,6 +83,8 @@ export interface FluencyCheck {
   /** The probe stopped once its verdict was clear, after `answers` of `planned` answers (sequentialFluency.ts). */
   stoppedEarly?: boolean;
   planned?: number;
+  /** the base model's answers the probe sampled during the gate, not ahead (absent in checkpoints from before it was counted) */
+  baseSampled?: number;
 }
 
 export interface GateResult {

@@ -82,6 +82,7 @@ async function measureFluency(
         answers: c.candidate.answers,
         tokens: c.candidate.tokens,
         seconds: c.seconds,
+        baseSampled: c.baseSampled,
         ...(c.stoppedEarly !== undefined ? { stoppedEarly: c.stoppedEarly, planned: c.planned } : {}),
       },
     };
