@@ -10,8 +10,8 @@ import { startCore, type RunningCore } from "../../electron/core/core.js";
 import { browserMissing, ensureRendererBuilt, launchBrowser, screenshot, signInUrl } from "../helpers/browser.js";
 import { tempDir } from "../helpers/cli.js";
 import { tinyModel } from "../helpers/models.js";
-import { GATE_PASSING_MAGNITUDE, writeLoraAdapter as writeRandomAdapter } from "../inference/loraFixture.js";
-import { api, chat } from "../training/helpers.js";
+import { writeLoraAdapter as writeRandomAdapter } from "../inference/loraFixture.js";
+import { api, chat, FLUENCY_NOT_TESTED } from "../training/helpers.js";
 
 describe("Checkpoints: Import adapter…", { skip: browserMissing() ?? false, timeout: 300_000 }, () => {
   let core: RunningCore;
@@ -30,12 +30,12 @@ describe("Checkpoints: Import adapter…", { skip: browserMissing() ?? false, ti
       dataDir: tempDir("clawrl-import-ui-data-"),
       token: "import-ui-token-0123",
       engine: { maxContextSize: 512, sequences: 2, threads: 1, backend: "cpu" },
-      training: { stepsPerRun: 2, restartBackoffMs: 200, worker: { niceness: 5 } },
+      training: { stepsPerRun: 2, restartBackoffMs: 200, worker: { niceness: 5 }, gate: FLUENCY_NOT_TESTED },
     });
     await api(core, "PATCH", "/api/settings", { batchSize: 2, loraRank: 4, loraAlpha: 8, maxTrainContext: 256 });
     for (const q of ["what is a cat", "tell me a story"]) await chat(core, q);
     small = path.join(work, "fits.gguf");
-    writeRandomAdapter(small, model, { rank: 4, alpha: 8, magnitude: GATE_PASSING_MAGNITUDE, seed: 3 });
+    writeRandomAdapter(small, model, { rank: 4, alpha: 8, magnitude: 0.05, seed: 3 });
     foreign = path.join(work, "for-llama.gguf");
     writeRandomAdapter(foreign, await tinyModel({ arch: "llama" }), { rank: 4 });
     big = path.join(work, "too-far.gguf");

@@ -2,15 +2,6 @@ import { readGguf, metaString } from "../../models/gguf/reader.js";
 import { writeGguf, f32Bytes } from "../../models/gguf/writer.js";
 import { GgmlType, GgufValueType } from "../../models/gguf/types.js";
 
-/**
- * The magnitude of a random adapter a test expects the publish gate to pass with its default
- * checks. The gate's fluency check compares 8 sampled answers on the tiny random model, whose
- * seeds follow the turn ids (new each run): at magnitude 0.05 the candidate's answers part from
- * the base model's within a few tokens, and its drop measured from -0.55 to +0.46 nats/token over
- * 6 runs, so 1 in 6 was rejected (the 0.4 margin); at 0.005 it measured -0.21 to +0.16 over 24.
- */
-export const GATE_PASSING_MAGNITUDE = 0.005;
-
 const TARGETS = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"];
 
 /**
