@@ -8,7 +8,7 @@ import { tinyModel } from "../helpers/models.js";
  * model, with seeds that follow the turn ids (new each run), measure a drop anywhere from -0.55
  * to +0.46 nats/token for one and the same adapter (0.05 random weights; -0.18 to +0.28 for 0.005,
  * the rounding of the LoRA's own products alone parting the answers). The 0.4 margin rejected 1 of
- * 22 such imports measured, enough to fail a full run now and then (it did, twice). The KL bound
+ * 22 such imports measured, enough to fail a full run now and then (it did three times). The KL bound
  * and the drift budget stay at their defaults.
  */
 export const FLUENCY_NOT_TESTED = { fluencyMargin: 10 } as const;
