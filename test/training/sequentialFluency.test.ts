@@ -1,8 +1,9 @@
 /**
  * The fluency probe as a sequential test (issue 31, electron/core/inference/sequentialFluency.ts):
- * a clear pass and a clear fail stop early with the full probe's verdict, a borderline candidate
+ * a clear pass and a clear fail stop early with the full probe's verdict, a candidate at the margin
  * runs every answer, and over many simulated candidates near the margin an early verdict rarely
- * differs from the full probe's.
+ * differs from the full probe's and the gate's errors (against the candidates' true drift) stay
+ * those of the full probe.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -69,12 +70,26 @@ describe("the fluency probe's sequential test", () => {
     assert.equal(fullVerdict(pairs, 0.4), "over");
   });
 
-  test("a borderline candidate runs every answer (the pooled figures decide, as before)", async () => {
-    const pairs = candidate(-0.4, 0.3, 3);
+  test("a candidate exactly at the margin runs every answer (the pooled figures decide, as before)", async () => {
+    // d_i alternate −0.4 ± 0.3: the mean sits on the margin at every look, so no prediction is clear.
+    const pairs = Array.from({ length: 32 }, (_, i) => ({ base: { sum: -2 * 20, n: 20 }, cand: { sum: (-2.4 + (i % 2 ? 0.3 : -0.3)) * 20, n: 20 } }));
     const r = await run(pairs);
     assert.equal(r.stoppedEarly, false);
     assert.equal(r.ran.length, 32);
     assert.equal(r.rounds, 4);
+  });
+
+  test("a candidate 0.16 below the base with 0.35 spread stops at 8 answers (a bound of 3 standard errors was not clear there)", async () => {
+    // The 0.5B cycle's borderline candidate (docs/hardware/cpu-2core/cycle/after-edc167d-think10.txt).
+    const pairs = Array.from({ length: 32 }, (_, i) => ({ base: { sum: -10 * 24, n: 24 }, cand: { sum: (-10.16 + (i % 2 ? 0.35 : -0.35)) * 24, n: 24 } }));
+    const r = await run(pairs);
+    assert.equal(r.verdict, "within");
+    assert.equal(r.ran.length, 8);
+    // The same answers against a bound of 3 standard errors of the mean so far: not clear at 8.
+    const d = pairs.slice(0, 8).map((p) => p.cand.sum / p.cand.n - p.base.sum / p.base.n);
+    const m = d.reduce((a, x) => a + x, 0) / 8;
+    const s = Math.sqrt(d.reduce((a, x) => a + (x - m) ** 2, 0) / 7);
+    assert.ok(m - (3 * s) / Math.sqrt(8) < -0.4);
   });
 
   test("without a rule every answer runs in one round; fewer than 8 answers never decide", async () => {
@@ -86,10 +101,10 @@ describe("the fluency probe's sequential test", () => {
     );
     assert.equal(r.ran.length, 32);
     assert.equal(r.stoppedEarly, false);
-    assert.equal(sequentialVerdict(pairs.slice(0, 7), { margin: 0.4 }), "undecided");
+    assert.equal(sequentialVerdict(pairs.slice(0, 7), { margin: 0.4 }, 32), "undecided");
     // Empty answers (no token) do not count as pairs.
     const empty = pairs.slice(0, 8).map((p) => ({ ...p, cand: { sum: 0, n: 0 } }));
-    assert.equal(sequentialVerdict(empty, { margin: 0.4 }), "undecided");
+    assert.equal(sequentialVerdict(empty, { margin: 0.4 }, 32), "undecided");
   });
 
   test("round-robin over prompts: the first round answers each prompt once", () => {
@@ -98,23 +113,45 @@ describe("the fluency probe's sequential test", () => {
     assert.deepEqual(interleavedOrder(["x", "y", "x"]), [0, 1, 2]);
   });
 
-  test("over 2,000 simulated candidates near the margin, an early verdict differs from the full probe's in under 2%", async () => {
+  test("over 2,000 simulated candidates near the margin, early verdicts rarely differ from the full probe's and the gate's error rates stay the full probe's", async () => {
     let early = 0;
     let flipped = 0;
     let answers = 0;
+    // Against each candidate's true drift: published while over the margin, rejected while within.
+    const errors = { full: { accept: 0, reject: 0 }, sequential: { accept: 0, reject: 0 } };
+    let over = 0;
     const N = 2000;
     for (let s = 0; s < N; s++) {
       // Drifts spread over the margin's neighbourhood, sd per answer 0.2–0.6 (the gate measured 0.28–0.64 per candidate).
       const drift = -0.4 + ((s % 21) - 10) * 0.05;
       const pairs = candidate(drift, 0.2 + (0.4 * ((s * 7919) % 100)) / 100, 1000 + s);
       const r = await run(pairs);
+      const full = fullVerdict(pairs, 0.4);
+      const trulyOver = drift < -0.4 - 1e-9;
+      if (trulyOver) over++;
+      for (const [k, v] of [
+        ["full", full],
+        ["sequential", r.verdict],
+      ] as const) {
+        if (trulyOver && v === "within") errors[k].accept++;
+        if (!trulyOver && v === "over") errors[k].reject++;
+      }
       answers += r.ran.length;
       if (!r.stoppedEarly) continue;
       early++;
-      if (r.verdict !== fullVerdict(pairs, 0.4)) flipped++;
+      if (r.verdict !== full) flipped++;
     }
-    assert.ok(early > N / 4, `stops early often (${early} of ${N})`);
+    const rate = (x: number, of: number) => (100 * x) / of;
+    const fa = { full: rate(errors.full.accept, over), sequential: rate(errors.sequential.accept, over) };
+    const fr = { full: rate(errors.full.reject, N - over), sequential: rate(errors.sequential.reject, N - over) };
+    console.log(
+      `simulated: ${early} of ${N} stopped early, ${flipped} differ from the full probe, ${(answers / N).toFixed(1)} answers on average (32 before); ` +
+        `false accepts ${fa.sequential.toFixed(2)}% (full probe ${fa.full.toFixed(2)}%), false rejects ${fr.sequential.toFixed(2)}% (full probe ${fr.full.toFixed(2)}%)`,
+    );
+    assert.ok(early > N / 2, `stops early often (${early} of ${N})`);
+    assert.ok(answers / N < 16, `${(answers / N).toFixed(1)} answers on average`);
     assert.ok(flipped / N < 0.02, `${flipped} of ${N} early verdicts differ from the full probe's`);
-    console.log(`simulated: ${early} of ${N} stopped early, ${flipped} differ from the full probe, ${(answers / N).toFixed(1)} answers on average (32 before)`);
+    assert.ok(fa.sequential <= fa.full + 1, `false accepts ${fa.sequential.toFixed(2)}% vs the full probe's ${fa.full.toFixed(2)}%`);
+    assert.ok(fr.sequential <= fr.full + 1, `false rejects ${fr.sequential.toFixed(2)}% vs the full probe's ${fr.full.toFixed(2)}%`);
   });
 });

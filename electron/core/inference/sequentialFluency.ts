@@ -1,17 +1,25 @@
+import { studentTQuantile } from "../../../common/stats/studentT.js";
+
 /**
  * The fluency probe as a sequential test (issue 31): answers are sampled and scored in rounds,
- * and the probe stops as soon as the verdict is clear instead of always sampling every answer.
+ * and the probe stops as soon as the full probe's verdict can be predicted, instead of always
+ * sampling every answer.
  *
  * Per answer i (a prompt and seed), paired with the base model's own answer to the same prompt
  * and seed: d_i = (base model's mean log-prob per token of the candidate's answer) − (the same of
- * the base model's own answer). The gate passes a candidate whose pooled figure is at most
- * `margin` nats/token below the base's. After each round, with k ≥ `minAnswers` pairs, mean d̄
- * and standard error s/√k:
- *   - clearly within: d̄ − z·s/√k > −margin, and the pooled figures so far pass;
- *   - clearly over:   d̄ + z·s/√k < −margin, and the pooled figures so far fail;
+ * the base model's own answer). The full probe passes a candidate whose pooled figure over all n
+ * planned answers is at most `margin` nats/token below the base's. After each round, with
+ * k ≥ `minAnswers` pairs, mean d̄ and spread s, the mean the full probe would see is predicted
+ * (stochastic curtailment, with a flat prior on the candidate's true mean): the n − k answers not
+ * drawn yet average d̄ ± s/√k (where the true mean is) ± s/√(n−k) (their own noise), so the full
+ * mean (k·d̄ + (n−k)·D)/n is d̄ with a standard error of s·√((n−k)/(n·k)). With
+ * h = t(1−α; k−1)·s·√((n−k)/(n·k)):
+ *   - clearly within: d̄ − h > −margin, and the pooled figures so far pass;
+ *   - clearly over:   d̄ + h < −margin, and the pooled figures so far fail;
  *   - otherwise the next round runs; after the last round the pooled figures over every answer
  *     decide, exactly as the full probe does.
- * docs/method.md ("The fluency probe stops when the verdict is clear") reasons about the error rates.
+ * So it stops when the full probe would give the same verdict with probability ≥ 1 − α.
+ * docs/method.md ("The fluency probe stops when the verdict is clear") gives the error rates.
  */
 
 /** A sum of log-probs and its token count. */
@@ -25,13 +33,13 @@ export interface SequentialRule {
   margin: number;
   /** fewest paired answers before an early verdict (default 8) */
   minAnswers?: number;
-  /** width of the bound in standard errors (default 3) */
-  z?: number;
+  /** the most probability, predicted from the answers so far, that the full probe's verdict would differ from an early one (default 0.05) */
+  alpha?: number;
   /** answers per round (default 8) */
   round?: number;
 }
 
-export const SEQUENTIAL_DEFAULTS = { minAnswers: 8, z: 3, round: 8 } as const;
+export const SEQUENTIAL_DEFAULTS = { minAnswers: 8, alpha: 0.05, round: 8 } as const;
 
 export type SequentialVerdict = "within" | "over" | "undecided";
 
@@ -46,16 +54,17 @@ function pooled(xs: readonly LogprobSum[]): number | null {
   return s.n > 0 ? s.sum / s.n : null;
 }
 
-/** Whether the answers so far make the verdict clear (see the file's comment). */
-export function sequentialVerdict(pairs: readonly PairedScore[], rule: SequentialRule): SequentialVerdict {
+/** Whether the answers so far make the full probe's verdict over `planned` answers clear (see the file's comment). */
+export function sequentialVerdict(pairs: readonly PairedScore[], rule: SequentialRule, planned: number): SequentialVerdict {
   const minAnswers = rule.minAnswers ?? SEQUENTIAL_DEFAULTS.minAnswers;
-  const z = rule.z ?? SEQUENTIAL_DEFAULTS.z;
+  const alpha = rule.alpha ?? SEQUENTIAL_DEFAULTS.alpha;
   const d = pairs.filter((p) => p.cand.n > 0 && p.base.n > 0).map((p) => p.cand.sum / p.cand.n - p.base.sum / p.base.n);
   const k = d.length;
   if (k < Math.max(2, minAnswers)) return "undecided";
   const mean = d.reduce((a, x) => a + x, 0) / k;
   const sd = Math.sqrt(d.reduce((a, x) => a + (x - mean) ** 2, 0) / (k - 1));
-  const half = (z * sd) / Math.sqrt(k);
+  const n = Math.max(planned, k);
+  const half = studentTQuantile(1 - alpha, k - 1) * sd * Math.sqrt((n - k) / (n * k));
   const c = pooled(pairs.map((p) => p.cand));
   const b = pooled(pairs.map((p) => p.base));
   if (c === null || b === null) return "undecided";
@@ -96,7 +105,7 @@ export async function runSequential(
     pairs.push(...(await round(idx)));
     ran.push(...idx);
     if (!rule) continue;
-    verdict = sequentialVerdict(pairs, rule);
+    verdict = sequentialVerdict(pairs, rule, order.length);
     if (verdict !== "undecided" && ran.length < order.length) return { pairs, ran, verdict, stoppedEarly: true };
   }
   return { pairs, ran, verdict, stoppedEarly: false };
