@@ -101,6 +101,8 @@ export interface FluencyComparison {
   planned?: number;
   /** the base model's answers this call sampled itself (the rest were remembered or sampled ahead) */
   baseSampled: number;
+  /** each answer's figures in the order sampled: `prompt` indexes the prompts given (bench/fluency-stopping.ts replays rules on them) */
+  pairs?: Array<PairedScore & { prompt: number }>;
 }
 
 /** What the gate and the watch need (a fake in tests). */
@@ -628,6 +630,7 @@ export class FluencyProbe implements FluencyMeasure {
           base: summary(pool(run.pairs.map((x) => x.base)), n),
           seconds: (performance.now() - t0) / 1000,
           baseSampled: this.counts.base - base0,
+          pairs: run.pairs.map((x, j) => ({ ...x, prompt: run.ran[j] })),
           ...(opts.sequential ? { stoppedEarly: run.stoppedEarly, planned: prompts.length } : {}),
         };
       } finally {
