@@ -44,20 +44,39 @@ export function evalSets(
 }
 
 /**
- * Distinct prompts of the newest held-back turns and newest main turns (half each at most), with
- * their served settings: `total` prompts, `samples` answers each (fixed seeds), `cap` tokens at most.
+ * The turns the gate's fluency check may pick from: the newest this many of each set. Within
+ * them it takes those with the smallest hash of their id (a bottom-k sample), not the newest: a
+ * new turn then changes the picks only when its own hash is among the smallest (about k in this
+ * many turns), so the base answers sampled ahead for them (fluencyProbe.ts `prepare`) stay
+ * wanted while turns come in. Picking the newest, a feed of a turn every ~15 s moved every recent
+ * pick, and a 0.5B cycle found 2 of its 32 base answers ready after 24 were sampled ahead
+ * (README, e84d575).
+ */
+export const PROBE_PICK_WINDOW = 32;
+
+const pickOrder = (id: string): string => crypto.createHash("sha256").update(`probe-pick:${id}`).digest("hex");
+
+/**
+ * Distinct prompts of recent held-back turns and recent main turns (half each at most; a stable
+ * sample of the newest PROBE_PICK_WINDOW of each), with their served settings: `total` prompts,
+ * `samples` answers each (fixed seeds), `cap` tokens at most.
  */
 export function probePrompts(store: Store, total: number, samples: number, cap: number): ProbePrompt[] {
   const { recent, heldBack } = turnSets(store);
   const seen = new Set<string>();
   const picked: string[] = [];
   const take = (ids: string[], k: number) => {
-    for (let i = ids.length - 1; i >= 0 && k > 0; i--) {
-      const t = store.readTurn(ids[i]);
+    const window = ids
+      .slice(-PROBE_PICK_WINDOW)
+      .map((id) => ({ id, order: pickOrder(id) }))
+      .sort((a, b) => (a.order < b.order ? -1 : 1));
+    for (const { id } of window) {
+      if (k === 0) break;
+      const t = store.readTurn(id);
       const key = t.promptTokens.join(",");
       if (t.promptTokens.length === 0 || seen.has(key)) continue;
       seen.add(key);
-      picked.push(ids[i]);
+      picked.push(id);
       k--;
     }
   };

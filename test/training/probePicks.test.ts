@@ -1,0 +1,54 @@
+/**
+ * The prompts the gate's fluency check picks (evalSets.ts probePrompts): a stable sample of the
+ * recent turns, so that the base answers sampled ahead for them are still wanted when the run's
+ * gate asks, after more turns came in.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Store } from "../../electron/core/store/store.js";
+import { PROBE_PICK_WINDOW, probePrompts } from "../../electron/core/training/evalSets.js";
+import { preTreeDataDir, T, UI } from "../store/fixtures/preTree.js";
+
+/** The picks as prompt keys (one per prompt: `samples` 1). */
+const picks = (store: Store): string[] => probePrompts(store, 8, 1, 64).map((p) => p.tokens.join(","));
+
+describe("the gate's fluency prompts", () => {
+  it("stay mostly the same while turns come in, unlike the newest 8, and come from the newest turns", () => {
+    const store = Store.open(preTreeDataDir());
+    try {
+      const rec = store.readTurn(T.d);
+      const ids: string[] = [];
+      const history: string[][] = [];
+      for (let i = 0; i < 60; i++) {
+        const turnId = `feed-${i}`;
+        // Unrated turns: none is held back, so all 8 picks come from the recent turns.
+        store.appendTurn({ ...rec, turnId, index: store.nextTurnIndex(UI), promptTokens: [5000 + i], prefixKey: `k-${i}`, parentTurnId: ids.at(-1) ?? T.d });
+        ids.push(turnId);
+        history.push(picks(store));
+      }
+      // After 4 more turns (a minute of a quick chat), how many of the 8 picks are the same.
+      let kept = 0;
+      let keptNewest = 0;
+      let looks = 0;
+      for (let i = 40; i + 4 < history.length; i++) {
+        const later = new Set(history[i + 4]);
+        kept += history[i].filter((k) => later.has(k)).length;
+        keptNewest += 8 - 4; // the newest 8: 4 new turns push out the 4 oldest
+        looks++;
+      }
+      assert.ok(kept / looks >= 6, `${(kept / looks).toFixed(2)} of 8 picks kept after 4 turns (newest 8: ${keptNewest / looks})`);
+      history.forEach((h, newest) => {
+        if (newest < PROBE_PICK_WINDOW) return;
+        assert.equal(new Set(h).size, 8, "8 distinct prompts");
+        for (const k of h)
+          assert.ok(
+            Number(k) - 5000 > newest - PROBE_PICK_WINDOW,
+            `pick ${Number(k) - 5000} is among the newest ${PROBE_PICK_WINDOW} turns (the newest is ${newest})`,
+          );
+      });
+      console.log(`picks kept after 4 more turns: ${(kept / looks).toFixed(2)} of 8 (the newest 8: ${keptNewest / looks})`);
+    } finally {
+      store.close();
+    }
+  });
+});
