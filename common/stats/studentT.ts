@@ -62,6 +62,7 @@ export function studentTCdf(t: number, df: number): number {
   const tail = 0.5 * incompleteBeta(df / (df + t * t), df / 2, 0.5);
   return t < 0 ? tail : 1 - tail;
 }
+
 /** The t with P(T ≤ t) = p for Student's t with `df` degrees of freedom (bisection on the CDF, to 1e-10). */
 export function studentTQuantile(p: number, df: number): number {
   if (!(p > 0 && p < 1)) throw new Error(`a quantile needs 0 < p < 1, got ${p}`);
