@@ -28,6 +28,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { getLlama } from "node-llama-cpp";
 import { FluencyProbe, type ProbePrompt } from "../electron/core/inference/fluencyProbe.js";
+import { createRng } from "../electron/core/inference/sampling.js";
 import { interleavedOrder, runSequential, type PairedScore, type SequentialVerdict } from "../electron/core/inference/sequentialFluency.js";
 import { writeLoraAdapter } from "../test/inference/loraFixture.js";
 
@@ -43,20 +44,8 @@ const { values } = parseArgs({
 const N = Number(values.candidates);
 const MARGIN = 0.4;
 
-/** Deterministic uniform draws (mulberry32). */
-function uniforms(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function candidate(drift: number, sd: number, heavy: boolean, seed: number): PairedScore[] {
-  const u = uniforms(seed);
+  const u = createRng(seed);
   const z = () => Math.sqrt(-2 * Math.log(u() + 1e-12)) * Math.cos(2 * Math.PI * u());
   return Array.from({ length: 32 }, () => {
     const n = 20 + Math.floor(Math.abs(z()) * 20);
@@ -66,10 +55,12 @@ function candidate(drift: number, sd: number, heavy: boolean, seed: number): Pai
   });
 }
 
-const pooledWithin = (ps: readonly PairedScore[]): boolean => {
-  const sum = (k: "cand" | "base") => ps.reduce((a, p) => a + p[k].sum, 0) / ps.reduce((a, p) => a + p[k].n, 0);
-  return sum("cand") >= sum("base") - MARGIN;
+/** The candidate's pooled log-prob per token minus the base's, over these answers. */
+const pooledDrift = (ps: readonly PairedScore[]): number => {
+  const pool = (k: "cand" | "base") => ps.reduce((a, p) => a + p[k].sum, 0) / ps.reduce((a, p) => a + p[k].n, 0);
+  return pool("cand") - pool("base");
 };
+const pooledWithin = (ps: readonly PairedScore[]): boolean => pooledDrift(ps) >= -MARGIN;
 
 /** The rule before the predictive one: stop when d̄ is 3 standard errors of the mean so far clear of the margin. */
 function threeStandardErrors(ps: readonly PairedScore[]): SequentialVerdict {
@@ -200,12 +191,10 @@ async function real(): Promise<void> {
         const gate = gateIdx.map((j) => byPrompt.get(j)!);
         // The true drift from the answers the gate does not see (an estimate independent of the gate's).
         const rest = [...byPrompt].filter(([j]) => j % perPrompt >= 4).map(([, x]) => x);
-        const pool = (k: "cand" | "base") => rest.reduce((a, x) => a + x[k].sum, 0) / rest.reduce((a, x) => a + x[k].n, 0);
-        const drift = pool("cand") - pool("base");
+        const drift = pooledDrift(rest);
         await t.add(gate, drift);
-        const gateDrift = (["cand", "base"] as const).map((k) => gate.reduce((a, x) => a + x[k].sum, 0) / gate.reduce((a, x) => a + x[k].n, 0));
         console.log(
-          `  magnitude ${magnitude}, seed ${seed}: true drift ${drift.toFixed(3)} (${c.seconds.toFixed(1)} s); the gate's 32: ${(gateDrift[0] - gateDrift[1]).toFixed(3)}, ${pooledWithin(gate) ? "within" : "over"}`,
+          `  magnitude ${magnitude}, seed ${seed}: true drift ${drift.toFixed(3)} (${c.seconds.toFixed(1)} s); the gate's 32: ${pooledDrift(gate).toFixed(3)}, ${pooledWithin(gate) ? "within" : "over"}`,
         );
       }
   } finally {
