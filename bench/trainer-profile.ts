@@ -33,6 +33,7 @@ import * as head from "../trainer/model/head.js";
 import * as adamw from "../trainer/optim/adamw.js";
 import * as fastMatmul from "../trainer/model/fast-matmul.js";
 import { nativeGemmStatus, type NativeGemm } from "../trainer/native/gemm.js";
+import * as wasmHeap from "../trainer/wasm/heap.js";
 
 /** Changes measured against what they replaced (--ab): each sets the new path on (true) or off. */
 const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
@@ -40,6 +41,7 @@ const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
   "head-fused": (head as Record<string, unknown>).setFusedHeadSlices as ((on: boolean) => void) | undefined,
   "adamw-host": (adamw as Record<string, unknown>).setFusedAdamW as ((on: boolean) => void) | undefined,
   "sized-transpose": (fastMatmul as Record<string, unknown>).setSizedTranspose as ((on: boolean) => void) | undefined,
+  "heap-views": (wasmHeap as Record<string, unknown>).setHeapViews as ((on: boolean) => void) | undefined,
 };
 
 const { values } = parseArgs({

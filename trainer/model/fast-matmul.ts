@@ -7,6 +7,7 @@
  */
 import * as tf from "@tensorflow/tfjs-core";
 import { nativeGemm, nativeProductsFor, type HostMatrix, type NativeGemm } from "../native/gemm.js";
+import { readF32, writeF32 } from "../wasm/heap.js";
 
 type In = tf.Tensor | tf.GradSaveFunc;
 
@@ -61,16 +62,14 @@ function matMulAT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
   return explicitTranspose() ? tf.matMul(tf.transpose(a), b) : tf.matMul(a, b, true, false);
 }
 
-/** aᵀ·b natively: a read back and transposed on the host (the small operand here), b read in place. */
+/** aᵀ·b natively: a transposed on the host (the small operand here), b read in place (wasm/heap.ts). */
 function hostTN(g: NativeGemm, a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
   const [K, M] = a.shape;
   const N = b.shape[1];
-  const av = a.dataSync() as Float32Array;
+  const av = readF32(a);
   const at = new Float32Array(M * K);
   for (let k = 0; k < K; k++) for (let m = 0; m < M; m++) at[m * K + k] = av[k * M + m];
-  const out = new Float32Array(M * N);
-  g.nn(at, b.dataSync() as Float32Array, out, M, N, K);
-  return tf.tensor2d(out, [M, N]);
+  return writeF32<tf.Rank.R2>([M, N], (out) => g.nn(at, readF32(b), out, M, N, K));
 }
 
 /** a [M,K] · b [K,N]; gradients for both: da = dy·bᵀ, db = aᵀ·dy. */
@@ -117,22 +116,20 @@ export function isHostMatrix(w: FrozenMatrix): w is HostMatrix {
   return (w as HostMatrix).kind === "host";
 }
 
-/** x·wᵀ on the host: x read back from the backend, the product uploaded. */
+/** x·wᵀ on the host: x read where the backend keeps it, the product written into a new tensor (wasm/heap.ts). */
 function hostNT(x: tf.Tensor2D, w: HostMatrix): tf.Tensor2D {
   const [M, K] = x.shape;
   if (K !== w.cols) throw new Error(`x·wᵀ: x is [${M}, ${K}] but w [${w.rows}, ${w.cols}]`);
-  const out = new Float32Array(M * w.rows);
-  requireGemm().nt(x.dataSync() as Float32Array, w.data, out, M, w.rows, K);
-  return tf.tensor2d(out, [M, w.rows]);
+  const g = requireGemm();
+  return writeF32<tf.Rank.R2>([M, w.rows], (out) => g.nt(readF32(x), w.data, out, M, w.rows, K));
 }
 
 /** p·w on the host (p [M, rows of w]). */
 function hostNN(p: tf.Tensor2D, w: HostMatrix): tf.Tensor2D {
   const [M, N] = p.shape;
   if (N !== w.rows) throw new Error(`p·w: p is [${M}, ${N}] but w [${w.rows}, ${w.cols}]`);
-  const out = new Float32Array(M * w.cols);
-  requireGemm().nn(p.dataSync() as Float32Array, w.data, out, M, w.cols, N);
-  return tf.tensor2d(out, [M, w.cols]);
+  const g = requireGemm();
+  return writeF32<tf.Rank.R2>([M, w.cols], (out) => g.nn(readF32(p), w.data, out, M, w.cols, N));
 }
 
 function requireGemm(): NativeGemm {

@@ -1,0 +1,116 @@
+/**
+ * The wasm heap read and written in place (trainer/wasm/heap.ts): the native products read
+ * their activation where wasm keeps it and write their result into a tensor's own memory, and
+ * wasm's Identity and same-type Cast share data as tfjs's other backends do. Checked: the views
+ * are the heap itself (not copies), the products and gradients are the same bit for bit as
+ * with the copies, a shared clone outlives its source, and nothing leaks (tensors or heap data).
+ */
+import { before, test } from "node:test";
+import assert from "node:assert/strict";
+import * as tf from "@tensorflow/tfjs-core";
+import { initBackend } from "../../trainer/backend.js";
+import { frozenLinear, mm } from "../../trainer/model/fast-matmul.js";
+import { hostMatrix, nativeProductsFor } from "../../trainer/native/gemm.js";
+import { readF32, setHeapViews, writeF32 } from "../../trainer/wasm/heap.js";
+
+const skip = process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1";
+
+before(async () => {
+  await initBackend("wasm");
+});
+
+/** A deterministic fill in [-1, 1). */
+function fill(n: number, seed: number): Float32Array {
+  let x = seed >>> 0 || 1;
+  return new Float32Array(n).map(() => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return ((x >>> 0) / 2 ** 32) * 2 - 1;
+  });
+}
+
+interface HeapOwner {
+  wasm: { HEAPU8: Uint8Array };
+  numDataIds(): number;
+}
+const backend = () => tf.backend() as unknown as HeapOwner;
+
+test("a wasm tensor is read as a view of the heap and written in place", () => {
+  assert.equal(tf.getBackend(), "wasm");
+  const x = tf.tensor2d(fill(12, 1), [3, 4]);
+  const v = readF32(x);
+  assert.equal(v.buffer, backend().wasm.HEAPU8.buffer, "readF32 gives the heap itself, not a copy");
+  assert.deepEqual(Array.from(v), Array.from(x.dataSync()));
+  const y = writeF32<tf.Rank.R2>([2, 3], (out) => out.set([1, 2, 3, 4, 5, 6]));
+  assert.deepEqual(y.shape, [2, 3]);
+  assert.deepEqual(Array.from(y.dataSync()), [1, 2, 3, 4, 5, 6]);
+  // A fill that throws frees the tensor's memory and leaves no tensor behind.
+  const [tensors, ids] = [tf.memory().numTensors, backend().numDataIds()];
+  assert.throws(
+    () =>
+      writeF32([4], () => {
+        throw new Error("fill failed");
+      }),
+    /fill failed/,
+  );
+  assert.deepEqual([tf.memory().numTensors, backend().numDataIds()], [tensors, ids]);
+  setHeapViews(false);
+  try {
+    assert.notEqual(readF32(x).buffer, backend().wasm.HEAPU8.buffer, "switched off: a copy, as before");
+  } finally {
+    setHeapViews(true);
+  }
+  tf.dispose([x, y]);
+});
+
+test("wasm's clone shares the data, outlives its source, and frees it once", () => {
+  const [tensors, ids] = [tf.memory().numTensors, backend().numDataIds()];
+  const x = tf.tensor1d([1, 2, 3]);
+  const c = tf.clone(x);
+  const same = tf.cast(x, "float32");
+  const int = tf.cast(x, "int32");
+  assert.equal(backend().numDataIds(), ids + 2, "the clone and the same-type cast share x's data; the int32 cast has its own");
+  x.dispose();
+  assert.deepEqual(Array.from(c.dataSync()), [1, 2, 3]);
+  assert.deepEqual(Array.from(same.dataSync()), [1, 2, 3]);
+  assert.deepEqual(Array.from(int.dataSync()), [1, 2, 3]);
+  tf.dispose([c, same, int]);
+  assert.deepEqual([tf.memory().numTensors, backend().numDataIds()], [tensors, ids]);
+});
+
+/** y = frozenLinear(mm(x, a)·…): values and gradients for x and a, with the views on or off. */
+function run(views: boolean): { y: Float32Array; dx: Float32Array; da: Float32Array } {
+  setHeapViews(views);
+  try {
+    const [rows, d, r, out] = [70, 64, 16, 300];
+    const w = hostMatrix(fill(out * d, 5), out, d);
+    const x = tf.tensor2d(fill(rows * d, 6), [rows, d]);
+    const a = tf.tensor2d(fill(d * r, 7), [d, r]);
+    const b = tf.tensor2d(fill(r * d, 8), [r, d]);
+    const dy = tf.tensor2d(fill(rows * out, 9), [rows, out]);
+    const f = (xi: tf.Tensor, ai: tf.Tensor) => {
+      const h = tf.add<tf.Tensor2D>(xi, mm(mm(xi as tf.Tensor2D, ai as tf.Tensor2D), b));
+      return frozenLinear(tf.mul(h, tf.sigmoid(h)), w);
+    };
+    const y = tf.tidy(() => f(x, a));
+    const [dx, da] = tf.grads((xi: tf.Tensor, ai: tf.Tensor) => tf.sum(tf.mul(f(xi, ai), dy)))([x, a]);
+    const res = { y: y.dataSync() as Float32Array, dx: dx.dataSync() as Float32Array, da: da.dataSync() as Float32Array };
+    tf.dispose([x, a, b, dy, y, dx, da]);
+    return res;
+  } finally {
+    setHeapViews(true);
+  }
+}
+
+test("the native products and the gradients through them are the same with the heap views as with the copies", { skip }, () => {
+  assert.ok(nativeProductsFor(tf.getBackend()), "the native products load here");
+  const [tensors, ids] = [tf.memory().numTensors, backend().numDataIds()];
+  const before = run(false);
+  const now = run(true);
+  for (const k of ["y", "dx", "da"] as const) {
+    assert.ok(before[k].some((v) => v !== 0));
+    assert.deepEqual(now[k], before[k], `${k} differs`);
+  }
+  assert.deepEqual([tf.memory().numTensors, backend().numDataIds()], [tensors, ids], "no tensor or heap data left behind");
+});

@@ -1,0 +1,112 @@
+/**
+ * Tensors of the wasm backend read and written where they live, in its heap, without copies.
+ *
+ * Why (issue 31, 1 × 128 on the 0.5B shape): the native products (trainer/native/gemm.ts) read
+ * their activation with dataSync, which on wasm is a slice of the heap (HEAPU8.slice: ~1 GB/s
+ * on the threaded build's shared memory, 2.2 ms for a [128, 4864] activation, 14 ms for the
+ * cycle's [1296, 4864]), and return a fresh Float32Array that tf.tensor copies into the heap
+ * again. A view of the heap (`typedArrayFromHeap`) costs nothing and the addon reads and writes
+ * it in place (shared memory included); an output tensor allocated in the heap first
+ * (`makeOutput`) is written by the addon directly.
+ *
+ * And tfjs's own copies: the engine clones every tensor a gradient saves (engine
+ * saveTensorsForBackwardMode → clone → the Identity kernel), and wasm's Identity and same-type
+ * Cast copy the data, where tfjs's cpu and webgl backends share it (incRef). Tensors are
+ * immutable in tfjs (Variable.assign swaps the data, never writes it), so sharing is safe:
+ * `shareIdentityCopies` registers wasm kernels for both that share, as the other backends do.
+ *
+ * BackendWasm's typedArrayFromHeap, makeOutput, incRef and dataIdMap are not public API
+ * (tfjs-backend-wasm 4.22.0, internals.ts): `wasmHeap()` checks they are there and returns null
+ * otherwise, and callers then copy as before.
+ */
+import * as tf from "@tensorflow/tfjs-core";
+
+interface TensorInfoLike {
+  dataId: object;
+  shape: number[];
+  dtype: tf.DataType;
+}
+
+interface BackendWasmHeap {
+  typedArrayFromHeap(t: TensorInfoLike): Float32Array | Int32Array | Uint8Array;
+  makeOutput(shape: number[], dtype: tf.DataType): TensorInfoLike;
+  incRef(dataId: object): void;
+}
+
+let useViews = true;
+/**
+ * Heap views for the native products (default), or dataSync and an upload as before: for
+ * bench/trainer-profile.ts's alternating comparison (--ab heap-views) and the tests.
+ */
+export function setHeapViews(on: boolean): void {
+  useViews = on;
+}
+
+/** The wasm backend when it is the active one and has what the views need, else null. */
+function wasmHeap(): BackendWasmHeap | null {
+  if (!useViews || tf.getBackend() !== "wasm") return null;
+  const b = tf.backend() as unknown as Partial<BackendWasmHeap>;
+  return typeof b.typedArrayFromHeap === "function" && typeof b.makeOutput === "function" ? (b as BackendWasmHeap) : null;
+}
+
+/** A float32 tensor's values: a view of the wasm heap (read in place; do not keep it past the next op), else dataSync. */
+export function readF32(t: tf.Tensor): Float32Array {
+  if (t.dtype !== "float32") throw new Error(`readF32: a ${t.dtype} tensor`);
+  const heap = wasmHeap();
+  return heap ? (heap.typedArrayFromHeap(t) as Float32Array) : (t.dataSync() as Float32Array);
+}
+
+/**
+ * A new float32 tensor of `shape` whose values `fill` writes (every one of them: the heap's
+ * memory is not zeroed). On wasm `fill` writes the tensor's heap memory directly; elsewhere a
+ * Float32Array that becomes the tensor.
+ */
+export function writeF32<R extends tf.Rank>(shape: number[], fill: (out: Float32Array) => void): tf.Tensor<R> {
+  const heap = wasmHeap();
+  if (!heap) {
+    const out = new Float32Array(shape.reduce((a, d) => a * d, 1));
+    fill(out);
+    return tf.tensor(out, shape, "float32") as unknown as tf.Tensor<R>;
+  }
+  const info = heap.makeOutput(shape, "float32");
+  try {
+    fill(heap.typedArrayFromHeap(info) as Float32Array);
+  } catch (e) {
+    tf.backend().disposeData(info.dataId);
+    throw e;
+  }
+  return tf.engine().makeTensorFromTensorInfo(info, tf.backend()) as tf.Tensor<R>;
+}
+
+/** Kernels that share their input's data: returns the same data under a new tensor. */
+function share(args: { inputs: tf.NamedTensorInfoMap; backend: unknown }): tf.TensorInfo {
+  const x = args.inputs.x as tf.TensorInfo;
+  (args.backend as BackendWasmHeap).incRef(x.dataId);
+  return { dataId: x.dataId, shape: x.shape, dtype: x.dtype };
+}
+
+let shared = false;
+/** See the file's comment. The stock kernels run where the backend lacks incRef or for a real cast. */
+export function shareIdentityCopies(): void {
+  if (shared) return;
+  const identity = tf.getKernel("Identity", "wasm");
+  const cast = tf.getKernel("Cast", "wasm");
+  if (!identity || !cast) return;
+  shared = true;
+  const canShare = (backend: unknown) => useViews && typeof (backend as Partial<BackendWasmHeap>).incRef === "function";
+  tf.unregisterKernel("Identity", "wasm");
+  tf.registerKernel({
+    kernelName: "Identity",
+    backendName: "wasm",
+    kernelFunc: (args) => (canShare(args.backend) && (args.inputs.x as tf.TensorInfo).dtype !== "string" ? share(args) : identity.kernelFunc(args)),
+  });
+  tf.unregisterKernel("Cast", "wasm");
+  tf.registerKernel({
+    kernelName: "Cast",
+    backendName: "wasm",
+    kernelFunc: (args) =>
+      canShare(args.backend) && (args.inputs.x as tf.TensorInfo).dtype === (args.attrs as { dtype?: string } | undefined)?.dtype
+        ? share(args)
+        : cast.kernelFunc(args),
+  });
+}
