@@ -21,7 +21,7 @@ import { MAX_WASM_THREADS, startWasm, type WasmStarted } from "./wasm/threads.js
 import type { AdapterSummary } from "./webgpu/dawn.js";
 import { startWebGpu } from "./webgpu/start.js";
 import { nativeGemmStatus } from "./native/gemm.js";
-import { shareIdentityCopies } from "./wasm/heap.js";
+import { registerInPlaceKernels } from "./wasm/inPlaceKernels.js";
 
 // webgpu keeps every freed GPU buffer for reuse; the trainer may give them back between steps.
 export { releaseFreeGpuBuffers } from "./webgpu/start.js";
@@ -175,7 +175,7 @@ const CANDIDATES: Candidate[] = [
         removeHandlersAddedSince(before);
       }
       startNativeProducts("wasm", want, log);
-      shareIdentityCopies();
+      registerInPlaceKernels();
       const threads = `${w.threads} thread${w.threads === 1 ? "" : "s"}`;
       const features = [w.simd ? "simd" : "no simd", w.why ? `${threads}; threads unavailable: ${w.why}` : threads];
       return {

@@ -1,9 +1,11 @@
 /**
- * The wasm heap read and written in place (trainer/wasm/heap.ts): the native products read
- * their activation where wasm keeps it and write their result into a tensor's own memory, and
- * wasm's Identity and same-type Cast share data as tfjs's other backends do. Checked: the views
- * are the heap itself (not copies), the products and gradients are the same bit for bit as
- * with the copies, a shared clone outlives its source, and nothing leaks (tensors or heap data).
+ * The wasm heap read and written in place (trainer/wasm/heap.ts, inPlaceKernels.ts): the native
+ * products read their activation where wasm keeps it and write their result into a tensor's own
+ * memory; Slice, Unpack and SplitV copy only their own elements; Identity and same-type Cast
+ * share data as tfjs's other backends do. Checked: the views are the heap itself (not copies),
+ * every slice, unstack and split is the stock kernel's bit for bit, the products and gradients
+ * are the same as with the copies, a shared clone outlives its source, and nothing leaks
+ * (tensors or heap data).
  */
 import { before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -112,5 +114,58 @@ test("the native products and the gradients through them are the same with the h
     assert.ok(before[k].some((v) => v !== 0));
     assert.deepEqual(now[k], before[k], `${k} differs`);
   }
+  assert.deepEqual([tf.memory().numTensors, backend().numDataIds()], [tensors, ids], "no tensor or heap data left behind");
+});
+
+/** Runs `f` with the stock kernels (views off) and in place; returns both results' values and shapes. */
+function both(f: () => tf.Tensor | tf.Tensor[]): Array<Array<{ shape: number[]; dtype: string; values: number[] }>> {
+  return [false, true].map((on) => {
+    setHeapViews(on);
+    try {
+      const out = tf.tidy(f);
+      const list = Array.isArray(out) ? out : [out];
+      const res = list.map((t) => ({ shape: t.shape, dtype: t.dtype, values: Array.from(t.dataSync()) }));
+      tf.dispose(list);
+      return res;
+    } finally {
+      setHeapViews(true);
+    }
+  });
+}
+
+test("slices, unstacks and splits read in place equal the stock kernels' bit for bit", () => {
+  const [tensors, ids] = [tf.memory().numTensors, backend().numDataIds()];
+  const x4 = tf.tensor4d(fill(2 * 5 * 3 * 4, 11), [2, 5, 3, 4]);
+  const i3 = tf.tensor3d(
+    Int32Array.from(fill(4 * 3 * 5, 12), (v) => Math.round(v * 100)),
+    [4, 3, 5],
+    "int32",
+  );
+  const b2 = tf.tensor2d(
+    Uint8Array.from(fill(6 * 7, 13), (v) => (v > 0 ? 1 : 0)),
+    [6, 7],
+    "bool",
+  );
+  const cases: Array<[string, () => tf.Tensor | tf.Tensor[]]> = [
+    ["4-D, outer rows (contiguous)", () => tf.slice(x4, [1, 0, 0, 0], [1, 5, 3, 4])],
+    ["4-D, a run of the second axis", () => tf.slice(x4, [0, 1, 0, 0], [2, 3, 3, 4])],
+    ["4-D, the last axis halved (RoPE)", () => tf.slice(x4, [0, 0, 0, 2], [2, 5, 3, 2])],
+    ["4-D, every axis cut, size -1", () => tf.slice(x4, [1, 2, 1, 1], [-1, 2, 2, -1])],
+    ["4-D, an empty slice", () => tf.slice(x4, [0, 0, 0, 0], [2, 0, 3, 4])],
+    ["int32 3-D", () => tf.slice(i3, [1, 1, 2], [3, 2, 3])],
+    ["bool 2-D columns", () => tf.slice(b2, [2, 3], [3, 4])],
+    ["unstack axis 0", () => tf.unstack(x4)],
+    ["unstack axis 2", () => tf.unstack(x4, 2)],
+    ["unstack int32 last axis", () => tf.unstack(i3, -1)],
+    ["split axis 1 by sizes", () => tf.split(x4, [1, 3, 1], 1)],
+    ["split last axis in two", () => tf.split(x4, 2, -1)],
+    ["split bool rows", () => tf.split(b2, [2, 4], 0)],
+  ];
+  for (const [what, f] of cases) {
+    const [stock, now] = both(f);
+    assert.ok(stock.length > 0, what);
+    assert.deepEqual(now, stock, what);
+  }
+  tf.dispose([x4, i3, b2]);
   assert.deepEqual([tf.memory().numTensors, backend().numDataIds()], [tensors, ids], "no tensor or heap data left behind");
 });

@@ -8,16 +8,12 @@
  * again. A view of the heap (`typedArrayFromHeap`) costs nothing and the addon reads and writes
  * it in place (shared memory included); an output tensor allocated in the heap first
  * (`makeOutput`) is written by the addon directly.
+ * tfjs's own kernels that copied the heap are registered again to read it in place
+ * (./inPlaceKernels.ts); one switch turns both off.
  *
- * And tfjs's own copies: the engine clones every tensor a gradient saves (engine
- * saveTensorsForBackwardMode → clone → the Identity kernel), and wasm's Identity and same-type
- * Cast copy the data, where tfjs's cpu and webgl backends share it (incRef). Tensors are
- * immutable in tfjs (Variable.assign swaps the data, never writes it), so sharing is safe:
- * `shareIdentityCopies` registers wasm kernels for both that share, as the other backends do.
- *
- * BackendWasm's typedArrayFromHeap, makeOutput, incRef and dataIdMap are not public API
- * (tfjs-backend-wasm 4.22.0, internals.ts): `wasmHeap()` checks they are there and returns null
- * otherwise, and callers then copy as before.
+ * BackendWasm's typedArrayFromHeap and makeOutput are not public API (tfjs-backend-wasm 4.22.0):
+ * `wasmHeap()` checks they are there and returns null otherwise, and callers then copy as
+ * before.
  */
 import * as tf from "@tensorflow/tfjs-core";
 
@@ -35,11 +31,14 @@ interface BackendWasmHeap {
 
 let useViews = true;
 /**
- * Heap views for the native products (default), or dataSync and an upload as before: for
- * bench/trainer-profile.ts's alternating comparison (--ab heap-views) and the tests.
+ * The heap read in place (default: these views and ./inPlaceKernels.ts), or copied as before:
+ * for bench/trainer-profile.ts's alternating comparison (--ab heap-views) and the tests.
  */
 export function setHeapViews(on: boolean): void {
   useViews = on;
+}
+export function heapViews(): boolean {
+  return useViews;
 }
 
 /** The wasm backend when it is the active one and has what the views need, else null. */
@@ -76,37 +75,4 @@ export function writeF32<R extends tf.Rank>(shape: number[], fill: (out: Float32
     throw e;
   }
   return tf.engine().makeTensorFromTensorInfo(info, tf.backend()) as tf.Tensor<R>;
-}
-
-/** Kernels that share their input's data: returns the same data under a new tensor. */
-function share(args: { inputs: tf.NamedTensorInfoMap; backend: unknown }): tf.TensorInfo {
-  const x = args.inputs.x as tf.TensorInfo;
-  (args.backend as BackendWasmHeap).incRef(x.dataId);
-  return { dataId: x.dataId, shape: x.shape, dtype: x.dtype };
-}
-
-let shared = false;
-/** See the file's comment. The stock kernels run where the backend lacks incRef or for a real cast. */
-export function shareIdentityCopies(): void {
-  if (shared) return;
-  const identity = tf.getKernel("Identity", "wasm");
-  const cast = tf.getKernel("Cast", "wasm");
-  if (!identity || !cast) return;
-  shared = true;
-  const canShare = (backend: unknown) => useViews && typeof (backend as Partial<BackendWasmHeap>).incRef === "function";
-  tf.unregisterKernel("Identity", "wasm");
-  tf.registerKernel({
-    kernelName: "Identity",
-    backendName: "wasm",
-    kernelFunc: (args) => (canShare(args.backend) && (args.inputs.x as tf.TensorInfo).dtype !== "string" ? share(args) : identity.kernelFunc(args)),
-  });
-  tf.unregisterKernel("Cast", "wasm");
-  tf.registerKernel({
-    kernelName: "Cast",
-    backendName: "wasm",
-    kernelFunc: (args) =>
-      canShare(args.backend) && (args.inputs.x as tf.TensorInfo).dtype === (args.attrs as { dtype?: string } | undefined)?.dtype
-        ? share(args)
-        : cast.kernelFunc(args),
-  });
 }
