@@ -41,6 +41,7 @@ const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
   "head-fused": (head as Record<string, unknown>).setFusedHeadSlices as ((on: boolean) => void) | undefined,
   "adamw-host": (adamw as Record<string, unknown>).setFusedAdamW as ((on: boolean) => void) | undefined,
   "sized-transpose": (fastMatmul as Record<string, unknown>).setSizedTranspose as ((on: boolean) => void) | undefined,
+  "native-all": (fastMatmul as Record<string, unknown>).setNativeAllProducts as ((on: boolean) => void) | undefined,
   "heap-views": (wasmHeap as Record<string, unknown>).setHeapViews as ((on: boolean) => void) | undefined,
 };
 
@@ -202,14 +203,16 @@ const nativeMs = new Map<string, Row>();
   if (st.loaded) {
     const g = st.gemm;
     const timed =
-      (fn: "nt" | "nn"): NativeGemm["nt"] =>
+      (fn: "nt" | "nn" | "tn"): NativeGemm["nt"] =>
       (a, b, c, m, n, k) => {
         if (!on) return g[fn](a, b, c, m, n, k);
         const t0 = performance.now();
         g[fn](a, b, c, m, n, k);
         add(nativeMs, `native ${fn} MatMul [${m}×${k}]·[${k}×${n}]`, performance.now() - t0, 2 * m * n * k);
       };
-    st.gemm = { nt: timed("nt"), nn: timed("nn"), setThreads: (n) => g.setThreads(n), isa: g.isa, hardwareThreads: g.hardwareThreads };
+    // A tree from before the "tn" product (this script profiles older trees too) has none to wrap.
+    const tn = typeof (g as Partial<NativeGemm>).tn === "function" ? { tn: timed("tn") } : {};
+    st.gemm = { nt: timed("nt"), nn: timed("nn"), ...tn, setThreads: (n) => g.setThreads(n), isa: g.isa, hardwareThreads: g.hardwareThreads } as NativeGemm;
   }
 }
 

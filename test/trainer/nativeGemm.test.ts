@@ -35,15 +35,17 @@ function fill(n: number, seed: number): Float32Array {
   });
 }
 
+type Form = "nt" | "nn" | "tn";
+
 /** Largest error relative to Σ|a·b| (the product's own scale), against float64. */
-function check(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, transposed: boolean): number {
+function check(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, form: Form): number {
   let worst = 0;
   for (let i = 0; i < m; i++)
     for (let j = 0; j < n; j++) {
       let s = 0;
       let mag = 0;
       for (let q = 0; q < k; q++) {
-        const p = a[i * k + q] * (transposed ? b[j * k + q] : b[q * n + j]);
+        const p = (form === "tn" ? a[q * m + i] : a[i * k + q]) * (form === "nt" ? b[j * k + q] : b[q * n + j]);
         s += p;
         mag += Math.abs(p);
       }
@@ -75,12 +77,11 @@ test(
         for (const [m, n, k] of shapes) {
           const a = fill(m * k, m + 7 * n + 13 * k);
           const b = fill(n * k, 3 * m + n + k);
-          for (const transposed of [true, false]) {
+          for (const form of ["nt", "nn", "tn"] as const) {
             const c = new Float32Array(m * n).fill(Number.NaN);
-            if (transposed) g.nt(a, b, c, m, n, k);
-            else g.nn(a, b, c, m, n, k);
-            const err = check(c, a, b, m, n, k, transposed);
-            assert.ok(err < 1e-5, `${transposed ? "nt" : "nn"} [${m},${k}]·[${k},${n}] on ${threads} thread(s): relative error ${err}`);
+            g[form](a, b, c, m, n, k);
+            const err = check(c, a, b, m, n, k, form);
+            assert.ok(err < 1e-5, `${form} [${m},${k}]·[${k},${n}] on ${threads} thread(s): relative error ${err}`);
           }
         }
       }
@@ -98,6 +99,8 @@ test("a product with k = 0 is zeros, and an empty one writes nothing", { skip: p
   c.fill(5);
   g.nn(new Float32Array(0), new Float32Array(12), c, 0, 3, 4);
   assert.deepEqual([...c], [5, 5, 5, 5, 5, 5]);
+  g.tn(new Float32Array(0), new Float32Array(0), c, 2, 3, 0);
+  assert.deepEqual([...c], [0, 0, 0, 0, 0, 0]);
 });
 
 test(
@@ -109,6 +112,10 @@ test(
     assert.throws(() => g.nt(new Float32Array(4), new Float32Array(6), c, 2, 3, 2), {
       code: "CLAWRL_GEMM",
       message: /needs arrays of 4, 6 and 6 floats; got 4, 6, 3/,
+    });
+    assert.deepEqual([...c], [7, 7, 7]);
+    assert.throws(() => g.tn(new Float32Array(3), new Float32Array(6), c, 2, 3, 2), {
+      message: /a product of \[2,2\]ᵀ by \[2,3\] needs arrays of 4, 6 and 6 floats; got 3, 6, 3/,
     });
     assert.deepEqual([...c], [7, 7, 7]);
     assert.throws(() => g.nn(new Float64Array(4) as unknown as Float32Array, new Float32Array(4), new Float32Array(4), 2, 2, 2), {

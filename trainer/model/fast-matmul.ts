@@ -31,8 +31,38 @@ export function setSizedTranspose(on: boolean): void {
   sizedTranspose = on;
 }
 
+let nativeAll = true;
+/**
+ * Every float32 product of two tensors natively where the frozen weights' are (default: the
+ * LoRA factors' and attention's too), or only the large LoRA gradients as before: for
+ * bench/trainer-profile.ts's alternating comparison (--ab native-all) and the tests.
+ */
+export function setNativeAllProducts(on: boolean): void {
+  nativeAll = on;
+}
+
+type Form = "nn" | "nt" | "tn";
+
+/**
+ * a·b ("nn", b [K,N]), a·bᵀ ("nt", b [N,K]) or aᵀ·b ("tn", a [K,M]) natively on the CPU
+ * backends, or null where they are not used. Since the heap is read and written in place
+ * (wasm/heap.ts) a native call costs no copy, and the addon needs neither XNNPACK's packing of a
+ * fresh right operand on every call nor an explicit transpose: at 16 × 81 on the 0.5B shape
+ * attention's products ran at 9 GFLOP/s and the LoRA factors' at 22 on wasm.
+ */
+function nativeProduct(form: Form, a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D | null {
+  if (!nativeAll || a.dtype !== "float32" || b.dtype !== "float32") return null;
+  const g = nativeProductsFor(tf.getBackend());
+  if (!g) return null;
+  const [M, K] = form === "tn" ? [a.shape[1], a.shape[0]] : a.shape;
+  const N = form === "nt" ? b.shape[0] : b.shape[1];
+  return writeF32<tf.Rank.R2>([M, N], (out) => g[form](readF32(a), readF32(b), out, M, N, K));
+}
+
 /** a·bᵀ for a [M,K], b [N,K]. */
 function matMulBT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
+  const native = nativeProduct("nt", a, b);
+  if (native) return native;
   if (!explicitTranspose()) return tf.matMul(a, b, false, true);
   // On wasm (b·aᵀ)ᵀ beats a·bᵀ through an explicit transpose of a large b: measured 39 vs 56 ms
   // for [128,896]·[896,4864] (the small activation is transposed twice instead). For a small b
@@ -45,14 +75,13 @@ function matMulBT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
   return tf.transpose(tf.matMul(b, tf.transpose(a))) as tf.Tensor2D;
 }
 
-/**
- * Products below this many multiply-adds stay on the backend: the read-back and upload around a
- * native product cost more than they save there.
- */
+/** With setNativeAllProducts(false), products below this many multiply-adds stay on the backend, as before. */
 const NATIVE_MIN_MACS = 1 << 22;
 
 /** aᵀ·b for a [K,M], b [K,N]. */
 function matMulAT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
+  const native = nativeProduct("tn", a, b);
+  if (native) return native;
   const [K, M] = a.shape;
   const N = b.shape[1];
   // A LoRA factor's gradient, (x·A)ᵀ·dy: on wasm XNNPACK packs dy, [rows, 4864] at the 0.5B
@@ -62,7 +91,7 @@ function matMulAT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
   return explicitTranspose() ? tf.matMul(tf.transpose(a), b) : tf.matMul(a, b, true, false);
 }
 
-/** aᵀ·b natively: a transposed on the host (the small operand here), b read in place (wasm/heap.ts). */
+/** aᵀ·b natively as before setNativeAllProducts: a transposed on the host, b read in place (wasm/heap.ts). */
 function hostTN(g: NativeGemm, a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
   const [K, M] = a.shape;
   const N = b.shape[1];
@@ -78,7 +107,7 @@ export function mm(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
     const [xa, yb] = [x as tf.Tensor2D, y as tf.Tensor2D];
     (save as tf.GradSaveFunc)([xa, yb]);
     return {
-      value: tf.matMul(xa, yb),
+      value: nativeProduct("nn", xa, yb) ?? tf.matMul(xa, yb),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const [sa, sb] = saved as tf.Tensor2D[];
         const d = dy as tf.Tensor2D;
@@ -95,11 +124,11 @@ export function mmT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
     const [xa, yb] = [x as tf.Tensor2D, y as tf.Tensor2D];
     (save as tf.GradSaveFunc)([xa, yb]);
     return {
-      value: explicitTranspose() ? tf.matMul(xa, tf.transpose(yb)) : tf.matMul(xa, yb, false, true),
+      value: nativeProduct("nt", xa, yb) ?? (explicitTranspose() ? tf.matMul(xa, tf.transpose(yb)) : tf.matMul(xa, yb, false, true)),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const [sa, sb] = saved as tf.Tensor2D[];
         const d = dy as tf.Tensor2D;
-        return [tf.matMul(d, sb), matMulAT(d, sa)];
+        return [nativeProduct("nn", d, sb) ?? tf.matMul(d, sb), matMulAT(d, sa)];
       },
     };
   });

@@ -34,6 +34,8 @@ export interface NativeGemm {
   nt(a: Float32Array, b: Float32Array, c: Float32Array, m: number, n: number, k: number): void;
   /** c[m,n] = a[m,k]·b with b [k,n]. */
   nn(a: Float32Array, b: Float32Array, c: Float32Array, m: number, n: number, k: number): void;
+  /** c[m,n] = aᵀ·b with a [k,m], b [k,n]. */
+  tn(a: Float32Array, b: Float32Array, c: Float32Array, m: number, n: number, k: number): void;
   setThreads(n: number): void;
   /** "avx2" or "generic" (the compiler's baseline: SSE2, NEON). */
   readonly isa: string;
@@ -67,7 +69,7 @@ export function nativeGemmStatus(): GemmStatus {
   if (!found) return (status = { loaded: false, why: "not built (npm run build:native needs g++ or clang++)" });
   try {
     const gemm = createRequire(import.meta.url)(found) as Partial<NativeGemm>;
-    if (typeof gemm.nt !== "function" || typeof gemm.nn !== "function" || typeof gemm.setThreads !== "function") {
+    if (typeof gemm.nt !== "function" || typeof gemm.nn !== "function" || typeof gemm.tn !== "function" || typeof gemm.setThreads !== "function") {
       return (status = { loaded: false, why: `${found} is not the native products addon` });
     }
     return (status = { loaded: true, gemm: gemm as NativeGemm, path: found });

@@ -19,14 +19,15 @@ struct Isa {
   const char* name;
   ProductFn nt;
   ProductFn nn;
+  ProductFn tn;
 };
 
 Isa pickIsa() {
 #if defined(__x86_64__) || defined(_M_X64)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn, clawrl_gemm::avx2::tn};
 #endif
-  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn};
+  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn, clawrl_gemm::generic::tn};
 }
 
 const Isa kIsa = pickIsa();
@@ -72,8 +73,11 @@ void runSplit(ProductFn fn, const float* a, const float* b, float* c, size_t m, 
   for (auto& th : pool) th.join();
 }
 
-// product(a, b, c, m, n, k): c[m,n] = a[m,k]·bᵀ (b [n,k]) for "nt", a[m,k]·b (b [k,n]) for "nn".
-template <bool Transposed>
+// product(a, b, c, m, n, k): c[m,n] = a[m,k]·bᵀ (b [n,k]) for "nt", a[m,k]·b (b [k,n]) for
+// "nn", aᵀ·b (a [k,m], b [k,n]) for "tn".
+enum class Form { NT, NN, TN };
+
+template <Form F>
 napi_value product(napi_env env, napi_callback_info info) {
   size_t argc = 6;
   napi_value argv[6];
@@ -85,10 +89,11 @@ napi_value product(napi_env env, napi_callback_info info) {
   }
   if (!dimension(env, argv[3], &m) || !dimension(env, argv[4], &n) || !dimension(env, argv[5], &k)) return throwError(env, "m, n and k must be non-negative integers");
   if (la < m * k || lb < n * k || lc < m * n) {
-    return throwError(env, "a product of [" + std::to_string(m) + "," + std::to_string(k) + "] by " + (Transposed ? "[" + std::to_string(n) + "," + std::to_string(k) + "]ᵀ" : "[" + std::to_string(k) + "," + std::to_string(n) + "]") +
-                               " needs arrays of " + std::to_string(m * k) + ", " + std::to_string(n * k) + " and " + std::to_string(m * n) + " floats; got " + std::to_string(la) + ", " + std::to_string(lb) + ", " + std::to_string(lc));
+    const std::string M = std::to_string(m), N = std::to_string(n), K = std::to_string(k);
+    const std::string shapes = F == Form::NT ? "[" + M + "," + K + "] by [" + N + "," + K + "]ᵀ" : F == Form::NN ? "[" + M + "," + K + "] by [" + K + "," + N + "]" : "[" + K + "," + M + "]ᵀ by [" + K + "," + N + "]";
+    return throwError(env, "a product of " + shapes + " needs arrays of " + std::to_string(m * k) + ", " + std::to_string(n * k) + " and " + std::to_string(m * n) + " floats; got " + std::to_string(la) + ", " + std::to_string(lb) + ", " + std::to_string(lc));
   }
-  if (m > 0 && n > 0) runSplit(Transposed ? kIsa.nt : kIsa.nn, a, b, c, m, n, k);
+  if (m > 0 && n > 0) runSplit(F == Form::NT ? kIsa.nt : F == Form::NN ? kIsa.nn : kIsa.tn, a, b, c, m, n, k);
   return nullptr;
 }
 
@@ -108,8 +113,9 @@ napi_value Init(napi_env env, napi_value exports) {
   napi_create_string_utf8(env, kIsa.name, NAPI_AUTO_LENGTH, &isa);
   napi_create_uint32(env, static_cast<uint32_t>(gThreads), &threads);
   napi_property_descriptor props[] = {
-      {"nt", nullptr, product<true>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
-      {"nn", nullptr, product<false>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"nt", nullptr, product<Form::NT>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"nn", nullptr, product<Form::NN>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"tn", nullptr, product<Form::TN>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"setThreads", nullptr, setThreads, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"isa", nullptr, nullptr, nullptr, nullptr, isa, napi_enumerable, nullptr},
       {"hardwareThreads", nullptr, nullptr, nullptr, nullptr, threads, napi_enumerable, nullptr},

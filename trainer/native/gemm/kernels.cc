@@ -3,6 +3,8 @@
 // -mavx2 -mfma). Both are outer products on 6 x 16 tiles, and neither copies the weight B:
 // what costs wasm is XNNPACK packing its right operand (the weight) again on every call.
 // - nn (C = A·B, B [K,N]): A's values broadcast against 16-wide rows of B, read in place.
+// - tn (C = Aᵀ·B, A stored [K,M], B [K,N]): nn reading A through strides (a LoRA factor's
+//   gradient, xᵀ·dy, without a transpose).
 // - nt (C = A·Bᵀ, B [N,K]): the weight's values broadcast against 16-row panels of A (the
 //   activations, small, packed once per K block), the result stored transposed. Measured on 2
 //   cores against dot products along K read in place: 1.4-2x at the trainer's shapes.
@@ -35,8 +37,10 @@ inline v8 splat(float x) { return v8{x, x, x, x, x, x, x, x}; }
 constexpr size_t NN_R = 6;
 constexpr size_t NN_KC = 256, NN_NC = 256;  // B block of 256 x 256 floats (256 KiB) in L2
 
+// A is read through strides: element (r, k) at a[r * ars + k * aks]; nn's A [m, k] has
+// (ars, aks) = (k, 1), tn's Aᵀ stored [k, m] has (1, m): both broadcast one value per (r, k).
 template <size_t R>
-inline void outerTile(const float* a, size_t lda, const float* b, size_t ldb, float* c, size_t ldc, size_t kLen, bool add) {
+inline void outerTile(const float* a, size_t ars, size_t aks, const float* b, size_t ldb, float* c, size_t ldc, size_t kLen, bool add) {
   v8 acc[R][2];
   for (size_t r = 0; r < R; r++) {
     acc[r][0] = add ? load(c + r * ldc) : splat(0);
@@ -45,7 +49,7 @@ inline void outerTile(const float* a, size_t lda, const float* b, size_t ldb, fl
   for (size_t k = 0; k < kLen; k++) {
     const v8 b0 = load(b + k * ldb), b1 = load(b + k * ldb + 8);
     for (size_t r = 0; r < R; r++) {
-      const v8 av = splat(a[r * lda + k]);
+      const v8 av = splat(a[r * ars + k * aks]);
       acc[r][0] += av * b0;
       acc[r][1] += av * b1;
     }
@@ -57,20 +61,20 @@ inline void outerTile(const float* a, size_t lda, const float* b, size_t ldb, fl
 }
 
 // Columns narrower than 16 at the right edge.
-inline void outerEdge(const float* a, size_t lda, const float* b, size_t ldb, float* c, size_t ldc, size_t rows, size_t cols, size_t kLen, bool add) {
+inline void outerEdge(const float* a, size_t ars, size_t aks, const float* b, size_t ldb, float* c, size_t ldc, size_t rows, size_t cols, size_t kLen, bool add) {
   for (size_t r = 0; r < rows; r++)
     for (size_t s = 0; s < cols; s++) {
       float t = add ? c[r * ldc + s] : 0.f;
-      for (size_t k = 0; k < kLen; k++) t += a[r * lda + k] * b[k * ldb + s];
+      for (size_t k = 0; k < kLen; k++) t += a[r * ars + k * aks] * b[k * ldb + s];
       c[r * ldc + s] = t;
     }
 }
 
 template <size_t R>
-inline void nnRows(const float* a, size_t lda, const float* b, size_t ldb, float* c, size_t ldc, size_t kLen, bool add, size_t j0, size_t j1) {
+inline void nnRows(const float* a, size_t ars, size_t aks, const float* b, size_t ldb, float* c, size_t ldc, size_t kLen, bool add, size_t j0, size_t j1) {
   size_t j = j0;
-  for (; j + 16 <= j1; j += 16) outerTile<R>(a, lda, b + j, ldb, c + j, ldc, kLen, add);
-  if (j < j1) outerEdge(a, lda, b + j, ldb, c + j, ldc, R, j1 - j, kLen, add);
+  for (; j + 16 <= j1; j += 16) outerTile<R>(a, ars, aks, b + j, ldb, c + j, ldc, kLen, add);
+  if (j < j1) outerEdge(a, ars, aks, b + j, ldb, c + j, ldc, R, j1 - j, kLen, add);
 }
 
 // nt as outer products: rows [i0, i0+16) of A packed as panel[k][16] (zero past m); R rows
@@ -158,7 +162,9 @@ void nt(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, 
   }
 }
 
-void nn(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, size_t n0, size_t n1) {
+namespace {
+// C = A·B over B's columns [n0, n1), A read through strides (see outerTile).
+void nnStrided(const float* a, size_t ars, size_t aks, const float* b, float* c, size_t m, size_t n, size_t k, size_t n0, size_t n1) {
   if (k == 0) {
     for (size_t i = 0; i < m; i++) std::memset(c + i * n + n0, 0, (n1 - n0) * sizeof(float));
     return;
@@ -170,11 +176,16 @@ void nn(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, 
       const size_t j1 = j0 + NN_NC < n1 ? j0 + NN_NC : n1;
       const float* bk = b + k0 * n;
       size_t i = 0;
-      for (; i + NN_R <= m; i += NN_R) nnRows<NN_R>(a + i * k + k0, k, bk, n, c + i * n, n, kLen, add, j0, j1);
-      leftover(m - i, [&](auto r) { nnRows<decltype(r)::value>(a + i * k + k0, k, bk, n, c + i * n, n, kLen, add, j0, j1); });
+      for (; i + NN_R <= m; i += NN_R) nnRows<NN_R>(a + i * ars + k0 * aks, ars, aks, bk, n, c + i * n, n, kLen, add, j0, j1);
+      leftover(m - i, [&](auto r) { nnRows<decltype(r)::value>(a + i * ars + k0 * aks, ars, aks, bk, n, c + i * n, n, kLen, add, j0, j1); });
     }
   }
 }
+}  // namespace
+
+void nn(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, size_t n0, size_t n1) { nnStrided(a, k, 1, b, c, m, n, k, n0, n1); }
+
+void tn(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, size_t n0, size_t n1) { nnStrided(a, 1, m, b, c, m, n, k, n0, n1); }
 
 }  // namespace KERNEL_NS
 }  // namespace clawrl_gemm
