@@ -1,18 +1,23 @@
 /**
  * AdamW's host loop (issue 31: one pass per parameter on the wasm and cpu backends, instead of
  * ~18 kernels) gives the tensor path's update: parameters, both moments and the gradient norm,
- * with and without clipping, over several steps.
+ * with and without clipping, over several steps; on the js cpu backend and on wasm (whose host
+ * loop reads and writes the heap in place: trainer/wasm/heap.ts).
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import * as tf from "@tensorflow/tfjs-core";
 import "@tensorflow/tfjs-backend-cpu";
 import { AdamW, setFusedAdamW } from "../../trainer/optim/adamw.js";
+import { initBackend } from "../../trainer/backend.js";
 
 before(async () => {
   await tf.setBackend("cpu");
 });
-after(() => setFusedAdamW(true));
+after(async () => {
+  setFusedAdamW(true);
+  await tf.setBackend("cpu");
+});
 
 function pseudoRandom(seed: number, size: number, scale: number): Float32Array {
   const d = new Float32Array(size);
@@ -50,11 +55,15 @@ async function run(host: boolean, gradScale: number): Promise<{ params: Float32A
   return out;
 }
 
-for (const [what, gradScale] of [
-  ["below the clipping bound", 0.1],
-  ["clipped (gradient norm over 1)", 10],
+for (const [what, gradScale, backend] of [
+  ["below the clipping bound", 0.1, "cpu"],
+  ["clipped (gradient norm over 1)", 10, "cpu"],
+  ["on wasm, clipped", 10, "wasm"],
 ] as const) {
   test(`the host loop and the tensor path give the same update, ${what}`, async () => {
+    if (backend === "wasm") await initBackend("wasm");
+    else await tf.setBackend("cpu");
+    assert.equal(tf.getBackend(), backend);
     const a = await run(false, gradScale);
     const b = await run(true, gradScale);
     const close = (x: Float32Array[], y: Float32Array[], tol: number, name: string) =>

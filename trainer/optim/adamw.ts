@@ -1,4 +1,5 @@
 import * as tf from "@tensorflow/tfjs-core";
+import { readF32, writeF32s } from "../wasm/heap.js";
 import type { AdamWState, MomentData } from "../../models/adapters/optimizerState.js";
 import { variableFrom } from "../model/variable.js";
 
@@ -116,7 +117,7 @@ export class AdamW {
 
   /**
    * The same update as one loop per parameter on the host, for backends whose tensors are host
-   * memory (wasm, cpu: read synchronously, a copy each way): clipping, both moments and the
+   * memory (wasm, cpu: read and written in place, trainer/wasm/heap.ts): clipping, both moments and the
    * parameter in one pass, where the tensor path runs ~18 kernels per parameter (issue 31's
    * profile). Arithmetic in double precision, each stored value rounded to float32 as the
    * tensor path stores it.
@@ -124,9 +125,11 @@ export class AdamW {
   private applyOnHost(grads: Record<string, tf.Tensor>, lr: number): StepInfo {
     const { beta1, beta2, eps, weightDecay, maxGradNorm } = this.options;
     const names = Object.keys(this.params);
-    const gs = names.map((n) => grads[n].dataSync() as Float32Array);
     let sq = 0;
-    for (const g of gs) for (let i = 0; i < g.length; i++) sq += g[i] * g[i];
+    for (const n of names) {
+      const g = readF32(grads[n]);
+      for (let i = 0; i < g.length; i++) sq += g[i] * g[i];
+    }
     const norm = Math.sqrt(sq);
     const clipOn = maxGradNorm > 0 && Number.isFinite(maxGradNorm);
     // As clipByGlobalNorm: the scale is a float32, exactly 1 below the bound.
@@ -137,30 +140,29 @@ export class AdamW {
     const sqrtBc2 = Math.sqrt(1 - Math.pow(beta2, t));
     const decay = 1 - lr * weightDecay;
     const stepSize = lr / bc1;
-    names.forEach((name, j) => {
+    for (const name of names) {
       const p = this.params[name];
-      const g = gs[j];
-      const pv = p.dataSync() as Float32Array;
-      const mv = this.m[name].dataSync() as Float32Array;
-      const vv = this.v[name].dataSync() as Float32Array;
-      const pn = new Float32Array(g.length);
-      const mn = new Float32Array(g.length);
-      const vn = new Float32Array(g.length);
-      for (let i = 0; i < g.length; i++) {
-        const gi = Math.fround(g[i] * scale);
-        mn[i] = beta1 * mv[i] + (1 - beta1) * gi;
-        vn[i] = beta2 * vv[i] + (1 - beta2) * gi * gi;
-        const m = mn[i];
-        const v = vn[i];
-        // p ← p·(1 − lr·wd) − (lr/bc1)·m / (√v/√bc2 + eps), as torch.optim.AdamW
-        pn[i] = pv[i] * decay - (stepSize * m) / (Math.sqrt(v) / sqrtBc2 + eps);
-      }
       tf.tidy(() => {
-        this.m[name].assign(tf.tensor(mn, this.m[name].shape));
-        this.v[name].assign(tf.tensor(vn, this.v[name].shape));
-        p.assign(tf.tensor(pn, p.shape));
+        const [m1, v1, p1] = writeF32s([p.shape, p.shape, p.shape], ([mn, vn, pn]) => {
+          const g = readF32(grads[name]);
+          const pv = readF32(p);
+          const mv = readF32(this.m[name]);
+          const vv = readF32(this.v[name]);
+          for (let i = 0; i < g.length; i++) {
+            const gi = Math.fround(g[i] * scale);
+            mn[i] = beta1 * mv[i] + (1 - beta1) * gi;
+            vn[i] = beta2 * vv[i] + (1 - beta2) * gi * gi;
+            const m = mn[i];
+            const v = vn[i];
+            // p ← p·(1 − lr·wd) − (lr/bc1)·m / (√v/√bc2 + eps), as torch.optim.AdamW
+            pn[i] = pv[i] * decay - (stepSize * m) / (Math.sqrt(v) / sqrtBc2 + eps);
+          }
+        });
+        this.m[name].assign(m1);
+        this.v[name].assign(v1);
+        p.assign(p1);
       });
-    });
+    }
     return { gradNorm: tf.scalar(norm) };
   }
 

@@ -58,21 +58,28 @@ export function readF32(t: tf.Tensor): Float32Array {
 /**
  * A new float32 tensor of `shape` whose values `fill` writes (every one of them: the heap's
  * memory is not zeroed). On wasm `fill` writes the tensor's heap memory directly; elsewhere a
- * Float32Array that becomes the tensor.
+ * Float32Array that becomes the tensor. Read inputs with readF32 inside `fill`: a view taken
+ * before the allocation may be detached by it (the single-threaded build's heap grows by
+ * replacing its buffer).
  */
 export function writeF32<R extends tf.Rank>(shape: number[], fill: (out: Float32Array) => void): tf.Tensor<R> {
+  return writeF32s([shape], ([out]) => fill(out))[0] as tf.Tensor<R>;
+}
+
+/** Several new float32 tensors filled by one call (as writeF32: their views are taken after every allocation). */
+export function writeF32s(shapes: number[][], fill: (outs: Float32Array[]) => void): tf.Tensor[] {
   const heap = wasmHeap();
   if (!heap) {
-    const out = new Float32Array(shape.reduce((a, d) => a * d, 1));
-    fill(out);
-    return tf.tensor(out, shape, "float32") as unknown as tf.Tensor<R>;
+    const outs = shapes.map((s) => new Float32Array(s.reduce((a, d) => a * d, 1)));
+    fill(outs);
+    return outs.map((o, i) => tf.tensor(o, shapes[i], "float32"));
   }
-  const info = heap.makeOutput(shape, "float32");
+  const infos = shapes.map((s) => heap.makeOutput(s, "float32"));
   try {
-    fill(heap.typedArrayFromHeap(info) as Float32Array);
+    fill(infos.map((info) => heap.typedArrayFromHeap(info) as Float32Array));
   } catch (e) {
-    tf.backend().disposeData(info.dataId);
+    for (const info of infos) tf.backend().disposeData(info.dataId);
     throw e;
   }
-  return tf.engine().makeTensorFromTensorInfo(info, tf.backend()) as tf.Tensor<R>;
+  return infos.map((info) => tf.engine().makeTensorFromTensorInfo(info, tf.backend()));
 }
