@@ -223,7 +223,7 @@ async function bringUp(
     const pool = t.pool ?? samples;
     // The gate's fluency check samples candidates with llama.cpp in a model instance of its own.
     probe = t.probe === undefined ? gateProbeFor(engine, threads) : t.probe;
-    training = new TrainingSupervisor({ ...t, store, bus, pool, checkpoints, engine, modelPath, probe });
+    training = new TrainingSupervisor({ ...t, store, bus, pool, checkpoints, engine, foreground: engine.foreground, modelPath, probe });
   }
   return {
     engine,

@@ -129,6 +129,37 @@ describe("inference engine", () => {
     assert.deepEqual(a.responseTokens, b.responseTokens);
   });
 
+  it("marks the wait for the first token as foreground: from the sequence to the first token, once per request", async () => {
+    const seen: string[] = [];
+    const off = engine.foreground.onChange((active) => seen.push(active ? "wait" : "first"));
+    try {
+      let events = 0;
+      const r = await engine.generate(
+        { messages, maxTokens: 8, seed: 3, temperature: 1 },
+        {
+          onStart: () => seen.push(`start:${engine.foreground.active}`),
+          onFirstToken: () => seen.push(`token:${engine.foreground.active}`),
+          onEvent: () => events++,
+        },
+      );
+      assert.ok(r.responseTokens.length >= 1);
+      assert.ok(events > 0);
+      // The wait ends at the first token (before the hook and every event), not at the answer's end.
+      assert.deepEqual(seen, ["wait", "start:true", "first", "token:false"]);
+      assert.equal(engine.foreground.active, false);
+      // A request aborted before its first token ends its wait too.
+      seen.length = 0;
+      const ac = new AbortController();
+      await assert.rejects(
+        engine.generate({ messages, maxTokens: 8 }, { signal: ac.signal, onStart: () => ac.abort(), onFirstToken: () => seen.push("token") }),
+      );
+      assert.deepEqual(seen, ["wait", "first"]);
+      assert.equal(engine.foreground.active, false);
+    } finally {
+      off();
+    }
+  });
+
   it("queues beyond the pool first-in first-out, and a queued request can be aborted", async () => {
     const order: number[] = [];
     const ac = new AbortController();

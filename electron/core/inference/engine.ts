@@ -23,6 +23,7 @@ import { defaultThreads, servingThreads } from "./threads.js";
 import { installExactTokenProbability, targetLogprobs } from "./tokenProbability.js";
 import { parseAnswer, toolCallSyntax, type ToolCallSyntax } from "./toolCalls.js";
 import { Generation, type ToolGrammars } from "./generation.js";
+import { Foreground } from "./foreground.js";
 
 export { AbortedError } from "./adapterGate.js";
 export type { SwapResult } from "./adapterGate.js";
@@ -153,6 +154,8 @@ export interface GenerateHooks {
   /** Called once a sequence is assigned, before the first token (headers can go out then). */
   onStart?(info: { adapter: string; promptTokens: number }): void;
   onEvent?(event: GenerateEvent): void;
+  /** Called when the first token is sampled (before any event it leads to). */
+  onFirstToken?(): void;
 }
 
 export interface GenerateResult {
@@ -207,6 +210,8 @@ export class Engine {
   private threads = 0;
   /** Conversations served at once, as loaded (the CPU default may serve fewer than asked: contextSize.ts) */
   private sequences = DEFAULT_SEQUENCES;
+  /** While a chat request waits for its first token (the trainer stands aside meanwhile). */
+  readonly foreground = new Foreground();
 
   private constructor(
     readonly llama: Llama,
@@ -403,10 +408,17 @@ export class Engine {
     const toolGrammars: ToolGrammars = withTools ? await this.toolGrammars(req) : new Map<string, { grammar: LlamaGrammar; reserve: number }>();
     const queued = performance.now();
     const lease = await this.gate.acquire(rendered.tokens, hooks.signal);
+    // From here to the first token someone waits on this CPU: background work stands aside (foreground.ts).
+    const waited = this.foreground.begin();
     try {
       hooks.onStart?.({ adapter: lease.adapterVersion, promptTokens: rendered.tokens.length });
-      return await this.run(lease.sequence, lease.adapterVersion, rendered, req, hooks, queued, toolGrammars);
+      const onFirstToken = () => {
+        waited();
+        hooks.onFirstToken?.();
+      };
+      return await this.run(lease.sequence, lease.adapterVersion, rendered, req, { ...hooks, onFirstToken }, queued, toolGrammars);
     } finally {
+      waited();
       lease.release();
     }
   }

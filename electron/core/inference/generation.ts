@@ -269,7 +269,10 @@ export class Generation {
   private accept(token: number, logprob: number, top: Array<{ token: number; logprob: number }>, choices: number | undefined): boolean {
     const { engine } = this;
     this.lastAt = performance.now();
-    if (this.firstAt === 0) this.firstAt = this.lastAt;
+    if (this.firstAt === 0) {
+      this.firstAt = this.lastAt;
+      this.hooks.onFirstToken?.();
+    }
     if (this.forcedCall) this.forcedCall.accept(token, choices !== 1);
     else this.charged++;
     this.matcher?.accept(token);

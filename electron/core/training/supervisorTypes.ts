@@ -3,6 +3,7 @@ import type { EventBus } from "../rollout/events.js";
 import type { Store } from "../store/store.js";
 import type { SwapResult } from "../inference/adapterGate.js";
 import type { FluencyMeasure } from "../inference/fluencyProbe.js";
+import type { Foreground } from "../inference/foreground.js";
 import type { MemoryPlanSummary, TrainSettings } from "../../../trainer/protocol.js";
 import type { ImportSummary } from "../adapters/importAdapter.js";
 import { CheckpointError, type CheckpointEntry, type Checkpoints, type RevertInfo } from "./checkpoints.js";
@@ -33,6 +34,12 @@ export interface SupervisorOptions {
   pool: SamplePool;
   checkpoints: Checkpoints;
   engine: AdapterTarget;
+  /**
+   * The engine's first-token waits (inference/foreground.ts): while chat waits for a first
+   * token the trainer process is suspended, at most FOREGROUND_MAX_SUSPEND_MS at a time
+   * (trainerProcess.ts). Absent: it is never suspended.
+   */
+  foreground?: Foreground;
   modelPath: string;
   /** optimizer steps per batch (default DEFAULT_STEPS_PER_RUN) */
   stepsPerRun?: number;

@@ -2,9 +2,16 @@ import type { SupervisorContext } from "./supervisorTypes.js";
 import { WorkerClient, WorkerError, WorkerExitError } from "./workerClient.js";
 
 /**
+ * The longest the trainer stays suspended for one first-token wait (inference/foreground.ts):
+ * a long prompt's evaluation lets it run again after this, so chat can never starve learning.
+ */
+export const FOREGROUND_MAX_SUSPEND_MS = 2000;
+
+/**
  * The trainer process: started when there is first something to train, restarted with back-off
  * after a crash (not after pause(), which ends it on purpose), let go without a restart when it
- * refuses the model (memory), and measured for the status.
+ * refuses the model (memory), and measured for the status. Suspended while chat waits for a
+ * first token (SIGSTOP/SIGCONT; `o.foreground`).
  */
 export class TrainerProcess {
   worker: WorkerClient | null = null;
@@ -16,9 +23,25 @@ export class TrainerProcess {
   pausedKill = false;
   restartTimer: NodeJS.Timeout | null = null;
   private backoffMs: number;
+  private suspendTimer: NodeJS.Timeout | null = null;
+  private readonly unsubscribe: (() => void) | null;
 
   constructor(private readonly ctx: SupervisorContext) {
     this.backoffMs = ctx.o.restartBackoffMs ?? 1000;
+    this.unsubscribe = ctx.o.foreground?.onChange((active) => (active ? this.standAside() : this.carryOn())) ?? null;
+  }
+
+  /** Chat waits for a first token: suspend the trainer, for FOREGROUND_MAX_SUSPEND_MS at most. */
+  private standAside(): void {
+    if (this.ctx.stopping || !this.worker?.suspend() || this.suspendTimer) return;
+    this.suspendTimer = setTimeout(() => this.carryOn(), FOREGROUND_MAX_SUSPEND_MS);
+    this.suspendTimer.unref?.();
+  }
+
+  private carryOn(): void {
+    if (this.suspendTimer) clearTimeout(this.suspendTimer);
+    this.suspendTimer = null;
+    this.worker?.resume();
   }
 
   /** The trainer when it is up and loaded; null otherwise. */
@@ -140,6 +163,8 @@ export class TrainerProcess {
   }
 
   async stop(): Promise<void> {
+    this.unsubscribe?.();
+    this.carryOn();
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const w = this.worker;
     this.worker = null;

@@ -158,9 +158,41 @@ export class WorkerClient {
     });
   }
 
+  private suspended = false;
+
+  /**
+   * Suspends the process (SIGSTOP: it holds its memory, takes no CPU) until resume(). POSIX
+   * only; false where it did not take (Windows, an exited process).
+   */
+  suspend(): boolean {
+    if (this.suspended || this.exited || process.platform === "win32") return this.suspended;
+    try {
+      this.suspended = this.child.kill("SIGSTOP");
+    } catch {
+      this.suspended = false;
+    }
+    return this.suspended;
+  }
+
+  resume(): void {
+    if (!this.suspended) return;
+    this.suspended = false;
+    try {
+      this.child.kill("SIGCONT");
+    } catch {
+      // exited meanwhile
+    }
+  }
+
+  get isSuspended(): boolean {
+    return this.suspended;
+  }
+
   /** Asks the worker to exit; kills it after `timeoutMs`. */
   async stop(timeoutMs = 3000): Promise<void> {
     if (this.exited) return;
+    // A suspended process would not read the shutdown message.
+    this.resume();
     try {
       this.child.send({ type: "shutdown", id: this.nextId++ });
     } catch {
@@ -172,6 +204,7 @@ export class WorkerClient {
   }
 
   kill(signal: NodeJS.Signals = "SIGKILL"): void {
+    this.resume();
     this.child.kill(signal);
   }
 }
