@@ -2,11 +2,14 @@
  * While chat waits for a first token the trainer process stands aside (inference/foreground.ts,
  * training/trainerProcess.ts): a real trainer worker is suspended (SIGSTOP: its state in
  * /proc is "T"), resumed when the wait ends, resumed anyway after FOREGROUND_MAX_SUSPEND_MS, and
- * a suspended worker still answers, and stops, once resumed. Linux only (/proc; SIGSTOP is
+ * a suspended worker still answers, and stops, once resumed; a core that exits while its trainer
+ * is suspended resumes it, so it sees its parent go and exits too. Linux only (/proc; SIGSTOP is
  * POSIX, and Windows never suspends).
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import path from "node:path";
 import { after, before, test } from "node:test";
 import { Foreground } from "../../electron/core/inference/foreground.js";
 import { FOREGROUND_MAX_SUSPEND_MS, TrainerProcess } from "../../electron/core/training/trainerProcess.js";
@@ -82,4 +85,19 @@ test("a first-token wait suspends the trainer until it ends; a long one at most 
   const exit = await worker.exit;
   assert.equal(exit.signal, null, `exited by ${exit.signal}`);
   end3();
+});
+
+test("a core that exits while its trainer is suspended resumes it, and the trainer exits on its own", { skip }, async () => {
+  const child = path.join(import.meta.dirname, "suspendExit-child.ts");
+  const r = spawnSync(process.execPath, ["--import", "tsx", child], { encoding: "utf8", timeout: 60_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const pid = Number(r.stdout.trim());
+  assert.ok(pid > 0, r.stdout);
+  const gone = () => !fs.existsSync(`/proc/${pid}`) || state(pid) === "Z";
+  try {
+    await until(gone, 10_000);
+  } finally {
+    // Never leave a stopped trainer behind when the check fails.
+    if (!gone()) process.kill(pid, "SIGKILL");
+  }
 });

@@ -159,6 +159,14 @@ export class WorkerClient {
   }
 
   private suspended = false;
+  /** A suspended trainer is resumed if the core exits first: stopped, it could not see its parent go (worker.ts "disconnect"). */
+  private readonly resumeOnExit = () => {
+    try {
+      this.child.kill("SIGCONT");
+    } catch {
+      // already gone
+    }
+  };
 
   /**
    * Suspends the process (SIGSTOP: it holds its memory, takes no CPU) until resume(). POSIX
@@ -171,17 +179,15 @@ export class WorkerClient {
     } catch {
       this.suspended = false;
     }
+    if (this.suspended) process.once("exit", this.resumeOnExit);
     return this.suspended;
   }
 
   resume(): void {
     if (!this.suspended) return;
     this.suspended = false;
-    try {
-      this.child.kill("SIGCONT");
-    } catch {
-      // exited meanwhile
-    }
+    process.off("exit", this.resumeOnExit);
+    this.resumeOnExit();
   }
 
   get isSuspended(): boolean {
