@@ -8,6 +8,7 @@
  * again. A view of the heap (`typedArrayFromHeap`) costs nothing and the addon reads and writes
  * it in place (shared memory included); an output tensor allocated in the heap first
  * (`makeOutput`) is written by the addon directly.
+ *
  * tfjs's own kernels that copied the heap are registered again to read it in place
  * (./inPlaceKernels.ts); one switch turns both off.
  *
@@ -26,7 +27,6 @@ interface TensorInfoLike {
 interface BackendWasmHeap {
   typedArrayFromHeap(t: TensorInfoLike): Float32Array | Int32Array | Uint8Array;
   makeOutput(shape: number[], dtype: tf.DataType): TensorInfoLike;
-  incRef(dataId: object): void;
 }
 
 let useViews = true;
