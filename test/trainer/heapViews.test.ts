@@ -14,23 +14,13 @@ import { initBackend } from "../../trainer/backend.js";
 import { frozenLinear, mm } from "../../trainer/model/fast-matmul.js";
 import { hostMatrix, nativeProductsFor } from "../../trainer/native/gemm.js";
 import { readF32, setHeapViews, writeF32 } from "../../trainer/wasm/heap.js";
+import { fill } from "../helpers/fill.js";
 
 const skip = process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1";
 
 before(async () => {
   await initBackend("wasm");
 });
-
-/** A deterministic fill in [-1, 1). */
-function fill(n: number, seed: number): Float32Array {
-  let x = seed >>> 0 || 1;
-  return new Float32Array(n).map(() => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return ((x >>> 0) / 2 ** 32) * 2 - 1;
-  });
-}
 
 interface HeapOwner {
   wasm: { HEAPU8: Uint8Array };

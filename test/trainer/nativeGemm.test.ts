@@ -14,6 +14,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
 import { mm } from "../../trainer/model/fast-matmul.js";
 import { nativeGemmStatus, nativeProductsFor, type NativeGemm } from "../../trainer/native/gemm.js";
+import { fill } from "../helpers/fill.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 
@@ -22,17 +23,6 @@ function loaded(): NativeGemm {
   // npm install builds it (scripts/build-native.mjs); only an explicit opt-out may skip that.
   assert.ok(s.loaded, `the native products did not load: ${s.loaded ? "" : s.why}`);
   return s.gemm;
-}
-
-/** A deterministic pseudo-random fill in [-1, 1). */
-function fill(n: number, seed: number): Float32Array {
-  let x = seed >>> 0 || 1;
-  return new Float32Array(n).map(() => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return ((x >>> 0) / 2 ** 32) * 2 - 1;
-  });
 }
 
 type Form = "nt" | "nn" | "tn";

@@ -24,9 +24,11 @@ interface TensorInfoLike {
   dtype: tf.DataType;
 }
 
-interface BackendWasmHeap {
+/** What both modules use of BackendWasm (heap.ts its views, inPlaceKernels.ts also incRef). */
+export interface BackendWasmHeap {
   typedArrayFromHeap(t: TensorInfoLike): Float32Array | Int32Array | Uint8Array;
   makeOutput(shape: number[], dtype: tf.DataType): TensorInfoLike;
+  incRef(dataId: object): void;
 }
 
 let useViews = true;

@@ -17,15 +17,9 @@
  * benchmark's baseline, bench/trainer-profile.ts --ab heap-views, and the tests).
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { heapViews } from "./heap.js";
+import { heapViews, type BackendWasmHeap } from "./heap.js";
 
 type HeapArray = Float32Array | Int32Array | Uint8Array;
-
-interface BackendWasmHeap {
-  typedArrayFromHeap(t: tf.TensorInfo): HeapArray;
-  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
-  incRef(dataId: tf.DataId): void;
-}
 
 const VIEWABLE = new Set<tf.DataType>(["float32", "int32", "bool"]);
 
