@@ -43,6 +43,7 @@ const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
   "sized-transpose": (fastMatmul as Record<string, unknown>).setSizedTranspose as ((on: boolean) => void) | undefined,
   "native-all": (fastMatmul as Record<string, unknown>).setNativeAllProducts as ((on: boolean) => void) | undefined,
   "heap-views": (wasmHeap as Record<string, unknown>).setHeapViews as ((on: boolean) => void) | undefined,
+  "adamw-native": (adamw as Record<string, unknown>).setNativeAdamW as ((on: boolean) => void) | undefined,
 };
 
 const { values } = parseArgs({

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Builds the CPU trainer's native matrix products (trainer/native/gemm/*.cc) into
+// Builds the CPU trainer's native matrix products and AdamW update (trainer/native/gemm/*.cc) into
 // trainer/native/build/gemm.node with the system's C++ compiler, against the Node-API headers
 // (npm: node-api-headers, else Node's own include/node). Runs at `npm install` (postinstall).
 //
@@ -66,6 +66,10 @@ try {
     run(cxx, [...common, ...v.flags, `-DKERNEL_NS=${v.ns}`, "-c", path.join(src, "kernels.cc"), "-o", o]);
     objects.push(o);
   }
+  // AdamW's loop once, without fused multiply-adds: it must round as its JavaScript twin does.
+  const adamwObj = path.join(tmp, "adamw.o");
+  run(cxx, [...common, "-ffp-contract=off", "-c", path.join(src, "adamw.cc"), "-o", adamwObj]);
+  objects.push(adamwObj);
   const addonObj = path.join(tmp, "addon.o");
   run(cxx, [...common, "-DNODE_GYP_MODULE_NAME=clawrl_gemm", "-c", path.join(src, "addon.cc"), "-o", addonObj]);
   const link = process.platform === "darwin" ? ["-bundle", "-undefined", "dynamic_lookup"] : ["-shared", "-pthread"];

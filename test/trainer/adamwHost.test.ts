@@ -2,13 +2,15 @@
  * AdamW's host loop (issue 31: one pass per parameter on the wasm and cpu backends, instead of
  * ~18 kernels) gives the tensor path's update: parameters, both moments and the gradient norm,
  * with and without clipping, over several steps; on the js cpu backend and on wasm (whose host
- * loop reads and writes the heap in place: trainer/wasm/heap.ts).
+ * loop reads and writes the heap in place: trainer/wasm/heap.ts). Where the native addon is
+ * built, its loop gives the JavaScript loop's bits exactly.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import * as tf from "@tensorflow/tfjs-core";
 import "@tensorflow/tfjs-backend-cpu";
-import { AdamW, setFusedAdamW } from "../../trainer/optim/adamw.js";
+import { AdamW, setFusedAdamW, setNativeAdamW } from "../../trainer/optim/adamw.js";
+import { nativeGemm } from "../../trainer/native/gemm.js";
 import { initBackend } from "../../trainer/backend.js";
 
 before(async () => {
@@ -16,6 +18,7 @@ before(async () => {
 });
 after(async () => {
   setFusedAdamW(true);
+  setNativeAdamW(true);
   await tf.setBackend("cpu");
 });
 
@@ -31,8 +34,13 @@ function pseudoRandom(seed: number, size: number, scale: number): Float32Array {
 
 const shapes: Record<string, number[]> = { a: [7, 3], b: [3, 11], c: [5] };
 
-async function run(host: boolean, gradScale: number): Promise<{ params: Float32Array[]; m: Float32Array[]; v: Float32Array[]; norms: number[] }> {
+async function run(
+  host: boolean,
+  gradScale: number,
+  native = true,
+): Promise<{ params: Float32Array[]; m: Float32Array[]; v: Float32Array[]; norms: number[] }> {
   setFusedAdamW(host);
+  setNativeAdamW(native);
   const params = Object.fromEntries(Object.entries(shapes).map(([n, s], i) => [n, tf.variable(tf.tensor(pseudoRandom(7 + i, s[0] * (s[1] ?? 1), 1), s))]));
   const opt = new AdamW(params, { lr: 1e-2 });
   const norms: number[] = [];
@@ -77,6 +85,42 @@ for (const [what, gradScale, backend] of [
     if (gradScale > 1) assert.ok(a.norms[0] > 1, "the clipped case clips");
   });
 }
+
+for (const backend of ["cpu", "wasm"] as const) {
+  test(
+    `the native host loop gives the JavaScript loop's bits, on ${backend}`,
+    { skip: nativeGemm()?.adamw ? false : "the native addon is not built" },
+    async () => {
+      // initBackend starts wasm once; after that it is set again by name.
+      if (backend === "wasm" && !tf.findBackend("wasm")) await initBackend("wasm");
+      await tf.setBackend(backend);
+      assert.equal(tf.getBackend(), backend);
+      for (const gradScale of [0.1, 10]) {
+        const js = await run(true, gradScale, false);
+        const native = await run(true, gradScale, true);
+        assert.deepEqual(native.norms, js.norms);
+        for (const k of ["params", "m", "v"] as const) js[k].forEach((x, j) => assert.deepEqual(native[k][j], x, `${k}[${j}] at scale ${gradScale}`));
+        // Not the initial values: every parameter moved.
+        assert.ok(native.params[0].some((x, i) => x !== pseudoRandom(7, 21, 1)[i]));
+      }
+    },
+  );
+}
+
+test(
+  "the native update refuses arrays of different lengths and outputs over inputs",
+  { skip: nativeGemm()?.adamw ? false : "the native addon is not built" },
+  () => {
+    const g = nativeGemm()!;
+    const a = () => new Float32Array(8);
+    const k = [1, 0.9, 0.98, 1, 1e-4, 1, 1e-8] as const;
+    assert.throws(() => g.adamw!(a(), a(), a(), a(), a(), a(), new Float32Array(7), ...k), /differ in length/);
+    const shared = new Float32Array(16);
+    const p = shared.subarray(0, 8);
+    assert.throws(() => g.adamw!(a(), p, a(), a(), shared.subarray(4, 12), a(), a(), ...k), /overlaps an input/);
+    assert.equal(g.sumSquares!(Float32Array.of(1, 2, 3), 0.5), 14.5);
+  },
+);
 
 test("the host loop leaks no tensors", () => {
   setFusedAdamW(true);

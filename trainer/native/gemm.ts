@@ -10,7 +10,8 @@
  *
  * The addon is built at `npm install` by scripts/build-native.mjs (g++ or clang++, Node-API:
  * one build serves Node and Electron). Where it is missing or fails to load the trainer keeps
- * the wasm products; CLAWRL_NATIVE_GEMM=0 turns it off (benchmarks' baseline).
+ * the wasm products; CLAWRL_NATIVE_GEMM=0 turns it off (benchmarks' baseline). The same addon
+ * runs AdamW's host update (trainer/optim/adamw.ts), whose JavaScript loop was 7% of that step.
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -37,6 +38,28 @@ export interface NativeGemm {
   /** c[m,n] = aᵀ·b with a [k,m], b [k,n]. */
   tn(a: Float32Array, b: Float32Array, c: Float32Array, m: number, n: number, k: number): void;
   setThreads(n: number): void;
+  /**
+   * sum + Σ g[i]² in double, added in index order. Optional: an addon built before it existed
+   * lacks it (and adamw); the optimizer then keeps its JavaScript loop.
+   */
+  sumSquares?(g: Float32Array, sum: number): number;
+  /** One parameter's AdamW update, as trainer/optim/adamw.ts's host loop computes it, bit for bit. */
+  adamw?(
+    g: Float32Array,
+    p: Float32Array,
+    m: Float32Array,
+    v: Float32Array,
+    pOut: Float32Array,
+    mOut: Float32Array,
+    vOut: Float32Array,
+    scale: number,
+    beta1: number,
+    beta2: number,
+    decay: number,
+    stepSize: number,
+    sqrtBc2: number,
+    eps: number,
+  ): void;
   /** "avx2" or "generic" (the compiler's baseline: SSE2, NEON). */
   readonly isa: string;
   readonly hardwareThreads: number;

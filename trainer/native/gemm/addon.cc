@@ -1,6 +1,6 @@
-// Node-API binding of the products in kernels.cc: synchronous calls on Float32Arrays, split
-// across threads by output columns. Node-API is ABI-stable, so one build serves Node and
-// Electron alike.
+// Node-API binding of the products in kernels.cc (synchronous calls on Float32Arrays, split
+// across threads by output columns) and of AdamW's host update in adamw.cc. Node-API is
+// ABI-stable, so one build serves Node and Electron alike.
 #include <node_api.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "adamw.h"
 #include "kernels.h"
 
 namespace {
@@ -97,6 +98,46 @@ napi_value product(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// sumSquares(g, sum): sum + Σ g[i]² in double (the gradient norm's square, a parameter at a time).
+napi_value sumSquares(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  float* g;
+  size_t n;
+  double sum = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc != 2 || !floatArray(env, argv[0], &g, &n) || napi_get_value_double(env, argv[1], &sum) != napi_ok) {
+    return throwError(env, "sumSquares expects a Float32Array and a number");
+  }
+  napi_value out;
+  napi_create_double(env, clawrl_optim::sumSquares(g, n, sum), &out);
+  return out;
+}
+
+// adamw(g, p, m, v, pOut, mOut, vOut, scale, beta1, beta2, decay, stepSize, sqrtBc2, eps): one
+// parameter's update (adamw.h); the seven arrays of one length, the outputs apart from the inputs.
+napi_value adamw(napi_env env, napi_callback_info info) {
+  size_t argc = 14;
+  napi_value argv[14];
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc != 14) return throwError(env, "adamw expects 7 Float32Arrays and 7 numbers");
+  float* arr[7];
+  size_t len[7];
+  for (int i = 0; i < 7; i++) {
+    if (!floatArray(env, argv[i], &arr[i], &len[i])) return throwError(env, "adamw: its first 7 arguments must be Float32Arrays");
+    if (len[i] != len[0]) return throwError(env, "adamw: the arrays differ in length (" + std::to_string(len[0]) + " and " + std::to_string(len[i]) + ")");
+  }
+  double k[7];
+  for (int i = 0; i < 7; i++) {
+    if (napi_get_value_double(env, argv[7 + i], &k[i]) != napi_ok) return throwError(env, "adamw: its last 7 arguments must be numbers");
+  }
+  for (int o = 4; o < 7; o++)
+    for (int i = 0; i < 4; i++) {
+      const float *ob = arr[o], *ib = arr[i];
+      if (len[0] > 0 && ob < ib + len[0] && ib < ob + len[0]) return throwError(env, "adamw: an output overlaps an input");
+    }
+  clawrl_optim::adamwUpdate(arr[0], arr[1], arr[2], arr[3], arr[4], arr[5], arr[6], len[0], {k[0], k[1], k[2], k[3], k[4], k[5], k[6]});
+  return nullptr;
+}
+
 napi_value setThreads(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -116,6 +157,8 @@ napi_value Init(napi_env env, napi_value exports) {
       {"nt", nullptr, product<Form::NT>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"nn", nullptr, product<Form::NN>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"tn", nullptr, product<Form::TN>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"sumSquares", nullptr, sumSquares, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"adamw", nullptr, adamw, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"setThreads", nullptr, setThreads, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"isa", nullptr, nullptr, nullptr, nullptr, isa, napi_enumerable, nullptr},
       {"hardwareThreads", nullptr, nullptr, nullptr, nullptr, threads, napi_enumerable, nullptr},
