@@ -51,7 +51,7 @@ test(
     const g = loaded();
     assert.match(g.isa, /^(avx2|generic)$/);
     // m around the row tiles (3, 6), n around the column tiles (4, 16) and a thread split, k
-    // around the vector width (8) and the K blocks (nt 512, nn 256).
+    // around the vector width (8) and the K blocks (256), n past a packed block of columns (256).
     const shapes = [
       [1, 1, 1],
       [5, 17, 9],
@@ -60,6 +60,7 @@ test(
       [6, 16, 8],
       [4, 50, 257],
       [9, 70, 1030],
+      [20, 300, 520],
     ];
     try {
       for (const threads of [1, 2]) {
