@@ -213,7 +213,17 @@ const nativeMs = new Map<string, Row>();
       };
     // A tree from before the "tn" product (this script profiles older trees too) has none to wrap.
     const tn = typeof (g as Partial<NativeGemm>).tn === "function" ? { tn: timed("tn") } : {};
-    st.gemm = { nt: timed("nt"), nn: timed("nn"), ...tn, setThreads: (n) => g.setThreads(n), isa: g.isa, hardwareThreads: g.hardwareThreads } as NativeGemm;
+    // AdamW's native loop passes through untimed: it shows in "Whole calls" below.
+    const optim = g.sumSquares && g.adamw ? { sumSquares: g.sumSquares.bind(g), adamw: g.adamw.bind(g) } : {};
+    st.gemm = {
+      nt: timed("nt"),
+      nn: timed("nn"),
+      ...tn,
+      ...optim,
+      setThreads: (n) => g.setThreads(n),
+      isa: g.isa,
+      hardwareThreads: g.hardwareThreads,
+    } as NativeGemm;
   }
 }
 
