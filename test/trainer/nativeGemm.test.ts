@@ -51,7 +51,8 @@ test(
     const g = loaded();
     assert.match(g.isa, /^(avx2|generic)$/);
     // m around the row tiles (3, 6), n around the column tiles (4, 16) and a thread split, k
-    // around the vector width (8) and the K blocks (256), n past a packed block of columns (256).
+    // around the vector width (8) and the K blocks (nn 256, nt 1024), n past a packed block of
+    // columns (256).
     const shapes = [
       [1, 1, 1],
       [5, 17, 9],
