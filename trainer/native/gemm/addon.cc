@@ -4,6 +4,9 @@
 #include <node_api.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -59,19 +62,75 @@ bool dimension(napi_env env, napi_value v, size_t* out) {
   return true;
 }
 
+// Threads that persist between calls: a training step makes thousands of products of a few
+// MFLOP (attention's, per head), where starting and joining a thread per call cost as much as the
+// product. run(n, job) runs job(0) on the caller and job(1..n-1) on the workers, and returns when
+// all are done; calls are serialized (Node worker threads may share the addon).
+class Pool {
+ public:
+  void run(size_t n, const std::function<void(size_t)>& job) {
+    std::lock_guard<std::mutex> serial(callMu_);
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (workers_.size() + 1 < n) {
+        const size_t index = workers_.size() + 1;
+        workers_.emplace_back([this, index] { loop(index); });
+        workers_.back().detach();  // never joined: the pool lives as long as the process
+      }
+      job_ = &job;
+      count_ = n;
+      pending_ = n - 1;
+      generation_++;
+    }
+    wake_.notify_all();
+    job(0);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  void loop(size_t index) {
+    size_t seen = 0;
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [&] { return generation_ != seen; });
+      seen = generation_;
+      if (index >= count_) continue;
+      const std::function<void(size_t)>* job = job_;
+      lock.unlock();
+      (*job)(index);
+      lock.lock();
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  std::mutex callMu_, mu_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  const std::function<void(size_t)>* job_ = nullptr;
+  size_t count_ = 0, pending_ = 0, generation_ = 0;
+};
+
+Pool& pool() {
+  static Pool* p = new Pool();  // not destroyed at exit: its workers are still waiting on it
+  return *p;
+}
+
 // Columns [0, n) split into one contiguous, 16-aligned range per thread.
 void runSplit(ProductFn fn, const float* a, const float* b, float* c, size_t m, size_t n, size_t k) {
   const double work = static_cast<double>(m) * n * k;
-  // Below ~4 MFLOP a thread's start costs more than it saves.
+  // Below ~4 MFLOP a second thread costs more than it saves.
   const size_t threads = work < 2e6 ? 1 : std::min(gThreads, std::max<size_t>(1, n / 16));
   const size_t per = ((n + threads - 1) / threads + 15) / 16 * 16;
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; t++) {
-    const size_t n0 = t * per, n1 = std::min(n, (t + 1) * per);
-    if (n0 < n1) pool.emplace_back(fn, a, b, c, m, n, k, n0, n1);
+  if (threads == 1) {
+    fn(a, b, c, m, n, k, 0, n);
+    return;
   }
-  fn(a, b, c, m, n, k, 0, std::min(n, per));
-  for (auto& th : pool) th.join();
+  pool().run(threads, [&](size_t t) {
+    const size_t n0 = t * per, n1 = std::min(n, (t + 1) * per);
+    if (n0 < n1) fn(a, b, c, m, n, k, n0, n1);
+  });
 }
 
 // product(a, b, c, m, n, k): c[m,n] = a[m,k]·bᵀ (b [n,k]) for "nt", a[m,k]·b (b [k,n]) for

@@ -1,19 +1,18 @@
 // The products, written once with GCC/Clang vector extensions and compiled once per
 // instruction set (KERNEL_NS: generic = the compiler's baseline, SSE2 or NEON; avx2 = with
-// -mavx2 -mfma). Both are outer products on 6 x 16 tiles, and neither copies the weight B:
-// what costs wasm is XNNPACK packing its right operand (the weight) again on every call.
-// - nn (C = A·B, B [K,N]): packed as BLIS does it: a 256 x 256 block of B copied into 16-column
-//   micro-panels (in L2; the copy is 1/(2M) of the block's arithmetic), A into 6-row ones, then
-//   6 x 16 tiles read both contiguously. Measured on 2 cores at the FFN's shapes against the
-//   same tiles reading B in place (its rows 19 KiB apart, a new page each): 1.08-1.18x.
-// - tn (C = Aᵀ·B, A stored [K,M], B [K,N]): nn packing A through strides (a LoRA factor's
+// -mavx2 -mfma). Both are outer products on 6 x 16 tiles. (What costs wasm is XNNPACK packing
+// its right operand, the weight, again on every call, in a copy the size of the weight.)
+// - nn (C = A·B, B [K,N]): a 256 x 256 block of B at a time copied into 16-column micro-panels
+//   (256 KiB, in L2; the copy is 1/(2M) of the block's arithmetic), A's values broadcast
+//   against them, read in place. Measured on 2 cores against the same tiles reading B in place
+//   (its rows 3.5-19 KiB apart, a new page each): 1.04-1.22x at the trainer's shapes.
+// - tn (C = Aᵀ·B, A stored [K,M], B [K,N]): nn reading A through strides (a LoRA factor's
 //   gradient, xᵀ·dy, without a transpose).
 // - nt (C = A·Bᵀ, B [N,K]): the weight's values broadcast against 16-row panels of A (the
 //   activations, small, packed once per K block), the result stored transposed. Measured on 2
 //   cores against dot products along K read in place: 1.4-2x at the trainer's shapes. (Packing
 //   B for it too means a transposing copy, and measured 0.75-0.8x.)
 #include <cstring>
-#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -37,28 +36,23 @@ inline v8 load(const float* p) {
 inline void store(float* p, v8 v) { std::memcpy(p, &v, sizeof v); }
 inline v8 splat(float x) { return v8{x, x, x, x, x, x, x, x}; }
 
+// Packing space, kept per thread and only ever grown: a fresh allocation per call is mmap'ed
+// and faulted in again (the attention products in a training step are thousands of calls of a
+// few MFLOP; addon.cc runs them on threads that persist).
+float* workspace(size_t floats) {
+  thread_local std::vector<float> space;
+  if (space.size() < floats) space.resize(floats);
+  return space.data();
+}
+
 // Tile sizes: 12 accumulators (6 rows x 16 columns), two operand vectors and a broadcast
 // within AVX2's 16 vector registers.
 constexpr size_t NN_R = 6, NN_W = 16;
 constexpr size_t NN_KC = 256, NN_NC = 256;  // a packed B block of 256 x 256 floats (256 KiB) in L2
 
-// Rows [0, m) of A, k in [k0, k0 + kLen), as 6-row micro-panels ap[t][kk][r] (zero past m).
-// A is read through strides: element (r, k) at a[r * ars + k * aks]; nn's A [m, k] has
-// (ars, aks) = (k, 1), tn's Aᵀ stored [k, m] has (1, m).
-void packRows(const float* a, size_t ars, size_t aks, size_t m, size_t k0, size_t kLen, float* ap) {
-  for (size_t t = 0; t * NN_R < m; t++) {
-    float* dst = ap + t * kLen * NN_R;
-    for (size_t r = 0; r < NN_R; r++) {
-      const size_t i = t * NN_R + r;
-      if (i >= m) {
-        for (size_t kk = 0; kk < kLen; kk++) dst[kk * NN_R + r] = 0.f;
-        continue;
-      }
-      const float* src = a + i * ars + k0 * aks;
-      for (size_t kk = 0; kk < kLen; kk++) dst[kk * NN_R + r] = src[kk * aks];
-    }
-  }
-}
+// A is read in place through strides: element (r, k) at a[r * ars + k * aks]; nn's A [m, k] has
+// (ars, aks) = (k, 1), tn's Aᵀ stored [k, m] has (1, m). (Packing A into row tiles too, as BLIS
+// does, measured 0.8-0.95x at the trainer's shapes: attention's are many rows by few columns.)
 
 // B's rows [k0, k0 + kLen), columns [j0, j0 + cols) (B [K, N], row stride ldb) as 16-column
 // micro-panels bp[p][kk][s] (zero past cols), read row by row.
@@ -74,13 +68,16 @@ void packColumns(const float* b, size_t ldb, size_t k0, size_t kLen, size_t j0, 
   }
 }
 
-// One 6 x 16 tile of C (+)= a micro-panel of A times one of B; `rows` x `cols` of it stored.
-inline void packedTile(const float* ap, const float* bp, size_t kLen, float* c, size_t ldc, bool add, size_t rows, size_t cols) {
+// R rows (R ≤ 6) by 16 columns of C (+)= those rows of A times a micro-panel of B; `cols` of
+// the 16 stored.
+template <size_t R>
+inline void packedTile(const float* a, size_t ars, size_t aks, const float* bp, size_t kLen, float* c, size_t ldc, bool add, size_t cols) {
   v8 acc[NN_R][2] = {};
+  const size_t rows = R;
   for (size_t kk = 0; kk < kLen; kk++) {
     const v8 b0 = load(bp + kk * NN_W), b1 = load(bp + kk * NN_W + 8);
-    for (size_t r = 0; r < NN_R; r++) {
-      const v8 av = splat(ap[kk * NN_R + r]);
+    for (size_t r = 0; r < R; r++) {
+      const v8 av = splat(a[r * ars + kk * aks]);
       acc[r][0] += av * b0;
       acc[r][1] += av * b1;
     }
@@ -174,16 +171,16 @@ void nt(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, 
     return;
   }
   const size_t nPanels = (m + 15) / 16;
-  std::vector<float> panels(nPanels * 16 * (k < NTO_KC ? k : NTO_KC));
+  float* panels = workspace(nPanels * 16 * (k < NTO_KC ? k : NTO_KC));
   for (size_t k0 = 0; k0 < k; k0 += NTO_KC) {
     const size_t kLen = k - k0 < NTO_KC ? k - k0 : NTO_KC;
     const bool add = k0 > 0;
-    packPanels(a, m, k, k0, kLen, panels.data());
+    packPanels(a, m, k, k0, kLen, panels);
     for (size_t j0 = n0; j0 < n1; j0 += NTO_JB) {
       const size_t j1 = j0 + NTO_JB < n1 ? j0 + NTO_JB : n1;
       for (size_t p = 0; p < nPanels; p++) {
         const size_t iCount = m - p * 16 < 16 ? m - p * 16 : 16;
-        ntPanel(panels.data() + p * kLen * 16, b + k0, k, c + p * 16 * n, n, kLen, add, iCount, j0, j1);
+        ntPanel(panels + p * kLen * 16, b + k0, k, c + p * 16 * n, n, kLen, add, iCount, j0, j1);
       }
     }
   }
@@ -198,21 +195,19 @@ void nnStrided(const float* a, size_t ars, size_t aks, const float* b, float* c,
     for (size_t i = 0; i < m; i++) std::memset(c + i * n + n0, 0, (n1 - n0) * sizeof(float));
     return;
   }
-  const size_t tiles = (m + NN_R - 1) / NN_R, kc = k < NN_KC ? k : NN_KC;
-  // Uninitialised on purpose: every element is packed before it is read.
-  std::unique_ptr<float[]> ap(new float[tiles * NN_R * kc]), bp(new float[NN_NC * kc]);
+  float* bp = workspace(NN_NC * (k < NN_KC ? k : NN_KC));
   for (size_t k0 = 0; k0 < k; k0 += NN_KC) {
     const size_t kLen = k - k0 < NN_KC ? k - k0 : NN_KC;
-    packRows(a, ars, aks, m, k0, kLen, ap.get());
     for (size_t j0 = n0; j0 < n1; j0 += NN_NC) {
       const size_t cols = n1 - j0 < NN_NC ? n1 - j0 : NN_NC;
-      packColumns(b, n, k0, kLen, j0, cols, bp.get());
+      packColumns(b, n, k0, kLen, j0, cols, bp);
       for (size_t p = 0; p * NN_W < cols; p++) {
         const size_t w = cols - p * NN_W < NN_W ? cols - p * NN_W : NN_W;
-        for (size_t t = 0; t < tiles; t++) {
-          const size_t rows = m - t * NN_R < NN_R ? m - t * NN_R : NN_R;
-          packedTile(ap.get() + t * kLen * NN_R, bp.get() + p * kLen * NN_W, kLen, c + t * NN_R * n + j0 + p * NN_W, n, k0 > 0, rows, w);
-        }
+        const float* panel = bp + p * kLen * NN_W;
+        float* cp = c + j0 + p * NN_W;
+        size_t i = 0;
+        for (; i + NN_R <= m; i += NN_R) packedTile<NN_R>(a + i * ars + k0 * aks, ars, aks, panel, kLen, cp + i * n, n, k0 > 0, w);
+        leftover(m - i, [&](auto r) { packedTile<decltype(r)::value>(a + i * ars + k0 * aks, ars, aks, panel, kLen, cp + i * n, n, k0 > 0, w); });
       }
     }
   }
