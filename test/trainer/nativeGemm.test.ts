@@ -62,6 +62,9 @@ test(
       [4, 50, 257],
       [9, 70, 1030],
       [20, 300, 520],
+      // nt's route through nn: few columns, at least 4 rows each (one thread, then two).
+      [130, 17, 300],
+      [200, 40, 300],
     ];
     try {
       for (const threads of [1, 2]) {
