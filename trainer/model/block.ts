@@ -84,7 +84,9 @@ function linear(x: tf.Tensor2D, w: LayerWeights, name: LinearName, lora: BlockLo
   const y = frozenLinear(xw, w.linear[name], () => w.linear[name]);
   const pair = lora?.pairs[name];
   if (!pair || !lora) return y;
-  return tf.add<tf.Tensor2D>(y, tf.mul(mm(mm(x, pair.a), pair.b), lora.scale));
+  // The scale on the [rows, rank] product, not the [rows, out] one: the same values (exactly, for
+  // the default scale 2), with 4864-wide multiplies in the forward and backward gone.
+  return tf.add<tf.Tensor2D>(y, mm(tf.mul(mm(x, pair.a), lora.scale), pair.b));
 }
 
 /**
