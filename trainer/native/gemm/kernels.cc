@@ -1,11 +1,11 @@
 // The products, written once with GCC/Clang vector extensions and compiled once per
 // instruction set (KERNEL_NS: generic = the compiler's baseline, SSE2 or NEON; avx2 = with
-// -mavx2 -mfma). Both are outer products on 6 x 16 tiles. (What costs wasm is XNNPACK packing
-// its right operand, the weight, again on every call, in a copy the size of the weight.)
-// - nn (C = A·B, B [K,N]): a 256 x 256 block of B at a time copied into 16-column micro-panels
-//   (256 KiB, in L2; the copy is 1/(2M) of the block's arithmetic), A's values broadcast
-//   against them, read in place. Measured on 2 cores against the same tiles reading B in place
-//   (its rows 3.5-19 KiB apart, a new page each): 1.04-1.22x at the trainer's shapes.
+// -mavx2 -mfma). Both are outer products on 6 x 16 tiles, and neither copies the weight B:
+// what costs wasm is XNNPACK packing its right operand (the weight) again on every call.
+// - nn (C = A·B, B [K,N]): A's values broadcast against 16-wide rows of B, read in place.
+//   (Copying B's 256 x 256 blocks into contiguous micro-panels first, as BLIS does, was tried:
+//   in bench/native-products.ts, one process, calls alternating, 0.85-1.04x at the FFN's
+//   widths and 0.3-0.8x at the LoRA factors' k = 16, where C's writes dominate.)
 // - tn (C = Aᵀ·B, A stored [K,M], B [K,N]): nn reading A through strides (a LoRA factor's
 //   gradient, xᵀ·dy, without a transpose).
 // - nt (C = A·Bᵀ, B [N,K]): the weight's values broadcast against 16-row panels of A (the
@@ -41,15 +41,11 @@ inline v8 splat(float x) { return v8{x, x, x, x, x, x, x, x}; }
 // rank's 16 columns, 1.1-1.6x for attention's 64-128, 0.84x at [128, 896]·[128, 896]ᵀ (2 rows a
 // column: not taken).
 constexpr size_t NT_NARROW = 128, NT_ROWS_PER_COLUMN = 4;
-float* transposeSpace(size_t floats) {
-  thread_local std::vector<float> space;
-  if (space.size() < floats) space.resize(floats);
-  return space.data();
-}
 
-// Packing space, kept per thread and only ever grown: a fresh allocation per call is mmap'ed
-// and faulted in again (the attention products in a training step are thousands of calls of a
-// few MFLOP; addon.cc runs them on threads that persist).
+// Packing space (nt's panels, its narrow route's transposed B), kept per thread and only ever
+// grown: a fresh allocation per call is mmap'ed and faulted in again, and attention's products
+// in a training step are thousands of calls of a few MFLOP (addon.cc runs them on threads that
+// persist).
 float* workspace(size_t floats) {
   thread_local std::vector<float> space;
   if (space.size() < floats) space.resize(floats);
@@ -58,53 +54,48 @@ float* workspace(size_t floats) {
 
 // Tile sizes: 12 accumulators (6 rows x 16 columns), two operand vectors and a broadcast
 // within AVX2's 16 vector registers.
-constexpr size_t NN_R = 6, NN_W = 16;
-constexpr size_t NN_KC = 256, NN_NC = 256;  // a packed B block of 256 x 256 floats (256 KiB) in L2
+constexpr size_t NN_R = 6;
+constexpr size_t NN_KC = 256, NN_NC = 256;  // B block of 256 x 256 floats (256 KiB) in L2
 
-// A is read in place through strides: element (r, k) at a[r * ars + k * aks]; nn's A [m, k] has
-// (ars, aks) = (k, 1), tn's Aᵀ stored [k, m] has (1, m). (Packing A into row tiles too, as BLIS
-// does, measured 0.8-0.95x at the trainer's shapes: attention's are many rows by few columns.)
+// A is read through strides: element (r, k) at a[r * ars + k * aks]; nn's A [m, k] has
+// (ars, aks) = (k, 1), tn's Aᵀ stored [k, m] has (1, m): both broadcast one value per (r, k).
 
-// B's rows [k0, k0 + kLen), columns [j0, j0 + cols) (B [K, N], row stride ldb) as 16-column
-// micro-panels bp[p][kk][s] (zero past cols), read row by row.
-void packColumns(const float* b, size_t ldb, size_t k0, size_t kLen, size_t j0, size_t cols, float* bp) {
-  for (size_t kk = 0; kk < kLen; kk++) {
-    const float* row = b + (k0 + kk) * ldb + j0;
-    for (size_t p = 0; p * NN_W < cols; p++) {
-      float* dst = bp + (p * kLen + kk) * NN_W;
-      const size_t w = cols - p * NN_W < NN_W ? cols - p * NN_W : NN_W;
-      std::memcpy(dst, row + p * NN_W, w * sizeof(float));
-      if (w < NN_W) std::memset(dst + w, 0, (NN_W - w) * sizeof(float));
-    }
-  }
-}
-
-// R rows (R ≤ 6) by 16 columns of C (+)= those rows of A times a micro-panel of B; `cols` of
-// the 16 stored.
 template <size_t R>
-inline void packedTile(const float* a, size_t ars, size_t aks, const float* bp, size_t kLen, float* c, size_t ldc, bool add, size_t cols) {
-  v8 acc[NN_R][2] = {};
-  const size_t rows = R;
-  for (size_t kk = 0; kk < kLen; kk++) {
-    const v8 b0 = load(bp + kk * NN_W), b1 = load(bp + kk * NN_W + 8);
+inline void outerTile(const float* a, size_t ars, size_t aks, const float* b, size_t ldb, float* c, size_t ldc, size_t kLen, bool add) {
+  v8 acc[R][2];
+  for (size_t r = 0; r < R; r++) {
+    acc[r][0] = add ? load(c + r * ldc) : splat(0);
+    acc[r][1] = add ? load(c + r * ldc + 8) : splat(0);
+  }
+  for (size_t k = 0; k < kLen; k++) {
+    const v8 b0 = load(b + k * ldb), b1 = load(b + k * ldb + 8);
     for (size_t r = 0; r < R; r++) {
-      const v8 av = splat(a[r * ars + kk * aks]);
+      const v8 av = splat(a[r * ars + k * aks]);
       acc[r][0] += av * b0;
       acc[r][1] += av * b1;
     }
   }
-  if (rows == NN_R && cols == NN_W) {
-    for (size_t r = 0; r < NN_R; r++) {
-      store(c + r * ldc, add ? load(c + r * ldc) + acc[r][0] : acc[r][0]);
-      store(c + r * ldc + 8, add ? load(c + r * ldc + 8) + acc[r][1] : acc[r][1]);
-    }
-    return;
+  for (size_t r = 0; r < R; r++) {
+    store(c + r * ldc, acc[r][0]);
+    store(c + r * ldc + 8, acc[r][1]);
   }
+}
+
+// Columns narrower than 16 at the right edge.
+inline void outerEdge(const float* a, size_t ars, size_t aks, const float* b, size_t ldb, float* c, size_t ldc, size_t rows, size_t cols, size_t kLen, bool add) {
   for (size_t r = 0; r < rows; r++)
     for (size_t s = 0; s < cols; s++) {
-      const float v = acc[r][s / 8][s % 8];
-      c[r * ldc + s] = add ? c[r * ldc + s] + v : v;
+      float t = add ? c[r * ldc + s] : 0.f;
+      for (size_t k = 0; k < kLen; k++) t += a[r * ars + k * aks] * b[k * ldb + s];
+      c[r * ldc + s] = t;
     }
+}
+
+template <size_t R>
+inline void nnRows(const float* a, size_t ars, size_t aks, const float* b, size_t ldb, float* c, size_t ldc, size_t kLen, bool add, size_t j0, size_t j1) {
+  size_t j = j0;
+  for (; j + 16 <= j1; j += 16) outerTile<R>(a, ars, aks, b + j, ldb, c + j, ldc, kLen, add);
+  if (j < j1) outerEdge(a, ars, aks, b + j, ldb, c + j, ldc, R, j1 - j, kLen, add);
 }
 
 // nt as outer products: rows [i0, i0+16) of A packed as panel[k][16] (zero past m); R rows
@@ -182,20 +173,15 @@ void nnStrided(const float* a, size_t ars, size_t aks, const float* b, size_t ld
     for (size_t i = 0; i < m; i++) std::memset(c + i * ldc + n0, 0, (n1 - n0) * sizeof(float));
     return;
   }
-  float* bp = workspace(NN_NC * (k < NN_KC ? k : NN_KC));
   for (size_t k0 = 0; k0 < k; k0 += NN_KC) {
     const size_t kLen = k - k0 < NN_KC ? k - k0 : NN_KC;
+    const bool add = k0 > 0;
     for (size_t j0 = n0; j0 < n1; j0 += NN_NC) {
-      const size_t cols = n1 - j0 < NN_NC ? n1 - j0 : NN_NC;
-      packColumns(b, ldb, k0, kLen, j0, cols, bp);
-      for (size_t p = 0; p * NN_W < cols; p++) {
-        const size_t w = cols - p * NN_W < NN_W ? cols - p * NN_W : NN_W;
-        const float* panel = bp + p * kLen * NN_W;
-        float* cp = c + j0 + p * NN_W;
-        size_t i = 0;
-        for (; i + NN_R <= m; i += NN_R) packedTile<NN_R>(a + i * ars + k0 * aks, ars, aks, panel, kLen, cp + i * ldc, ldc, k0 > 0, w);
-        leftover(m - i, [&](auto r) { packedTile<decltype(r)::value>(a + i * ars + k0 * aks, ars, aks, panel, kLen, cp + i * ldc, ldc, k0 > 0, w); });
-      }
+      const size_t j1 = j0 + NN_NC < n1 ? j0 + NN_NC : n1;
+      const float* bk = b + k0 * ldb;
+      size_t i = 0;
+      for (; i + NN_R <= m; i += NN_R) nnRows<NN_R>(a + i * ars + k0 * aks, ars, aks, bk, ldb, c + i * ldc, ldc, kLen, add, j0, j1);
+      leftover(m - i, [&](auto r) { nnRows<decltype(r)::value>(a + i * ars + k0 * aks, ars, aks, bk, ldb, c + i * ldc, ldc, kLen, add, j0, j1); });
     }
   }
 }
@@ -211,7 +197,7 @@ void nt(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, 
     // Few columns (a LoRA factor's rank, attention's keys): B's rows [n0, n1) transposed is a
     // smaller copy than A's panels, and then nn reads A in place.
     const size_t w = n1 - n0;
-    float* bt = transposeSpace(w * k);
+    float* bt = workspace(w * k);
     for (size_t j = 0; j < w; j++)
       for (size_t kk = 0; kk < k; kk++) bt[kk * w + j] = b[(n0 + j) * k + kk];
     nnStrided(a, k, 1, bt, w, c + n0, n, m, k, 0, w);
