@@ -5,12 +5,11 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <functional>
 #include <mutex>
-#include <cstring>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "adamw.h"
 #include "kernels.h"
@@ -72,11 +71,8 @@ class Pool {
     std::lock_guard<std::mutex> serial(callMu_);
     {
       std::unique_lock<std::mutex> lock(mu_);
-      while (workers_.size() + 1 < n) {
-        const size_t index = workers_.size() + 1;
-        workers_.emplace_back([this, index] { loop(index); });
-        workers_.back().detach();  // never joined: the pool lives as long as the process
-      }
+      // Workers are started as needed and never joined: the pool lives as long as the process.
+      for (; workers_ + 1 < n; workers_++) std::thread([this, index = workers_ + 1] { loop(index); }).detach();
       job_ = &job;
       count_ = n;
       pending_ = n - 1;
@@ -107,7 +103,7 @@ class Pool {
 
   std::mutex callMu_, mu_;
   std::condition_variable wake_, done_;
-  std::vector<std::thread> workers_;
+  size_t workers_ = 0;
   const std::function<void(size_t)>* job_ = nullptr;
   size_t count_ = 0, pending_ = 0, generation_ = 0;
 };

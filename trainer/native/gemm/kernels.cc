@@ -59,7 +59,6 @@ constexpr size_t NN_KC = 256, NN_NC = 256;  // B block of 256 x 256 floats (256 
 
 // A is read through strides: element (r, k) at a[r * ars + k * aks]; nn's A [m, k] has
 // (ars, aks) = (k, 1), tn's Aᵀ stored [k, m] has (1, m): both broadcast one value per (r, k).
-
 template <size_t R>
 inline void outerTile(const float* a, size_t ars, size_t aks, const float* b, size_t ldb, float* c, size_t ldc, size_t kLen, bool add) {
   v8 acc[R][2];
@@ -165,9 +164,8 @@ inline void ntPanel(const float* panel, const float* b, size_t ldb, float* c, si
   leftover(j1 - j, [&](auto r) { outerTileT<decltype(r)::value>(panel, b + j * ldb, ldb, c + j, ldc, kLen, add, iCount); });
 }
 
-// C = A·B over B's columns [n0, n1), A read through strides (see packRows): for each block of K,
-// A packed once; for each block of B's columns, that block packed, then every tile (a B
-// micro-panel stays in L1 while the row tiles pass over it).
+// C = A·B over B's columns [n0, n1): A read through strides (see outerTile), B and C rows ldb and
+// ldc floats apart (nt's narrow route passes a transposed copy of B, narrower than C).
 void nnStrided(const float* a, size_t ars, size_t aks, const float* b, size_t ldb, float* c, size_t ldc, size_t m, size_t k, size_t n0, size_t n1) {
   if (k == 0) {
     for (size_t i = 0; i < m; i++) std::memset(c + i * ldc + n0, 0, (n1 - n0) * sizeof(float));
@@ -218,7 +216,6 @@ void nt(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, 
     }
   }
 }
-
 
 void nn(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, size_t n0, size_t n1) { nnStrided(a, k, 1, b, n, c, n, m, k, n0, n1); }
 
