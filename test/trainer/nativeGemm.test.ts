@@ -86,6 +86,43 @@ test(
   },
 );
 
+test(
+  "a product's bits do not depend on the thread count (a replay on one thread reproduces an adapter trained on two)",
+  { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" },
+  () => {
+    const g = loaded();
+    // Around nt's narrow route (≤ 128 columns, ≥ 4 rows each), whose rounding differs from its
+    // panels': with the route chosen by a thread's share, these came out different.
+    const shapes = [
+      [400, 172, 64],
+      [1300, 200, 1500],
+      [600, 140, 300],
+      // The route taken, its columns split over two threads.
+      [1300, 100, 64],
+    ];
+    try {
+      for (const [m, n, k] of shapes) {
+        const a = fill(m * k, m + n);
+        const b = fill(n * k, n + k);
+        for (const form of ["nt", "nn", "tn"] as const) {
+          const out = [1, 2].map((threads) => {
+            g.setThreads(threads);
+            const c = new Float32Array(m * n);
+            g[form](a, b, c, m, n, k);
+            return c;
+          });
+          assert.ok(
+            out[0].every((v, i) => Object.is(v, out[1][i])),
+            `${form} [${m},${k}]·[${k},${n}]: one thread and two differ`,
+          );
+        }
+      }
+    } finally {
+      g.setThreads(g.hardwareThreads);
+    }
+  },
+);
+
 test("a product with k = 0 is zeros, and an empty one writes nothing", { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" }, () => {
   const g = loaded();
   const c = new Float32Array(6).fill(5);

@@ -36,10 +36,11 @@ inline v8 load(const float* p) {
 inline void store(float* p, v8 v) { std::memcpy(p, &v, sizeof v); }
 inline v8 splat(float x) { return v8{x, x, x, x, x, x, x, x}; }
 
-// nt's route through nn for products with few columns: at most 128 of them (a thread's share),
-// and at least 4 rows for each. Measured on 2 cores against nt's panels: 3.5x for the LoRA
-// rank's 16 columns, 1.1-1.6x for attention's 64-128, 0.84x at [128, 896]·[128, 896]ᵀ (2 rows a
-// column: not taken).
+// nt's route through nn for products with few columns: at most 128 of them, and at least 4 rows
+// for each. Measured on 2 cores against nt's panels: 3.5x for the LoRA rank's 16 columns,
+// 1.1-1.6x for attention's 64-128; 0.84x at [128, 896]·[128, 896]ᵀ (1 row a column: not
+// taken). Chosen by the whole product's shape, never by a thread's share of its columns: the
+// two routes round differently, and a replay on another thread count must give the same bits.
 constexpr size_t NT_NARROW = 128, NT_ROWS_PER_COLUMN = 4;
 
 // Packing space (nt's panels, its narrow route's transposed B), kept per thread and only ever
@@ -191,7 +192,7 @@ void nt(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, 
     for (size_t i = 0; i < m; i++) std::memset(c + i * n + n0, 0, (n1 - n0) * sizeof(float));
     return;
   }
-  if (n1 - n0 <= NT_NARROW && m >= NT_ROWS_PER_COLUMN * (n1 - n0)) {
+  if (n <= NT_NARROW && m >= NT_ROWS_PER_COLUMN * n) {
     // Few columns (a LoRA factor's rank, attention's keys): B's rows [n0, n1) transposed is a
     // smaller copy than A's panels, and then nn reads A in place.
     const size_t w = n1 - n0;
