@@ -15,6 +15,7 @@
  */
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
+import { fill } from "../common/random/fill.js";
 import { findShape } from "../models/tiny/shapes.js";
 import { nativeGemmStatus, type NativeGemm } from "../trainer/native/gemm.js";
 
@@ -69,18 +70,6 @@ function cases(rows: number, seqLen: number, seqs: number): Case[] {
   ];
 }
 
-function filled(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    out[i] = (s >>> 0) / 4294967296 - 0.5;
-  }
-  return out;
-}
-
 const reps = Number(values.reps);
 console.log(`${values.shape}: native products (${st.gemm.isa}, ${values.threads ?? st.gemm.hardwareThreads} threads), median of ${reps} calls each, GFLOP/s`);
 for (const [label, rows, seqLen, seqs] of [
@@ -89,8 +78,8 @@ for (const [label, rows, seqLen, seqs] of [
 ] as const) {
   console.log(`\n${label} (${rows} rows):`);
   for (const c of cases(rows, seqLen, seqs)) {
-    const a = filled(c.form === "tn" ? c.k * c.m : c.m * c.k, 1);
-    const bs = Array.from({ length: 4 }, (_, i) => filled(c.n * c.k, 2 + i));
+    const a = fill(c.form === "tn" ? c.k * c.m : c.m * c.k, 1);
+    const bs = Array.from({ length: 4 }, (_, i) => fill(c.n * c.k, 2 + i));
     const out = new Float32Array(c.m * c.n);
     const times: number[][] = builds.map(() => []);
     for (let r = 0; r < reps + 1; r++) {

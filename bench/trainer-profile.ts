@@ -32,6 +32,7 @@ import { FrozenBase } from "../trainer/model/weights.js";
 import * as head from "../trainer/model/head.js";
 import * as adamw from "../trainer/optim/adamw.js";
 import * as fastMatmul from "../trainer/model/fast-matmul.js";
+import * as nativeAddon from "../trainer/native/gemm.js";
 import { nativeGemmStatus, type NativeGemm } from "../trainer/native/gemm.js";
 import * as wasmHeap from "../trainer/wasm/heap.js";
 
@@ -214,7 +215,9 @@ const nativeMs = new Map<string, Row>();
     // A tree from before the "tn" product (this script profiles older trees too) has none to wrap.
     const tn = typeof (g as Partial<NativeGemm>).tn === "function" ? { tn: timed("tn") } : {};
     // AdamW's native loop passes through untimed: it shows in "Whole calls" below.
-    const optim = g.sumSquares && g.adamw ? { sumSquares: g.sumSquares.bind(g), adamw: g.adamw.bind(g) } : {};
+    // Looked up by name, as SWITCHES are: a tree from before it has no such helper (nor AdamW's loop).
+    const optimOf = (nativeAddon as Record<string, unknown>).nativeOptimizerOf as ((g: NativeGemm) => object | null) | undefined;
+    const optim = optimOf?.(g) ?? {};
     st.gemm = {
       nt: timed("nt"),
       nn: timed("nn"),

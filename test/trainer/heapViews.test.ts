@@ -14,7 +14,7 @@ import { initBackend } from "../../trainer/backend.js";
 import { frozenLinear, mm } from "../../trainer/model/fast-matmul.js";
 import { hostMatrix, nativeProductsFor } from "../../trainer/native/gemm.js";
 import { readF32, setHeapViews, writeF32 } from "../../trainer/wasm/heap.js";
-import { fill } from "../helpers/fill.js";
+import { fill } from "../../common/random/fill.js";
 
 const skip = process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1";
 

@@ -14,7 +14,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
 import { mm } from "../../trainer/model/fast-matmul.js";
 import { nativeGemmStatus, nativeProductsFor, type NativeGemm } from "../../trainer/native/gemm.js";
-import { fill } from "../helpers/fill.js";
+import { fill } from "../../common/random/fill.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 

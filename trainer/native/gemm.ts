@@ -107,6 +107,14 @@ export function nativeGemm(): NativeGemm | null {
   return s.loaded ? s.gemm : null;
 }
 
+/** The addon's AdamW pieces, bound to it: both or neither (an addon built before them lacks them). */
+export type NativeOptimizer = Required<Pick<NativeGemm, "sumSquares" | "adamw">>;
+
+/** `g`'s sum of squares and AdamW update, bound, where it has both; null where it has either missing. */
+export function nativeOptimizerOf(g: NativeGemm | null): NativeOptimizer | null {
+  return g?.sumSquares && g.adamw ? { sumSquares: g.sumSquares.bind(g), adamw: g.adamw.bind(g) } : null;
+}
+
 /** The addon where it replaces the backend's own products (wasm, the js cpu), else null. */
 export function nativeProductsFor(backend: string): NativeGemm | null {
   return backend === "wasm" || backend === "cpu" ? nativeGemm() : null;

@@ -1,6 +1,6 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { readF32, writeF32s } from "../wasm/heap.js";
-import { nativeGemm, type NativeGemm } from "../native/gemm.js";
+import { nativeGemm, nativeOptimizerOf, type NativeOptimizer } from "../native/gemm.js";
 import type { AdamWState, MomentData } from "../../models/adapters/optimizerState.js";
 import { variableFrom } from "../model/variable.js";
 
@@ -223,10 +223,8 @@ export class AdamW {
 }
 
 /** The addon's sum of squares and update, where it is built with them and the switch is on. */
-function nativeOptimizer(): Required<Pick<NativeGemm, "sumSquares" | "adamw">> | null {
-  if (!nativeOnHost) return null;
-  const g = nativeGemm();
-  return g?.sumSquares && g.adamw ? { sumSquares: g.sumSquares.bind(g), adamw: g.adamw.bind(g) } : null;
+function nativeOptimizer(): NativeOptimizer | null {
+  return nativeOnHost ? nativeOptimizerOf(nativeGemm()) : null;
 }
 
 let nativeOnHost = true;
