@@ -8,7 +8,7 @@
  * figures are what a user of this machine waits for between feedback and a new adapter.
  *
  *   node --import tsx bench/learning-cycle.ts [--shape qwen2.5-0.5b|qwen3-1.7b] [--type q8_0] [--batch 16]
- *        [--answer-tokens 48] [--steps N (the app's default)] [--compare] [--think 0]
+ *        [--answer-tokens 48] [--steps N (the app's default)] [--compare] [--think 0] [--full-probe]
  *
  * --shape picks the model shape (models/tiny/shapes.ts ids or their catalog ids: qwen2.5-0.5b,
  * qwen3-1.7b, ...). --compare (issue 31) runs the cycle twice in one run, each on a core of its
@@ -18,6 +18,8 @@
  * of the totals. --think S waits S seconds after each rating before the next question, as a
  * person reading the answer does: the work the app does ahead (the trainer's start and its
  * anchor pass, the probe's base answers) happens in those pauses; 0 (default) asks back to back.
+ * --full-probe has the fluency probe sample every planned answer, as it does for a candidate whose
+ * verdict never becomes clear (a borderline one): the cycle's longest gate, everything else as now.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     steps: { type: "string", default: String(DEFAULT_STEPS_PER_RUN) },
     compare: { type: "boolean", default: false },
     think: { type: "string", default: "0" },
+    "full-probe": { type: "boolean", default: false },
   },
 });
 const batch = Number(values.batch);
@@ -59,7 +62,7 @@ async function runCycle(before31: boolean): Promise<number> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-cycle-"));
   const t0 = performance.now();
   // Options the core passes through to the supervisor (core.ts spreads `training`).
-  const issue31 = before31 ? { startAhead: false, probeSequential: false } : {};
+  const issue31 = before31 ? { startAhead: false, probeSequential: false } : values["full-probe"] ? { probeSequential: false } : {};
   const core = await startCore({
     model: modelPath,
     dataDir,
@@ -136,7 +139,8 @@ async function runCycle(before31: boolean): Promise<number> {
     const name = phases[i].phase.startsWith("training") ? "training" : phases[i].phase;
     spans.set(name, (spans.get(name) ?? 0) + ((phases[i + 1]?.at ?? end) - phases[i].at) / 1000);
   }
-  console.log(`${before31 ? "before issue 31 (trainer started when the run is due, every block recomputed, full fluency probe)" : "now"}:`);
+  const now = values["full-probe"] ? "now, the fluency probe sampling every answer (a borderline candidate's gate)" : "now";
+  console.log(`${before31 ? "before issue 31 (trainer started when the run is due, every block recomputed, full fluency probe)" : now}:`);
   console.log(
     `${values.shape} (${values.type}), ${os.cpus().length} CPUs; trainer ${st.training.backend} (${st.training.device}); batch ${batch} turns of ≤ ${answerTokens} answer tokens, ${values.steps} steps`,
   );
