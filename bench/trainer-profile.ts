@@ -32,6 +32,7 @@ import { FrozenBase } from "../trainer/model/weights.js";
 import * as head from "../trainer/model/head.js";
 import * as adamw from "../trainer/optim/adamw.js";
 import * as fastMatmul from "../trainer/model/fast-matmul.js";
+import * as swigluModule from "../trainer/model/swiglu.js";
 import * as nativeAddon from "../trainer/native/gemm.js";
 import { nativeGemmStatus, type NativeGemm } from "../trainer/native/gemm.js";
 import * as wasmHeap from "../trainer/wasm/heap.js";
@@ -45,6 +46,7 @@ const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
   "native-all": (fastMatmul as Record<string, unknown>).setNativeAllProducts as ((on: boolean) => void) | undefined,
   "heap-views": (wasmHeap as Record<string, unknown>).setHeapViews as ((on: boolean) => void) | undefined,
   "adamw-native": (adamw as Record<string, unknown>).setNativeAdamW as ((on: boolean) => void) | undefined,
+  "swiglu-native": (swigluModule as Record<string, unknown>).setNativeSwiglu as ((on: boolean) => void) | undefined,
 };
 
 const { values } = parseArgs({
@@ -214,10 +216,10 @@ const nativeMs = new Map<string, Row>();
       };
     // A tree from before the "tn" product (this script profiles older trees too) has none to wrap.
     const tn = typeof (g as Partial<NativeGemm>).tn === "function" ? { tn: timed("tn") } : {};
-    // AdamW's native loop passes through untimed: it shows in "Whole calls" below.
-    // Looked up by name, as SWITCHES are: a tree from before it has no such helper (nor AdamW's loop).
-    const optimOf = (nativeAddon as Record<string, unknown>).nativeOptimizerOf as ((g: NativeGemm) => object | null) | undefined;
-    const optim = optimOf?.(g) ?? {};
+    // AdamW's loop and SwiGLU pass through untimed (AdamW shows in "Whole calls" below). Looked
+    // up by name, as SWITCHES are: a tree from before them has no such helpers.
+    const bound = (name: string) => ((nativeAddon as Record<string, unknown>)[name] as ((g: NativeGemm) => object | null) | undefined)?.(g) ?? {};
+    const optim = { ...bound("nativeOptimizerOf"), ...bound("nativeSwigluOf") };
     st.gemm = {
       nt: timed("nt"),
       nn: timed("nn"),

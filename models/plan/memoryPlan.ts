@@ -38,7 +38,15 @@ export interface BackendMemory {
    * resident copy on the backend gains nothing, so host placements come first.
    */
   hostProducts?: boolean;
+  /**
+   * SwiGLU runs natively (trainer/model/swiglu.ts): a block's tape keeps gate and up only, not
+   * σ(gate) and silu(gate).
+   */
+  hostSwiglu?: boolean;
 }
+
+/** The native pieces that change what a block's tape holds. */
+type NativeParts = Pick<BackendMemory, "hostProducts" | "hostSwiglu">;
 
 export interface PlanRequest {
   shape: ModelFootprint;
@@ -178,20 +186,23 @@ export function loraParameters(config: ModelConfig, rank: number, targets: numbe
  * output and LoRA's parts (no transposed or packed operands on the backend): the count for the
  * backend's own products kept no block of the cycle's 16 × 81 micro-batch on the 0.5B shape,
  * where a kept block measured 262 MiB (it counted 654; this one 353, and 4 blocks kept).
- * test/trainer/memoryPlan.test.ts checks both stay above what a step holds.
+ * test/trainer/memoryPlan.test.ts checks both stay above what a step holds. With native SwiGLU
+ * (`hostSwiglu`) the FFN's gate keeps nothing beyond its layers' outputs.
  */
-function tapeFloatsPerToken(c: ModelConfig, rank: number, hostProducts = false): number {
+function tapeFloatsPerToken(c: ModelConfig, rank: number, native: NativeParts = {}): number {
   const q = c.nHead * c.headDim;
   const kv = c.nHeadKv * c.headDim;
   const v = c.nHeadKv * c.headDimV;
   const o = c.nHead * c.headDimV;
   const D = c.nEmbd;
-  const linear = (inDim: number, out: number) => (hostProducts ? inDim + out + 2 * rank : 2 * inDim + 5 * out + 2 * rank);
+  const linear = (inDim: number, out: number) => (native.hostProducts ? inDim + out + 2 * rank : 2 * inDim + 5 * out + 2 * rank);
   const norms = 2 * (4 * D) + (c.qkNorm ? 4 * (q + kv) : 0);
   const qkv = linear(D, q) + linear(D, kv) + linear(D, v) + (c.qkvBias ? q + kv + v : 0);
   const rope = 5 * (q + kv);
   const attnShapes = 3 * (q + kv + v) + 3 * o;
-  const mlp = 2 * linear(D, c.nFf) + 4 * c.nFf + linear(c.nFf, D);
+  // tfjs's SwiGLU keeps σ(gate) and silu(gate) and copies of what its kernels save.
+  const gate = native.hostSwiglu ? 0 : 4 * c.nFf;
+  const mlp = 2 * linear(D, c.nFf) + gate + linear(c.nFf, D);
   return norms + qkv + rope + attnShapes + linear(o, D) + mlp + 4 * D;
 }
 
@@ -199,18 +210,18 @@ function tapeFloatsPerToken(c: ModelConfig, rank: number, hostProducts = false):
  * Device bytes one block's kept activations hold until its backward (its recorded tape: the
  * taped floats and the attention scores, once; the gradients are already counted per block).
  */
-export function keptBlockBytes(c: ModelConfig, rank: number, seqs: number, T: number, hostProducts = false): number {
-  return (tapeFloatsPerToken(c, rank, hostProducts) * seqs * T + 5 * c.nHead * T * T * seqs) * F32;
+export function keptBlockBytes(c: ModelConfig, rank: number, seqs: number, T: number, native: NativeParts = {}): number {
+  return (tapeFloatsPerToken(c, rank, native) * seqs * T + 5 * c.nHead * T * T * seqs) * F32;
 }
 
 /** Device bytes of one micro-batch of `seqs` sequences × `T` tokens (activations only). */
-function activationBytes(c: ModelConfig, rank: number, seqs: number, T: number, hostProducts = false): number {
+function activationBytes(c: ModelConfig, rank: number, seqs: number, T: number, native: NativeParts = {}): number {
   const N = seqs * T;
   const kept = (c.nLayer + 2) * N * c.nEmbd; // block inputs, final output, its gradient
   // Attention: scores, masked scores, softmax out and its temporaries per query head, [T, T] per sequence.
   const scores = 5 * c.nHead * T * T * seqs;
   // Taped block + the gradients that exist at the same time during its backward: ×2.
-  const block = 2 * (tapeFloatsPerToken(c, rank, hostProducts) * N + scores);
+  const block = 2 * (tapeFloatsPerToken(c, rank, native) * N + scores);
   const ropeMask = T * T + 2 * T * c.ropeDim;
   return (kept + block + ropeMask) * F32;
 }
@@ -281,11 +292,11 @@ export function estimate(req: PlanRequest, placement: WeightPlacement, seqs: num
   device.push({ what: `LoRA rank ${rank} + AdamW state + gradients`, bytes: loraBytes });
   // The warm trainer's pass cache (trainer/train/passCache.ts): rows the next passes reuse, bounded.
   device.push({ what: "pass cache (rows kept between cycles)", bytes: PASS_CACHE_ROW_BYTES });
-  device.push({ what: `activations (${seqs} × ${T} tokens, block-by-block backward)`, bytes: activationBytes(c, rank, seqs, T, backend.hostProducts) });
+  device.push({ what: `activations (${seqs} × ${T} tokens, block-by-block backward)`, bytes: activationBytes(c, rank, seqs, T, backend) });
   if (kept > 0)
     device.push({
       what: `activations kept for ${kept} of ${c.nLayer} blocks (not recomputed)`,
-      bytes: kept * keptBlockBytes(c, rank, seqs, T, backend.hostProducts),
+      bytes: kept * keptBlockBytes(c, rank, seqs, T, backend),
     });
   device.push({ what: "head (logits slices, E_p[W] parts)", bytes: headBytes(c, seqs * T, headChunkRows) });
   const needDevice = Math.ceil(device.reduce((a, p) => a + p.bytes, 0) * (backend.name === "wasm" ? WASM_HEAP_SLACK : DEVICE_SLACK));

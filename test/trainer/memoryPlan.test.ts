@@ -12,6 +12,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
 import { createLora, disposeLora } from "../../trainer/lora/params.js";
 import { loadBaseModel } from "../../trainer/model/base-model.js";
+import { nativeSwigluFor } from "../../trainer/model/swiglu.js";
 import { AdamW } from "../../trainer/optim/adamw.js";
 import { hostAvailableBytes, parseByteSize } from "../../models/plan/available.js";
 import { estimate, footprintFromConfig, planMemory, readModelFootprint, type BackendMemory, type ModelFootprint } from "../../models/plan/memoryPlan.js";
@@ -65,7 +66,12 @@ describe("memory plan vs a measured step", () => {
           // As the model runs: with native products its streamed weights never reach the backend.
           {
             shape,
-            backend: { name: "webgpu", sharesHostMemory: false, hostProducts: model.weights.hostProducts },
+            backend: {
+              name: "webgpu",
+              sharesHostMemory: false,
+              hostProducts: model.weights.hostProducts,
+              hostSwiglu: nativeSwigluFor(tf.getBackend()) !== null,
+            },
             hostAvailableBytes: 1e15,
             rank: 16,
             maxContext: T,

@@ -12,6 +12,7 @@ import type { ModelConfig } from "../../models/arch/config.js";
 import { roundActivations } from "./activation-rounding.js";
 import { batchedProducts, frozenLinear, mm, mmT } from "./fast-matmul.js";
 import { applyRope } from "./rope.js";
+import { swiglu } from "./swiglu.js";
 import type { GgmlType } from "../../models/gguf/types.js";
 import type { LayerWeights, LinearName } from "./weights.js";
 
@@ -184,6 +185,6 @@ export function blockForward(x: tf.Tensor2D, w: LayerWeights, lora: BlockLora | 
   const h2 = rmsNorm(x1, w.ffnNorm, rmsEps);
   const gate = linear(h2, w, "ffn_gate", lora, ctx);
   const up = linear(h2, w, "ffn_up", lora, ctx);
-  const act = tf.mul<tf.Tensor2D>(tf.mul(gate, tf.sigmoid(gate)), up);
+  const act = swiglu(gate, up);
   return tf.add<tf.Tensor2D>(x1, linear(act, w, "ffn_down", lora, ctx));
 }

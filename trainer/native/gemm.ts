@@ -11,7 +11,8 @@
  * The addon is built at `npm install` by scripts/build-native.mjs (g++ or clang++, Node-API:
  * one build serves Node and Electron). Where it is missing or fails to load the trainer keeps
  * the wasm products; CLAWRL_NATIVE_GEMM=0 turns it off (benchmarks' baseline). The same addon
- * runs AdamW's host update (trainer/optim/adamw.ts), whose JavaScript loop was 7% of that step.
+ * runs AdamW's host update (trainer/optim/adamw.ts), whose JavaScript loop was 7% of that step,
+ * and the FFN's SwiGLU forward and backward (trainer/model/swiglu.ts), 13 tfjs kernels a block.
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -60,6 +61,13 @@ export interface NativeGemm {
     sqrtBc2: number,
     eps: number,
   ): void;
+  /**
+   * out = silu(g)·u elementwise (SwiGLU, trainer/model/swiglu.ts). Optional: an addon built
+   * before it lacks it (and swigluBackward); the model then keeps tfjs's kernels.
+   */
+  swiglu?(g: Float32Array, u: Float32Array, out: Float32Array): void;
+  /** SwiGLU's gradients: with s = σ(g), du = dy·g·s and dg = dy·u·s·(1 + g·(1 − s)). */
+  swigluBackward?(g: Float32Array, u: Float32Array, dy: Float32Array, dg: Float32Array, du: Float32Array): void;
   /** "avx2" or "generic" (the compiler's baseline: SSE2, NEON). */
   readonly isa: string;
   readonly hardwareThreads: number;
@@ -113,6 +121,14 @@ export type NativeOptimizer = Required<Pick<NativeGemm, "sumSquares" | "adamw">>
 /** `g`'s sum of squares and AdamW update, bound, where it has both; null where it has either missing. */
 export function nativeOptimizerOf(g: NativeGemm | null): NativeOptimizer | null {
   return g?.sumSquares && g.adamw ? { sumSquares: g.sumSquares.bind(g), adamw: g.adamw.bind(g) } : null;
+}
+
+/** The addon's SwiGLU pieces, bound to it: both or neither. */
+export type NativeSwiglu = Required<Pick<NativeGemm, "swiglu" | "swigluBackward">>;
+
+/** `g`'s SwiGLU forward and backward, bound, where it has both; null where either is missing. */
+export function nativeSwigluOf(g: NativeGemm | null): NativeSwiglu | null {
+  return g?.swiglu && g.swigluBackward ? { swiglu: g.swiglu.bind(g), swigluBackward: g.swigluBackward.bind(g) } : null;
 }
 
 /** The addon where it replaces the backend's own products (wasm, the js cpu), else null. */

@@ -1,5 +1,6 @@
 // Node-API binding of the products in kernels.cc (synchronous calls on Float32Arrays, split
-// across threads by output columns) and of AdamW's host update in adamw.cc. Node-API is
+// across threads by output columns), of SwiGLU in activations.cc (split by elements) and of
+// AdamW's host update in adamw.cc. Node-API is
 // ABI-stable, so one build serves Node and Electron alike.
 #include <node_api.h>
 
@@ -11,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "activations.h"
 #include "adamw.h"
 #include "kernels.h"
 
@@ -23,14 +25,16 @@ struct Isa {
   ProductFn nt;
   ProductFn nn;
   ProductFn tn;
+  clawrl_act::SwigluFn swiglu;
+  clawrl_act::SwigluBackwardFn swigluBackward;
 };
 
 Isa pickIsa() {
 #if defined(__x86_64__) || defined(_M_X64)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn, clawrl_gemm::avx2::tn};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn, clawrl_gemm::avx2::tn, clawrl_act::avx2::swiglu, clawrl_act::avx2::swigluBackward};
 #endif
-  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn, clawrl_gemm::generic::tn};
+  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn, clawrl_gemm::generic::tn, clawrl_act::generic::swiglu, clawrl_act::generic::swigluBackward};
 }
 
 const Isa kIsa = pickIsa();
@@ -129,6 +133,67 @@ void runSplit(ProductFn fn, const float* a, const float* b, float* c, size_t m, 
   });
 }
 
+// Elements [0, n) split into one contiguous range per thread, 8-aligned (a vector's width).
+void runElements(size_t n, const std::function<void(size_t, size_t)>& fn) {
+  // Below ~256 K elements (~1 MiB an operand) a second thread costs more than it saves.
+  const size_t threads = std::min(gThreads, std::max<size_t>(1, n >> 18));
+  if (threads == 1) {
+    fn(0, n);
+    return;
+  }
+  const size_t per = ((n + threads - 1) / threads + 7) / 8 * 8;
+  pool().run(threads, [&](size_t t) {
+    const size_t i0 = t * per, i1 = std::min(n, (t + 1) * per);
+    if (i0 < i1) fn(i0, i1);
+  });
+}
+
+// Reads `count` Float32Arrays of one length from argv; false (with the error thrown) where not.
+bool sameLengthArrays(napi_env env, const char* what, napi_value* argv, size_t count, float** arr, size_t* n) {
+  for (size_t i = 0; i < count; i++) {
+    size_t len = 0;
+    if (!floatArray(env, argv[i], &arr[i], &len)) {
+      throwError(env, std::string(what) + ": its arguments must be Float32Arrays");
+      return false;
+    }
+    if (i == 0) *n = len;
+    if (len != *n) {
+      throwError(env, std::string(what) + ": the arrays differ in length (" + std::to_string(*n) + " and " + std::to_string(len) + ")");
+      return false;
+    }
+  }
+  return true;
+}
+
+// True where an output array [o, o + n) overlaps an input at another offset (the same element in
+// place is fine: each is read before it is written).
+bool overlapsElsewhere(const float* o, const float* i, size_t n) { return n > 0 && o != i && o < i + n && i < o + n; }
+
+// swiglu(g, u, out): out = silu(g)·u. swigluBackward(g, u, dy, dg, du): both gradients.
+template <bool Backward>
+napi_value swiglu(napi_env env, napi_callback_info info) {
+  constexpr size_t ins = Backward ? 3 : 2, count = Backward ? 5 : 3;
+  const char* what = Backward ? "swigluBackward" : "swiglu";
+  size_t argc = count;
+  napi_value argv[count];
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc != count) return throwError(env, std::string(what) + (Backward ? " expects (g, u, dy, dg, du)" : " expects (g, u, out)"));
+  float* arr[count];
+  size_t n = 0;
+  if (!sameLengthArrays(env, what, argv, count, arr, &n)) return nullptr;
+  for (size_t o = ins; o < count; o++)
+    for (size_t i = 0; i < count; i++) {
+      // An output may be an input's own memory (in place), never another output's.
+      const bool bad = i < ins ? overlapsElsewhere(arr[o], arr[i], n) : o < i && n > 0 && arr[o] < arr[i] + n && arr[i] < arr[o] + n;
+      if (bad) return throwError(env, std::string(what) + ": an output overlaps another array");
+    }
+  if (Backward) {
+    runElements(n, [&](size_t i0, size_t i1) { kIsa.swigluBackward(arr[0], arr[1], arr[2], arr[3], arr[4], i0, i1); });
+  } else {
+    runElements(n, [&](size_t i0, size_t i1) { kIsa.swiglu(arr[0], arr[1], arr[2], i0, i1); });
+  }
+  return nullptr;
+}
+
 // product(a, b, c, m, n, k): c[m,n] = a[m,k]·bᵀ (b [n,k]) for "nt", a[m,k]·b (b [k,n]) for
 // "nn", aᵀ·b (a [k,m], b [k,n]) for "tn".
 enum class Form { NT, NN, TN };
@@ -212,6 +277,8 @@ napi_value Init(napi_env env, napi_value exports) {
       {"nt", nullptr, product<Form::NT>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"nn", nullptr, product<Form::NN>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"tn", nullptr, product<Form::TN>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"swiglu", nullptr, swiglu<false>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"swigluBackward", nullptr, swiglu<true>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"sumSquares", nullptr, sumSquares, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"adamw", nullptr, adamw, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"setThreads", nullptr, setThreads, nullptr, nullptr, nullptr, napi_enumerable, nullptr},

@@ -1,0 +1,28 @@
+// SwiGLU's forward and backward on the host (see ../../model/swiglu.ts): one pass over the
+// gate and up projections where tfjs runs five kernels forward and eight backward. Compiled once
+// per instruction set as kernels.cc is. Each element is computed by the same vector code wherever
+// it falls (a range's tail is padded to a full vector), so the bits never depend on how the work
+// is split across threads.
+#pragma once
+#include <cstddef>
+
+namespace clawrl_act {
+
+// out[i] = silu(g[i])·u[i] = (g·σ(g))·u for i in [i0, i1).
+using SwigluFn = void (*)(const float* g, const float* u, float* out, size_t i0, size_t i1);
+// With s = σ(g): du = dy·(g·s), dg = dy·u·s·(1 + g·(1 − s)), for i in [i0, i1).
+using SwigluBackwardFn = void (*)(const float* g, const float* u, const float* dy, float* dg, float* du, size_t i0, size_t i1);
+
+namespace generic {
+void swiglu(const float* g, const float* u, float* out, size_t i0, size_t i1);
+void swigluBackward(const float* g, const float* u, const float* dy, float* dg, float* du, size_t i0, size_t i1);
+}  // namespace generic
+
+#if defined(__x86_64__) || defined(_M_X64)
+namespace avx2 {
+void swiglu(const float* g, const float* u, float* out, size_t i0, size_t i1);
+void swigluBackward(const float* g, const float* u, const float* dy, float* dg, float* du, size_t i0, size_t i1);
+}  // namespace avx2
+#endif
+
+}  // namespace clawrl_act
