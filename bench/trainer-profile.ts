@@ -33,6 +33,7 @@ import * as head from "../trainer/model/head.js";
 import * as adamw from "../trainer/optim/adamw.js";
 import * as fastMatmul from "../trainer/model/fast-matmul.js";
 import * as swigluModule from "../trainer/model/swiglu.js";
+import * as ropeModule from "../trainer/model/rope.js";
 import * as nativeAddon from "../trainer/native/gemm.js";
 import { nativeGemmStatus, type NativeGemm } from "../trainer/native/gemm.js";
 import * as wasmHeap from "../trainer/wasm/heap.js";
@@ -47,6 +48,7 @@ const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
   "heap-views": (wasmHeap as Record<string, unknown>).setHeapViews as ((on: boolean) => void) | undefined,
   "adamw-native": (adamw as Record<string, unknown>).setNativeAdamW as ((on: boolean) => void) | undefined,
   "swiglu-native": (swigluModule as Record<string, unknown>).setNativeSwiglu as ((on: boolean) => void) | undefined,
+  "rope-native": (ropeModule as Record<string, unknown>).setNativeRope as ((on: boolean) => void) | undefined,
 };
 
 const { values } = parseArgs({
@@ -216,10 +218,11 @@ const nativeMs = new Map<string, Row>();
       };
     // A tree from before the "tn" product (this script profiles older trees too) has none to wrap.
     const tn = typeof (g as Partial<NativeGemm>).tn === "function" ? { tn: timed("tn") } : {};
-    // AdamW's loop and SwiGLU pass through untimed (AdamW shows in "Whole calls" below). Looked
+    // AdamW's loop, SwiGLU and RoPE pass through untimed (AdamW shows in "Whole calls" below). Looked
     // up by name, as SWITCHES are: a tree from before them has no such helpers.
     const bound = (name: string) => ((nativeAddon as Record<string, unknown>)[name] as ((g: NativeGemm) => object | null) | undefined)?.(g) ?? {};
-    const optim = { ...bound("nativeOptimizerOf"), ...bound("nativeSwigluOf") };
+    const rope = typeof g.rope === "function" ? { rope: g.rope.bind(g) } : {};
+    const optim = { ...bound("nativeOptimizerOf"), ...bound("nativeSwigluOf"), ...rope };
     st.gemm = {
       nt: timed("nt"),
       nn: timed("nn"),

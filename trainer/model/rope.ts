@@ -2,9 +2,28 @@
  * Rotary position embedding as llama.cpp applies it: angle θ_i(p) = p·freqScale·base^(−2i/nRot)
  * for i < nRot/2. "normal" mode rotates adjacent pairs (x₂ᵢ, x₂ᵢ₊₁) (llama); "neox" rotates
  * (xᵢ, xᵢ₊ₙᵣₒₜ/₂) (qwen2, qwen3). Dimensions past nRot pass through unchanged.
+ *
+ * On the CPU backends where the native addon is built (trainer/native/gemm.ts) the rotation is
+ * one pass, and its gradient the same pass by −θ, where tfjs runs ~10 kernels each way for the
+ * queries and keys of every block (issue 31: slices, multiplies, concat and their gradients, ~4%
+ * of a 1 × 128 step of the 0.5B shape). Elsewhere tfjs's kernels, as before.
  */
 import * as tf from "@tensorflow/tfjs-core";
 import type { ModelConfig } from "../../models/arch/config.js";
+import { nativeGemm, nativeProductsFor, type NativeGemm } from "../native/gemm.js";
+import { readF32, writeF32 } from "../wasm/heap.js";
+
+let nativeOn = true;
+/** The native pass (default, where built) or tfjs's kernels: for bench/trainer-profile.ts --ab and the tests. */
+export function setNativeRope(on: boolean): void {
+  nativeOn = on;
+}
+
+/** The addon's rotation where this backend uses the native kernels and the switch is on, else null. */
+export function nativeRopeFor(backend: string): NonNullable<NativeGemm["rope"]> | null {
+  const g = nativeOn && nativeProductsFor(backend) ? nativeGemm() : null;
+  return g?.rope ? g.rope.bind(g) : null;
+}
 
 /** cos and sin [T, nRot/2] for positions 0..T-1 as flat arrays (ggml's f32 theta steps; see ropeTables). */
 function ropeArrays(config: ModelConfig, T: number, freqFactors?: Float32Array): { cos: Float32Array; sin: Float32Array } {
@@ -60,6 +79,8 @@ export function ropeRows(config: ModelConfig, lens: readonly number[], freqFacto
  * padded grid with ropeTables, or a packed batch as [1, rows, H, D] with ropeRows.
  */
 export function applyRope(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, config: ModelConfig): tf.Tensor4D {
+  const native = x.dtype === "float32" ? nativeRopeFor(tf.getBackend()) : null;
+  if (native) return nativeRope(native, x, cos, sin, config);
   const [B, T, H, D] = x.shape;
   const nRot = config.ropeDim;
   const half = nRot / 2;
@@ -82,4 +103,23 @@ export function applyRope(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, co
   }
   if (nRot === D) return out;
   return tf.concat<tf.Tensor4D>([out, tf.slice(x, [0, 0, 0, nRot], [B, T, H, D - nRot])], 3);
+}
+
+type In = tf.Tensor | tf.GradSaveFunc;
+
+/** applyRope in the addon: x rotated by θ, its gradient dy rotated by −θ. */
+function nativeRope(rope: NonNullable<NativeGemm["rope"]>, x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, config: ModelConfig): tf.Tensor4D {
+  const [B, T, H, D] = x.shape;
+  const neox = config.ropeMode === "neox";
+  const rotate = (t: tf.Tensor, c: tf.Tensor, s: tf.Tensor, inverse: boolean) =>
+    writeF32<tf.Rank.R4>(t.shape, (out) => rope(readF32(t), readF32(c), readF32(s), out, B * T, T, H, D, config.ropeDim, neox, inverse));
+  const f = tf.customGrad((xi: In, save: In) => {
+    // The tables are saved with the tape: a kept block's backward runs after the step's context is gone.
+    (save as tf.GradSaveFunc)([cos, sin]);
+    return {
+      value: rotate(xi as tf.Tensor, cos, sin, false),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => rotate(dy, saved[0], saved[1], true),
+    };
+  });
+  return f(x) as tf.Tensor4D;
 }

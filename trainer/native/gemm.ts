@@ -12,7 +12,8 @@
  * one build serves Node and Electron). Where it is missing or fails to load the trainer keeps
  * the wasm products; CLAWRL_NATIVE_GEMM=0 turns it off (benchmarks' baseline). The same addon
  * runs AdamW's host update (trainer/optim/adamw.ts), whose JavaScript loop was 7% of that step,
- * and the FFN's SwiGLU forward and backward (trainer/model/swiglu.ts), 13 tfjs kernels a block.
+ * the FFN's SwiGLU forward and backward (trainer/model/swiglu.ts), 13 tfjs kernels a block, and
+ * RoPE's rotation (trainer/model/rope.ts), ~20.
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -68,6 +69,24 @@ export interface NativeGemm {
   swiglu?(g: Float32Array, u: Float32Array, out: Float32Array): void;
   /** SwiGLU's gradients: with s = σ(g), du = dy·g·s and dg = dy·u·s·(1 + g·(1 − s)). */
   swigluBackward?(g: Float32Array, u: Float32Array, dy: Float32Array, dg: Float32Array, du: Float32Array): void;
+  /**
+   * out = x [rows, heads, headDim] rotated by RoPE (trainer/model/rope.ts) with tables cos and
+   * sin [tableRows, nRot/2] (row r uses table row r mod tableRows); by −θ where `inverse` (the
+   * gradient). Optional: an addon built before it lacks it; the model then keeps tfjs's kernels.
+   */
+  rope?(
+    x: Float32Array,
+    cos: Float32Array,
+    sin: Float32Array,
+    out: Float32Array,
+    rows: number,
+    tableRows: number,
+    heads: number,
+    headDim: number,
+    nRot: number,
+    neox: boolean,
+    inverse: boolean,
+  ): void;
   /** "avx2" or "generic" (the compiler's baseline: SSE2, NEON). */
   readonly isa: string;
   readonly hardwareThreads: number;

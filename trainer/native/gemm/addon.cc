@@ -1,6 +1,6 @@
 // Node-API binding of the products in kernels.cc (synchronous calls on Float32Arrays, split
-// across threads by output columns), of SwiGLU in activations.cc (split by elements) and of
-// AdamW's host update in adamw.cc. Node-API is
+// across threads by output columns), of SwiGLU in activations.cc (split by elements), of RoPE in
+// rope.cc and of AdamW's host update in adamw.cc. Node-API is
 // ABI-stable, so one build serves Node and Electron alike.
 #include <node_api.h>
 
@@ -14,6 +14,7 @@
 
 #include "activations.h"
 #include "adamw.h"
+#include "rope.h"
 #include "kernels.h"
 
 namespace {
@@ -27,14 +28,15 @@ struct Isa {
   ProductFn tn;
   clawrl_act::SwigluFn swiglu;
   clawrl_act::SwigluBackwardFn swigluBackward;
+  clawrl_rope::RopeFn rope;
 };
 
 Isa pickIsa() {
 #if defined(__x86_64__) || defined(_M_X64)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn, clawrl_gemm::avx2::tn, clawrl_act::avx2::swiglu, clawrl_act::avx2::swigluBackward};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn, clawrl_gemm::avx2::tn, clawrl_act::avx2::swiglu, clawrl_act::avx2::swigluBackward, clawrl_rope::avx2::rope};
 #endif
-  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn, clawrl_gemm::generic::tn, clawrl_act::generic::swiglu, clawrl_act::generic::swigluBackward};
+  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn, clawrl_gemm::generic::tn, clawrl_act::generic::swiglu, clawrl_act::generic::swigluBackward, clawrl_rope::generic::rope};
 }
 
 const Isa kIsa = pickIsa();
@@ -194,6 +196,32 @@ napi_value swiglu(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// rope(x, cos, sin, out, rows, tableRows, heads, headDim, nRot, neox, inverse): see rope.h.
+napi_value rope(napi_env env, napi_callback_info info) {
+  size_t argc = 11;
+  napi_value argv[11];
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc != 11) {
+    return throwError(env, "rope expects (x, cos, sin, out, rows, tableRows, heads, headDim, nRot, neox, inverse)");
+  }
+  float* arr[4];
+  size_t len[4];
+  for (int i = 0; i < 4; i++)
+    if (!floatArray(env, argv[i], &arr[i], &len[i])) return throwError(env, "rope: x, cos, sin and out must be Float32Arrays");
+  clawrl_rope::RopeShape s{};
+  size_t* dims[] = {&s.rows, &s.tableRows, &s.heads, &s.headDim, &s.nRot};
+  for (int i = 0; i < 5; i++)
+    if (!dimension(env, argv[4 + i], dims[i])) return throwError(env, "rope: rows, tableRows, heads, headDim and nRot must be non-negative integers");
+  if (napi_get_value_bool(env, argv[9], &s.neox) != napi_ok || napi_get_value_bool(env, argv[10], &s.inverse) != napi_ok) return throwError(env, "rope: neox and inverse must be booleans");
+  const size_t n = s.rows * s.heads * s.headDim, table = s.tableRows * (s.nRot / 2);
+  if (s.nRot % 2 != 0 || s.nRot > s.headDim || (s.rows > 0 && s.tableRows == 0)) return throwError(env, "rope: nRot must be even and at most headDim, with a table row for every position");
+  if (len[0] != n || len[3] != n || len[1] < table || len[2] < table) {
+    return throwError(env, "rope: x and out need " + std::to_string(n) + " floats and cos and sin " + std::to_string(table) + "; got " + std::to_string(len[0]) + ", " + std::to_string(len[3]) + ", " + std::to_string(len[1]) + ", " + std::to_string(len[2]));
+  }
+  if (overlapsElsewhere(arr[3], arr[0], n)) return throwError(env, "rope: out overlaps x at another offset");
+  if (n > 0) kIsa.rope(arr[0], arr[1], arr[2], arr[3], s);
+  return nullptr;
+}
+
 // product(a, b, c, m, n, k): c[m,n] = a[m,k]·bᵀ (b [n,k]) for "nt", a[m,k]·b (b [k,n]) for
 // "nn", aᵀ·b (a [k,m], b [k,n]) for "tn".
 enum class Form { NT, NN, TN };
@@ -279,6 +307,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"tn", nullptr, product<Form::TN>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"swiglu", nullptr, swiglu<false>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"swigluBackward", nullptr, swiglu<true>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"rope", nullptr, rope, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"sumSquares", nullptr, sumSquares, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"adamw", nullptr, adamw, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"setThreads", nullptr, setThreads, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
