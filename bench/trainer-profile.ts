@@ -34,6 +34,7 @@ import * as adamw from "../trainer/optim/adamw.js";
 import * as fastMatmul from "../trainer/model/fast-matmul.js";
 import * as swigluModule from "../trainer/model/swiglu.js";
 import * as ropeModule from "../trainer/model/rope.js";
+import * as loraLinearModule from "../trainer/model/lora-linear.js";
 import * as nativeAddon from "../trainer/native/gemm.js";
 import { nativeGemmStatus, type NativeGemm } from "../trainer/native/gemm.js";
 import * as wasmHeap from "../trainer/wasm/heap.js";
@@ -49,6 +50,7 @@ const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
   "adamw-native": (adamw as Record<string, unknown>).setNativeAdamW as ((on: boolean) => void) | undefined,
   "swiglu-native": (swigluModule as Record<string, unknown>).setNativeSwiglu as ((on: boolean) => void) | undefined,
   "rope-native": (ropeModule as Record<string, unknown>).setNativeRope as ((on: boolean) => void) | undefined,
+  "lora-fused": (loraLinearModule as Record<string, unknown>).setFusedLora as ((on: boolean) => void) | undefined,
 };
 
 const { values } = parseArgs({
@@ -210,10 +212,10 @@ const nativeMs = new Map<string, Row>();
     const g = st.gemm;
     const timed =
       (fn: "nt" | "nn" | "tn"): NativeGemm["nt"] =>
-      (a, b, c, m, n, k) => {
-        if (!on) return g[fn](a, b, c, m, n, k);
+      (a, b, c, m, n, k, accumulate) => {
+        if (!on) return g[fn](a, b, c, m, n, k, accumulate);
         const t0 = performance.now();
-        g[fn](a, b, c, m, n, k);
+        g[fn](a, b, c, m, n, k, accumulate);
         add(nativeMs, `native ${fn} MatMul [${m}×${k}]·[${k}×${n}]`, performance.now() - t0, 2 * m * n * k);
       };
     // A tree from before the "tn" product (this script profiles older trees too) has none to wrap.
@@ -231,6 +233,7 @@ const nativeMs = new Map<string, Row>();
       setThreads: (n) => g.setThreads(n),
       isa: g.isa,
       hardwareThreads: g.hardwareThreads,
+      accumulates: g.accumulates,
     } as NativeGemm;
   }
 }

@@ -59,8 +59,8 @@ for (const backend of ["wasm", "cpu"] as const) {
           const ours = run(true);
           const theirs = run(false);
           setNativeRope(true);
-          assert.ok(maxDiff(ours.value, theirs.value) < 1e-6, `value off by ${maxDiff(ours.value, theirs.value)} (${shape})`);
-          assert.ok(maxDiff(ours.grad, theirs.grad) < 1e-6, `gradient off by ${maxDiff(ours.grad, theirs.grad)} (${shape})`);
+          assert.ok(maxDiff(ours.value, theirs.value) < 1e-6, `value off by ${maxDiff(ours.value, theirs.value)} (${shape.join(" × ")})`);
+          assert.ok(maxDiff(ours.grad, theirs.grad) < 1e-6, `gradient off by ${maxDiff(ours.grad, theirs.grad)} (${shape.join(" × ")})`);
           // Not the identity: positions past 0 really rotate.
           assert.ok(maxDiff(ours.value, x.dataSync() as Float32Array) > 0.01, "the rotation changed x");
           tf.dispose([x, w, tables.cos, tables.sin]);

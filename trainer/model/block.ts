@@ -10,7 +10,8 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { ModelConfig } from "../../models/arch/config.js";
 import { roundActivations } from "./activation-rounding.js";
-import { batchedProducts, frozenLinear, mm, mmT } from "./fast-matmul.js";
+import { batchedProducts, frozenLinear, isHostMatrix, mm, mmT } from "./fast-matmul.js";
+import { hostLoraLinear } from "./lora-linear.js";
 import { applyRope } from "./rope.js";
 import { swiglu } from "./swiglu.js";
 import type { GgmlType } from "../../models/gguf/types.js";
@@ -80,10 +81,16 @@ export function causalMask(T: number): tf.Tensor2D {
 }
 
 function linear(x: tf.Tensor2D, w: LayerWeights, name: LinearName, lora: BlockLora | null, ctx: SeqContext): tf.Tensor2D {
+  const pair = lora?.pairs[name];
+  const weight = w.linear[name];
+  if (pair && lora && !ctx.rounding && isHostMatrix(weight)) {
+    // One custom op adding the LoRA branch into the native products (lora-linear.ts), where built.
+    const fused = hostLoraLinear(x, weight, pair.a, pair.b, lora.scale, () => w.linear[name]);
+    if (fused) return fused;
+  }
   const xw = ctx.rounding ? roundActivations(x, ctx.rounding[name]) : x;
   // The gradient reads w.linear[name] when it runs: a kept block's holder is re-bound then (forward.ts).
-  const y = frozenLinear(xw, w.linear[name], () => w.linear[name]);
-  const pair = lora?.pairs[name];
+  const y = frozenLinear(xw, weight, () => w.linear[name]);
   if (!pair || !lora) return y;
   // The scale on the [rows, rank] product, not the [rows, out] one: the same values (exactly, for
   // the default scale 2), with 4864-wide multiplies in the forward and backward gone.

@@ -121,5 +121,5 @@ function nativeRope(rope: NonNullable<NativeGemm["rope"]>, x: tf.Tensor4D, cos: 
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => rotate(dy, saved[0], saved[1], true),
     };
   });
-  return f(x) as tf.Tensor4D;
+  return f(x);
 }

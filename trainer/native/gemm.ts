@@ -33,12 +33,17 @@ export function hostMatrix(data: Float32Array, rows: number, cols: number): Host
 }
 
 export interface NativeGemm {
-  /** c[m,n] = a[m,k]·bᵀ with b [n,k]. */
-  nt(a: Float32Array, b: Float32Array, c: Float32Array, m: number, n: number, k: number): void;
-  /** c[m,n] = a[m,k]·b with b [k,n]. */
-  nn(a: Float32Array, b: Float32Array, c: Float32Array, m: number, n: number, k: number): void;
-  /** c[m,n] = aᵀ·b with a [k,m], b [k,n]. */
-  tn(a: Float32Array, b: Float32Array, c: Float32Array, m: number, n: number, k: number): void;
+  /** c[m,n] = a[m,k]·bᵀ with b [n,k]; c += it with `accumulate` (where `accumulates`). */
+  nt(a: Float32Array, b: Float32Array, c: Float32Array, m: number, n: number, k: number, accumulate?: boolean): void;
+  /** c[m,n] = a[m,k]·b with b [k,n]; c += it with `accumulate`. */
+  nn(a: Float32Array, b: Float32Array, c: Float32Array, m: number, n: number, k: number, accumulate?: boolean): void;
+  /** c[m,n] = aᵀ·b with a [k,m], b [k,n]; c += it with `accumulate`. */
+  tn(a: Float32Array, b: Float32Array, c: Float32Array, m: number, n: number, k: number, accumulate?: boolean): void;
+  /**
+   * true where the products take `accumulate`. An addon built before it ignores a 7th argument
+   * and would overwrite c, so callers check this first.
+   */
+  readonly accumulates?: boolean;
   setThreads(n: number): void;
   /**
    * sum + Σ g[i]² in double, added in index order. Optional: an addon built before it existed

@@ -120,18 +120,18 @@ Pool& pool() {
 }
 
 // Columns [0, n) split into one contiguous, 16-aligned range per thread.
-void runSplit(ProductFn fn, const float* a, const float* b, float* c, size_t m, size_t n, size_t k) {
+void runSplit(ProductFn fn, const float* a, const float* b, float* c, size_t m, size_t n, size_t k, bool accumulate) {
   const double work = static_cast<double>(m) * n * k;
   // Below ~4 MFLOP a second thread costs more than it saves.
   const size_t threads = work < 2e6 ? 1 : std::min(gThreads, std::max<size_t>(1, n / 16));
   const size_t per = ((n + threads - 1) / threads + 15) / 16 * 16;
   if (threads == 1) {
-    fn(a, b, c, m, n, k, 0, n);
+    fn(a, b, c, m, n, k, 0, n, accumulate);
     return;
   }
   pool().run(threads, [&](size_t t) {
     const size_t n0 = t * per, n1 = std::min(n, (t + 1) * per);
-    if (n0 < n1) fn(a, b, c, m, n, k, n0, n1);
+    if (n0 < n1) fn(a, b, c, m, n, k, n0, n1, accumulate);
   });
 }
 
@@ -222,15 +222,20 @@ napi_value rope(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// product(a, b, c, m, n, k): c[m,n] = a[m,k]·bᵀ (b [n,k]) for "nt", a[m,k]·b (b [k,n]) for
-// "nn", aᵀ·b (a [k,m], b [k,n]) for "tn".
+// product(a, b, c, m, n, k[, accumulate]): c[m,n] = a[m,k]·bᵀ (b [n,k]) for "nt", a[m,k]·b
+// (b [k,n]) for "nn", aᵀ·b (a [k,m], b [k,n]) for "tn"; with accumulate true, c += it.
 enum class Form { NT, NN, TN };
 
 template <Form F>
 napi_value product(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
-  napi_value argv[6];
-  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc != 6) return throwError(env, "expected (a, b, c, m, n, k)");
+  size_t argc = 7;
+  napi_value argv[7];
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < 6 || argc > 7) return throwError(env, "expected (a, b, c, m, n, k[, accumulate])");
+  bool accumulate = false;
+  napi_valuetype seventh = napi_undefined;
+  if (argc == 7 && napi_typeof(env, argv[6], &seventh) == napi_ok && seventh != napi_undefined && napi_get_value_bool(env, argv[6], &accumulate) != napi_ok) {
+    return throwError(env, "accumulate must be a boolean");
+  }
   float *a, *b, *c;
   size_t la, lb, lc, m, n, k;
   if (!floatArray(env, argv[0], &a, &la) || !floatArray(env, argv[1], &b, &lb) || !floatArray(env, argv[2], &c, &lc)) {
@@ -242,7 +247,7 @@ napi_value product(napi_env env, napi_callback_info info) {
     const std::string shapes = F == Form::NT ? "[" + M + "," + K + "] by [" + N + "," + K + "]ᵀ" : F == Form::NN ? "[" + M + "," + K + "] by [" + K + "," + N + "]" : "[" + K + "," + M + "]ᵀ by [" + K + "," + N + "]";
     return throwError(env, "a product of " + shapes + " needs arrays of " + std::to_string(m * k) + ", " + std::to_string(n * k) + " and " + std::to_string(m * n) + " floats; got " + std::to_string(la) + ", " + std::to_string(lb) + ", " + std::to_string(lc));
   }
-  if (m > 0 && n > 0) runSplit(F == Form::NT ? kIsa.nt : F == Form::NN ? kIsa.nn : kIsa.tn, a, b, c, m, n, k);
+  if (m > 0 && n > 0) runSplit(F == Form::NT ? kIsa.nt : F == Form::NN ? kIsa.nn : kIsa.tn, a, b, c, m, n, k, accumulate);
   return nullptr;
 }
 
@@ -298,7 +303,8 @@ napi_value setThreads(napi_env env, napi_callback_info info) {
 }
 
 napi_value Init(napi_env env, napi_value exports) {
-  napi_value isa, threads;
+  napi_value isa, threads, accumulates;
+  napi_get_boolean(env, true, &accumulates);
   napi_create_string_utf8(env, kIsa.name, NAPI_AUTO_LENGTH, &isa);
   napi_create_uint32(env, static_cast<uint32_t>(gThreads), &threads);
   napi_property_descriptor props[] = {
@@ -312,6 +318,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"adamw", nullptr, adamw, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"setThreads", nullptr, setThreads, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"isa", nullptr, nullptr, nullptr, nullptr, isa, napi_enumerable, nullptr},
+      {"accumulates", nullptr, nullptr, nullptr, nullptr, accumulates, napi_enumerable, nullptr},
       {"hardwareThreads", nullptr, nullptr, nullptr, nullptr, threads, napi_enumerable, nullptr},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

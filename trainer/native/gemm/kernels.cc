@@ -167,14 +167,15 @@ inline void ntPanel(const float* panel, const float* b, size_t ldb, float* c, si
 
 // C = A·B over B's columns [n0, n1): A read through strides (see outerTile), B and C rows ldb and
 // ldc floats apart (nt's narrow route passes a transposed copy of B, narrower than C).
-void nnStrided(const float* a, size_t ars, size_t aks, const float* b, size_t ldb, float* c, size_t ldc, size_t m, size_t k, size_t n0, size_t n1) {
+void nnStrided(const float* a, size_t ars, size_t aks, const float* b, size_t ldb, float* c, size_t ldc, size_t m, size_t k, size_t n0, size_t n1, bool accumulate) {
   if (k == 0) {
+    if (accumulate) return;
     for (size_t i = 0; i < m; i++) std::memset(c + i * ldc + n0, 0, (n1 - n0) * sizeof(float));
     return;
   }
   for (size_t k0 = 0; k0 < k; k0 += NN_KC) {
     const size_t kLen = k - k0 < NN_KC ? k - k0 : NN_KC;
-    const bool add = k0 > 0;
+    const bool add = accumulate || k0 > 0;
     for (size_t j0 = n0; j0 < n1; j0 += NN_NC) {
       const size_t j1 = j0 + NN_NC < n1 ? j0 + NN_NC : n1;
       const float* bk = b + k0 * ldb;
@@ -187,8 +188,9 @@ void nnStrided(const float* a, size_t ars, size_t aks, const float* b, size_t ld
 
 }  // namespace
 
-void nt(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, size_t n0, size_t n1) {
+void nt(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, size_t n0, size_t n1, bool accumulate) {
   if (k == 0) {
+    if (accumulate) return;
     for (size_t i = 0; i < m; i++) std::memset(c + i * n + n0, 0, (n1 - n0) * sizeof(float));
     return;
   }
@@ -199,14 +201,14 @@ void nt(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, 
     float* bt = workspace(w * k);
     for (size_t j = 0; j < w; j++)
       for (size_t kk = 0; kk < k; kk++) bt[kk * w + j] = b[(n0 + j) * k + kk];
-    nnStrided(a, k, 1, bt, w, c + n0, n, m, k, 0, w);
+    nnStrided(a, k, 1, bt, w, c + n0, n, m, k, 0, w, accumulate);
     return;
   }
   const size_t nPanels = (m + 15) / 16;
   float* panels = workspace(nPanels * 16 * (k < NTO_KC ? k : NTO_KC));
   for (size_t k0 = 0; k0 < k; k0 += NTO_KC) {
     const size_t kLen = k - k0 < NTO_KC ? k - k0 : NTO_KC;
-    const bool add = k0 > 0;
+    const bool add = accumulate || k0 > 0;
     packPanels(a, m, k, k0, kLen, panels);
     for (size_t j0 = n0; j0 < n1; j0 += NTO_JB) {
       const size_t j1 = j0 + NTO_JB < n1 ? j0 + NTO_JB : n1;
@@ -218,9 +220,9 @@ void nt(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, 
   }
 }
 
-void nn(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, size_t n0, size_t n1) { nnStrided(a, k, 1, b, n, c, n, m, k, n0, n1); }
+void nn(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, size_t n0, size_t n1, bool accumulate) { nnStrided(a, k, 1, b, n, c, n, m, k, n0, n1, accumulate); }
 
-void tn(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, size_t n0, size_t n1) { nnStrided(a, 1, m, b, n, c, n, m, k, n0, n1); }
+void tn(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, size_t n0, size_t n1, bool accumulate) { nnStrided(a, 1, m, b, n, c, n, m, k, n0, n1, accumulate); }
 
 }  // namespace KERNEL_NS
 }  // namespace clawrl_gemm
