@@ -8,7 +8,7 @@
  * frozenLinear and mm, up to float rounding.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { nativeGemm, type HostMatrix, type NativeGemm } from "../native/gemm.js";
+import { nativeGemm, nativeProductsFor, type HostMatrix, type NativeGemm } from "../native/gemm.js";
 import { readF32, writeF32s } from "../wasm/heap.js";
 import { isHostMatrix, type FrozenMatrix } from "./fast-matmul.js";
 
@@ -16,6 +16,11 @@ let fusedOn = true;
 /** The fused layer (default, where the addon adds into products) or tfjs's composition: for bench/trainer-profile.ts --ab and the tests. */
 export function setFusedLora(on: boolean): void {
   fusedOn = on;
+}
+
+/** Whether this backend runs LoRA-adapted layers on host weights as one op (the memory plan counts it). */
+export function fusedLoraFor(backend: string): boolean {
+  return nativeProductsFor(backend) !== null && accumulatingGemm() !== null;
 }
 
 /** The addon where its products add into their output and the switch is on, else null. */

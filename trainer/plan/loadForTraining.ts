@@ -8,6 +8,7 @@ import { loadBaseModel, type BaseModel } from "../model/base-model.js";
 import { backendMemory, hostAvailableBytes } from "../../models/plan/available.js";
 import { nativeProductsFor } from "../native/gemm.js";
 import { nativeSwigluFor } from "../model/swiglu.js";
+import { fusedLoraFor } from "../model/lora-linear.js";
 import { keptBlocksThatFit, planMemory, readModelFootprint, type MemoryPlan, type PlanRequest } from "../../models/plan/memoryPlan.js";
 
 export class TrainerMemoryError extends Error {
@@ -41,7 +42,12 @@ export interface TrainingLoad {
 export async function loadForTraining(modelPath: string, backend: BackendChoice, opts: TrainingLoadOptions): Promise<TrainingLoad> {
   const req: PlanRequest = {
     shape: readModelFootprint(modelPath),
-    backend: { ...backendMemory(backend), hostProducts: nativeProductsFor(backend.name) !== null, hostSwiglu: nativeSwigluFor(backend.name) !== null },
+    backend: {
+      ...backendMemory(backend),
+      hostProducts: nativeProductsFor(backend.name) !== null,
+      hostSwiglu: nativeSwigluFor(backend.name) !== null,
+      hostLora: fusedLoraFor(backend.name),
+    },
     hostAvailableBytes: hostAvailableBytes(),
     rank: opts.rank,
     maxContext: opts.maxContext,
