@@ -41,6 +41,10 @@ export function useCheckpointActions(onChanged: () => void) {
 
   const activate = async (c: CheckpointView | "base") => {
     const name = c === "base" ? "the model with no adapter" : c.version;
+    // Focus out of the dialog before React removes it: Chromium gives a removed modal dialog's
+    // focus back to its opener, and when the swap answered first that came after the outcome's
+    // focus (a keyboard e2e run that timed out waiting for the focus on "Now serving").
+    if (document.activeElement instanceof HTMLElement) document.activeElement.blur();
     setConfirm(null);
     setSwapping(name);
     setDone(null);
