@@ -223,8 +223,7 @@ const nativeMs = new Map<string, Row>();
     // AdamW's loop, SwiGLU and RoPE pass through untimed (AdamW shows in "Whole calls" below). Looked
     // up by name, as SWITCHES are: a tree from before them has no such helpers.
     const bound = (name: string) => ((nativeAddon as Record<string, unknown>)[name] as ((g: NativeGemm) => object | null) | undefined)?.(g) ?? {};
-    const rope = typeof g.rope === "function" ? { rope: g.rope.bind(g) } : {};
-    const optim = { ...bound("nativeOptimizerOf"), ...bound("nativeSwigluOf"), ...rope };
+    const optim = { ...bound("nativeOptimizerOf"), ...bound("nativeSwigluOf"), ...bound("nativeRopeOf") };
     st.gemm = {
       nt: timed("nt"),
       nn: timed("nn"),

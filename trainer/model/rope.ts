@@ -10,7 +10,7 @@
  */
 import * as tf from "@tensorflow/tfjs-core";
 import type { ModelConfig } from "../../models/arch/config.js";
-import { nativeGemm, nativeProductsFor, type NativeGemm } from "../native/gemm.js";
+import { nativeGemm, nativeProductsFor, nativeRopeOf, type NativeRope } from "../native/gemm.js";
 import { readF32, writeF32 } from "../wasm/heap.js";
 
 let nativeOn = true;
@@ -20,9 +20,8 @@ export function setNativeRope(on: boolean): void {
 }
 
 /** The addon's rotation where this backend uses the native kernels and the switch is on, else null. */
-export function nativeRopeFor(backend: string): NonNullable<NativeGemm["rope"]> | null {
-  const g = nativeOn && nativeProductsFor(backend) ? nativeGemm() : null;
-  return g?.rope ? g.rope.bind(g) : null;
+export function nativeRopeFor(backend: string): NativeRope["rope"] | null {
+  return nativeOn && nativeProductsFor(backend) ? (nativeRopeOf(nativeGemm())?.rope ?? null) : null;
 }
 
 /** cos and sin [T, nRot/2] for positions 0..T-1 as flat arrays (ggml's f32 theta steps; see ropeTables). */
@@ -108,7 +107,7 @@ export function applyRope(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, co
 type In = tf.Tensor | tf.GradSaveFunc;
 
 /** applyRope in the addon: x rotated by θ, its gradient dy rotated by −θ. */
-function nativeRope(rope: NonNullable<NativeGemm["rope"]>, x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, config: ModelConfig): tf.Tensor4D {
+function nativeRope(rope: NativeRope["rope"], x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, config: ModelConfig): tf.Tensor4D {
   const [B, T, H, D] = x.shape;
   const neox = config.ropeMode === "neox";
   const rotate = (t: tf.Tensor, c: tf.Tensor, s: tf.Tensor, inverse: boolean) =>

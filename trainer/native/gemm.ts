@@ -139,20 +139,40 @@ export function nativeGemm(): NativeGemm | null {
   return s.loaded ? s.gemm : null;
 }
 
-/** The addon's AdamW pieces, bound to it: both or neither (an addon built before them lacks them). */
-export type NativeOptimizer = Required<Pick<NativeGemm, "sumSquares" | "adamw">>;
-
-/** `g`'s sum of squares and AdamW update, bound, where it has both; null where it has either missing. */
-export function nativeOptimizerOf(g: NativeGemm | null): NativeOptimizer | null {
-  return g?.sumSquares && g.adamw ? { sumSquares: g.sumSquares.bind(g), adamw: g.adamw.bind(g) } : null;
+/**
+ * `names` of `g`, bound to it, all or none (an addon built before a piece lacks it): bound once
+ * per addon, as the model asks for them on every layer of every step.
+ */
+const boundParts = new WeakMap<NativeGemm, Map<string, object | null>>();
+function partsOf<K extends keyof NativeGemm>(g: NativeGemm | null, names: readonly K[]): Required<Pick<NativeGemm, K>> | null {
+  if (!g) return null;
+  let cache = boundParts.get(g);
+  if (!cache) boundParts.set(g, (cache = new Map<string, object | null>()));
+  const key = names.join(",");
+  if (!cache.has(key)) {
+    const fns = names.map((n) => g[n]);
+    const all = fns.every((f) => typeof f === "function");
+    cache.set(key, all ? Object.fromEntries(names.map((n, i) => [n, (fns[i] as (...a: unknown[]) => unknown).bind(g)])) : null);
+  }
+  return cache.get(key) as Required<Pick<NativeGemm, K>> | null;
 }
 
-/** The addon's SwiGLU pieces, bound to it: both or neither. */
-export type NativeSwiglu = Required<Pick<NativeGemm, "swiglu" | "swigluBackward">>;
+/** The addon's AdamW pieces: sum of squares and the update. */
+export type NativeOptimizer = Required<Pick<NativeGemm, "sumSquares" | "adamw">>;
+export function nativeOptimizerOf(g: NativeGemm | null): NativeOptimizer | null {
+  return partsOf(g, ["sumSquares", "adamw"]);
+}
 
-/** `g`'s SwiGLU forward and backward, bound, where it has both; null where either is missing. */
+/** The addon's SwiGLU forward and backward. */
+export type NativeSwiglu = Required<Pick<NativeGemm, "swiglu" | "swigluBackward">>;
 export function nativeSwigluOf(g: NativeGemm | null): NativeSwiglu | null {
-  return g?.swiglu && g.swigluBackward ? { swiglu: g.swiglu.bind(g), swigluBackward: g.swigluBackward.bind(g) } : null;
+  return partsOf(g, ["swiglu", "swigluBackward"]);
+}
+
+/** The addon's RoPE rotation (its gradient is the same call by −θ). */
+export type NativeRope = Required<Pick<NativeGemm, "rope">>;
+export function nativeRopeOf(g: NativeGemm | null): NativeRope | null {
+  return partsOf(g, ["rope"]);
 }
 
 /** The addon where it replaces the backend's own products (wasm, the js cpu), else null. */

@@ -5,26 +5,19 @@
 #include <cstring>
 
 #include "activations.h"
-
-#ifndef KERNEL_NS
-#define KERNEL_NS generic
-#endif
+#include "simd.h"
 
 namespace clawrl_act {
 namespace KERNEL_NS {
 namespace {
 
-typedef float v8 __attribute__((vector_size(32)));
+using clawrl_simd::KERNEL_NS::load;
+using clawrl_simd::KERNEL_NS::splat;
+using clawrl_simd::KERNEL_NS::store;
+using clawrl_simd::KERNEL_NS::v8;
+using clawrl_simd::KERNEL_NS::W;
 typedef int32_t i8 __attribute__((vector_size(32)));
-constexpr size_t W = 8;
 
-inline v8 load(const float* p) {
-  v8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store(float* p, v8 v) { std::memcpy(p, &v, sizeof v); }
-inline v8 splat(float x) { return v8{x, x, x, x, x, x, x, x}; }
 inline v8 select(i8 mask, v8 a, v8 b) {
   i8 ai, bi;
   std::memcpy(&ai, &a, sizeof a);

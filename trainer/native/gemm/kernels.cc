@@ -17,24 +17,16 @@
 #include <vector>
 
 #include "kernels.h"
-
-#ifndef KERNEL_NS
-#define KERNEL_NS generic
-#endif
+#include "simd.h"
 
 namespace clawrl_gemm {
 namespace KERNEL_NS {
 namespace {
 
-typedef float v8 __attribute__((vector_size(32)));
-
-inline v8 load(const float* p) {
-  v8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store(float* p, v8 v) { std::memcpy(p, &v, sizeof v); }
-inline v8 splat(float x) { return v8{x, x, x, x, x, x, x, x}; }
+using clawrl_simd::KERNEL_NS::load;
+using clawrl_simd::KERNEL_NS::splat;
+using clawrl_simd::KERNEL_NS::store;
+using clawrl_simd::KERNEL_NS::v8;
 
 // nt's route through nn for products with few columns: at most 128 of them, and at least 4 rows
 // for each. Measured on 2 cores against nt's panels: 3.5x for the LoRA rank's 16 columns,
