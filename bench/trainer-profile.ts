@@ -39,6 +39,9 @@ import * as nativeAddon from "../trainer/native/gemm.js";
 import { nativeGemmStatus, type NativeGemm } from "../trainer/native/gemm.js";
 import * as wasmHeap from "../trainer/wasm/heap.js";
 
+// A module a tree from before it lacks (this script profiles older trees too).
+const normModule: Record<string, unknown> = await import("../trainer/model/norm.js").catch(() => ({}));
+
 /** Changes measured against what they replaced (--ab): each sets the new path on (true) or off. */
 const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
   // Looked up by name, so this script also profiles a tree from before the change.
@@ -51,6 +54,7 @@ const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
   "swiglu-native": (swigluModule as Record<string, unknown>).setNativeSwiglu as ((on: boolean) => void) | undefined,
   "rope-native": (ropeModule as Record<string, unknown>).setNativeRope as ((on: boolean) => void) | undefined,
   "lora-fused": (loraLinearModule as Record<string, unknown>).setFusedLora as ((on: boolean) => void) | undefined,
+  "norm-native": normModule.setNativeRmsNorm as ((on: boolean) => void) | undefined,
 };
 
 const { values } = parseArgs({
@@ -220,10 +224,10 @@ const nativeMs = new Map<string, Row>();
       };
     // A tree from before the "tn" product (this script profiles older trees too) has none to wrap.
     const tn = typeof (g as Partial<NativeGemm>).tn === "function" ? { tn: timed("tn") } : {};
-    // AdamW's loop, SwiGLU and RoPE pass through untimed (AdamW shows in "Whole calls" below). Looked
+    // AdamW's loop, SwiGLU, RoPE and RMSNorm pass through untimed (AdamW shows in "Whole calls" below). Looked
     // up by name, as SWITCHES are: a tree from before them has no such helpers.
     const bound = (name: string) => ((nativeAddon as Record<string, unknown>)[name] as ((g: NativeGemm) => object | null) | undefined)?.(g) ?? {};
-    const optim = { ...bound("nativeOptimizerOf"), ...bound("nativeSwigluOf"), ...bound("nativeRopeOf") };
+    const optim = { ...bound("nativeOptimizerOf"), ...bound("nativeSwigluOf"), ...bound("nativeRopeOf"), ...bound("nativeRmsNormOf") };
     st.gemm = {
       nt: timed("nt"),
       nn: timed("nn"),

@@ -58,11 +58,11 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clawrl-gemm-"));
 try {
   const common = ["-O3", "-std=c++17", "-fPIC", "-fvisibility=hidden", "-Wno-psabi", `-I${include}`, `-I${src}`];
   const objects = [];
-  // Kernels (products, SwiGLU, RoPE) once per instruction set; addon.cc picks one at load by what the CPU has.
+  // Kernels (products, SwiGLU, RMSNorm, RoPE) once per instruction set; addon.cc picks one at load by what the CPU has.
   const variants = [{ ns: "generic", flags: [] }];
   if (process.arch === "x64") variants.push({ ns: "avx2", flags: ["-mavx2", "-mfma"] });
   for (const v of variants) {
-    for (const file of ["kernels", "activations", "rope"]) {
+    for (const file of ["kernels", "activations", "norm", "rope"]) {
       const o = path.join(tmp, `${file}-${v.ns}.o`);
       run(cxx, [...common, ...v.flags, `-DKERNEL_NS=${v.ns}`, "-c", path.join(src, `${file}.cc`), "-o", o]);
       objects.push(o);

@@ -48,10 +48,15 @@ export interface BackendMemory {
    * output and the [rows, rank] product only, not the frozen product and the branch apart.
    */
   hostLora?: boolean;
+  /**
+   * RMSNorm runs natively (trainer/model/norm.ts): a norm keeps its input and output only, not
+   * x², x·rsqrt and their copies.
+   */
+  hostNorm?: boolean;
 }
 
 /** The native pieces that change what a block's tape holds. */
-type NativeParts = Pick<BackendMemory, "hostProducts" | "hostSwiglu" | "hostLora">;
+type NativeParts = Pick<BackendMemory, "hostProducts" | "hostSwiglu" | "hostLora" | "hostNorm">;
 
 export interface PlanRequest {
   shape: ModelFootprint;
@@ -120,8 +125,10 @@ const HOST_BASELINE_BYTES = 400 * 2 ** 20;
  */
 const DEVICE_SLACK = 1.15;
 const WASM_HEAP_SLACK = 1.4;
-/** The head's logits budget (head.ts LOGIT_BUDGET) × the buffers alive at once. */
-const HEAD_WORK_BYTES = 8 * 1024 * 1024 * F32 * 4;
+/** The head's logits budget in floats (head.ts LOGIT_BUDGET): a slice's rows × its vocabulary rows at most. */
+const LOGIT_BUDGET = 8 * 1024 * 1024;
+/** The logits buffers alive at once. */
+const HEAD_LOGIT_BUFFERS = 4;
 /** Micro-batches smaller than this are not worth splitting a step into. */
 const MIN_MICRO_TOKENS = 64;
 
@@ -194,7 +201,7 @@ export function loraParameters(config: ModelConfig, rank: number, targets: numbe
  * test/trainer/memoryPlan.test.ts checks both stay above what a step holds. With native SwiGLU
  * (`hostSwiglu`) the FFN's gate keeps nothing beyond its layers' outputs; with the LoRA layer as
  * one op (`hostLora`) a layer keeps its output and the rank product (its input is the output
- * counted before it). A 16 × 81 step of the 0.5B widths cut to 2 kept blocks measured 1,500 MiB,
+ * counted before it); with native RMSNorm (`hostNorm`) a norm keeps its input and output. A 16 × 81 step of the 0.5B widths cut to 2 kept blocks measured 1,500 MiB,
  * 1,284 with native SwiGLU and 751 with the LoRA layer too.
  */
 function tapeFloatsPerToken(c: ModelConfig, rank: number, native: NativeParts = {}): number {
@@ -204,7 +211,8 @@ function tapeFloatsPerToken(c: ModelConfig, rank: number, native: NativeParts = 
   const o = c.nHead * c.headDimV;
   const D = c.nEmbd;
   const linear = (inDim: number, out: number) => (native.hostLora ? out + rank : native.hostProducts ? inDim + out + 2 * rank : 2 * inDim + 5 * out + 2 * rank);
-  const norms = 2 * (4 * D) + (c.qkNorm ? 4 * (q + kv) : 0);
+  const perNorm = native.hostNorm ? 2 : 4;
+  const norms = 2 * (perNorm * D) + (c.qkNorm ? perNorm * (q + kv) : 0);
   const qkv = linear(D, q) + linear(D, kv) + linear(D, v) + (c.qkvBias ? q + kv + v : 0);
   const rope = 5 * (q + kv);
   const attnShapes = 3 * (q + kv + v) + 3 * o;
@@ -237,7 +245,9 @@ function activationBytes(c: ModelConfig, rank: number, seqs: number, T: number, 
 /** Expectation parts of the head (one [rows, D] per vocabulary slice) for `rows` scored rows. */
 function headBytes(c: ModelConfig, rows: number, chunkRows: number): number {
   const slices = Math.ceil(c.nVocab / chunkRows);
-  return HEAD_WORK_BYTES + (slices + 3) * rows * c.nEmbd * F32;
+  // head.ts takes rows in blocks of LOGIT_BUDGET / chunkRows: fewer rows, smaller logits.
+  const logits = Math.min(rows, Math.max(1, Math.floor(LOGIT_BUDGET / chunkRows))) * chunkRows;
+  return HEAD_LOGIT_BUFFERS * logits * F32 + (slices + 3) * rows * c.nEmbd * F32;
 }
 
 /** How a placement reads in a summary. */

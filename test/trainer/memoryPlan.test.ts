@@ -13,6 +13,7 @@ import { initBackend } from "../../trainer/backend.js";
 import { createLora, disposeLora } from "../../trainer/lora/params.js";
 import { loadBaseModel } from "../../trainer/model/base-model.js";
 import { nativeSwigluFor } from "../../trainer/model/swiglu.js";
+import { nativeRmsNormFor } from "../../trainer/model/norm.js";
 import { fusedLoraFor } from "../../trainer/model/lora-linear.js";
 import { AdamW } from "../../trainer/optim/adamw.js";
 import { hostAvailableBytes, parseByteSize } from "../../models/plan/available.js";
@@ -73,6 +74,7 @@ describe("memory plan vs a measured step", () => {
               hostProducts: model.weights.hostProducts,
               hostSwiglu: nativeSwigluFor(tf.getBackend()) !== null,
               hostLora: model.weights.hostProducts && fusedLoraFor(tf.getBackend()),
+              hostNorm: nativeRmsNormFor(tf.getBackend()) !== null,
             },
             hostAvailableBytes: 1e15,
             rank: 16,

@@ -11,7 +11,8 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "./base-model.js";
-import { blockForward, rmsNorm, type BlockLora, type SeqContext } from "./block.js";
+import { blockForward, type BlockLora, type SeqContext } from "./block.js";
+import { rmsNorm } from "./norm.js";
 import { onRows, scoredRows, type BatchPlan } from "./logprobs.js";
 import { rebindKept, type KeptBlock } from "./forward.js";
 import { disposeRecorded, replayGrads } from "./tape.js";

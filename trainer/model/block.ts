@@ -12,6 +12,7 @@ import type { ModelConfig } from "../../models/arch/config.js";
 import { roundActivations } from "./activation-rounding.js";
 import { batchedProducts, frozenLinear, isHostMatrix, mm, mmT } from "./fast-matmul.js";
 import { hostLoraLinear } from "./lora-linear.js";
+import { rmsNorm } from "./norm.js";
 import { applyRope } from "./rope.js";
 import { swiglu } from "./swiglu.js";
 import type { GgmlType } from "../../models/gguf/types.js";
@@ -65,12 +66,6 @@ export function batchedAttention(): boolean {
 /** Forces batchedAttention() (tests run the GPU backends' path on the CPU); undefined: the backend's. */
 export function setBatchedAttention(v: boolean | undefined): void {
   batchedOverride = v;
-}
-
-/** RMSNorm over the last axis: x / sqrt(mean(x²) + eps) · w. */
-export function rmsNorm<T extends tf.Tensor>(x: T, w: tf.Tensor1D, eps: number): T {
-  const ms = tf.mean(tf.square(x), -1, true);
-  return tf.mul<T>(tf.mul(x, tf.rsqrt(tf.add(ms, eps))), w);
 }
 
 /** Additive causal mask [T, T]: 0 on and below the diagonal, a large negative above. */

@@ -7,12 +7,13 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { LoraParams } from "../lora/params.js";
 import type { BaseModel } from "./base-model.js";
-import { blockForward, causalMask, rmsNorm, type BlockLora, type SeqContext } from "./block.js";
+import { blockForward, causalMask, type BlockLora, type SeqContext } from "./block.js";
+import { rmsNorm } from "./norm.js";
 import { ropeRows } from "./rope.js";
 import { disposeRecorded, recordForward, type RecordedForward } from "./tape.js";
 import { LINEAR_NAMES, type LayerWeights } from "./weights.js";
 
-export { rmsNorm } from "./block.js";
+export { rmsNorm } from "./norm.js";
 
 /**
  * Token ids of a batch as the rows of one matrix: sequence b at rows [offsets[b], offsets[b] +

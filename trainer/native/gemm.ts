@@ -12,8 +12,8 @@
  * one build serves Node and Electron). Where it is missing or fails to load the trainer keeps
  * the wasm products; CLAWRL_NATIVE_GEMM=0 turns it off (benchmarks' baseline). The same addon
  * runs AdamW's host update (trainer/optim/adamw.ts), whose JavaScript loop was 7% of that step,
- * the FFN's SwiGLU forward and backward (trainer/model/swiglu.ts), 13 tfjs kernels a block, and
- * RoPE's rotation (trainer/model/rope.ts), ~20.
+ * the FFN's SwiGLU forward and backward (trainer/model/swiglu.ts), 13 tfjs kernels a block,
+ * RMSNorm (trainer/model/norm.ts), ~18 a norm, and RoPE's rotation (trainer/model/rope.ts), ~20.
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -74,6 +74,14 @@ export interface NativeGemm {
   swiglu?(g: Float32Array, u: Float32Array, out: Float32Array): void;
   /** SwiGLU's gradients: with s = σ(g), du = dy·g·s and dg = dy·u·s·(1 + g·(1 − s)). */
   swigluBackward?(g: Float32Array, u: Float32Array, dy: Float32Array, dg: Float32Array, du: Float32Array): void;
+  /**
+   * y = x·w / sqrt(mean(x²) + eps) per row of `cols` (RMSNorm, trainer/model/norm.ts); w has
+   * `cols` floats. Optional: an addon built before it lacks it (and rmsNormBackward); the model
+   * then keeps tfjs's kernels.
+   */
+  rmsNorm?(x: Float32Array, w: Float32Array, y: Float32Array, cols: number, eps: number): void;
+  /** RMSNorm's gradient for x (w is frozen): dx = r·(w·dy) − x·r³·Σ(w·dy·x)/cols, r = 1/sqrt(mean(x²) + eps). */
+  rmsNormBackward?(x: Float32Array, w: Float32Array, dy: Float32Array, dx: Float32Array, cols: number, eps: number): void;
   /**
    * out = x [rows, heads, headDim] rotated by RoPE (trainer/model/rope.ts) with tables cos and
    * sin [tableRows, nRot/2] (row r uses table row r mod tableRows); by −θ where `inverse` (the
@@ -167,6 +175,12 @@ export function nativeOptimizerOf(g: NativeGemm | null): NativeOptimizer | null 
 export type NativeSwiglu = Required<Pick<NativeGemm, "swiglu" | "swigluBackward">>;
 export function nativeSwigluOf(g: NativeGemm | null): NativeSwiglu | null {
   return partsOf(g, ["swiglu", "swigluBackward"]);
+}
+
+/** The addon's RMSNorm forward and backward. */
+export type NativeRmsNorm = Required<Pick<NativeGemm, "rmsNorm" | "rmsNormBackward">>;
+export function nativeRmsNormOf(g: NativeGemm | null): NativeRmsNorm | null {
+  return partsOf(g, ["rmsNorm", "rmsNormBackward"]);
 }
 
 /** The addon's RoPE rotation (its gradient is the same call by −θ). */

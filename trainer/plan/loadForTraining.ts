@@ -8,6 +8,7 @@ import { loadBaseModel, type BaseModel } from "../model/base-model.js";
 import { backendMemory, hostAvailableBytes } from "../../models/plan/available.js";
 import { nativeProductsFor } from "../native/gemm.js";
 import { nativeSwigluFor } from "../model/swiglu.js";
+import { nativeRmsNormFor } from "../model/norm.js";
 import { fusedLoraFor } from "../model/lora-linear.js";
 import { keptBlocksThatFit, planMemory, readModelFootprint, type MemoryPlan, type PlanRequest } from "../../models/plan/memoryPlan.js";
 
@@ -47,6 +48,7 @@ export async function loadForTraining(modelPath: string, backend: BackendChoice,
       hostProducts: nativeProductsFor(backend.name) !== null,
       hostSwiglu: nativeSwigluFor(backend.name) !== null,
       hostLora: fusedLoraFor(backend.name),
+      hostNorm: nativeRmsNormFor(backend.name) !== null,
     },
     hostAvailableBytes: hostAvailableBytes(),
     rank: opts.rank,

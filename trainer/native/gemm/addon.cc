@@ -1,6 +1,6 @@
 // Node-API binding of the products in kernels.cc (synchronous calls on Float32Arrays, split
-// across threads by output columns), of SwiGLU in activations.cc (split by elements), of RoPE in
-// rope.cc and of AdamW's host update in adamw.cc. Node-API is
+// across threads by output columns), of SwiGLU in activations.cc (split by elements), of RMSNorm
+// in norm.cc (split by rows), of RoPE in rope.cc and of AdamW's host update in adamw.cc. Node-API is
 // ABI-stable, so one build serves Node and Electron alike.
 #include <node_api.h>
 
@@ -14,6 +14,7 @@
 
 #include "activations.h"
 #include "adamw.h"
+#include "norm.h"
 #include "rope.h"
 #include "kernels.h"
 
@@ -29,14 +30,16 @@ struct Isa {
   clawrl_act::SwigluFn swiglu;
   clawrl_act::SwigluBackwardFn swigluBackward;
   clawrl_rope::RopeFn rope;
+  clawrl_norm::RmsNormFn rmsNorm;
+  clawrl_norm::RmsNormBackwardFn rmsNormBackward;
 };
 
 Isa pickIsa() {
 #if defined(__x86_64__) || defined(_M_X64)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn, clawrl_gemm::avx2::tn, clawrl_act::avx2::swiglu, clawrl_act::avx2::swigluBackward, clawrl_rope::avx2::rope};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn, clawrl_gemm::avx2::tn, clawrl_act::avx2::swiglu, clawrl_act::avx2::swigluBackward, clawrl_rope::avx2::rope, clawrl_norm::avx2::rmsNorm, clawrl_norm::avx2::rmsNormBackward};
 #endif
-  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn, clawrl_gemm::generic::tn, clawrl_act::generic::swiglu, clawrl_act::generic::swigluBackward, clawrl_rope::generic::rope};
+  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn, clawrl_gemm::generic::tn, clawrl_act::generic::swiglu, clawrl_act::generic::swigluBackward, clawrl_rope::generic::rope, clawrl_norm::generic::rmsNorm, clawrl_norm::generic::rmsNormBackward};
 }
 
 const Isa kIsa = pickIsa();
@@ -150,6 +153,21 @@ void runElements(size_t n, const std::function<void(size_t, size_t)>& fn) {
   });
 }
 
+// Rows [0, rows) of `cols` floats split into one contiguous range per thread.
+void runRows(size_t rows, size_t cols, const std::function<void(size_t, size_t)>& fn) {
+  // As runElements: below ~256 K elements one thread.
+  const size_t threads = std::min({gThreads, std::max<size_t>(1, (rows * cols) >> 18), std::max<size_t>(1, rows)});
+  if (threads == 1) {
+    fn(0, rows);
+    return;
+  }
+  const size_t per = (rows + threads - 1) / threads;
+  pool().run(threads, [&](size_t t) {
+    const size_t r0 = t * per, r1 = std::min(rows, (t + 1) * per);
+    if (r0 < r1) fn(r0, r1);
+  });
+}
+
 // Reads `count` Float32Arrays of one length from argv; false (with the error thrown) where not.
 bool sameLengthArrays(napi_env env, const char* what, napi_value* argv, size_t count, float** arr, size_t* n) {
   for (size_t i = 0; i < count; i++) {
@@ -192,6 +210,45 @@ napi_value swiglu(napi_env env, napi_callback_info info) {
     runElements(n, [&](size_t i0, size_t i1) { kIsa.swigluBackward(arr[0], arr[1], arr[2], arr[3], arr[4], i0, i1); });
   } else {
     runElements(n, [&](size_t i0, size_t i1) { kIsa.swiglu(arr[0], arr[1], arr[2], i0, i1); });
+  }
+  return nullptr;
+}
+
+// rmsNorm(x, w, y, cols, eps): y = x·w / sqrt(mean(x²) + eps) per row of `cols`.
+// rmsNormBackward(x, w, dy, dx, cols, eps): the gradient for x. See norm.h.
+template <bool Backward>
+napi_value rmsNorm(napi_env env, napi_callback_info info) {
+  constexpr size_t arrays = Backward ? 4 : 3, count = arrays + 2;
+  const char* what = Backward ? "rmsNormBackward" : "rmsNorm";
+  size_t argc = count;
+  napi_value argv[count];
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc != count) return throwError(env, std::string(what) + (Backward ? " expects (x, w, dy, dx, cols, eps)" : " expects (x, w, y, cols, eps)"));
+  float* arr[arrays];
+  size_t len[arrays];
+  for (size_t i = 0; i < arrays; i++)
+    if (!floatArray(env, argv[i], &arr[i], &len[i])) return throwError(env, std::string(what) + ": its arrays must be Float32Arrays");
+  size_t cols = 0;
+  double eps = 0;
+  if (!dimension(env, argv[arrays], &cols) || cols == 0 || napi_get_value_double(env, argv[arrays + 1], &eps) != napi_ok || !(eps >= 0)) {
+    return throwError(env, std::string(what) + ": cols must be a positive integer and eps a non-negative number");
+  }
+  const size_t n = len[0];
+  bool shapes = n % cols == 0 && len[1] == cols;
+  for (size_t i = 2; i < arrays; i++) shapes = shapes && len[i] == n;
+  if (!shapes) return throwError(env, std::string(what) + ": x, " + (Backward ? "dy and dx" : "y") + " need whole rows of " + std::to_string(cols) + " floats and w one row; got " + std::to_string(n) + " and " + std::to_string(len[1]));
+  // The output may be x's or dy's own memory (each row is read before it is written), never
+  // elsewhere in them, and never w's (every row reads all of it).
+  float* out = arr[arrays - 1];
+  const bool onW = n > 0 && out < arr[1] + cols && arr[1] < out + n;
+  bool elsewhere = false;
+  for (size_t i = 0; i + 1 < arrays; i++) elsewhere = elsewhere || (i != 1 && overlapsElsewhere(out, arr[i], n));
+  if (onW || elsewhere) return throwError(env, std::string(what) + ": the output overlaps an input at another offset");
+  const size_t rows = n / cols;
+  const float e = static_cast<float>(eps);
+  if (Backward) {
+    runRows(rows, cols, [&](size_t r0, size_t r1) { kIsa.rmsNormBackward(arr[0], arr[1], arr[2], arr[3], cols, e, r0, r1); });
+  } else {
+    runRows(rows, cols, [&](size_t r0, size_t r1) { kIsa.rmsNorm(arr[0], arr[1], arr[2], cols, e, r0, r1); });
   }
   return nullptr;
 }
@@ -313,6 +370,8 @@ napi_value Init(napi_env env, napi_value exports) {
       {"tn", nullptr, product<Form::TN>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"swiglu", nullptr, swiglu<false>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"swigluBackward", nullptr, swiglu<true>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"rmsNorm", nullptr, rmsNorm<false>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"rmsNormBackward", nullptr, rmsNorm<true>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"rope", nullptr, rope, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"sumSquares", nullptr, sumSquares, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"adamw", nullptr, adamw, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
