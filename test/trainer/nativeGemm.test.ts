@@ -12,8 +12,10 @@ import os from "node:os";
 import path from "node:path";
 import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
-import { mm } from "../../trainer/model/fast-matmul.js";
-import { nativeGemmStatus, nativeProductsFor, type NativeGemm } from "../../trainer/native/gemm.js";
+import { isHostMatrix, mm } from "../../trainer/model/fast-matmul.js";
+import { loadBaseModel } from "../../trainer/model/index.js";
+import { alignedFloats, nativeGemmStatus, nativeProductsFor, type NativeGemm } from "../../trainer/native/gemm.js";
+import { ensureShapeModel } from "../../models/tiny/shapeCache.js";
 import { fill } from "../../common/random/fill.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
@@ -227,5 +229,39 @@ test(
       assert.ok(err <= 1e-5 * scale, `${what}: max error ${err} against a scale of ${scale}`);
     }
     tf.dispose([x, A, B, dy, gA, gB, xa, refA, refB]);
+  },
+);
+
+test(
+  "frozen weights held as host f32 start a cache line (alignedFloats), as do their rows",
+  { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" },
+  async () => {
+    const g = loaded();
+    // A plain large array is where malloc puts it (16 bytes past a line here); the aligned one is not.
+    for (const n of [1, 17, 4096, 1 << 20]) {
+      const x = alignedFloats(n);
+      assert.equal(x.length, n);
+      assert.equal(g.misalignment!(x), 0, `alignedFloats(${n}) starts a line`);
+      assert.ok(x.every((v) => v === 0));
+    }
+    await initBackend("wasm");
+    const file = ensureShapeModel("qwen2.5-0.5b", "q8_0", { layers: 1 });
+    const model = await loadBaseModel(file, { placement: { layers: "host-f32", head: "host-f32" } });
+    try {
+      const w = model.weights.layer(0);
+      try {
+        for (const [name, m] of Object.entries(w.linear)) {
+          assert.ok(isHostMatrix(m), `${name} is a host weight`);
+          assert.equal(g.misalignment!(m.data), 0, `${name} starts a line`);
+        }
+      } finally {
+        model.weights.releaseLayer(w);
+      }
+      const head = model.weights.headChunk(1).w;
+      assert.ok(isHostMatrix(head));
+      assert.equal(g.misalignment!(head.data), 0, "the head's second slice starts a line");
+    } finally {
+      model.dispose();
+    }
   },
 );

@@ -25,7 +25,7 @@ import { findTensor, readTensorBytes, type GgufFile } from "../../models/gguf/re
 import { GGML_TYPE_TRAITS, GgmlType, GgufError, type GgufTensorInfo } from "../../models/gguf/types.js";
 import type { ModelConfig } from "../../models/arch/config.js";
 import { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type WeightPlacement } from "../../models/arch/layout.js";
-import { hostMatrix, nativeProductsFor } from "../native/gemm.js";
+import { alignedFloats, hostMatrix, nativeProductsFor } from "../native/gemm.js";
 import { isHostMatrix, type FrozenMatrix } from "./fast-matmul.js";
 
 export { LINEAR_NAMES, linearShape, DEFAULT_HEAD_CHUNK_ROWS, type LinearName, type Placement, type WeightPlacement } from "../../models/arch/layout.js";
@@ -114,8 +114,13 @@ function dequantAll(p: Packed): Float32Array {
 
 /** The same tensor held as f32 on the host (its packed bytes dropped). */
 function toHostF32(p: Packed): Packed {
-  // A copy: an F32 tensor's dequantized view aliases the packed bytes.
-  return { ...p, bytes: new Uint8Array(0), f32: Float32Array.from(dequantAll(p)) };
+  // A copy: an F32 tensor's dequantized view aliases the packed bytes. It starts a cache line,
+  // and so does every row of 16k floats (every real shape's): the native nn product (dy·W) ran
+  // 1.11-1.17x faster on the FFN's and the head's weights so placed (gemm.ts alignedFloats).
+  const values = dequantAll(p);
+  const f32 = alignedFloats(values.length);
+  f32.set(values);
+  return { ...p, bytes: new Uint8Array(0), f32 };
 }
 
 const byteSize = (p: Packed) => p.bytes.byteLength + (p.f32?.byteLength ?? 0);

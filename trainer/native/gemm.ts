@@ -100,6 +100,8 @@ export interface NativeGemm {
     neox: boolean,
     inverse: boolean,
   ): void;
+  /** The array's data address mod 64 (a cache line). Optional: an addon built before it lacks it. */
+  misalignment?(a: Float32Array): number;
   /** "avx2" or "generic" (the compiler's baseline: SSE2, NEON). */
   readonly isa: string;
   readonly hardwareThreads: number;
@@ -187,6 +189,20 @@ export function nativeRmsNormOf(g: NativeGemm | null): NativeRmsNorm | null {
 export type NativeRope = Required<Pick<NativeGemm, "rope">>;
 export function nativeRopeOf(g: NativeGemm | null): NativeRope | null {
   return partsOf(g, ["rope"]);
+}
+
+/**
+ * A zeroed Float32Array of `n` whose first float starts a 64-byte cache line, where the addon can
+ * say where an array lies; else a plain one. For the frozen weights the native products read: nn
+ * (dy·W) loads 16 floats of a weight row at a time, and on rows 16 bytes past a line (where a
+ * plain array's large allocation lands) every other load spans two lines.
+ */
+export function alignedFloats(n: number): Float32Array {
+  const g = nativeGemm();
+  if (!g?.misalignment || n === 0) return new Float32Array(n);
+  const buffer = new ArrayBuffer(n * 4 + 64);
+  const off = (64 - g.misalignment(new Float32Array(buffer, 0, 1))) % 64;
+  return new Float32Array(buffer, off, n);
 }
 
 /** The addon where it replaces the backend's own products (wasm, the js cpu), else null. */

@@ -5,6 +5,7 @@
 #include <node_api.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <condition_variable>
 #include <cstring>
 #include <functional>
@@ -348,6 +349,22 @@ napi_value adamw(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// misalignment(a): a's data address mod 64 (a cache line), so that JavaScript can place a
+// weight's floats on a line boundary (gemm.ts alignedFloats): nn reads B's rows 16 floats at a
+// time, and on a row that starts 16 bytes past a line every other load spans two lines.
+napi_value misalignment(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  float* data;
+  size_t n;
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc != 1 || !floatArray(env, argv[0], &data, &n)) {
+    return throwError(env, "misalignment expects a Float32Array");
+  }
+  napi_value out;
+  napi_create_uint32(env, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(data) % 64), &out);
+  return out;
+}
+
 napi_value setThreads(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -375,6 +392,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"rope", nullptr, rope, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"sumSquares", nullptr, sumSquares, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"adamw", nullptr, adamw, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"misalignment", nullptr, misalignment, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"setThreads", nullptr, setThreads, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"isa", nullptr, nullptr, nullptr, nullptr, isa, napi_enumerable, nullptr},
       {"accumulates", nullptr, nullptr, nullptr, nullptr, accumulates, napi_enumerable, nullptr},
