@@ -64,6 +64,9 @@ test(
       [4, 50, 257],
       [9, 70, 1030],
       [20, 300, 520],
+      // nn's packed panels (128 columns or more a thread): an edge of 1 column, several blocks.
+      [7, 129, 300],
+      [30, 700, 270],
       // nt's route through nn: few columns, at least 4 rows each (one thread, then two).
       [130, 17, 300],
       [200, 40, 300],
@@ -94,7 +97,8 @@ test(
   () => {
     const g = loaded();
     // Around nt's narrow route (≤ 128 columns, ≥ 4 rows each), whose rounding differs from its
-    // panels': with the route chosen by a thread's share, these came out different.
+    // panels': with the route chosen by a thread's share, these came out different. nn packs B
+    // where a thread has 128 columns or more: [1300, 200, 1500] packs on one thread, not on two.
     const shapes = [
       [400, 172, 64],
       [1300, 200, 1500],

@@ -2,16 +2,17 @@
 // instruction set (KERNEL_NS: generic = the compiler's baseline, SSE2 or NEON; avx2 = with
 // -mavx2 -mfma). Both are outer products on 6 x 16 tiles, and neither copies the weight B:
 // what costs wasm is XNNPACK packing its right operand (the weight) again on every call.
-// - nn (C = A·B, B [K,N]): A's values broadcast against 16-wide rows of B, read in place.
-//   (Copying B's 256 x 256 blocks into contiguous micro-panels first, as BLIS does, was tried:
-//   in bench/native-products.ts, one process, calls alternating, 0.85-1.04x at the FFN's
-//   widths and 0.3-0.8x at the LoRA factors' k = 16, where C's writes dominate.)
+// - nn (C = A·B, B [K,N]): A's values broadcast against 16-wide rows of B, B's 256 x 256 blocks
+//   copied into contiguous 16-column panels first, as BLIS does, where B is 64 columns wide or
+//   more (see packPanelsB; a first try, with B and the copy off the cache lines, measured
+//   0.85-1.04x at the FFN's widths).
 // - tn (C = Aᵀ·B, A stored [K,M], B [K,N]): nn reading A through strides (a LoRA factor's
 //   gradient, xᵀ·dy, without a transpose).
 // - nt (C = A·Bᵀ, B [N,K]): the weight's values broadcast against 16-row panels of A (the
 //   activations, small, packed once per K block), the result stored transposed. Measured on 2
 //   cores against dot products along K read in place: 1.4-2x at the trainer's shapes. (Packing
 //   B for it too means a transposing copy, and measured 0.75-0.8x.)
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -39,10 +40,13 @@ constexpr size_t NT_NARROW = 128, NT_ROWS_PER_COLUMN = 4;
 // grown: a fresh allocation per call is mmap'ed and faulted in again, and attention's products
 // in a training step are thousands of calls of a few MFLOP (addon.cc runs them on threads that
 // persist).
-float* workspace(size_t floats) {
-  thread_local std::vector<float> space;
-  if (space.size() < floats) space.resize(floats);
-  return space.data();
+// Two of them: nt's narrow route packs B into slot 0 and then runs nn, which packs into slot 1.
+// On a 64-byte line: nn's packed panels are read 16 floats at a time.
+float* workspace(size_t floats, size_t slot = 0) {
+  thread_local std::vector<float> space[2];
+  if (space[slot].size() < floats + 16) space[slot].resize(floats + 16);
+  const uintptr_t p = reinterpret_cast<uintptr_t>(space[slot].data());
+  return reinterpret_cast<float*>((p + 63) & ~uintptr_t{63});
 }
 
 // Tile sizes: 12 accumulators (6 rows x 16 columns), two operand vectors and a broadcast
@@ -157,6 +161,27 @@ inline void ntPanel(const float* panel, const float* b, size_t ldb, float* c, si
   leftover(j1 - j, [&](auto r) { outerTileT<decltype(r)::value>(panel, b + j * ldb, ldb, c + j, ldc, kLen, add, iCount); });
 }
 
+// B's block [kLen, j1 - j0) copied as 16-column panels, each [kLen][16] and contiguous. In place,
+// a tile's walk down K touches a new row of B, and with a 3.5-19 KiB row pitch a new page, for
+// every k; packed, it reads one contiguous, line-aligned panel. Against B in place, one core (a
+// C++ harness): 1.03-1.13x for the FFN's and the head's dy·W with B on a line, 1.2-1.6x with B
+// 16 bytes past one, 1.4x with 6 rows; 0.92x at 16 columns (the LoRA factor's x·A) and ~1.0x at
+// attention's 64: those are not packed. Two threads (bench/native-products.ts --against the
+// build before, B in plain arrays): 1.24-1.42x for the FFN's, q/o's and the head's dy·W at
+// 128 and 1,296 rows. The same multiply-adds in the same order: the same bits.
+constexpr size_t NN_PACK_MIN_COLUMNS = 128;
+
+void packPanelsB(const float* bk, size_t ldb, size_t kLen, size_t j0, size_t width, float* packed) {
+  for (size_t t = 0; t + 16 <= width; t += 16) {
+    float* dst = packed + t * kLen;
+    const float* src = bk + j0 + t;
+    for (size_t kk = 0; kk < kLen; kk++) {
+      store(dst + kk * 16, load(src + kk * ldb));
+      store(dst + kk * 16 + 8, load(src + kk * ldb + 8));
+    }
+  }
+}
+
 // C = A·B over B's columns [n0, n1): A read through strides (see outerTile), B and C rows ldb and
 // ldc floats apart (nt's narrow route passes a transposed copy of B, narrower than C).
 void nnStrided(const float* a, size_t ars, size_t aks, const float* b, size_t ldb, float* c, size_t ldc, size_t m, size_t k, size_t n0, size_t n1, bool accumulate) {
@@ -165,15 +190,32 @@ void nnStrided(const float* a, size_t ars, size_t aks, const float* b, size_t ld
     for (size_t i = 0; i < m; i++) std::memset(c + i * ldc + n0, 0, (n1 - n0) * sizeof(float));
     return;
   }
+  const bool pack = n1 - n0 >= NN_PACK_MIN_COLUMNS;
+  float* packed = pack ? workspace(NN_KC * NN_NC, 1) : nullptr;
   for (size_t k0 = 0; k0 < k; k0 += NN_KC) {
     const size_t kLen = k - k0 < NN_KC ? k - k0 : NN_KC;
     const bool add = accumulate || k0 > 0;
     for (size_t j0 = n0; j0 < n1; j0 += NN_NC) {
       const size_t j1 = j0 + NN_NC < n1 ? j0 + NN_NC : n1;
       const float* bk = b + k0 * ldb;
+      if (!pack) {
+        size_t i = 0;
+        for (; i + NN_R <= m; i += NN_R) nnRows<NN_R>(a + i * ars + k0 * aks, ars, aks, bk, ldb, c + i * ldc, ldc, kLen, add, j0, j1);
+        leftover(m - i, [&](auto r) { nnRows<decltype(r)::value>(a + i * ars + k0 * aks, ars, aks, bk, ldb, c + i * ldc, ldc, kLen, add, j0, j1); });
+        continue;
+      }
+      const size_t full = (j1 - j0) / 16 * 16;
+      packPanelsB(bk, ldb, kLen, j0, full, packed);
+      // Full tiles from the panels; columns past the last whole 16 from B in place.
+      auto rows = [&](auto r, size_t i) {
+        constexpr size_t R = decltype(r)::value;
+        const float* ai = a + i * ars + k0 * aks;
+        for (size_t t = 0; t < full; t += 16) outerTile<R>(ai, ars, aks, packed + t * kLen, 16, c + i * ldc + j0 + t, ldc, kLen, add);
+        if (full < j1 - j0) outerEdge(ai, ars, aks, bk + j0 + full, ldb, c + i * ldc + j0 + full, ldc, R, j1 - j0 - full, kLen, add);
+      };
       size_t i = 0;
-      for (; i + NN_R <= m; i += NN_R) nnRows<NN_R>(a + i * ars + k0 * aks, ars, aks, bk, ldb, c + i * ldc, ldc, kLen, add, j0, j1);
-      leftover(m - i, [&](auto r) { nnRows<decltype(r)::value>(a + i * ars + k0 * aks, ars, aks, bk, ldb, c + i * ldc, ldc, kLen, add, j0, j1); });
+      for (; i + NN_R <= m; i += NN_R) rows(std::integral_constant<size_t, NN_R>{}, i);
+      leftover(m - i, [&](auto r) { rows(r, i); });
     }
   }
 }
