@@ -11,14 +11,18 @@
  *
  *   node --import tsx bench/trainer-profile.ts [--shape qwen2.5-0.5b] [--layers N] [--config 1x128] [--type q8_0]
  *        [--rank 16] [--method binary] [--recompute plan|all] [--top 30] [--no-stacks]
- *        [--ab <switch>|all [--pairs 3]]
+ *        [--ab <switch>|all [--pairs 3]] [--against path/to/other/gemm.node]
  *
  * --no-stacks skips the per-phase attribution (a stack trace per kernel call; its own cost is
  * measured and left out of the shares either way). --ab runs, after the warm-up and before the
  * profile, `pairs` pairs of steps alternating a switch off and on in this one process (the
  * change as it was before, then as it is now: SWITCHES below) and prints both step times and
- * their ratio; the profile then runs with the switch on.
+ * their ratio; the profile then runs with the switch on. `--against` another build of the native
+ * addon (as bench/native-products.ts takes it) adds the switch "against": the products (nt, nn,
+ * tn) from that build (off) or from this one (on), everything else from this one, so that a
+ * kernel change is measured inside a step: `--against /tmp/old/trainer/native/build/gemm.node --ab against`.
  */
+import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import * as tf from "@tensorflow/tfjs-core";
 import { ensureShapeModel } from "../models/tiny/shapeCache.js";
@@ -71,6 +75,7 @@ const { values } = parseArgs({
     "no-stacks": { type: "boolean", default: false },
     ab: { type: "string" },
     pairs: { type: "string", default: "3" },
+    against: { type: "string" },
   },
 });
 
@@ -214,12 +219,19 @@ const nativeMs = new Map<string, Row>();
   const st = nativeGemmStatus();
   if (st.loaded) {
     const g = st.gemm;
+    // The build whose products run: this one, or --against's while the "against" switch is off.
+    let products: NativeGemm = g;
+    if (values.against) {
+      const other = createRequire(import.meta.url)(values.against) as NativeGemm;
+      other.setThreads(g.hardwareThreads);
+      SWITCHES.against = (thisBuild) => (products = thisBuild ? g : other);
+    }
     const timed =
       (fn: "nt" | "nn" | "tn"): NativeGemm["nt"] =>
       (a, b, c, m, n, k, accumulate) => {
-        if (!on) return g[fn](a, b, c, m, n, k, accumulate);
+        if (!on) return products[fn](a, b, c, m, n, k, accumulate);
         const t0 = performance.now();
-        g[fn](a, b, c, m, n, k, accumulate);
+        products[fn](a, b, c, m, n, k, accumulate);
         add(nativeMs, `native ${fn} MatMul [${m}×${k}]·[${k}×${n}]`, performance.now() - t0, 2 * m * n * k);
       };
     // A tree from before the "tn" product (this script profiles older trees too) has none to wrap.
@@ -233,7 +245,10 @@ const nativeMs = new Map<string, Row>();
       nn: timed("nn"),
       ...tn,
       ...optim,
-      setThreads: (n) => g.setThreads(n),
+      setThreads: (n) => {
+        g.setThreads(n);
+        if (products !== g) products.setThreads(n);
+      },
       isa: g.isa,
       hardwareThreads: g.hardwareThreads,
       accumulates: g.accumulates,
