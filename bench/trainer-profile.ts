@@ -45,6 +45,7 @@ import * as wasmHeap from "../trainer/wasm/heap.js";
 
 // A module a tree from before it lacks (this script profiles older trees too).
 const normModule: Record<string, unknown> = await import("../trainer/model/norm.js").catch(() => ({}));
+const softmaxModule: Record<string, unknown> = await import("../trainer/model/attention-softmax.js").catch(() => ({}));
 
 /** Changes measured against what they replaced (--ab): each sets the new path on (true) or off. */
 const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
@@ -59,6 +60,7 @@ const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
   "rope-native": (ropeModule as Record<string, unknown>).setNativeRope as ((on: boolean) => void) | undefined,
   "lora-fused": (loraLinearModule as Record<string, unknown>).setFusedLora as ((on: boolean) => void) | undefined,
   "norm-native": normModule.setNativeRmsNorm as ((on: boolean) => void) | undefined,
+  "softmax-native": softmaxModule.setNativeCausalSoftmax as ((on: boolean) => void) | undefined,
 };
 
 const { values } = parseArgs({
@@ -236,10 +238,16 @@ const nativeMs = new Map<string, Row>();
       };
     // A tree from before the "tn" product (this script profiles older trees too) has none to wrap.
     const tn = typeof (g as Partial<NativeGemm>).tn === "function" ? { tn: timed("tn") } : {};
-    // AdamW's loop, SwiGLU, RoPE and RMSNorm pass through untimed (AdamW shows in "Whole calls" below). Looked
+    // AdamW's loop, SwiGLU, RoPE, RMSNorm and the causal softmax pass through untimed (AdamW shows in "Whole calls" below). Looked
     // up by name, as SWITCHES are: a tree from before them has no such helpers.
     const bound = (name: string) => ((nativeAddon as Record<string, unknown>)[name] as ((g: NativeGemm) => object | null) | undefined)?.(g) ?? {};
-    const optim = { ...bound("nativeOptimizerOf"), ...bound("nativeSwigluOf"), ...bound("nativeRopeOf"), ...bound("nativeRmsNormOf") };
+    const optim = {
+      ...bound("nativeOptimizerOf"),
+      ...bound("nativeSwigluOf"),
+      ...bound("nativeRopeOf"),
+      ...bound("nativeRmsNormOf"),
+      ...bound("nativeCausalSoftmaxOf"),
+    };
     st.gemm = {
       nt: timed("nt"),
       nn: timed("nn"),

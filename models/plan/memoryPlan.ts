@@ -53,10 +53,18 @@ export interface BackendMemory {
    * x², x·rsqrt and their copies.
    */
   hostNorm?: boolean;
+  /**
+   * Attention's causal softmax runs natively (trainer/model/attention-softmax.ts): a head keeps
+   * its probabilities only, not the scaled and masked scores beside them.
+   */
+  hostSoftmax?: boolean;
 }
 
 /** The native pieces that change what a block's tape holds. */
-type NativeParts = Pick<BackendMemory, "hostProducts" | "hostSwiglu" | "hostLora" | "hostNorm">;
+type NativeParts = Pick<BackendMemory, "hostProducts" | "hostSwiglu" | "hostLora" | "hostNorm" | "hostSoftmax">;
+
+/** [T, T] score-sized tensors a query head holds in attention: raw, scaled, masked, probabilities, a temporary; natively raw and probabilities. */
+const scoreTensors = (native: NativeParts) => (native.hostSoftmax ? 2 : 5);
 
 export interface PlanRequest {
   shape: ModelFootprint;
@@ -227,7 +235,7 @@ function tapeFloatsPerToken(c: ModelConfig, rank: number, native: NativeParts = 
  * taped floats and the attention scores, once; the gradients are already counted per block).
  */
 export function keptBlockBytes(c: ModelConfig, rank: number, seqs: number, T: number, native: NativeParts = {}): number {
-  return (tapeFloatsPerToken(c, rank, native) * seqs * T + 5 * c.nHead * T * T * seqs) * F32;
+  return (tapeFloatsPerToken(c, rank, native) * seqs * T + scoreTensors(native) * c.nHead * T * T * seqs) * F32;
 }
 
 /** Device bytes of one micro-batch of `seqs` sequences × `T` tokens (activations only). */
@@ -235,7 +243,7 @@ function activationBytes(c: ModelConfig, rank: number, seqs: number, T: number, 
   const N = seqs * T;
   const kept = (c.nLayer + 2) * N * c.nEmbd; // block inputs, final output, its gradient
   // Attention: scores, masked scores, softmax out and its temporaries per query head, [T, T] per sequence.
-  const scores = 5 * c.nHead * T * T * seqs;
+  const scores = scoreTensors(native) * c.nHead * T * T * seqs;
   // Taped block + the gradients that exist at the same time during its backward: ×2.
   const block = 2 * (tapeFloatsPerToken(c, rank, native) * N + scores);
   const ropeMask = T * T + 2 * T * c.ropeDim;

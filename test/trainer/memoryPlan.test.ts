@@ -14,10 +14,19 @@ import { createLora, disposeLora } from "../../trainer/lora/params.js";
 import { loadBaseModel } from "../../trainer/model/base-model.js";
 import { nativeSwigluFor } from "../../trainer/model/swiglu.js";
 import { nativeRmsNormFor } from "../../trainer/model/norm.js";
+import { nativeCausalSoftmaxFor } from "../../trainer/model/attention-softmax.js";
 import { fusedLoraFor } from "../../trainer/model/lora-linear.js";
 import { AdamW } from "../../trainer/optim/adamw.js";
 import { hostAvailableBytes, parseByteSize } from "../../models/plan/available.js";
-import { estimate, footprintFromConfig, planMemory, readModelFootprint, type BackendMemory, type ModelFootprint } from "../../models/plan/memoryPlan.js";
+import {
+  PASS_CACHE_ROW_BYTES,
+  estimate,
+  footprintFromConfig,
+  planMemory,
+  readModelFootprint,
+  type BackendMemory,
+  type ModelFootprint,
+} from "../../models/plan/memoryPlan.js";
 import { configOfShape } from "../../models/trainability.js";
 import { findShape } from "../../models/tiny/shapes.js";
 import { loraParamRecord, trainSteps } from "../../trainer/train/trainSteps.js";
@@ -64,7 +73,7 @@ describe("memory plan vs a measured step", () => {
           await trainSteps({ model, lora, optimizer }, samples, { method: "binary", steps: 1, batchSize: B, keptBlocks: kept });
         });
         const measured = info.peakBytes - before;
-        const planned = estimate(
+        const est = estimate(
           // As the model runs: with native products its streamed weights never reach the backend.
           {
             shape,
@@ -75,6 +84,7 @@ describe("memory plan vs a measured step", () => {
               hostSwiglu: nativeSwigluFor(tf.getBackend()) !== null,
               hostLora: model.weights.hostProducts && fusedLoraFor(tf.getBackend()),
               hostNorm: nativeRmsNormFor(tf.getBackend()) !== null,
+              hostSoftmax: nativeCausalSoftmaxFor(tf.getBackend()) !== null,
             },
             hostAvailableBytes: 1e15,
             rank: 16,
@@ -85,7 +95,11 @@ describe("memory plan vs a measured step", () => {
           B,
           T,
           kept,
-        ).needDevice;
+        );
+        // Less the warm trainer's pass cache: a fixed reservation for rows kept between cycles,
+        // which a step alone does not hold (with the plan's slack on it, as on every part).
+        const slack = est.needDevice / est.device.reduce((a, p) => a + p.bytes, 0);
+        const planned = est.needDevice - PASS_CACHE_ROW_BYTES * slack;
         t.diagnostic(`planned ${(planned / 2 ** 20).toFixed(0)} MiB, measured ${(measured / 2 ** 20).toFixed(0)} MiB`);
         assert.ok(measured > 50 * 2 ** 20, `a real step holds real memory (${measured} B)`);
         assert.ok(planned >= measured, `plan ${planned} B under-estimates the measured peak ${measured} B`);

@@ -10,6 +10,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { ModelConfig } from "../../models/arch/config.js";
 import { roundActivations } from "./activation-rounding.js";
+import { causalSoftmax } from "./attention-softmax.js";
 import { batchedProducts, frozenLinear, isHostMatrix, mm, mmT } from "./fast-matmul.js";
 import { hostLoraLinear } from "./lora-linear.js";
 import { rmsNorm } from "./norm.js";
@@ -115,8 +116,7 @@ function attentionGrid(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.
     const [qg, kg, vg] = [tf.unstack(q3), tf.unstack(k3), tf.unstack(v3)];
     out = tf.stack(
       qg.map((qi, i) => {
-        const scores = tf.reshape(tf.mul(mmT(qi as tf.Tensor2D, kg[i] as tf.Tensor2D), scale), [g, T, T]);
-        const probs = tf.reshape<tf.Rank.R2>(tf.softmax(tf.add(scores, mask)), [g * T, T]);
+        const probs = causalSoftmax(mmT(qi as tf.Tensor2D, kg[i] as tf.Tensor2D), scale, mask);
         return mm(probs, vg[i] as tf.Tensor2D); // [g*T, Dv]
       }),
     );

@@ -13,7 +13,8 @@
  * the wasm products; CLAWRL_NATIVE_GEMM=0 turns it off (benchmarks' baseline). The same addon
  * runs AdamW's host update (trainer/optim/adamw.ts), whose JavaScript loop was 7% of that step,
  * the FFN's SwiGLU forward and backward (trainer/model/swiglu.ts), 13 tfjs kernels a block,
- * RMSNorm (trainer/model/norm.ts), ~18 a norm, and RoPE's rotation (trainer/model/rope.ts), ~20.
+ * RMSNorm (trainer/model/norm.ts), ~18 a norm, attention's causal softmax
+ * (trainer/model/attention-softmax.ts) and RoPE's rotation (trainer/model/rope.ts), ~20.
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -74,6 +75,14 @@ export interface NativeGemm {
   swiglu?(g: Float32Array, u: Float32Array, out: Float32Array): void;
   /** SwiGLU's gradients: with s = σ(g), du = dy·g·s and dg = dy·u·s·(1 + g·(1 − s)). */
   swigluBackward?(g: Float32Array, u: Float32Array, dy: Float32Array, dg: Float32Array, du: Float32Array): void;
+  /**
+   * Attention's probabilities from raw scores s [rows, T] (trainer/model/attention-softmax.ts):
+   * row r is query position r mod T, p = softmax(scale·s) over columns ≤ r mod T, 0 past them.
+   * Optional: an addon built before it lacks it (and causalSoftmaxBackward).
+   */
+  causalSoftmax?(s: Float32Array, p: Float32Array, T: number, scale: number): void;
+  /** The raw scores' gradient: ds = scale·p·(dp − Σ dp·p) per row, 0 past the diagonal. */
+  causalSoftmaxBackward?(p: Float32Array, dp: Float32Array, ds: Float32Array, T: number, scale: number): void;
   /**
    * y = x·w / sqrt(mean(x²) + eps) per row of `cols` (RMSNorm, trainer/model/norm.ts); w has
    * `cols` floats. Optional: an addon built before it lacks it (and rmsNormBackward); the model
@@ -177,6 +186,12 @@ export function nativeOptimizerOf(g: NativeGemm | null): NativeOptimizer | null 
 export type NativeSwiglu = Required<Pick<NativeGemm, "swiglu" | "swigluBackward">>;
 export function nativeSwigluOf(g: NativeGemm | null): NativeSwiglu | null {
   return partsOf(g, ["swiglu", "swigluBackward"]);
+}
+
+/** The addon's causal softmax forward and backward. */
+export type NativeCausalSoftmax = Required<Pick<NativeGemm, "causalSoftmax" | "causalSoftmaxBackward">>;
+export function nativeCausalSoftmaxOf(g: NativeGemm | null): NativeCausalSoftmax | null {
+  return partsOf(g, ["causalSoftmax", "causalSoftmaxBackward"]);
 }
 
 /** The addon's RMSNorm forward and backward. */

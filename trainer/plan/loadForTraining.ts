@@ -9,6 +9,7 @@ import { backendMemory, hostAvailableBytes } from "../../models/plan/available.j
 import { nativeProductsFor } from "../native/gemm.js";
 import { nativeSwigluFor } from "../model/swiglu.js";
 import { nativeRmsNormFor } from "../model/norm.js";
+import { nativeCausalSoftmaxFor } from "../model/attention-softmax.js";
 import { fusedLoraFor } from "../model/lora-linear.js";
 import { keptBlocksThatFit, planMemory, readModelFootprint, type MemoryPlan, type PlanRequest } from "../../models/plan/memoryPlan.js";
 
@@ -49,6 +50,7 @@ export async function loadForTraining(modelPath: string, backend: BackendChoice,
       hostSwiglu: nativeSwigluFor(backend.name) !== null,
       hostLora: fusedLoraFor(backend.name),
       hostNorm: nativeRmsNormFor(backend.name) !== null,
+      hostSoftmax: nativeCausalSoftmaxFor(backend.name) !== null,
     },
     hostAvailableBytes: hostAvailableBytes(),
     rank: opts.rank,

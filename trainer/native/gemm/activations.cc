@@ -78,7 +78,78 @@ inline void vectors(const float* const (&in)[In], float* const (&out)[Out], size
   }
 }
 
+// The 8 lanes added pairwise (as norm.cc's), so a row's sum has one order.
+inline float lanes(v8 v) {
+  const float a = v[0] + v[4], b = v[1] + v[5], c = v[2] + v[6], d = v[3] + v[7];
+  return (a + c) + (b + d);
+}
+
+// Loads n < 8 floats, the rest of the vector `fill`.
+inline v8 loadPart(const float* x, size_t n, float fill) {
+  float pad[W];
+  for (size_t i = 0; i < W; i++) pad[i] = i < n ? x[i] : fill;
+  return load(pad);
+}
+
+inline void storePart(float* y, v8 v, size_t n) {
+  float pad[W];
+  store(pad, v);
+  std::memcpy(y, pad, n * sizeof(float));
+}
+
 }  // namespace
+
+void causalSoftmax(const float* s, float* p, size_t T, float scale, size_t r0, size_t r1) {
+  for (size_t r = r0; r < r1; r++) {
+    const size_t n = r % T + 1;
+    const float* x = s + r * T;
+    float* y = p + r * T;
+    const size_t whole = n / W * W;
+    v8 mv = splat(-3.4e38f);
+    for (size_t i = 0; i < whole; i += W) mv = select(load(x + i) > mv, load(x + i), mv);
+    if (whole < n) {
+      const v8 t = loadPart(x + whole, n - whole, -3.4e38f);
+      mv = select(t > mv, t, mv);
+    }
+    float mx = mv[0];
+    for (size_t l = 1; l < W; l++) mx = mv[l] > mx ? mv[l] : mx;
+    // exp(scale·(x − max)): scale > 0, so the largest scaled score is scale·max.
+    const v8 sv = splat(scale), m = splat(scale * mx);
+    v8 acc = splat(0);
+    for (size_t i = 0; i < whole; i += W) {
+      const v8 e = expv(load(x + i) * sv - m);
+      store(y + i, e);
+      acc += e;
+    }
+    float sum = lanes(acc);
+    if (whole < n) {
+      const v8 e = expv(loadPart(x + whole, n - whole, 0.f) * sv - m);
+      storePart(y + whole, e, n - whole);
+      for (size_t l = 0; l < n - whole; l++) sum += e[l];
+    }
+    const v8 inv = splat(1.f / sum);
+    for (size_t i = 0; i < whole; i += W) store(y + i, load(y + i) * inv);
+    for (size_t i = whole; i < n; i++) y[i] *= inv[0];
+    std::memset(y + n, 0, (T - n) * sizeof(float));
+  }
+}
+
+void causalSoftmaxBackward(const float* p, const float* dp, float* ds, size_t T, float scale, size_t r0, size_t r1) {
+  for (size_t r = r0; r < r1; r++) {
+    const size_t n = r % T + 1;
+    const float *pr = p + r * T, *dr = dp + r * T;
+    float* out = ds + r * T;
+    const size_t whole = n / W * W;
+    v8 acc = splat(0);
+    for (size_t i = 0; i < whole; i += W) acc += load(pr + i) * load(dr + i);
+    float dot = lanes(acc);
+    for (size_t i = whole; i < n; i++) dot += pr[i] * dr[i];
+    const v8 sv = splat(scale), dv = splat(dot);
+    for (size_t i = 0; i < whole; i += W) store(out + i, sv * load(pr + i) * (load(dr + i) - dv));
+    for (size_t i = whole; i < n; i++) out[i] = scale * pr[i] * (dr[i] - dot);
+    std::memset(out + n, 0, (T - n) * sizeof(float));
+  }
+}
 
 void swiglu(const float* g, const float* u, float* out, size_t i0, size_t i1) {
   vectors<2, 1>({g, u}, {out}, i0, i1, [](const v8* x, v8* y) { y[0] = x[0] * sigmoid(x[0]) * x[1]; });

@@ -1,5 +1,6 @@
 // Node-API binding of the products in kernels.cc (synchronous calls on Float32Arrays, split
-// across threads by output columns), of SwiGLU in activations.cc (split by elements), of RMSNorm
+// across threads by output columns), of SwiGLU and attention's causal softmax in activations.cc
+// (split by elements, by rows), of RMSNorm
 // in norm.cc (split by rows), of RoPE in rope.cc and of AdamW's host update in adamw.cc. Node-API is
 // ABI-stable, so one build serves Node and Electron alike.
 #include <node_api.h>
@@ -31,6 +32,8 @@ struct Isa {
   clawrl_act::SwigluFn swiglu;
   clawrl_act::SwigluBackwardFn swigluBackward;
   clawrl_rope::RopeFn rope;
+  clawrl_act::CausalSoftmaxFn causalSoftmax;
+  clawrl_act::CausalSoftmaxBackwardFn causalSoftmaxBackward;
   clawrl_norm::RmsNormFn rmsNorm;
   clawrl_norm::RmsNormBackwardFn rmsNormBackward;
 };
@@ -38,9 +41,9 @@ struct Isa {
 Isa pickIsa() {
 #if defined(__x86_64__) || defined(_M_X64)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn, clawrl_gemm::avx2::tn, clawrl_act::avx2::swiglu, clawrl_act::avx2::swigluBackward, clawrl_rope::avx2::rope, clawrl_norm::avx2::rmsNorm, clawrl_norm::avx2::rmsNormBackward};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn, clawrl_gemm::avx2::tn, clawrl_act::avx2::swiglu, clawrl_act::avx2::swigluBackward, clawrl_rope::avx2::rope, clawrl_act::avx2::causalSoftmax, clawrl_act::avx2::causalSoftmaxBackward, clawrl_norm::avx2::rmsNorm, clawrl_norm::avx2::rmsNormBackward};
 #endif
-  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn, clawrl_gemm::generic::tn, clawrl_act::generic::swiglu, clawrl_act::generic::swigluBackward, clawrl_rope::generic::rope, clawrl_norm::generic::rmsNorm, clawrl_norm::generic::rmsNormBackward};
+  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn, clawrl_gemm::generic::tn, clawrl_act::generic::swiglu, clawrl_act::generic::swigluBackward, clawrl_rope::generic::rope, clawrl_act::generic::causalSoftmax, clawrl_act::generic::causalSoftmaxBackward, clawrl_norm::generic::rmsNorm, clawrl_norm::generic::rmsNormBackward};
 }
 
 const Isa kIsa = pickIsa();
@@ -254,6 +257,36 @@ napi_value rmsNorm(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// causalSoftmax(s, p, T, scale): attention's probabilities from raw scores, rows of T, row r at
+// query position r mod T. causalSoftmaxBackward(p, dp, ds, T, scale): the scores' gradient.
+template <bool Backward>
+napi_value causalSoftmax(napi_env env, napi_callback_info info) {
+  constexpr size_t arrays = Backward ? 3 : 2, count = arrays + 2;
+  const char* what = Backward ? "causalSoftmaxBackward" : "causalSoftmax";
+  size_t argc = count;
+  napi_value argv[count];
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc != count) return throwError(env, std::string(what) + (Backward ? " expects (p, dp, ds, T, scale)" : " expects (s, p, T, scale)"));
+  float* arr[arrays];
+  size_t n = 0;
+  if (!sameLengthArrays(env, what, argv, arrays, arr, &n)) return nullptr;
+  size_t T = 0;
+  double scale = 0;
+  if (!dimension(env, argv[arrays], &T) || T == 0 || napi_get_value_double(env, argv[arrays + 1], &scale) != napi_ok || !(scale > 0)) {
+    return throwError(env, std::string(what) + ": T must be a positive integer and scale a positive number");
+  }
+  if (n % T != 0) return throwError(env, std::string(what) + ": " + std::to_string(n) + " floats are not whole rows of " + std::to_string(T));
+  float* out = arr[arrays - 1];
+  for (size_t i = 0; i + 1 < arrays; i++)
+    if (n > 0 && out < arr[i] + n && arr[i] < out + n) return throwError(env, std::string(what) + ": the output overlaps an input");
+  const float sc = static_cast<float>(scale);
+  if (Backward) {
+    runRows(n / T, T, [&](size_t r0, size_t r1) { kIsa.causalSoftmaxBackward(arr[0], arr[1], arr[2], T, sc, r0, r1); });
+  } else {
+    runRows(n / T, T, [&](size_t r0, size_t r1) { kIsa.causalSoftmax(arr[0], arr[1], T, sc, r0, r1); });
+  }
+  return nullptr;
+}
+
 // rope(x, cos, sin, out, rows, tableRows, heads, headDim, nRot, neox, inverse): see rope.h.
 napi_value rope(napi_env env, napi_callback_info info) {
   size_t argc = 11;
@@ -387,6 +420,8 @@ napi_value Init(napi_env env, napi_value exports) {
       {"tn", nullptr, product<Form::TN>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"swiglu", nullptr, swiglu<false>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"swigluBackward", nullptr, swiglu<true>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"causalSoftmax", nullptr, causalSoftmax<false>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"causalSoftmaxBackward", nullptr, causalSoftmax<true>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"rmsNorm", nullptr, rmsNorm<false>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"rmsNormBackward", nullptr, rmsNorm<true>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"rope", nullptr, rope, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
