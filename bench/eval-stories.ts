@@ -121,7 +121,7 @@ function printCourses(reports: Array<{ seed: number; report: EvalReport }>): voi
   for (const [m, run] of reports[0].report.runs.entries()) {
     if (m === 0) continue;
     for (const [j, p] of run.points.entries()) {
-      if (!p.gain) continue;
+      if (!p.gain || p.interactions === 0) continue;
       const gains = reports.map((r) => r.report.runs[m].points[j].gain!.mean);
       const mean = gains.reduce((a, x) => a + x, 0) / gains.length;
       console.log(
