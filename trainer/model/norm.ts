@@ -5,7 +5,7 @@
  * On the CPU backends where the native addon is built (trainer/native/gemm.ts), one pass forward
  * and one backward per norm, where tfjs runs six kernels forward and about twice as many backward
  * (issue 31: two norms a block, four with Qwen3's query and key norms), and the tape keeps x
- * alone, not x², the mean, its rsqrt and x·rsqrt (models/plan/memoryPlan.ts counts that:
+ * and w, not x², the mean, its rsqrt and x·rsqrt (models/plan/memoryPlan.ts counts that:
  * `hostNorm`). Elsewhere tfjs's kernels, as before.
  */
 import * as tf from "@tensorflow/tfjs-core";
