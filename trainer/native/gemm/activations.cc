@@ -11,11 +11,7 @@ namespace clawrl_act {
 namespace KERNEL_NS {
 namespace {
 
-using clawrl_simd::KERNEL_NS::load;
-using clawrl_simd::KERNEL_NS::splat;
-using clawrl_simd::KERNEL_NS::store;
-using clawrl_simd::KERNEL_NS::v8;
-using clawrl_simd::KERNEL_NS::W;
+using namespace clawrl_simd::KERNEL_NS;  // v8, W, load, store, splat, lanes
 typedef int32_t i8 __attribute__((vector_size(32)));
 
 inline v8 select(i8 mask, v8 a, v8 b) {
@@ -76,12 +72,6 @@ inline void vectors(const float* const (&in)[In], float* const (&out)[Out], size
     store(res[b], y[b]);
     std::memcpy(out[b] + i, res[b], rest * sizeof(float));
   }
-}
-
-// The 8 lanes added pairwise (as norm.cc's), so a row's sum has one order.
-inline float lanes(v8 v) {
-  const float a = v[0] + v[4], b = v[1] + v[5], c = v[2] + v[6], d = v[3] + v[7];
-  return (a + c) + (b + d);
 }
 
 // Loads n < 8 floats, the rest of the vector `fill`.

@@ -24,10 +24,7 @@ namespace clawrl_gemm {
 namespace KERNEL_NS {
 namespace {
 
-using clawrl_simd::KERNEL_NS::load;
-using clawrl_simd::KERNEL_NS::splat;
-using clawrl_simd::KERNEL_NS::store;
-using clawrl_simd::KERNEL_NS::v8;
+using namespace clawrl_simd::KERNEL_NS;  // v8, W, load, store, splat, lanes
 
 // nt's route through nn for products with few columns: at most 128 of them, and at least 4 rows
 // for each. Measured on 2 cores against nt's panels: 3.5x for the LoRA rank's 16 columns,

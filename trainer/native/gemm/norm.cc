@@ -9,17 +9,7 @@ namespace clawrl_norm {
 namespace KERNEL_NS {
 namespace {
 
-using clawrl_simd::KERNEL_NS::load;
-using clawrl_simd::KERNEL_NS::splat;
-using clawrl_simd::KERNEL_NS::store;
-using clawrl_simd::KERNEL_NS::v8;
-using clawrl_simd::KERNEL_NS::W;
-
-// The 8 lanes added pairwise: (0+4, 1+5, 2+6, 3+7), then halves, then the last two.
-inline float lanes(v8 v) {
-  const float a = v[0] + v[4], b = v[1] + v[5], c = v[2] + v[6], d = v[3] + v[7];
-  return (a + c) + (b + d);
-}
+using namespace clawrl_simd::KERNEL_NS;  // v8, W, load, store, splat, lanes
 
 // Σ x[i]·y[i] over one row, in the fixed order above.
 inline float dot(const float* x, const float* y, size_t n) {

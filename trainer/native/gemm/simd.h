@@ -25,5 +25,12 @@ inline v8 load(const float* p) {
 inline void store(float* p, v8 v) { std::memcpy(p, &v, sizeof v); }
 inline v8 splat(float x) { return v8{x, x, x, x, x, x, x, x}; }
 
+// The 8 lanes added in one fixed order, pairwise (0+4, 1+5, 2+6, 3+7, then halves): a row's sum
+// must not depend on which thread or code path computed it.
+inline float lanes(v8 v) {
+  const float a = v[0] + v[4], b = v[1] + v[5], c = v[2] + v[6], d = v[3] + v[7];
+  return (a + c) + (b + d);
+}
+
 }  // namespace KERNEL_NS
 }  // namespace clawrl_simd
