@@ -11,21 +11,14 @@ import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
 import { causalMask } from "../../trainer/model/block.js";
 import { causalSoftmax, nativeCausalSoftmaxFor, setNativeCausalSoftmax } from "../../trainer/model/attention-softmax.js";
-import { nativeGemmStatus, type NativeGemm } from "../../trainer/native/gemm.js";
 import { fill } from "../../common/random/fill.js";
+import { skipWithoutNative, loadedNative, restoreNativeThreads, errorToScale } from "../helpers/native.js";
 
-const skip = { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" };
-
-function loaded(): NativeGemm {
-  const s = nativeGemmStatus();
-  assert.ok(s.loaded, `the native addon did not load: ${s.loaded ? "" : s.why}`);
-  return s.gemm;
-}
+const skip = skipWithoutNative;
 
 after(() => {
   setNativeCausalSoftmax(true);
-  const g = nativeGemmStatus();
-  if (g.loaded) g.gemm.setThreads(g.gemm.hardwareThreads);
+  restoreNativeThreads();
 });
 
 /** p and ds of Σ dp·p in float64, row r at position r mod T. */
@@ -49,24 +42,13 @@ function reference(s: Float32Array, dp: Float32Array, T: number, scale: number):
   return { p, ds };
 }
 
-/** Largest |x − ref| over the largest |ref|. */
-function worst(x: Float32Array, ref: Float64Array): number {
-  let d = 0;
-  let scale = 0;
-  for (let i = 0; i < ref.length; i++) {
-    d = Math.max(d, Math.abs(x[i] - ref[i]));
-    scale = Math.max(scale, Math.abs(ref[i]));
-  }
-  return d / scale;
-}
-
 for (const backend of ["wasm", "cpu"] as const) {
   for (const [g, T] of [
     [3, 13],
     [2, 20],
   ]) {
     test(`${backend}: the native causal softmax and its gradient equal a float64 reference and tfjs's kernels, ${g} heads of ${T}`, skip, async () => {
-      loaded();
+      loadedNative();
       await initBackend(backend);
       assert.ok(nativeCausalSoftmaxFor(backend), "the native pass is used on this backend");
       const scale = 1 / Math.sqrt(64);
@@ -78,20 +60,20 @@ for (const backend of ["wasm", "cpu"] as const) {
       const p = causalSoftmax(s, scale, mask).dataSync() as Float32Array;
       const ds = tf.grad(f)(s).dataSync() as Float32Array;
       const ref = reference(sv, dpv, T, scale);
-      assert.ok(worst(p, ref.p) < 2e-6, `probabilities off by ${worst(p, ref.p)}`);
-      assert.ok(worst(ds, ref.ds) < 4e-6, `gradient off by ${worst(ds, ref.ds)}`);
+      assert.ok(errorToScale(p, ref.p) < 2e-6, `probabilities off by ${errorToScale(p, ref.p)}`);
+      assert.ok(errorToScale(ds, ref.ds) < 4e-6, `gradient off by ${errorToScale(ds, ref.ds)}`);
       for (let r = 0; r < g * T; r++) for (let j = (r % T) + 1; j < T; j++) assert.equal(p[r * T + j], 0, "nothing past the diagonal");
       setNativeCausalSoftmax(false);
       const plain = { p: causalSoftmax(s, scale, mask).dataSync() as Float32Array, ds: tf.grad(f)(s).dataSync() as Float32Array };
       setNativeCausalSoftmax(true);
-      assert.ok(worst(plain.p, ref.p) < 1e-5 && worst(plain.ds, ref.ds) < 1e-5, "the reference agrees with tfjs's own kernels");
+      assert.ok(errorToScale(plain.p, ref.p) < 1e-5 && errorToScale(plain.ds, ref.ds) < 1e-5, "the reference agrees with tfjs's own kernels");
       tf.dispose([s, dp, mask]);
     });
   }
 }
 
 test("the native causal softmax gives the same bits on one thread and two", skip, () => {
-  const g = loaded();
+  const g = loadedNative();
   // 14 heads of 200 (over 2^18 elements: split across threads, addon.cc runRows).
   const T = 200;
   const n = 14 * T * T;
@@ -114,7 +96,7 @@ test("the native causal softmax gives the same bits on one thread and two", skip
 });
 
 test("the native causal softmax refuses partial rows, a bad scale and outputs that overlap", skip, () => {
-  const g = loaded();
+  const g = loadedNative();
   const [s, p] = [fill(16, 1), new Float32Array(16)];
   assert.throws(() => g.causalSoftmax!(s, p, 5, 1), /not whole rows of 5/);
   assert.throws(() => g.causalSoftmax!(s, p, 4, 0), /scale a positive number/);

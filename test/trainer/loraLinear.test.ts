@@ -8,18 +8,18 @@ import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
-import { hostMatrix, nativeGemmStatus, type NativeGemm } from "../../trainer/native/gemm.js";
+import { hostMatrix, type NativeGemm } from "../../trainer/native/gemm.js";
 import { frozenLinear, mm } from "../../trainer/model/fast-matmul.js";
 import { hostLoraLinear, setFusedLora } from "../../trainer/model/lora-linear.js";
 import { fill } from "../../common/random/fill.js";
+import { skipWithoutNative, loadedNative } from "../helpers/native.js";
 
-const skip = { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" };
+const skip = skipWithoutNative;
 
 function loaded(): NativeGemm {
-  const s = nativeGemmStatus();
-  assert.ok(s.loaded, `the native addon did not load: ${s.loaded ? "" : s.why}`);
-  assert.equal(s.gemm.accumulates, true, "this build's products add into their output");
-  return s.gemm;
+  const g = loadedNative();
+  assert.equal(g.accumulates, true, "this build's products add into their output");
+  return g;
 }
 
 after(() => setFusedLora(true));

@@ -9,23 +9,16 @@ import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
-import { nativeGemmStatus, type NativeGemm } from "../../trainer/native/gemm.js";
 import { nativeRmsNormFor, rmsNorm, setNativeRmsNorm } from "../../trainer/model/norm.js";
 import { fill } from "../../common/random/fill.js";
+import { skipWithoutNative, loadedNative, restoreNativeThreads, errorToScale } from "../helpers/native.js";
 
-const skip = { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" };
+const skip = skipWithoutNative;
 const EPS = 1e-6;
-
-function loaded(): NativeGemm {
-  const s = nativeGemmStatus();
-  assert.ok(s.loaded, `the native addon did not load: ${s.loaded ? "" : s.why}`);
-  return s.gemm;
-}
 
 after(() => {
   setNativeRmsNorm(true);
-  const g = nativeGemmStatus();
-  if (g.loaded) g.gemm.setThreads(g.gemm.hardwareThreads);
+  restoreNativeThreads();
 });
 
 /** y and dx of Σ dy·rmsNorm(x, w) in float64, row by row. */
@@ -47,24 +40,13 @@ function reference(x: Float32Array, w: Float32Array, dy: Float32Array, cols: num
   return { y, dx };
 }
 
-/** Largest |x − ref| over the largest |ref|. */
-function worst(x: Float32Array, ref: Float64Array): number {
-  let d = 0;
-  let scale = 0;
-  for (let i = 0; i < ref.length; i++) {
-    d = Math.max(d, Math.abs(x[i] - ref[i]));
-    scale = Math.max(scale, Math.abs(ref[i]));
-  }
-  return d / scale;
-}
-
 for (const backend of ["wasm", "cpu"] as const) {
   for (const shape of [
     [5, 37],
     [2, 3, 4, 16],
   ]) {
     test(`${backend}: native RMSNorm's value and gradient equal a float64 reference, ${JSON.stringify(shape)}`, skip, async () => {
-      loaded();
+      loadedNative();
       await initBackend(backend);
       assert.ok(nativeRmsNormFor(backend), "the native pass is used on this backend");
       const cols = shape[shape.length - 1];
@@ -78,19 +60,19 @@ for (const backend of ["wasm", "cpu"] as const) {
       const value = rmsNorm(x, w, EPS).dataSync() as Float32Array;
       const dx = tf.grad(f)(x).dataSync() as Float32Array;
       const ref = reference(xv, wv, dyv, cols);
-      assert.ok(worst(value, ref.y) < 2e-6, `value off by ${worst(value, ref.y)}`);
-      assert.ok(worst(dx, ref.dx) < 4e-6, `gradient off by ${worst(dx, ref.dx)}`);
+      assert.ok(errorToScale(value, ref.y) < 2e-6, `value off by ${errorToScale(value, ref.y)}`);
+      assert.ok(errorToScale(dx, ref.dx) < 4e-6, `gradient off by ${errorToScale(dx, ref.dx)}`);
       setNativeRmsNorm(false);
       const plain = { y: rmsNorm(x, w, EPS).dataSync() as Float32Array, dx: tf.grad(f)(x).dataSync() as Float32Array };
       setNativeRmsNorm(true);
-      assert.ok(worst(plain.y, ref.y) < 1e-5 && worst(plain.dx, ref.dx) < 1e-5, "the reference agrees with tfjs's own kernels");
+      assert.ok(errorToScale(plain.y, ref.y) < 1e-5 && errorToScale(plain.dx, ref.dx) < 1e-5, "the reference agrees with tfjs's own kernels");
       tf.dispose([x, w, dy]);
     });
   }
 }
 
 test("native RMSNorm gives the same bits on one thread and two", skip, () => {
-  const g = loaded();
+  const g = loadedNative();
   // 600 rows of 896 (over 2^18 elements: split across threads, addon.cc runRows).
   const [rows, cols] = [600, 896];
   const [x, w, dy] = [fill(rows * cols, 11), fill(cols, 12), fill(rows * cols, 13)];
@@ -112,7 +94,7 @@ test("native RMSNorm gives the same bits on one thread and two", skip, () => {
 });
 
 test("native RMSNorm refuses partial rows, a weight of another width and outputs that overlap", skip, () => {
-  const g = loaded();
+  const g = loadedNative();
   const [x, w, y] = [fill(32, 1), fill(8, 2), new Float32Array(32)];
   assert.throws(() => g.rmsNorm!(x.subarray(0, 30), w, y.subarray(0, 30), 8, EPS), /whole rows of 8/);
   assert.throws(() => g.rmsNorm!(x, fill(7, 2), y, 8, EPS), /whole rows of 8/);

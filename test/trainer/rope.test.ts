@@ -8,19 +8,13 @@ import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
-import { nativeGemmStatus, type NativeGemm } from "../../trainer/native/gemm.js";
 import { applyRope, nativeRopeFor, ropeRows, ropeTables, setNativeRope } from "../../trainer/model/rope.js";
 import { configOfShape } from "../../models/trainability.js";
 import { findShape } from "../../models/tiny/shapes.js";
 import { fill } from "../../common/random/fill.js";
+import { skipWithoutNative, loadedNative } from "../helpers/native.js";
 
-const skip = { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" };
-
-function loaded(): NativeGemm {
-  const s = nativeGemmStatus();
-  assert.ok(s.loaded, `the native addon did not load: ${s.loaded ? "" : s.why}`);
-  return s.gemm;
-}
+const skip = skipWithoutNative;
 
 after(() => setNativeRope(true));
 
@@ -37,7 +31,7 @@ for (const backend of ["wasm", "cpu"] as const) {
   for (const ropeMode of ["neox", "normal"] as const) {
     for (const ropeDim of [16, 8]) {
       test(`${backend}, ${ropeMode}, ${ropeDim} of 16 dims rotated: the native pass gives tfjs's value and gradient, grid and packed`, skip, async () => {
-        loaded();
+        loadedNative();
         await initBackend(backend);
         assert.ok(nativeRopeFor(backend), "the native pass is used on this backend");
         const config = { ...base, ropeDim, ropeMode };
@@ -71,7 +65,7 @@ for (const backend of ["wasm", "cpu"] as const) {
 }
 
 test("native RoPE refuses bad sizes and an odd rotated width", skip, () => {
-  const g = loaded();
+  const g = loadedNative();
   const x = new Float32Array(2 * 3 * 8);
   const out = new Float32Array(x.length);
   const table = new Float32Array(2 * 4);

@@ -8,22 +8,15 @@ import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
-import { nativeGemmStatus, type NativeGemm } from "../../trainer/native/gemm.js";
 import { nativeSwigluFor, setNativeSwiglu, swiglu } from "../../trainer/model/swiglu.js";
 import { fill } from "../../common/random/fill.js";
+import { skipWithoutNative, loadedNative, restoreNativeThreads } from "../helpers/native.js";
 
-const skip = { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" };
-
-function loaded(): NativeGemm {
-  const s = nativeGemmStatus();
-  assert.ok(s.loaded, `the native addon did not load: ${s.loaded ? "" : s.why}`);
-  return s.gemm;
-}
+const skip = skipWithoutNative;
 
 after(() => {
   setNativeSwiglu(true);
-  const g = nativeGemmStatus();
-  if (g.loaded) g.gemm.setThreads(g.gemm.hardwareThreads);
+  restoreNativeThreads();
 });
 
 /** Gate values from −30 to 30, with the saturated and the tiny ones σ is hard at. */
@@ -42,7 +35,7 @@ function worst(x: Float32Array, ref: Float64Array, floor: number): number {
 
 for (const backend of ["wasm", "cpu"] as const) {
   test(`${backend}: native SwiGLU's value and gradients equal a float64 reference`, skip, async () => {
-    loaded();
+    loadedNative();
     await initBackend(backend);
     assert.ok(nativeSwigluFor(backend), "the native pass is used on this backend");
     // 3 × 37: not a whole number of 8-wide vectors (the tail's padded pass).
@@ -83,7 +76,7 @@ for (const backend of ["wasm", "cpu"] as const) {
 }
 
 test("native SwiGLU gives the same bits on one thread and two, on a split that is not a whole vector", skip, () => {
-  const g = loaded();
+  const g = loadedNative();
   // Over 2^19 elements: split across threads (addon.cc runElements), with a tail of 5 past whole vectors.
   const n = (1 << 19) + 13;
   const [gv, uv, dy] = [gateValues(n), fill(n, 11), fill(n, 12)];
@@ -106,7 +99,7 @@ test("native SwiGLU gives the same bits on one thread and two, on a split that i
 });
 
 test("native SwiGLU refuses arrays of different lengths and outputs that overlap", skip, () => {
-  const g = loaded();
+  const g = loadedNative();
   const [a, b, c] = [new Float32Array(16), new Float32Array(16), new Float32Array(15)];
   assert.throws(() => g.swiglu!(a, b, c), /differ in length \(16 and 15\)/);
   // A call from JavaScript that the type would refuse: the addon checks its arguments itself.
