@@ -7,6 +7,7 @@
 #   src.tar.xz    the app at a commit (git archive; GPU_PACK_REF, default HEAD), so that other
 #                 people's uncommitted edits in the working tree do not travel into the run
 #   src-base.tar.xz  with GPU_PACK_BASE_REF set: the app at that commit too (scripts/gpu/cycle.sh's "before")
+#   gemm.node     the native CPU kernels as built here (npm run build:native), when present
 #   debs/         Debian's Vulkan loader (and glvnd) for amd64, for an image without one
 # node.xz, nm.tar.xz and debs/ are kept when present (xz -9 of 250 MB takes minutes on a busy
 # 2-core machine); GPU_PACK_FRESH=1 rebuilds them. src.tar.xz is always rebuilt.
@@ -46,6 +47,10 @@ fi
 echo "pack: app sources at $REF"
 git -C "$ROOT" archive --format=tar "$REF" | xz -6 -T0 > "$CARRY/src.tar.xz"
 echo "$(git -C "$ROOT" rev-parse "$REF") ($(git -C "$ROOT" log -1 --format=%cI "$REF"))" > "$CARRY/src.commit"
+# The native CPU kernels built here (scripts/build-native.mjs: generic + AVX2, picked at load), so the
+# lent machine's CPU trains with them too; a build from the working tree, not from REF.
+rm -f "$CARRY/gemm.node"
+if [ -s "$ROOT/trainer/native/build/gemm.node" ]; then cp "$ROOT/trainer/native/build/gemm.node" "$CARRY/gemm.node"; echo "pack: native kernels (trainer/native/build/gemm.node)"; fi
 # GPU_PACK_BASE_REF: a second archive, the "before" of scripts/gpu/cycle.sh's side-by-side runs.
 rm -f "$CARRY/src-base.tar.xz" "$CARRY/src-base.commit"
 if [ -n "${GPU_PACK_BASE_REF:-}" ]; then

@@ -17,7 +17,13 @@
 # runs first: bench/server-vs-direct.ts on the CPU backend (the server's decode and TTFT against
 # node-llama-cpp called directly, issue 28) with PROOF_DECODE_ARGS (default: 2 threads, 48
 # tokens, 5 rounds), on a machine whose other cores are quiet. PROOF_DECODE_S caps it (150).
-# PROOF_BENCH_BACKENDS: the trainer bench's backends, in order (default "webgpu wasm").
+# PROOF_BENCH_BACKENDS: the trainer bench's backends, in order (default "webgpu wasm"). wasm runs
+# the native CPU kernels when pack.sh carried them (.gpu/gemm.node).
+# "cycle" (issue 31) runs bench/learning-cycle.ts once per shape in PROOF_CYCLE_SHAPES (default
+# qwen2.5-0.5b) with PROOF_CYCLE_ARGS (default --think 0): the whole learning cycle with the app's
+# own choices, which on a GPU machine are Vulkan for serving and WebGPU for the trainer; each
+# capped by PROOF_CYCLE_S (default 200), output in cycle-SHAPE.txt. PROOF_SHAPE_S caps the shape
+# models' generation (default 150 s; the Qwen3-4B shape needs ~240 s).
 set -u
 START=$(date +%s)
 BUDGET=${PROOF_BUDGET_S:-390}
@@ -28,6 +34,9 @@ BENCH_BACKENDS=${PROOF_BENCH_BACKENDS:-webgpu wasm}
 DECODE_S=${PROOF_DECODE_S:-150}
 DECODE_ARGS=${PROOF_DECODE_ARGS:---tokens 48 --rounds 5}
 DECODE_THREADS=${PROOF_DECODE_THREADS:-2}
+CYCLE_SHAPES=${PROOF_CYCLE_SHAPES:-qwen2.5-0.5b}
+CYCLE_ARGS=${PROOF_CYCLE_ARGS:---think 0}
+CYCLE_S=${PROOF_CYCLE_S:-200}
 # PROOF_STEPS picks what runs (a short re-proof of the trainer after a change: "bench").
 STEPS=" ${PROOF_STEPS:-inference training bench} "
 has() { [[ "$STEPS" == *" $1 "* ]]; }
@@ -48,6 +57,7 @@ step "unpacking (carry $(du -sh "$CARRY" | cut -f1))"
 [ -x "$W/bin/node" ] || { xz -dc "$CARRY/node.xz" > "$W/bin/node" && chmod +x "$W/bin/node"; }
 tar -xJf "$CARRY/src.tar.xz" -C "$W/app"
 tar -xJf "$CARRY/nm.tar.xz" -C "$W/app"
+if [ -s "$CARRY/gemm.node" ]; then mkdir -p "$W/app/trainer/native/build" && cp "$CARRY/gemm.node" "$W/app/trainer/native/build/"; echo "native CPU kernels: carried"; fi
 mkdir -p "$W/app/scripts/gpu" && cp "$REPO/scripts/gpu/shapes.ts" "$REPO/scripts/gpu/summary.mjs" "$W/app/scripts/gpu/"
 export PATH="$W/bin:$PATH"
 echo "node $(node --version), app at $(cat "$CARRY/src.commit" 2>/dev/null || echo '?')"
@@ -84,13 +94,15 @@ if [ "$MODE" = deep ]; then SHAPES="qwen3-0.6b qwen3-1.7b"; else SHAPES="qwen3-0
 has inference || has training || SHAPES=""
 has bench && SHAPES="$SHAPES $BENCH_SHAPE"
 has decode && SHAPES="$SHAPES qwen2.5-0.5b"
+has cycle && SHAPES="$SHAPES $CYCLE_SHAPES"
 SHAPES=$(echo $SHAPES | tr ' ' '\n' | sort -u | tr '\n' ' ')
 step "generating shape models in parallel: $SHAPES"
 pids=()
 # Kept for the steps after: 200 s for doctor's, else 30 s a trainer backend; 60 s for decode.
 if has inference || has training; then reserve=200; elif has bench; then reserve=$((30 * $(echo $BENCH_BACKENDS | wc -w))); else reserve=0; fi
 has decode && reserve=$((reserve + 60))
-for s in $SHAPES; do timeout -k 5 "$(cap 150 $reserve)" node --import tsx scripts/gpu/shapes.ts "$s" & pids+=($!); done
+has cycle && reserve=$((reserve + 60 * $(echo $CYCLE_SHAPES | wc -w)))
+for s in $SHAPES; do timeout -k 5 "$(cap "${PROOF_SHAPE_S:-150}" $reserve)" node --import tsx scripts/gpu/shapes.ts "$s" & pids+=($!); done
 for p in "${pids[@]}"; do wait "$p" || echo "a shape generation failed (exit $?)"; done
 
 if has decode; then
@@ -125,6 +137,17 @@ has bench && for b in $BENCH_BACKENDS; do
   step "bench trainer-real-size --backend $b --shapes $BENCH_SHAPE --configs 1x128 (limit ${t} s)"
   timeout -k 5 "$t" node --import tsx bench/trainer-real-size.ts --backend "$b" --shapes "$BENCH_SHAPE" --configs 1x128 --steps 2 2>&1 | tee -a "$OUT/bench.log"
   echo "bench $b exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.log"
+done
+
+ncy=$(echo $CYCLE_SHAPES | wc -w); i=0
+has cycle && for s in $CYCLE_SHAPES; do
+  i=$((i + 1))
+  t=$(cap "$CYCLE_S" $(( i < ncy ? 60 : 0 )))
+  if (( t < 40 )); then step "learning cycle $s: skipped, ${t} s left"; continue; fi
+  step "learning cycle: bench/learning-cycle.ts --shape $s $CYCLE_ARGS (limit ${t} s)"
+  timeout -k 5 "$t" node --import tsx bench/learning-cycle.ts --shape "$s" $CYCLE_ARGS > "$OUT/cycle-$s.txt" 2>&1
+  echo "cycle $s exit $?" | tee -a "$OUT/cycle-$s.txt"
+  grep -E 'trainer backend|model loaded' "$OUT/cycle-$s.txt" | head -4; sed -n '/^now:/,$p' "$OUT/cycle-$s.txt" | head -16
 done
 
 step "summary"

@@ -45,9 +45,16 @@ const ROOTS = [
     "openai",
   ]),
 ];
-/** Optional dependencies never taken (other platforms, CUDA). */
+/**
+ * Optional dependencies never taken (other platforms, CUDA), and the attachments' PDF reader
+ * (pdfjs-dist with its optional canvas, ~50 MB: imported only when a PDF is attached, which no
+ * GPU run does).
+ */
 const SKIP = new Set([
   "fsevents",
+  "pdfjs-dist",
+  "@napi-rs/canvas",
+  "@napi-rs/canvas-linux-x64-gnu",
   "@node-llama-cpp/linux-arm64",
   "@node-llama-cpp/linux-armv7l",
   "@node-llama-cpp/linux-x64-cuda",
@@ -74,7 +81,7 @@ function resolvePkg(name, fromDir) {
 }
 
 const pkgDirs = new Set();
-const queue = ROOTS.map((n) => {
+const queue = ROOTS.filter((n) => !SKIP.has(n)).map((n) => {
   const d = resolvePkg(n, srcRoot);
   if (!d) throw new Error(`not installed: ${n}`);
   return d;
