@@ -13,6 +13,27 @@ import { preTreeDataDir, T, UI } from "../store/fixtures/preTree.js";
 const picks = (store: Store): string[] => probePrompts(store, 8, 1, 64).map((p) => p.tokens.join(","));
 
 describe("the gate's fluency prompts", () => {
+  it("are the same prompts with the same seeds for the same conversation under other turn ids (an eval course replayed)", () => {
+    const run = (prefix: string) => {
+      const store = Store.open(preTreeDataDir());
+      try {
+        const rec = store.readTurn(T.d);
+        let parent = T.d;
+        for (let i = 0; i < 40; i++) {
+          const turnId = `${prefix}-${i}`;
+          store.appendTurn({ ...rec, turnId, index: store.nextTurnIndex(UI), promptTokens: [7000 + i], prefixKey: `${prefix}-k-${i}`, parentTurnId: parent });
+          parent = turnId;
+        }
+        return probePrompts(store, 8, 2, 64).map((p) => ({ tokens: p.tokens.join(","), seed: p.seed }));
+      } finally {
+        store.close();
+      }
+    };
+    const a = run("first");
+    assert.equal(a.length, 16);
+    assert.deepEqual(run("second"), a);
+  });
+
   it("stay mostly the same while turns come in, unlike the newest 8, and come from the newest turns", () => {
     const store = Store.open(preTreeDataDir());
     try {

@@ -45,7 +45,7 @@ export function evalSets(
 
 /**
  * The turns the gate's fluency check may pick from: the newest this many of each set. Within
- * them it takes those with the smallest hash of their id (a bottom-k sample), not the newest: a
+ * them it takes those with the smallest hash of their prompt (a bottom-k sample), not the newest: a
  * new turn then changes the picks only when its own hash is among the smallest (about k in this
  * many turns), so the base answers sampled ahead for them (fluencyProbe.ts `prepare`) stay
  * wanted while turns come in. Picking the newest, a feed of a turn every ~15 s moved every recent
@@ -54,7 +54,16 @@ export function evalSets(
  */
 export const PROBE_PICK_WINDOW = 32;
 
-const pickOrder = (id: string): string => crypto.createHash("sha256").update(`probe-pick:${id}`).digest("hex");
+/**
+ * A prompt's place in the bottom-k order and its answers' seeds, from its tokens, not its turn's
+ * id: ids are random, so the same conversation replayed (the eval's courses) picked other prompts
+ * and seeds each time, and the gate's verdicts, hence the courses, differed between identical runs.
+ */
+const promptHash = (tokens: readonly number[]): Buffer =>
+  crypto
+    .createHash("sha256")
+    .update(`probe-pick:${tokens.join(",")}`)
+    .digest();
 
 /**
  * Distinct prompts of recent held-back turns and recent main turns (half each at most; a stable
@@ -68,7 +77,7 @@ export function probePrompts(store: Store, total: number, samples: number, cap: 
   const take = (ids: string[], k: number) => {
     const window = ids
       .slice(-PROBE_PICK_WINDOW)
-      .map((id) => ({ id, order: pickOrder(id) }))
+      .map((id) => ({ id, order: promptHash(store.readTurn(id).promptTokens).toString("hex") }))
       .sort((a, b) => (a.order < b.order ? -1 : 1));
     for (const { id } of window) {
       if (k === 0) break;
@@ -84,7 +93,7 @@ export function probePrompts(store: Store, total: number, samples: number, cap: 
   take(recent, total - picked.length);
   return picked.flatMap((id) => {
     const t = store.readTurn(id);
-    const seed = crypto.createHash("sha256").update(id).digest().readUInt32BE(0) & 0x7fffffff;
+    const seed = promptHash(t.promptTokens).readUInt32BE(0) & 0x7fffffff;
     const maxTokens = Math.max(1, Math.min(cap, t.sampling.maxTokens ?? cap));
     return Array.from({ length: samples }, (_, k) => ({
       tokens: t.promptTokens,
