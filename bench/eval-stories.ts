@@ -7,10 +7,11 @@
  * mean log-prob per token of them: a gain that breaks the language shows as a drop).
  *
  * With `--steps N` the learning loop runs N optimizer steps per cycle instead of the scenario's
- * `training.stepsPerRun`. Each run also prints its training work: the tokens that went through
- * the trainer's forward and backward, summed over its steps (steps × samples × tokens; the
- * teacher's and the anchor's scoring passes run per step too, in proportion), read from the
- * trainer's step history in the newest checkpoint. `--train-seed K` (default 0) samples the
+ * `training.stepsPerRun` (absent there: the app's steps policy, 2 to 4 by the gate's verdicts).
+ * Each run also prints its training work: the steps of every cycle, published or rejected, and
+ * the tokens that went through the trainer's forward and backward, summed over them (steps ×
+ * samples × tokens; the teacher's and the anchor's scoring passes run per step too, in
+ * proportion), read from the checkpoints' step histories. `--train-seed K` (default 0) samples the
  * training interactions with other seeds: another course for the same scenario; `--train-seed
  * 0,1,2,3,4` runs five courses (each in DIR/course-K) and prints each point's gain per course and
  * averaged over them, the figure to compare codes by (one course is chaotic: see printCourses).
@@ -24,6 +25,7 @@ import { loadScenario } from "../electron/core/eval/scenario.js";
 import { runEval } from "../electron/core/eval/runner.js";
 import { startCore } from "../electron/core/core.js";
 import { formatInterval } from "../electron/core/eval/stats.js";
+import { MAX_STEPS_PER_RUN, MIN_STEPS_PER_RUN } from "../electron/core/training/stepsPolicy.js";
 import { EVAL_METHODS, type EvalMethod, type EvalReport } from "../electron/core/eval/report.js";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -57,28 +59,43 @@ if (values.steps !== undefined) {
   scenario.training.stepsPerRun = steps;
 }
 
-/** The trainer's step history in the run's newest checkpoint (trainer/worker.ts keeps the last 200 steps). */
-function trainingWork(dataDir: string | null): { steps: number; tokens: number; runs: number } | null {
-  const dir = dataDir ? path.join(dataDir, "checkpoints") : null;
-  if (!dir || !fs.existsSync(dir)) return null;
-  let best: { totalSteps?: number; steps?: Array<{ tokens: number }> } | null = null;
-  let runs = 0;
-  for (const n of fs.readdirSync(dir)) {
-    const f = path.join(dir, n, "metrics.json");
-    if (!/^\d+$/.test(n) || !fs.existsSync(f)) continue;
-    runs = Math.max(runs, Number(n));
+const stepsLabel =
+  scenario.training.stepsPerRun !== undefined ? `${scenario.training.stepsPerRun} steps` : `${MIN_STEPS_PER_RUN}–${MAX_STEPS_PER_RUN} steps (the steps policy)`;
+
+/**
+ * The training work of every cycle, published or rejected: each checkpoint's run took the steps
+ * its optimizer counted beyond its parent's (state.json's checkpoints), and its metrics' step
+ * history ends with them (trainer/worker.ts keeps the last 200 steps: a longer history misses
+ * the oldest, counted in `missing`).
+ */
+function trainingWork(dataDir: string | null): { steps: number; tokens: number; runs: number; missing: number } | null {
+  const root = dataDir && fs.existsSync(path.join(dataDir, "state.json")) ? dataDir : null;
+  if (!root) return null;
+  const state = JSON.parse(fs.readFileSync(path.join(root, "state.json"), "utf8")) as {
+    checkpoints: Array<{ id: number; parent: number | null; totalSteps?: number }>;
+  };
+  const totalOf = new Map(state.checkpoints.map((c) => [c.id, c.totalSteps ?? 0]));
+  let steps = 0;
+  let tokens = 0;
+  let missing = 0;
+  for (const c of state.checkpoints) {
+    const f = path.join(root, "checkpoints", String(c.id), "metrics.json");
+    if (!fs.existsSync(f)) continue;
     const m = JSON.parse(fs.readFileSync(f, "utf8")) as { totalSteps?: number; steps?: Array<{ tokens: number }> };
-    if (!best || (m.steps?.length ?? 0) > (best.steps?.length ?? 0)) best = m;
+    const took = (m.totalSteps ?? 0) - (c.parent === null ? 0 : (totalOf.get(c.parent) ?? 0));
+    const own = (m.steps ?? []).slice(-took);
+    steps += took;
+    missing += took - own.length;
+    tokens += own.reduce((a, x) => a + x.tokens, 0);
   }
-  const steps = best?.steps ?? [];
-  return { steps: steps.length, tokens: steps.reduce((a, x) => a + x.tokens, 0), runs };
+  return { steps, tokens, runs: state.checkpoints.length, missing };
 }
 
 /** One course's report, as this bench has always printed it. */
 function printReport(report: EvalReport): void {
   const base = report.runs[0].points[0].score;
   console.log(
-    `\n${report.scenario.name}: ${report.heldOutPrompts} held-out prompts × ${report.samplesPerPrompt} samples × ${report.seeds.length} seeds, ${interactions} interactions, ${scenario.training.stepsPerRun} steps per cycle`,
+    `\n${report.scenario.name}: ${report.heldOutPrompts} held-out prompts × ${report.samplesPerPrompt} samples × ${report.seeds.length} seeds, ${interactions} interactions, ${stepsLabel} per cycle`,
   );
   const baseFl = report.runs[0].points[0].fluency;
   console.log(
@@ -104,7 +121,7 @@ function printReport(report: EvalReport): void {
     const w = trainingWork(r.dataDir);
     if (w)
       console.log(
-        `${"".padEnd(9)} training work: ${w.steps} steps in ${w.runs} cycles, ${w.tokens} tokens through forward and backward (${(w.tokens / Math.max(1, w.steps)).toFixed(0)} a step)${w.steps < w.runs * scenario.training.stepsPerRun ? "; the history misses some steps (the trainer restarted)" : ""}`,
+        `${"".padEnd(9)} training work: ${w.steps} steps in ${w.runs} cycles, ${w.tokens} tokens through forward and backward (${(w.tokens / Math.max(1, w.steps - w.missing)).toFixed(0)} a step)${w.missing > 0 ? `; ${w.missing} steps' tokens not in the histories` : ""}`,
       );
   }
 }

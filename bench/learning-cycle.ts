@@ -8,7 +8,7 @@
  * figures are what a user of this machine waits for between feedback and a new adapter.
  *
  *   node --import tsx bench/learning-cycle.ts [--shape qwen2.5-0.5b|qwen3-1.7b] [--type q8_0] [--batch 16]
- *        [--answer-tokens 48] [--steps N (the app's default)] [--compare] [--think 0] [--full-probe]
+ *        [--answer-tokens 48] [--steps N (absent: the app's steps policy; a first cycle takes its fewest)] [--compare] [--think 0] [--full-probe]
  *
  * --shape picks the model shape (models/tiny/shapes.ts ids or their catalog ids: qwen2.5-0.5b,
  * qwen3-1.7b, ...). --compare (issue 31) runs the cycle twice in one run, each on a core of its
@@ -28,7 +28,6 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { startCore } from "../electron/core/core.js";
 import type { GateResult } from "../electron/core/training/gate.js";
-import { DEFAULT_STEPS_PER_RUN } from "../electron/core/training/supervisorTypes.js";
 import { ensureShapeModel } from "../models/tiny/shapeCache.js";
 import { liveCore, median, p95 } from "./lib/liveCore.js";
 import type { ShapeType } from "../models/tiny/generate.js";
@@ -39,7 +38,7 @@ const { values } = parseArgs({
     type: { type: "string", default: "q8_0" },
     batch: { type: "string", default: "16" },
     "answer-tokens": { type: "string", default: "48" },
-    steps: { type: "string", default: String(DEFAULT_STEPS_PER_RUN) },
+    steps: { type: "string" },
     compare: { type: "boolean", default: false },
     think: { type: "string", default: "0" },
     "full-probe": { type: "boolean", default: false },
@@ -68,7 +67,7 @@ async function runCycle(before31: boolean): Promise<number> {
     dataDir,
     token: "bench",
     uiDir: "",
-    training: { stepsPerRun: Number(values.steps), ...issue31 } as { stepsPerRun: number },
+    training: { ...(values.steps !== undefined ? { stepsPerRun: Number(values.steps) } : {}), ...issue31 },
   });
   const loadS = (performance.now() - t0) / 1000;
   const { api, get, ask, feedBatch } = liveCore(core, answerTokens);
@@ -129,7 +128,12 @@ async function runCycle(before31: boolean): Promise<number> {
   lag.disable();
   const ck = (await get("/api/checkpoints")).checkpoints[0];
   const st = await get("/api/status");
-  const metrics = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, String(ck.n), "metrics.json"), "utf8")) as { gate: GateResult };
+  const metrics = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, String(ck.n), "metrics.json"), "utf8")) as {
+    gate: GateResult;
+    totalSteps: number;
+  };
+  // The first cycle's checkpoint: its optimizer's count is the steps the cycle took (the policy's fewest unless --steps).
+  const steps = metrics.totalSteps;
   await core.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 
@@ -142,13 +146,13 @@ async function runCycle(before31: boolean): Promise<number> {
   const now = values["full-probe"] ? "now, the fluency probe sampling every answer (a borderline candidate's gate)" : "now";
   console.log(`${before31 ? "before issue 31 (trainer started when the run is due, every block recomputed, full fluency probe)" : now}:`);
   console.log(
-    `${values.shape} (${values.type}), ${os.cpus().length} CPUs; trainer ${st.training.backend} (${st.training.device}); batch ${batch} turns of ≤ ${answerTokens} answer tokens, ${values.steps} steps`,
+    `${values.shape} (${values.type}), ${os.cpus().length} CPUs; trainer ${st.training.backend} (${st.training.device}); batch ${batch} turns of ≤ ${answerTokens} answer tokens, ${steps} steps`,
   );
   console.log(`core start with the model ${loadS.toFixed(1)} s; ${asked} answers with thumbs ${feedS.toFixed(1)} s (${values.think} s pause after each)`);
   const g = metrics.gate;
   const parts = (name: string) =>
     name === "training"
-      ? ` (${(spans.get("training")! / Number(values.steps)).toFixed(1)} s a step)`
+      ? ` (${(spans.get("training")! / steps).toFixed(1)} s a step)`
       : name === "evaluating"
         ? ` (trainer: KL and log-probs ${g.evaluationSeconds?.toFixed(1) ?? "—"} s; fluency probe ${g.fluency?.seconds.toFixed(1) ?? "—"} s for ${g.fluency?.answers ?? 0}${g.fluency?.planned ? ` of ${g.fluency.planned}` : ""} answers${g.fluency?.stoppedEarly ? " (verdict clear: stopped early)" : ""}, ${g.fluency?.tokens ?? 0} tokens; ${g.fluency?.baseSampled ?? "—"} of the base model's answers sampled in the gate, not ahead)`
         : "";

@@ -20,8 +20,8 @@ export interface EvalCoreOptions {
   dataDir: string;
   uiDir: string;
   engine: Omit<EngineOptions, "modelPath">;
-  /** false: no learning loop (the baseline); else the scenario's run length and gate overrides */
-  training: false | { stepsPerRun: number; gate: { klBound?: number; fluencyMargin?: number } };
+  /** false: no learning loop (the baseline); else the scenario's run length (absent: the app's steps policy) and gate overrides */
+  training: false | { stepsPerRun?: number; gate: { klBound?: number; fluencyMargin?: number } };
 }
 
 /**

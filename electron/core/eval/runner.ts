@@ -126,7 +126,7 @@ export async function runEval(opts: EvalRunOptions): Promise<EvalReport> {
         dataDir: path.join(dir, "data"),
         uiDir: "",
         engine: engineOpts(o),
-        training: { stepsPerRun: s.training.stepsPerRun, gate: gateOverrides(s) },
+        training: { ...(s.training.stepsPerRun !== undefined ? { stepsPerRun: s.training.stepsPerRun } : {}), gate: gateOverrides(s) },
       });
       try {
         const client = new CoreClient(core.url, core.token);
@@ -369,7 +369,7 @@ async function runMethod(client: CoreClient, core: EvalCore | null, method: Eval
   run.finalAdapter = (await client.status()).adapter ?? null;
   if (core) {
     run.logPath = core.paths.trajectories;
-    const exp = exportSamples(core, ckpts, path.join(c.o.outDir, "runs", method), c.o.model, method, s.training.stepsPerRun);
+    const exp = exportSamples(core, ckpts, path.join(c.o.outDir, "runs", method), c.o.model, method);
     run.samplesPath = exp.samplesPath;
     run.replay = exp.replay;
     run.notes.push(...exp.notes);

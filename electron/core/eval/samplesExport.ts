@@ -11,7 +11,7 @@ import { lrScalesOf, runBatchSize, runLearningRate, trainSettingsOf } from "../t
  * Exports what the final adapter was trained on, in the `clawrl train --data` format: one JSONL
  * file per checkpoint on the chain that leads to it (root first), with the `clawrl train`
  * commands that replay the chain (each run resumes from the previous one, with the settings and
- * learning-rate scale the supervisor used), plus all of them in one samples.jsonl.
+ * learning-rate scale and steps the supervisor used), plus all of them in one samples.jsonl.
  */
 export function exportSamples(
   core: EvalCore,
@@ -19,7 +19,6 @@ export function exportSamples(
   dir: string,
   model: string,
   method: string,
-  stepsPerRun: number,
 ): { samplesPath: string | null; replay: string[]; notes: string[] } {
   const notes: string[] = [];
   const byN = new Map(ckpts.map((c) => [c.n, c]));
@@ -37,8 +36,12 @@ export function exportSamples(
   const all: string[] = [];
   const replay: string[] = [];
   let prev: string | null = null;
+  let prevSteps = 0;
   for (const c of chain) {
-    const metrics = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, String(c.n), "metrics.json"), "utf8")) as { sampleIds?: string[] };
+    const metrics = JSON.parse(fs.readFileSync(path.join(core.paths.checkpoints, String(c.n), "metrics.json"), "utf8")) as {
+      sampleIds?: string[];
+      totalSteps?: number;
+    };
     const lines = (metrics.sampleIds ?? []).map((id) => JSON.stringify(sampleOf(core, id)));
     all.push(...lines);
     const data = path.join(replayDir, `ckpt-${c.n}.jsonl`);
@@ -52,7 +55,8 @@ export function exportSamples(
         `--data ${q(data)}`,
         `--out ${q(out)}`,
         `--method ${method}`,
-        `--steps ${stepsPerRun}`,
+        // The steps this run took (the steps policy's count then: stepsPolicy.ts): its optimizer's count less its parent's.
+        `--steps ${(metrics.totalSteps ?? 0) - prevSteps}`,
         `--batch-size ${runBatchSize(lines.length, st)}`,
         `--lr ${lr}`,
         `--rank ${t.rank}`,
@@ -65,6 +69,7 @@ export function exportSamples(
       ].join(" "),
     );
     prev = out;
+    prevSteps = metrics.totalSteps ?? 0;
   }
   const samplesPath = path.join(dir, "samples.jsonl");
   writeFileAtomicSync(samplesPath, all.join("\n") + "\n", 0o644);

@@ -1,6 +1,5 @@
 import fs from "node:fs";
 import { z } from "zod";
-import { DEFAULT_STEPS_PER_RUN } from "../training/supervisorTypes.js";
 
 /**
  * An eval scenario (JSON): a simulated user with training prompts it sends and reacts to,
@@ -121,8 +120,8 @@ export const scenarioSchema = z
         loraRank: z.number().int().min(1).optional(),
         loraAlpha: z.number().positive().optional(),
         learningRate: z.number().positive().optional(),
-        /** optimizer steps per learning cycle (absent: the app's default, DEFAULT_STEPS_PER_RUN) */
-        stepsPerRun: z.number().int().min(1).default(DEFAULT_STEPS_PER_RUN),
+        /** optimizer steps per learning cycle, fixed (absent: the app's steps policy, training/stepsPolicy.ts) */
+        stepsPerRun: z.number().int().min(1).optional(),
         /** KL bound of the publish gate for the run (nats/token). */
         klBound: z.number().positive().optional(),
         /** fluency margin of the publish gate for the run (nats/token; gate.ts FLUENCY_MARGIN when absent) */
@@ -132,7 +131,7 @@ export const scenarioSchema = z
         /** β of the KL to the base model in the loss (absent: the app's default) */
         klBeta: z.number().min(0).optional(),
       })
-      .default({ batchSize: 4, stepsPerRun: DEFAULT_STEPS_PER_RUN }),
+      .default({ batchSize: 4 }),
     /** Score every N interactions (default: every batch). */
     evalEvery: z.number().int().min(1).optional(),
     /**

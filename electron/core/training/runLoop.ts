@@ -4,7 +4,8 @@ import path from "node:path";
 import type { SamplePool } from "./pool.js";
 import { modelFileOf } from "./checkpoints.js";
 import { evaluateCandidate, gateOf, prepareFluency } from "./publishGate.js";
-import { DEFAULT_STEPS_PER_RUN, type SupervisorContext } from "./supervisorTypes.js";
+import type { SupervisorContext } from "./supervisorTypes.js";
+import { stepsPerRunOf } from "./stepsPolicy.js";
 import { runBatchSize, runLearningRate } from "./trainOptions.js";
 import { hostAvailableBytes } from "../../../models/plan/available.js";
 import { WorkerExitError, type WorkerClient } from "./workerClient.js";
@@ -192,7 +193,8 @@ export class RunLoop {
   private train(w: WorkerClient, batch: Batch, runId: string, staging: string): Promise<{ loss: number; totalSteps: number }> {
     const { ctx } = this;
     const { o, st } = ctx;
-    const steps = o.stepsPerRun ?? DEFAULT_STEPS_PER_RUN;
+    // A fixed count when the options give one; else as many as the gate's recent verdicts allow (stepsPolicy.ts).
+    const steps = o.stepsPerRun ?? stepsPerRunOf(o.store.state.training.lrEvents ?? [], (n) => o.checkpoints.get(n)?.gate);
     st.runId = runId;
     st.step = 0;
     st.steps = steps;

@@ -15,13 +15,14 @@ import type { LrPolicy } from "./lrPolicy.js";
 import type { Serving } from "./serving.js";
 import type { TrainerProcess } from "./trainerProcess.js";
 import type { RunLoop } from "./runLoop.js";
+import { MIN_STEPS_PER_RUN } from "./stepsPolicy.js";
 
 /**
- * Optimizer steps per learning cycle, each over the whole batch (docs/method.md, "Steps per
- * cycle": chosen by learning gain per unit of training work on the stories260K eval). The eval's
- * scenarios, the doctor's cycle estimate and bench/learning-cycle.ts follow it.
+ * Optimizer steps of a learning cycle, each over the whole batch, when the gate has not passed
+ * a candidate yet: the fewest the steps policy takes (stepsPolicy.ts; docs/method.md, "Steps per
+ * cycle"). The doctor's cycle estimate follows it.
  */
-export const DEFAULT_STEPS_PER_RUN = 2;
+export const DEFAULT_STEPS_PER_RUN = MIN_STEPS_PER_RUN;
 
 /** What the supervisor needs from the inference engine. */
 export interface AdapterTarget {
@@ -41,7 +42,7 @@ export interface SupervisorOptions {
    */
   foreground?: Foreground;
   modelPath: string;
-  /** optimizer steps per batch (default DEFAULT_STEPS_PER_RUN) */
+  /** optimizer steps per batch, fixed; absent (the app): as many as the gate's verdicts allow (stepsPolicy.ts) */
   stepsPerRun?: number;
   gate?: Partial<GateOptions>;
   /** recent main turns the gate measures KL on; liked/disliked answers compared, each (default 8) */
