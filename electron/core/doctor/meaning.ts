@@ -10,6 +10,7 @@ import { catalogFootprint, configOfShape, trainabilityOf, APP_TRAIN_CONTEXT } fr
 import type { BackendMemory } from "../../../models/plan/memoryPlan.js";
 import { flopsPerStep } from "../../../models/arch/flops.js";
 import { DEFAULT_STEPS_PER_RUN } from "../training/supervisorTypes.js";
+import { MAX_STEPS_PER_RUN } from "../training/stepsPolicy.js";
 import type { DoctorReport, InferenceRun, TrainRun } from "../api/doctorReport.js";
 
 /** Decode speed an answer reads comfortably at (people read ~5 words, ~7 tokens, a second). */
@@ -19,7 +20,7 @@ const BATCH_SAMPLES = 16;
 const SAMPLE_TOKENS = 256;
 const PROMPT_TOKENS = 16;
 const RANK = 16;
-/** The supervisor's default optimizer steps per run. */
+/** The optimizer steps of a first cycle (the steps policy's fewest; later cycles take up to MAX_STEPS_PER_RUN). */
 const STEPS_PER_RUN = DEFAULT_STEPS_PER_RUN;
 /** Longest batch a CPU machine is said to learn at (models/catalog.ts MAX_CPU_BATCH_SECONDS). */
 const MAX_BATCH_SECONDS = 600;
@@ -137,7 +138,7 @@ export function whatItMeans(m: MeaningInput): DoctorReport["meaning"] {
         model: cycleEntry.id,
         seconds,
         how:
-          `${STEPS_PER_RUN} steps (the app's default) of ${BATCH_SAMPLES} samples × ${SAMPLE_TOKENS} tokens, each estimated as for "learns" (${fmtS(step)} a step), ` +
+          `${STEPS_PER_RUN} steps (a first cycle's; up to ${MAX_STEPS_PER_RUN} once candidates pass with room) of ${BATCH_SAMPLES} samples × ${SAMPLE_TOKENS} tokens, each estimated as for "learns" (${fmtS(step)} a step), ` +
           `plus the gate: ~⅔ of a step for its KL passes and ${FLUENCY_TOKENS} fluency-probe tokens sampled and scored at ~${decode?.toFixed(1) ?? "?"} tokens/s; ` +
           `trainer start and model load not counted; context ${APP_TRAIN_CONTEXT} allowed, ${SAMPLE_TOKENS} assumed per turn`,
       };
