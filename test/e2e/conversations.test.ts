@@ -77,9 +77,10 @@ describe("conversations in headless Chromium", { skip: browserMissing() ?? false
     page = await context.newPage();
     // Short answers (a loaded 2-core machine), each with its own seed so versions differ; the
     // request still goes to the real core. An answer to be stopped goes through the slow proxy, and
-    // is long, so the core is still writing it when the page stops it (the proxy only slows what the page sees).
+    // is long, so the core is still writing it when the page stops it (the proxy only slows what the page sees;
+    // at 2,000 tokens a full suite's load once let the core finish before the page's Stop reached it).
     await page.route("**/v1/chat/completions", (r) => {
-      const postData = JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: slow ? 2000 : (maxTokens ?? 40), seed: seed++ });
+      const postData = JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: slow ? 16000 : (maxTokens ?? 40), seed: seed++ });
       if (slow) return r.continue({ url: `${slow}/v1/chat/completions`, postData });
       return r.continue({ postData });
     });
