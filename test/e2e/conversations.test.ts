@@ -77,8 +77,7 @@ describe("conversations in headless Chromium", { skip: browserMissing() ?? false
     page = await context.newPage();
     // Short answers (a loaded 2-core machine), each with its own seed so versions differ; the
     // request still goes to the real core. An answer to be stopped goes through the slow proxy, and
-    // is long, so the core is still writing it when the page stops it (the proxy only slows what the page sees;
-    // at 2,000 tokens a full suite's load once let the core finish before the page's Stop reached it).
+    // is long, so the core is still writing it when the page stops it (the proxy only slows what the page sees).
     await page.route("**/v1/chat/completions", (r) => {
       const postData = JSON.stringify({ ...(r.request().postDataJSON() as object), max_tokens: slow ? 16000 : (maxTokens ?? 40), seed: seed++ });
       if (slow) return r.continue({ url: `${slow}/v1/chat/completions`, postData });
@@ -139,7 +138,12 @@ describe("conversations in headless Chromium", { skip: browserMissing() ?? false
     const proxy = await slowProxy(() => core.url);
     slow = proxy.url;
     try {
+      // Stop only once the core has begun the answer (its headers are through): stopped before,
+      // there is nothing to keep, and the bubble's markdown is the previous version's until the
+      // new one streams (two fresh-clone CI rehearsals pressed Escape while the request waited).
+      const began = page.waitForResponse((r) => r.url().endsWith("/v1/chat/completions"));
       await page.getByRole("button", { name: "Regenerate" }).click();
+      await began;
       await answers().last().locator(".bubble .markdown").waitFor();
       await page.keyboard.press("Escape");
       await answerDone();
