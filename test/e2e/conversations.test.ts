@@ -126,7 +126,7 @@ describe("conversations in headless Chromium", { skip: browserMissing() ?? false
 
   let storySession = "";
 
-  test("regenerate twice (one stopped): one question, three answers as versions; the reopened chat is the same", async () => {
+  test("regenerate twice (one stopped): one question, three answers as versions; the reopened chat is the same", async (t) => {
     await page.goto(signInUrl(core.url, token));
     await ask("Tell me a story about cats");
     await answered(() => page.getByRole("button", { name: "Regenerate" }).click());
@@ -161,11 +161,19 @@ describe("conversations in headless Chromium", { skip: browserMissing() ?? false
     const sessions = (await api("/api/sessions")) as { sessions: { id: string; title: string | null }[] };
     storySession = sessions.sessions.find((s) => s.title?.startsWith("Tell me a story"))?.id ?? "";
     assert.ok(storySession, "the chat is listed");
+    // The core keeps an answer as stopped when the stop reaches it while it writes. The tiny model
+    // can end this one in under a second (433 to 780 tokens measured), and a page slowed by a full
+    // suite's load then stops it after the core kept it whole (two fresh-clone CI rehearsals; a 2-s
+    // pause before Escape does it here): the reopened chat shows what the core kept, either way.
+    const kept = (await api(`/api/sessions/${encodeURIComponent(storySession)}`)) as { turns: Array<{ stopped?: boolean }> };
+    const keptStopped = kept.turns.at(-1)?.stopped === true;
+    if (!keptStopped) t.diagnostic("the core had finished the third answer before the page's stop reached it: kept whole");
     await reopen("Tell me a story about cats");
     assert.equal(await questions().count(), 1, "the question once after reopening");
     assert.equal(await answers().count(), 1);
     await versions(answers().last()).filter({ hasText: "3 / 3" }).waitFor();
-    await answers().last().getByText("Stopped.").waitFor();
+    if (keptStopped) await answers().last().getByText("Stopped.").waitFor();
+    else assert.equal(await answers().last().getByText("Stopped.").count(), 0, "an answer the core kept whole is not marked stopped");
     await answers().last().getByRole("button", { name: "Previous answer" }).click();
     await versions(answers().last()).filter({ hasText: "2 / 3" }).waitFor();
     assert.equal(await answers().last().getByText("Stopped.").count(), 0, "the second answer was not stopped");
