@@ -73,27 +73,31 @@ const promptHash = (tokens: readonly number[]): Buffer =>
 export function probePrompts(store: Store, total: number, samples: number, cap: number): ProbePrompt[] {
   const { recent, heldBack } = turnSets(store);
   const seen = new Set<string>();
-  const picked: string[] = [];
+  type Pick = { turn: ReturnType<Store["readTurn"]>; hash: Buffer };
+  const picked: Pick[] = [];
   const take = (ids: string[], k: number) => {
+    // Each turn read and its prompt hashed once: the hash orders the window and seeds the answers.
     const window = ids
       .slice(-PROBE_PICK_WINDOW)
-      .map((id) => ({ id, order: promptHash(store.readTurn(id).promptTokens).toString("hex") }))
+      .map((id) => {
+        const turn = store.readTurn(id);
+        const hash = promptHash(turn.promptTokens);
+        return { turn, hash, order: hash.toString("hex") };
+      })
       .sort((a, b) => (a.order < b.order ? -1 : 1));
-    for (const { id } of window) {
+    for (const { turn, hash } of window) {
       if (k === 0) break;
-      const t = store.readTurn(id);
-      const key = t.promptTokens.join(",");
-      if (t.promptTokens.length === 0 || seen.has(key)) continue;
+      const key = turn.promptTokens.join(",");
+      if (turn.promptTokens.length === 0 || seen.has(key)) continue;
       seen.add(key);
-      picked.push(id);
+      picked.push({ turn, hash });
       k--;
     }
   };
   take(heldBack, Math.floor(total / 2));
   take(recent, total - picked.length);
-  return picked.flatMap((id) => {
-    const t = store.readTurn(id);
-    const seed = promptHash(t.promptTokens).readUInt32BE(0) & 0x7fffffff;
+  return picked.flatMap(({ turn: t, hash }) => {
+    const seed = hash.readUInt32BE(0) & 0x7fffffff;
     const maxTokens = Math.max(1, Math.min(cap, t.sampling.maxTokens ?? cap));
     return Array.from({ length: samples }, (_, k) => ({
       tokens: t.promptTokens,
