@@ -51,6 +51,7 @@ const softmaxModule: Record<string, unknown> = await import("../trainer/model/at
 const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
   // Looked up by name, so this script also profiles a tree from before the change.
   "head-fused": (head as Record<string, unknown>).setFusedHeadSlices as ((on: boolean) => void) | undefined,
+  "head-native": (head as Record<string, unknown>).setNativeHeadSlices as ((on: boolean) => void) | undefined,
   "adamw-host": (adamw as Record<string, unknown>).setFusedAdamW as ((on: boolean) => void) | undefined,
   "sized-transpose": (fastMatmul as Record<string, unknown>).setSizedTranspose as ((on: boolean) => void) | undefined,
   "native-all": (fastMatmul as Record<string, unknown>).setNativeAllProducts as ((on: boolean) => void) | undefined,

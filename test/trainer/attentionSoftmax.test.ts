@@ -105,3 +105,48 @@ test("the native causal softmax refuses partial rows, a bad scale and outputs th
   assert.throws(() => g.causalSoftmax!(s, s, 4, 1), /overlaps/);
   assert.throws(() => g.causalSoftmaxBackward!(p, s, s, 4, 1), /overlaps/);
 });
+
+test("the head's row softmax (softmaxRows) equals a float64 reference with its log-sum-exp, the same bits on one thread and two", skip, () => {
+  const g = loadedNative();
+  assert.equal(typeof g.softmaxRows, "function", "the addon has softmaxRows");
+  // 37 rows of a vocabulary slice of 16,389 (past 2^18 elements: split over threads; a partial vector at each row's end).
+  const [rows, cols] = [37, 16389];
+  const z = fill(rows * cols, 21).map((x) => 30 * x);
+  const run = (threads: number) => {
+    g.setThreads(threads);
+    const out = { p: new Float32Array(rows * cols), lse: new Float32Array(rows) };
+    g.softmaxRows!(z, out.p, out.lse, cols);
+    return out;
+  };
+  const two = run(2);
+  const one = run(1);
+  g.setThreads(g.hardwareThreads);
+  assert.deepEqual(two.p, one.p);
+  assert.deepEqual(two.lse, one.lse);
+  for (let r = 0; r < rows; r++) {
+    const row = Array.from(z.subarray(r * cols, (r + 1) * cols));
+    const mx = Math.max(...row);
+    const sum = row.reduce((a, v) => a + Math.exp(v - mx), 0);
+    const lse = mx + Math.log(sum);
+    assert.ok(Math.abs(one.lse[r] - lse) < 1e-5 * Math.max(1, Math.abs(lse)), `row ${r}: lse ${one.lse[r]} against ${lse}`);
+    for (let j = 0; j < cols; j += 97) {
+      const want = Math.exp(row[j] - lse);
+      assert.ok(Math.abs(one.p[r * cols + j] - want) <= 1e-6 * want + 1e-12, `row ${r}, column ${j}: ${one.p[r * cols + j]} against ${want}`);
+    }
+  }
+});
+
+test("the head's row softmax refuses partial rows and outputs that overlap", skip, () => {
+  const g = loadedNative();
+  const [z, p] = [fill(12, 1), new Float32Array(12)];
+  assert.throws(() => g.softmaxRows!(z, p, new Float32Array(2), 5), /not 2 rows of 5/);
+  assert.throws(() => g.softmaxRows!(z, p, new Float32Array(3), 0), /cols must be a positive integer/);
+  assert.throws(() => g.softmaxRows!(z, new Float32Array(11), new Float32Array(3), 4), /differ in length/);
+  assert.throws(() => g.softmaxRows!(z, p, z.subarray(0, 3), 4), /overlaps/);
+  // In place is fine: each value is read before it is written.
+  const q = z.slice();
+  g.softmaxRows!(q, q, new Float32Array(3), 4);
+  const ref = new Float32Array(12);
+  g.softmaxRows!(z, ref, new Float32Array(3), 4);
+  assert.deepEqual(q, ref);
+});

@@ -2,14 +2,16 @@
  * Issue 31's fused head slices (one softmax kernel per vocabulary slice, the slice's log-sum-exp
  * read off it, no second exp for E_p[W] or the KL) give what the unfused path and a plain full
  * log-softmax give: log-sum-exp, log-probs of given ids, E_p[W], KL, top-k, on random hidden
- * rows through stories260K's real output projection, in one slice and in 6 streamed ones.
+ * rows through stories260K's real output projection, in one slice and in 6 streamed ones; the
+ * slice's softmax both as the native addon's one pass (where built) and as tfjs's kernels.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../../trainer/backend.js";
 import { loadBaseModel, type BaseModel } from "../../trainer/model/index.js";
-import { headForward, setFusedHeadSlices, type HeadResult } from "../../trainer/model/head.js";
+import { headForward, setFusedHeadSlices, setNativeHeadSlices, type HeadResult } from "../../trainer/model/head.js";
+import { nativeGemm, nativeProductsFor } from "../../trainer/native/gemm.js";
 import { storiesModelPath } from "../helpers/cli.js";
 import { frozenTensor } from "../../trainer/model/fast-matmul.js";
 
@@ -23,6 +25,7 @@ before(async () => {
 });
 after(() => {
   setFusedHeadSlices(true);
+  setNativeHeadSlices(true);
   whole?.dispose();
   sliced?.dispose();
 });
@@ -65,8 +68,9 @@ test("fused head slices equal the unfused path and a plain full log-softmax", ()
       top: tf.topk(logp, 4).values,
     };
   });
-  const run = (m: BaseModel, fused: boolean): HeadResult => {
+  const run = (m: BaseModel, fused: boolean, native = false): HeadResult => {
     setFusedHeadSlices(fused);
+    setNativeHeadSlices(native);
     return headForward(m.weights, { h, ids, topK: 4, klAgainst: other, expectation: true });
   };
   const results: Array<[string, HeadResult]> = [
@@ -75,7 +79,13 @@ test("fused head slices equal the unfused path and a plain full log-softmax", ()
     ["6 streamed slices, unfused", run(sliced, false)],
     ["6 streamed slices, fused", run(sliced, true)],
   ];
+  // CI builds the addon (g++): the native pass must be there to be compared, not skipped.
+  if (nativeProductsFor(tf.getBackend())) {
+    assert.equal(typeof nativeGemm()?.softmaxRows, "function", "the addon has no softmaxRows: rebuild it (npm run build:native)");
+    results.push(["one slice, fused, native", run(whole, true, true)], ["6 streamed slices, fused, native", run(sliced, true, true)]);
+  }
   setFusedHeadSlices(true);
+  setNativeHeadSlices(true);
   for (const [what, r] of results) {
     assert.ok(maxDiff(r.lse, ref.lse) < 1e-5, `${what}: log-sum-exp differs by ${maxDiff(r.lse, ref.lse)}`);
     assert.ok(maxDiff(r.logprobs!, ref.logprobs) < 1e-5, `${what}: log-probs differ by ${maxDiff(r.logprobs!, ref.logprobs)}`);

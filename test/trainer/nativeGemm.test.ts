@@ -70,6 +70,12 @@ test(
       // nt's route through nn: few columns, at least 4 rows each (one thread, then two).
       [130, 17, 300],
       [200, 40, 300],
+      // nt's route through nn for a short K (≤ 32), however wide; tn's transposed route (≤ 32
+      // columns, at least 4 rows each), a thread's share of its rows past a packed block.
+      [128, 900, 16],
+      [37, 300, 32],
+      [900, 16, 128],
+      [700, 5, 33],
     ];
     try {
       for (const threads of [1, 2]) {
@@ -105,6 +111,9 @@ test(
       [600, 140, 300],
       // The route taken, its columns split over two threads.
       [1300, 100, 64],
+      // nt's short-K route and tn's transposed one (its rows split over two threads).
+      [128, 4864, 16],
+      [4864, 16, 128],
     ];
     try {
       for (const [m, n, k] of shapes) {
@@ -128,6 +137,32 @@ test(
     }
   },
 );
+
+test("accumulating adds the product to what c held, on every route", { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" }, () => {
+  const g = loaded();
+  assert.ok(g.accumulates, "this build adds into its output");
+  // The panels, nt's narrow and short-K routes through nn, nn packed, tn's transposed route.
+  for (const [m, n, k] of [
+    [20, 300, 520],
+    [200, 40, 300],
+    [128, 900, 16],
+    [900, 16, 128],
+  ]) {
+    const a = fill(m * k, m + k);
+    const b = fill(n * k, n + 3 * k);
+    const c0 = fill(m * n, m + n);
+    for (const form of ["nt", "nn", "tn"] as const) {
+      const plain = new Float32Array(m * n);
+      g[form](a, b, plain, m, n, k);
+      const c = c0.slice();
+      g[form](a, b, c, m, n, k, true);
+      const worst = c.reduce((w, v, i) => Math.max(w, Math.abs(v - (c0[i] + plain[i])) / (1 + Math.abs(c0[i]) + Math.abs(plain[i]))), 0);
+      // Rounding apart (nn adds into c as it goes, the others add their sum at the end): an
+      // overwritten or doubled c is off by ~0.3.
+      assert.ok(worst < 2e-5, `${form} [${m},${k}]·[${k},${n}] accumulating: off by ${worst}`);
+    }
+  }
+});
 
 test("a product with k = 0 is zeros, and an empty one writes nothing", { skip: process.env.CLAWRL_SKIP_NATIVE === "1" && "CLAWRL_SKIP_NATIVE=1" }, () => {
   const g = loaded();

@@ -14,6 +14,8 @@
  * Nothing here is differentiated by tfjs; every tensor returned belongs to the caller.
  */
 import * as tf from "@tensorflow/tfjs-core";
+import { nativeGemm, nativeProductsFor, nativeSoftmaxRowsOf, type NativeSoftmaxRows } from "../native/gemm.js";
+import { readF32, writeF32s } from "../wasm/heap.js";
 import { frozenProduct, linearNoGrad } from "./fast-matmul.js";
 import type { FrozenBase } from "./weights.js";
 
@@ -56,6 +58,35 @@ export function setFusedHeadSlices(on: boolean): void {
   fusedSlices = on;
 }
 
+let nativeSlices = true;
+/** The native addon's slice softmax (default, where built) or tfjs's fused kernels: for bench/trainer-profile.ts --ab and the tests. */
+export function setNativeHeadSlices(on: boolean): void {
+  nativeSlices = on;
+}
+
+/** The addon's row softmax where this backend uses the native products and both switches are on, else null. */
+function nativeSoftmaxRows(): NativeSoftmaxRows | null {
+  return nativeSlices && fusedSlices && nativeProductsFor(tf.getBackend()) ? nativeSoftmaxRowsOf(nativeGemm()) : null;
+}
+
+/**
+ * A slice's softmax p and log-sum-exp lse_c [n] of logits z [n, slice]. Native: one pass over z
+ * (issue 31: tfjs's softmax, two max reductions, a log and a subtraction were ~2.5% of a 1 × 128
+ * step of the 0.5B shape). tfjs: its fused softmax (XNNPACK's, threaded, on wasm), and lse_c from
+ * it: p_max = exp(z_max − lse_c), so lse_c = z_max − log p_max (p_max ≥ 1/slice, so its log is
+ * exact to float rounding). Either way no exp(z − lse_c) is recomputed for the expectation or the KL.
+ */
+function sliceSoftmax(z: tf.Tensor2D): { p: tf.Tensor2D; lse: tf.Tensor1D } {
+  const native = z.dtype === "float32" ? nativeSoftmaxRows() : null;
+  if (native) {
+    const [rows, cols] = z.shape;
+    const [p, lse] = writeF32s([[rows, cols], [rows]], ([pv, lv]) => native.softmaxRows(readF32(z), pv, lv, cols));
+    return { p: p as tf.Tensor2D, lse: lse as tf.Tensor1D };
+  }
+  const p = tf.softmax<tf.Tensor2D>(z);
+  return { p, lse: tf.sub<tf.Tensor1D>(tf.max(z, 1), tf.log(tf.max(p, 1))) };
+}
+
 /** Row-wise dot products of h [N, D] with the output rows of ids [N, k] → [N, k]. */
 function idLogits(base: FrozenBase, h: tf.Tensor2D, ids: Int32Array): tf.Tensor2D {
   const [N, D] = h.shape;
@@ -92,17 +123,16 @@ export function headForward(base: FrozenBase, req: HeadRequest): HeadResult {
           const p = parts[bi];
           tf.tidy(() => {
             const z = linearNoGrad(hb[bi], w);
-            // The slice's softmax in one fused pass (XNNPACK's, threaded, on wasm), and its
-            // log-sum-exp from it: p_max = exp(z_max − lse_c), so lse_c = z_max − log p_max
-            // (p_max ≥ 1/slice, so its log is exact to float rounding). No exp(z − lse_c) is
-            // recomputed for the expectation or the KL.
-            const pc = fusedSlices ? tf.softmax<tf.Tensor2D>(z) : null;
-            const lseC = pc ? tf.sub<tf.Tensor1D>(tf.max(z, 1), tf.log(tf.max(pc, 1))) : tf.logSumExp<tf.Tensor1D>(z, 1);
+            // The slice's softmax in one pass and its log-sum-exp (sliceSoftmax), or as before
+            // issue 31's profile: the log-sum-exp, then exp(z − lse_c) where asked.
+            const fused = fusedSlices ? sliceSoftmax(z) : null;
+            const pc = fused?.p ?? null;
+            const lseC = fused?.lse ?? tf.logSumExp<tf.Tensor1D>(z, 1);
             p.lse.push(tf.keep(lseC));
             const probs = (): tf.Tensor2D => pc ?? (tf.exp(tf.sub(z, tf.expandDims(lseC, 1))) as tf.Tensor2D);
             if (ob) {
               const zo = linearNoGrad(ob[bi], w);
-              p.lseO.push(tf.keep(fusedSlices ? tf.sub<tf.Tensor1D>(tf.max(zo, 1), tf.log(tf.max(tf.softmax(zo), 1))) : tf.logSumExp<tf.Tensor1D>(zo, 1)));
+              p.lseO.push(tf.keep(fusedSlices ? sliceSoftmax(zo).lse : tf.logSumExp<tf.Tensor1D>(zo, 1)));
               // Σ_v softmax_c(z)_v·(z_v − zo_v): the slice's part of E_p[z − zo].
               p.klA.push(tf.keep(tf.sum<tf.Tensor1D>(tf.mul(probs(), tf.sub(z, zo)), 1)));
             }

@@ -14,7 +14,8 @@
  * runs AdamW's host update (trainer/optim/adamw.ts), whose JavaScript loop was 7% of that step,
  * the FFN's SwiGLU forward and backward (trainer/model/swiglu.ts), 13 tfjs kernels a block,
  * RMSNorm (trainer/model/norm.ts), ~18 a norm, attention's causal softmax
- * (trainer/model/attention-softmax.ts) and RoPE's rotation (trainer/model/rope.ts), ~20.
+ * (trainer/model/attention-softmax.ts), RoPE's rotation (trainer/model/rope.ts), ~20, and the
+ * output head's softmax over each vocabulary slice (trainer/model/head.ts), 6.
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -83,6 +84,11 @@ export interface NativeGemm {
   causalSoftmax?(s: Float32Array, p: Float32Array, T: number, scale: number): void;
   /** The raw scores' gradient: ds = scale·p·(dp − Σ dp·p) per row, 0 past the diagonal. */
   causalSoftmaxBackward?(p: Float32Array, dp: Float32Array, ds: Float32Array, T: number, scale: number): void;
+  /**
+   * The output head's softmax over a vocabulary slice (trainer/model/head.ts): per row of `cols`
+   * logits z, p = softmax(z) and lse = log Σ exp(z). Optional: an addon built before it lacks it.
+   */
+  softmaxRows?(z: Float32Array, p: Float32Array, lse: Float32Array, cols: number): void;
   /**
    * y = x·w / sqrt(mean(x²) + eps) per row of `cols` (RMSNorm, trainer/model/norm.ts); w has
    * `cols` floats. Optional: an addon built before it lacks it (and rmsNormBackward); the model
@@ -192,6 +198,12 @@ export function nativeSwigluOf(g: NativeGemm | null): NativeSwiglu | null {
 export type NativeCausalSoftmax = Required<Pick<NativeGemm, "causalSoftmax" | "causalSoftmaxBackward">>;
 export function nativeCausalSoftmaxOf(g: NativeGemm | null): NativeCausalSoftmax | null {
   return partsOf(g, ["causalSoftmax", "causalSoftmaxBackward"]);
+}
+
+/** The addon's softmax over rows with their log-sum-exp. */
+export type NativeSoftmaxRows = Required<Pick<NativeGemm, "softmaxRows">>;
+export function nativeSoftmaxRowsOf(g: NativeGemm | null): NativeSoftmaxRows | null {
+  return partsOf(g, ["softmaxRows"]);
 }
 
 /** The addon's RMSNorm forward and backward. */

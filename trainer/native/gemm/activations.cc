@@ -1,6 +1,7 @@
 // See activations.h. σ(x) = 1 / (1 + e^−x) with e^x as Cephes' expf computes it (x = n·ln 2 + r,
 // a degree-6 polynomial in r, 2^n set in the exponent bits): within 2 ulp of expf over the
 // clamped range, and a vector of 8 at a time.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -87,41 +88,49 @@ inline void storePart(float* y, v8 v, size_t n) {
   std::memcpy(y, pad, n * sizeof(float));
 }
 
+// One row's softmax(scale·x) over its first n values into y (scale > 0); returns log Σ exp(scale·x).
+float softmaxRow(const float* x, float* y, size_t n, float scale) {
+  const size_t whole = n / W * W;
+  v8 mv = splat(-3.4e38f);
+  for (size_t i = 0; i < whole; i += W) mv = select(load(x + i) > mv, load(x + i), mv);
+  if (whole < n) {
+    const v8 t = loadPart(x + whole, n - whole, -3.4e38f);
+    mv = select(t > mv, t, mv);
+  }
+  float mx = mv[0];
+  for (size_t l = 1; l < W; l++) mx = mv[l] > mx ? mv[l] : mx;
+  // exp(scale·(x − max)): scale > 0, so the largest scaled score is scale·max.
+  const v8 sv = splat(scale), m = splat(scale * mx);
+  v8 acc = splat(0);
+  for (size_t i = 0; i < whole; i += W) {
+    const v8 e = expv(load(x + i) * sv - m);
+    store(y + i, e);
+    acc += e;
+  }
+  float sum = lanes(acc);
+  if (whole < n) {
+    const v8 e = expv(loadPart(x + whole, n - whole, 0.f) * sv - m);
+    storePart(y + whole, e, n - whole);
+    for (size_t l = 0; l < n - whole; l++) sum += e[l];
+  }
+  const v8 inv = splat(1.f / sum);
+  for (size_t i = 0; i < whole; i += W) store(y + i, load(y + i) * inv);
+  for (size_t i = whole; i < n; i++) y[i] *= inv[0];
+  return static_cast<float>(static_cast<double>(scale) * mx + std::log(static_cast<double>(sum)));
+}
+
 }  // namespace
 
 void causalSoftmax(const float* s, float* p, size_t T, float scale, size_t r0, size_t r1) {
   for (size_t r = r0; r < r1; r++) {
     const size_t n = r % T + 1;
-    const float* x = s + r * T;
-    float* y = p + r * T;
-    const size_t whole = n / W * W;
-    v8 mv = splat(-3.4e38f);
-    for (size_t i = 0; i < whole; i += W) mv = select(load(x + i) > mv, load(x + i), mv);
-    if (whole < n) {
-      const v8 t = loadPart(x + whole, n - whole, -3.4e38f);
-      mv = select(t > mv, t, mv);
-    }
-    float mx = mv[0];
-    for (size_t l = 1; l < W; l++) mx = mv[l] > mx ? mv[l] : mx;
-    // exp(scale·(x − max)): scale > 0, so the largest scaled score is scale·max.
-    const v8 sv = splat(scale), m = splat(scale * mx);
-    v8 acc = splat(0);
-    for (size_t i = 0; i < whole; i += W) {
-      const v8 e = expv(load(x + i) * sv - m);
-      store(y + i, e);
-      acc += e;
-    }
-    float sum = lanes(acc);
-    if (whole < n) {
-      const v8 e = expv(loadPart(x + whole, n - whole, 0.f) * sv - m);
-      storePart(y + whole, e, n - whole);
-      for (size_t l = 0; l < n - whole; l++) sum += e[l];
-    }
-    const v8 inv = splat(1.f / sum);
-    for (size_t i = 0; i < whole; i += W) store(y + i, load(y + i) * inv);
-    for (size_t i = whole; i < n; i++) y[i] *= inv[0];
-    std::memset(y + n, 0, (T - n) * sizeof(float));
+    softmaxRow(s + r * T, p + r * T, n, scale);
+    std::memset(p + r * T + n, 0, (T - n) * sizeof(float));
   }
+}
+
+void softmaxRows(const float* z, float* p, float* lse, size_t cols, size_t r0, size_t r1) {
+  for (size_t r = r0; r < r1; r++) lse[r] = softmaxRow(z + r * cols, p + r * cols, cols, 1.f);
 }
 
 void causalSoftmaxBackward(const float* p, const float* dp, float* ds, size_t T, float scale, size_t r0, size_t r1) {

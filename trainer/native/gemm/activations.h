@@ -19,8 +19,13 @@ using SwigluBackwardFn = void (*)(const float* g, const float* u, const float* d
 // past it, for rows [r0, r1). Its gradient: ds[j] = scale·p[j]·(dp[j] − Σ dp·p), 0 past it.
 using CausalSoftmaxFn = void (*)(const float* s, float* p, size_t T, float scale, size_t r0, size_t r1);
 using CausalSoftmaxBackwardFn = void (*)(const float* p, const float* dp, float* ds, size_t T, float scale, size_t r0, size_t r1);
+// The output head's softmax over a vocabulary slice: for rows [r0, r1) of `cols` logits z,
+// p = softmax(z) and lse[r] = log Σ exp(z) (one pass where tfjs runs a softmax, two max
+// reductions, a log and a subtraction: ../../model/head.ts).
+using SoftmaxRowsFn = void (*)(const float* z, float* p, float* lse, size_t cols, size_t r0, size_t r1);
 
 namespace generic {
+void softmaxRows(const float* z, float* p, float* lse, size_t cols, size_t r0, size_t r1);
 void causalSoftmax(const float* s, float* p, size_t T, float scale, size_t r0, size_t r1);
 void causalSoftmaxBackward(const float* p, const float* dp, float* ds, size_t T, float scale, size_t r0, size_t r1);
 void swiglu(const float* g, const float* u, float* out, size_t i0, size_t i1);
@@ -29,6 +34,7 @@ void swigluBackward(const float* g, const float* u, const float* dy, float* dg, 
 
 #if defined(__x86_64__) || defined(_M_X64)
 namespace avx2 {
+void softmaxRows(const float* z, float* p, float* lse, size_t cols, size_t r0, size_t r1);
 void causalSoftmax(const float* s, float* p, size_t T, float scale, size_t r0, size_t r1);
 void causalSoftmaxBackward(const float* p, const float* dp, float* ds, size_t T, float scale, size_t r0, size_t r1);
 void swiglu(const float* g, const float* u, float* out, size_t i0, size_t i1);

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "activations.h"
 #include "adamw.h"
@@ -34,6 +35,7 @@ struct Isa {
   clawrl_rope::RopeFn rope;
   clawrl_act::CausalSoftmaxFn causalSoftmax;
   clawrl_act::CausalSoftmaxBackwardFn causalSoftmaxBackward;
+  clawrl_act::SoftmaxRowsFn softmaxRows;
   clawrl_norm::RmsNormFn rmsNorm;
   clawrl_norm::RmsNormBackwardFn rmsNormBackward;
 };
@@ -41,9 +43,9 @@ struct Isa {
 Isa pickIsa() {
 #if defined(__x86_64__) || defined(_M_X64)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn, clawrl_gemm::avx2::tn, clawrl_act::avx2::swiglu, clawrl_act::avx2::swigluBackward, clawrl_rope::avx2::rope, clawrl_act::avx2::causalSoftmax, clawrl_act::avx2::causalSoftmaxBackward, clawrl_norm::avx2::rmsNorm, clawrl_norm::avx2::rmsNormBackward};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", clawrl_gemm::avx2::nt, clawrl_gemm::avx2::nn, clawrl_gemm::avx2::tn, clawrl_act::avx2::swiglu, clawrl_act::avx2::swigluBackward, clawrl_rope::avx2::rope, clawrl_act::avx2::causalSoftmax, clawrl_act::avx2::causalSoftmaxBackward, clawrl_act::avx2::softmaxRows, clawrl_norm::avx2::rmsNorm, clawrl_norm::avx2::rmsNormBackward};
 #endif
-  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn, clawrl_gemm::generic::tn, clawrl_act::generic::swiglu, clawrl_act::generic::swigluBackward, clawrl_rope::generic::rope, clawrl_act::generic::causalSoftmax, clawrl_act::generic::causalSoftmaxBackward, clawrl_norm::generic::rmsNorm, clawrl_norm::generic::rmsNormBackward};
+  return {"generic", clawrl_gemm::generic::nt, clawrl_gemm::generic::nn, clawrl_gemm::generic::tn, clawrl_act::generic::swiglu, clawrl_act::generic::swigluBackward, clawrl_rope::generic::rope, clawrl_act::generic::causalSoftmax, clawrl_act::generic::causalSoftmaxBackward, clawrl_act::generic::softmaxRows, clawrl_norm::generic::rmsNorm, clawrl_norm::generic::rmsNormBackward};
 }
 
 const Isa kIsa = pickIsa();
@@ -143,9 +145,10 @@ void runSplit(ProductFn fn, const float* a, const float* b, float* c, size_t m, 
 }
 
 // Elements [0, n) split into one contiguous range per thread, 8-aligned (a vector's width).
-void runElements(size_t n, const std::function<void(size_t, size_t)>& fn) {
-  // Below ~256 K elements (~1 MiB an operand) a second thread costs more than it saves.
-  const size_t threads = std::min(gThreads, std::max<size_t>(1, n >> 18));
+// `grain`: the elements below which a second thread costs more than it saves (a shift: 18 is
+// ~256 K elements, ~1 MiB an operand, for the activations' cheap elementwise kernels).
+void runElements(size_t n, const std::function<void(size_t, size_t)>& fn, unsigned grain = 18) {
+  const size_t threads = std::min(gThreads, std::max<size_t>(1, n >> grain));
   if (threads == 1) {
     fn(0, n);
     return;
@@ -287,6 +290,26 @@ napi_value causalSoftmax(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// softmaxRows(z, p, lse, cols): per row of `cols` logits, p = softmax(z) and lse = log Σ exp(z)
+// (the output head's vocabulary slices: activations.h).
+napi_value softmaxRows(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc != 4) return throwError(env, "softmaxRows expects (z, p, lse, cols)");
+  float* arr[2];
+  size_t n = 0, rows = 0, cols = 0;
+  float* lse;
+  if (!sameLengthArrays(env, "softmaxRows", argv, 2, arr, &n)) return nullptr;
+  if (!floatArray(env, argv[2], &lse, &rows)) return throwError(env, "softmaxRows: lse must be a Float32Array");
+  if (!dimension(env, argv[3], &cols) || cols == 0) return throwError(env, "softmaxRows: cols must be a positive integer");
+  if (n != rows * cols) return throwError(env, "softmaxRows: " + std::to_string(n) + " logits are not " + std::to_string(rows) + " rows of " + std::to_string(cols));
+  if (overlapsElsewhere(arr[1], arr[0], n) || (rows > 0 && ((lse < arr[0] + n && arr[0] < lse + rows) || (lse < arr[1] + n && arr[1] < lse + rows)))) {
+    return throwError(env, "softmaxRows: an output overlaps an input at another offset");
+  }
+  runRows(rows, cols, [&](size_t r0, size_t r1) { kIsa.softmaxRows(arr[0], arr[1], lse, cols, r0, r1); });
+  return nullptr;
+}
+
 // rope(x, cos, sin, out, rows, tableRows, heads, headDim, nRot, neox, inverse): see rope.h.
 napi_value rope(napi_env env, napi_callback_info info) {
   size_t argc = 11;
@@ -311,6 +334,26 @@ napi_value rope(napi_env env, napi_callback_info info) {
   if (overlapsElsewhere(arr[3], arr[0], n)) return throwError(env, "rope: out overlaps x at another offset");
   if (n > 0) kIsa.rope(arr[0], arr[1], arr[2], arr[3], s);
   return nullptr;
+}
+
+// tn with few columns (a LoRA factor's gradient xᵀ·t: [M, K]ᵀ·[M, r], r ≤ 32), as its transpose
+// Cᵀ = Bᵀ·A: nn reads A's rows in order and splits its m columns over the threads. tn itself
+// walks down A's k rows for every 6 output rows, k lines a stride of m floats apart at a time
+// (the prefetcher does not follow), and runs on one thread (one 16-column tile): ~20 GFLOP/s in a
+// 1 × 128 step of the 0.5B shape. The transposes are of the small operands (b, and C as it is
+// stored). C is the sum added to C where accumulating, as nt's panels round.
+constexpr size_t TN_NARROW = 32;
+
+void tnNarrow(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, bool accumulate) {
+  // Per calling thread (Node worker threads may share the addon), only ever grown.
+  thread_local std::vector<float> bt, ct;
+  if (bt.size() < n * k) bt.resize(n * k);
+  if (ct.size() < n * m) ct.resize(n * m);
+  for (size_t q = 0; q < k; q++)
+    for (size_t j = 0; j < n; j++) bt[j * k + q] = b[q * n + j];
+  runSplit(kIsa.nn, bt.data(), a, ct.data(), n, m, k, false);
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < n; j++) c[i * n + j] = accumulate ? c[i * n + j] + ct[j * m + i] : ct[j * m + i];
 }
 
 // product(a, b, c, m, n, k[, accumulate]): c[m,n] = a[m,k]·bᵀ (b [n,k]) for "nt", a[m,k]·b
@@ -338,7 +381,12 @@ napi_value product(napi_env env, napi_callback_info info) {
     const std::string shapes = F == Form::NT ? "[" + M + "," + K + "] by [" + N + "," + K + "]ᵀ" : F == Form::NN ? "[" + M + "," + K + "] by [" + K + "," + N + "]" : "[" + K + "," + M + "]ᵀ by [" + K + "," + N + "]";
     return throwError(env, "a product of " + shapes + " needs arrays of " + std::to_string(m * k) + ", " + std::to_string(n * k) + " and " + std::to_string(m * n) + " floats; got " + std::to_string(la) + ", " + std::to_string(lb) + ", " + std::to_string(lc));
   }
-  if (m > 0 && n > 0) runSplit(F == Form::NT ? kIsa.nt : F == Form::NN ? kIsa.nn : kIsa.tn, a, b, c, m, n, k, accumulate);
+  if (m == 0 || n == 0) return nullptr;
+  if (F == Form::TN && n <= TN_NARROW && k > 0 && m >= 4 * n) {
+    tnNarrow(a, b, c, m, n, k, accumulate);
+    return nullptr;
+  }
+  runSplit(F == Form::NT ? kIsa.nt : F == Form::NN ? kIsa.nn : kIsa.tn, a, b, c, m, n, k, accumulate);
   return nullptr;
 }
 
@@ -378,7 +426,12 @@ napi_value adamw(napi_env env, napi_callback_info info) {
       const float *ob = arr[o], *ib = arr[i];
       if (len[0] > 0 && ob < ib + len[0] && ib < ob + len[0]) return throwError(env, "adamw: an output overlaps an input");
     }
-  clawrl_optim::adamwUpdate(arr[0], arr[1], arr[2], arr[3], arr[4], arr[5], arr[6], len[0], {k[0], k[1], k[2], k[3], k[4], k[5], k[6]});
+  const clawrl_optim::AdamWScalars s{k[0], k[1], k[2], k[3], k[4], k[5], k[6]};
+  // Split from 16 K elements (a LoRA factor of the 0.5B shape is 14-78 K): a division and a
+  // square root in double an element make it ~8 ns each, single-threaded 7% of a 1 × 128 step.
+  // Elementwise, so the split does not change a bit.
+  runElements(
+      len[0], [&](size_t i0, size_t i1) { clawrl_optim::adamwUpdate(arr[0] + i0, arr[1] + i0, arr[2] + i0, arr[3] + i0, arr[4] + i0, arr[5] + i0, arr[6] + i0, i1 - i0, s); }, 14);
   return nullptr;
 }
 
@@ -422,6 +475,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"swigluBackward", nullptr, swiglu<true>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"causalSoftmax", nullptr, causalSoftmax<false>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"causalSoftmaxBackward", nullptr, causalSoftmax<true>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"softmaxRows", nullptr, softmaxRows, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"rmsNorm", nullptr, rmsNorm<false>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"rmsNormBackward", nullptr, rmsNorm<true>, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"rope", nullptr, rope, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
