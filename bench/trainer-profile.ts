@@ -19,8 +19,9 @@
  * change as it was before, then as it is now: SWITCHES below) and prints both step times and
  * their ratio; the profile then runs with the switch on. `--against` another build of the native
  * addon (as bench/native-products.ts takes it) adds the switch "against": the products (nt, nn,
- * tn) from that build (off) or from this one (on), everything else from this one, so that a
- * kernel change is measured inside a step: `--against /tmp/old/trainer/native/build/gemm.node --ab against`.
+ * tn), AdamW's update and the head's row softmax from that build (off; where it lacks the row
+ * softmax, tfjs's) or from this one (on), everything else from this one, so that a kernel change
+ * is measured inside a step: `--against /tmp/old/trainer/native/build/gemm.node --ab against`.
  */
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
@@ -227,7 +228,12 @@ const nativeMs = new Map<string, Row>();
     if (values.against) {
       const other = createRequire(import.meta.url)(values.against) as NativeGemm;
       other.setThreads(g.hardwareThreads);
-      SWITCHES.against = (thisBuild) => (products = thisBuild ? g : other);
+      const setHeadNative = (head as Record<string, unknown>).setNativeHeadSlices as ((on: boolean) => void) | undefined;
+      SWITCHES.against = (thisBuild) => {
+        products = thisBuild ? g : other;
+        // A build without the head's row softmax leaves it to tfjs while it runs.
+        if (typeof other.softmaxRows !== "function") setHeadNative?.(thisBuild);
+      };
     }
     const timed =
       (fn: "nt" | "nn" | "tn"): NativeGemm["nt"] =>
@@ -239,15 +245,25 @@ const nativeMs = new Map<string, Row>();
       };
     // A tree from before the "tn" product (this script profiles older trees too) has none to wrap.
     const tn = typeof (g as Partial<NativeGemm>).tn === "function" ? { tn: timed("tn") } : {};
-    // AdamW's loop, SwiGLU, RoPE, RMSNorm and the causal softmax pass through untimed (AdamW shows in "Whole calls" below). Looked
-    // up by name, as SWITCHES are: a tree from before them has no such helpers.
-    const bound = (name: string) => ((nativeAddon as Record<string, unknown>)[name] as ((g: NativeGemm) => object | null) | undefined)?.(g) ?? {};
+    // AdamW's loop, SwiGLU, RoPE, RMSNorm, the causal softmax and the head's row softmax pass
+    // through untimed (AdamW shows in "Whole calls" below); AdamW's and the head's from the
+    // build the "against" switch picks. Looked up by name, as SWITCHES are: a tree from before
+    // them has no such helpers.
+    const bound = (name: string, build = g) =>
+      ((nativeAddon as Record<string, unknown>)[name] as ((g: NativeGemm) => object | null) | undefined)?.(build) ?? {};
+    const switched = (name: string) => {
+      const parts = bound(name) as Record<string, (...a: unknown[]) => unknown>;
+      return Object.fromEntries(
+        Object.keys(parts).map((k) => [k, (...a: unknown[]) => ((products as unknown as typeof parts)[k] ?? parts[k]).apply(products, a)]),
+      );
+    };
     const optim = {
-      ...bound("nativeOptimizerOf"),
+      ...switched("nativeOptimizerOf"),
       ...bound("nativeSwigluOf"),
       ...bound("nativeRopeOf"),
       ...bound("nativeRmsNormOf"),
       ...bound("nativeCausalSoftmaxOf"),
+      ...switched("nativeSoftmaxRowsOf"),
     };
     st.gemm = {
       nt: timed("nt"),
