@@ -3,8 +3,9 @@
  * depths and vocabularies: models/tiny/shapes.ts), seconds per optimizer step of B × T tokens,
  * trained tokens per second, the fraction of the matMul peak measured in the same run (same
  * process, a product of the model's own widths: the native products' peak where the trainer uses
- * them, trainer/native/gemm.ts, with the backend's own beside it; else the backend's), peak RSS,
- * and the memory plan next to what was measured (the plan must not under-estimate).
+ * them, trainer/native/gemm.ts, with the backend's own beside it; else the backend's; measured
+ * once before the steps and again after each step, whose own fraction is printed against it),
+ * peak RSS, and the memory plan next to what was measured (the plan must not under-estimate).
  * CLAWRL_NATIVE_GEMM=0 runs the backend's products alone (the baseline before the native ones).
  *
  *   node --import tsx bench/trainer-real-size.ts [--backend wasm] [--shapes smollm2-360m,qwen2.5-0.5b,qwen3-1.7b]
@@ -97,6 +98,8 @@ interface ChildResult {
   /** The backend's own matMul peak (the same as matmulPeakGflops without native products). */
   backendPeakGflops: number;
   nativeProducts: boolean;
+  /** The same peak measured again right after each step of stepSeconds (the machine's speed drifts over a run). */
+  stepPeakGflops: number[];
   peakRssBytes: number;
   planDeviceBytes: number;
   planHostBytes: number;
@@ -134,39 +137,48 @@ async function backendMatmulPeak(c: ModelConfig, rows: number): Promise<number> 
  * Best GFLOP/s of the native products (trainer/native/gemm.ts) at the model's widths, as the
  * trainer calls them: x·Wᵀ (forward) and dy·W (backward) of the FFN's weights; null without them.
  */
-function nativeMatmulPeak(c: ModelConfig, rows: number): number | null {
+function nativeMatmulPeak(c: ModelConfig, rows: number): (() => number) | null {
   const g = nativeProductsFor(tf.getBackend());
   if (!g) return null;
-  let best = 0;
-  for (const [K, N] of [
+  const runs = [
     [c.nEmbd, c.nFf],
     [c.nFf, c.nEmbd],
-  ]) {
+  ].flatMap(([K, N]) => {
     const w = new Float32Array(N * K).map(() => Math.random() - 0.5);
     const x = new Float32Array(rows * K).map(() => Math.random() - 0.5);
     const dy = new Float32Array(rows * N).map(() => Math.random() - 0.5);
     const y = new Float32Array(rows * N);
     const dx = new Float32Array(rows * K);
-    for (const run of [() => g.nt(x, w, y, rows, N, K), () => g.nn(dy, w, dx, rows, K, N)]) {
+    const flops = 2 * rows * K * N;
+    return [
+      { flops, run: () => g.nt(x, w, y, rows, N, K) },
+      { flops, run: () => g.nn(dy, w, dx, rows, K, N) },
+    ];
+  });
+  // Measured again after every step (stepPeakGflops) on the same arrays.
+  return () => {
+    let best = 0;
+    for (const { flops, run } of runs) {
       run();
       for (let r = 0; r < 3; r++) {
         const t0 = performance.now();
         for (let i = 0; i < 3; i++) run();
-        best = Math.max(best, (2 * rows * K * N) / ((performance.now() - t0) / 1000 / 3) / 1e9);
+        best = Math.max(best, flops / ((performance.now() - t0) / 1000 / 3) / 1e9);
       }
     }
-  }
-  return best;
+    return best;
+  };
 }
 
 /**
  * The peak a step's fraction is taken against: of the products the trainer runs (native where
  * they are used, else the backend's matMul), with the backend's own beside it.
  */
-async function matmulPeak(c: ModelConfig, rows: number): Promise<{ gflops: number; backendGflops: number; native: boolean }> {
+async function matmulPeak(c: ModelConfig, rows: number): Promise<{ gflops: number; backendGflops: number; native: boolean; again: () => Promise<number> }> {
   const backendGflops = await backendMatmulPeak(c, rows);
   const native = nativeMatmulPeak(c, rows);
-  return { gflops: native ?? backendGflops, backendGflops, native: native !== null };
+  const again = native ? async () => native() : () => backendMatmulPeak(c, rows);
+  return { gflops: native?.() ?? backendGflops, backendGflops, native: native !== null, again };
 }
 
 /** Total and answer lengths of the batch's sequences (--ragged). */
@@ -259,6 +271,7 @@ async function child(spec: string): Promise<void> {
   await trainSteps(state, samples, opts);
   if (mode === "compare") await trainSteps(state, samples, allOpts);
   const stepSeconds: number[] = [];
+  const stepPeakGflops: number[] = [];
   const recomputeAllSeconds: number[] = [];
   const paddedSeconds: number[] = [];
   let keptBlocks = 0;
@@ -271,6 +284,7 @@ async function child(spec: string): Promise<void> {
     }
     const [m] = await trainSteps(state, samples, opts);
     stepSeconds.push(m.seconds);
+    stepPeakGflops.push(await peak.again());
     keptBlocks = m.keptBlocks ?? 0;
     if (mode === "compare") recomputeAllSeconds.push((await trainSteps(state, samples, allOpts))[0].seconds);
   }
@@ -307,6 +321,7 @@ async function child(spec: string): Promise<void> {
     flopsPerStep: run.flops,
     recomputeFlops: run.recompute,
     matmulPeakGflops: peak.gflops,
+    stepPeakGflops,
     backendPeakGflops: peak.backendGflops,
     nativeProducts: peak.native,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
@@ -319,6 +334,17 @@ async function child(spec: string): Promise<void> {
   disposeLora(lora);
   model.dispose();
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+}
+
+/**
+ * Each step's fraction of the peak measured right after it (on a shared machine the speed drifts
+ * over a run, and a peak taken once at the start can sit in a fast or a slow spell): the median
+ * of those and each one.
+ */
+function besideEachStep(x: ChildResult, flops: number): string {
+  const f = x.stepSeconds.map((s, i) => (100 * flops) / s / 1e9 / x.stepPeakGflops[i]);
+  const median = [...f].sort((a, b) => a - b)[Math.floor((f.length - 1) / 2)];
+  return `beside each step ${median.toFixed(0)}% of the peak measured after it (median; ${f.map((v, i) => `${v.toFixed(0)}% of ${x.stepPeakGflops[i].toFixed(0)}`).join(", ")})`;
 }
 
 function parent(): void {
@@ -377,7 +403,7 @@ function parent(): void {
         `${x.shape.padEnd(13)} ${cfg.padEnd(6)} ${x.backend}: ${s.toFixed(1)} s/step (best of ${x.stepSeconds.length}: ${x.stepSeconds.map((v) => v.toFixed(1)).join(", ")}; ${x.keptBlocks} of ${x.nLayer} blocks kept), ` +
           `${(x.trainedTokensPerStep / s).toFixed(1)} trained tok/s, ${gflops.toFixed(1)} GFLOP/s = ${pct(gflops)} ${x.matmulPeakGflops.toFixed(1)} GFLOP/s` +
           (x.nativeProducts ? ` (native products; ${x.backend}'s matMul peak ${x.backendPeakGflops.toFixed(1)})` : "") +
-          `; ` +
+          `; ${besideEachStep(x, flops)}; ` +
           `weights ${x.placement}, micro-batch ${x.microBatchTokens}; load ${x.loadSeconds.toFixed(1)} s; peak RSS ${formatBytes(x.peakRssBytes)} (plan ${formatBytes(x.planHostBytes)})` +
           (device !== null ? `, ${x.wasmHeapBytes !== null ? "wasm heap" : "GPU"} ${formatBytes(device)} (plan ${formatBytes(x.planDeviceBytes)})` : ""),
       );
