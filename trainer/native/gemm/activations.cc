@@ -88,8 +88,9 @@ inline void storePart(float* y, v8 v, size_t n) {
   std::memcpy(y, pad, n * sizeof(float));
 }
 
-// One row's softmax(scale·x) over its first n values into y (scale > 0); returns log Σ exp(scale·x).
-float softmaxRow(const float* x, float* y, size_t n, float scale) {
+// One row's softmax(scale·x) over its first n values into y (scale > 0); returns Σ exp(scale·(x −
+// max)) and the max in `mx` (the head's log-sum-exp is scale·mx + log of it; attention needs neither).
+float softmaxRow(const float* x, float* y, size_t n, float scale, float& mx) {
   const size_t whole = n / W * W;
   v8 mv = splat(-3.4e38f);
   for (size_t i = 0; i < whole; i += W) mv = select(load(x + i) > mv, load(x + i), mv);
@@ -97,7 +98,7 @@ float softmaxRow(const float* x, float* y, size_t n, float scale) {
     const v8 t = loadPart(x + whole, n - whole, -3.4e38f);
     mv = select(t > mv, t, mv);
   }
-  float mx = mv[0];
+  mx = mv[0];
   for (size_t l = 1; l < W; l++) mx = mv[l] > mx ? mv[l] : mx;
   // exp(scale·(x − max)): scale > 0, so the largest scaled score is scale·max.
   const v8 sv = splat(scale), m = splat(scale * mx);
@@ -116,7 +117,7 @@ float softmaxRow(const float* x, float* y, size_t n, float scale) {
   const v8 inv = splat(1.f / sum);
   for (size_t i = 0; i < whole; i += W) store(y + i, load(y + i) * inv);
   for (size_t i = whole; i < n; i++) y[i] *= inv[0];
-  return static_cast<float>(static_cast<double>(scale) * mx + std::log(static_cast<double>(sum)));
+  return sum;
 }
 
 }  // namespace
@@ -124,13 +125,18 @@ float softmaxRow(const float* x, float* y, size_t n, float scale) {
 void causalSoftmax(const float* s, float* p, size_t T, float scale, size_t r0, size_t r1) {
   for (size_t r = r0; r < r1; r++) {
     const size_t n = r % T + 1;
-    softmaxRow(s + r * T, p + r * T, n, scale);
+    float mx;
+    softmaxRow(s + r * T, p + r * T, n, scale, mx);
     std::memset(p + r * T + n, 0, (T - n) * sizeof(float));
   }
 }
 
 void softmaxRows(const float* z, float* p, float* lse, size_t cols, size_t r0, size_t r1) {
-  for (size_t r = r0; r < r1; r++) lse[r] = softmaxRow(z + r * cols, p + r * cols, cols, 1.f);
+  for (size_t r = r0; r < r1; r++) {
+    float mx;
+    const float sum = softmaxRow(z + r * cols, p + r * cols, cols, 1.f, mx);
+    lse[r] = static_cast<float>(static_cast<double>(mx) + std::log(static_cast<double>(sum)));
+  }
 }
 
 void causalSoftmaxBackward(const float* p, const float* dp, float* ds, size_t T, float scale, size_t r0, size_t r1) {
