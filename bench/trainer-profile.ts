@@ -47,6 +47,7 @@ import * as wasmHeap from "../trainer/wasm/heap.js";
 // A module a tree from before it lacks (this script profiles older trees too).
 const normModule: Record<string, unknown> = await import("../trainer/model/norm.js").catch(() => ({}));
 const softmaxModule: Record<string, unknown> = await import("../trainer/model/attention-softmax.js").catch(() => ({}));
+const attentionModule: Record<string, unknown> = await import("../trainer/model/attention-host.js").catch(() => ({}));
 
 /** Changes measured against what they replaced (--ab): each sets the new path on (true) or off. */
 const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
@@ -63,6 +64,7 @@ const SWITCHES: Record<string, ((on: boolean) => void) | undefined> = {
   "lora-fused": (loraLinearModule as Record<string, unknown>).setFusedLora as ((on: boolean) => void) | undefined,
   "norm-native": normModule.setNativeRmsNorm as ((on: boolean) => void) | undefined,
   "softmax-native": softmaxModule.setNativeCausalSoftmax as ((on: boolean) => void) | undefined,
+  "attention-host": attentionModule.setHostAttention as ((on: boolean) => void) | undefined,
 };
 
 const { values } = parseArgs({

@@ -58,13 +58,23 @@ export interface BackendMemory {
    * its probabilities only, not the scaled and masked scores beside them.
    */
   hostSoftmax?: boolean;
+  /**
+   * Attention is one host op (trainer/model/attention-host.ts): its tape keeps q, k, v (counted
+   * as their layers' outputs), the probabilities and its output, not head-major copies of each;
+   * its raw scores are host scratch of one KV group at a time.
+   */
+  hostAttention?: boolean;
 }
 
 /** The native pieces that change what a block's tape holds. */
-type NativeParts = Pick<BackendMemory, "hostProducts" | "hostSwiglu" | "hostLora" | "hostNorm" | "hostSoftmax">;
+type NativeParts = Pick<BackendMemory, "hostProducts" | "hostSwiglu" | "hostLora" | "hostNorm" | "hostSoftmax" | "hostAttention">;
 
-/** [T, T] score-sized tensors a query head holds in attention: raw, scaled, masked, probabilities, a temporary; natively raw and probabilities. */
-const scoreTensors = (native: NativeParts) => (native.hostSoftmax ? 2 : 5);
+/**
+ * [T, T] score-sized tensors a query head holds in attention: raw, scaled, masked, probabilities,
+ * a temporary; natively raw and probabilities; as one host op the probabilities, and the scratch
+ * (raw scores, their gradient) of one group, counted as a second set.
+ */
+const scoreTensors = (native: NativeParts) => (native.hostSoftmax || native.hostAttention ? 2 : 5);
 
 export interface PlanRequest {
   shape: ModelFootprint;
@@ -223,7 +233,8 @@ function tapeFloatsPerToken(c: ModelConfig, rank: number, native: NativeParts = 
   const norms = 2 * (perNorm * D) + (c.qkNorm ? perNorm * (q + kv) : 0);
   const qkv = linear(D, q) + linear(D, kv) + linear(D, v) + (c.qkvBias ? q + kv + v : 0);
   const rope = 5 * (q + kv);
-  const attnShapes = 3 * (q + kv + v) + 3 * o;
+  // tfjs's composition keeps head-major copies (transposes, unstacked groups) of q, k, v and its output.
+  const attnShapes = native.hostAttention ? o : 3 * (q + kv + v) + 3 * o;
   // tfjs's SwiGLU keeps σ(gate) and silu(gate) and copies of what its kernels save.
   const gate = native.hostSwiglu ? 0 : 4 * c.nFf;
   const mlp = 2 * linear(D, c.nFf) + gate + linear(c.nFf, D);

@@ -14,6 +14,7 @@ import { createLora, disposeLora } from "../../trainer/lora/params.js";
 import { loadBaseModel } from "../../trainer/model/base-model.js";
 import { nativeSwigluFor } from "../../trainer/model/swiglu.js";
 import { nativeRmsNormFor } from "../../trainer/model/norm.js";
+import { hostAttentionFor } from "../../trainer/model/attention-host.js";
 import { nativeCausalSoftmaxFor } from "../../trainer/model/attention-softmax.js";
 import { fusedLoraFor } from "../../trainer/model/lora-linear.js";
 import { AdamW } from "../../trainer/optim/adamw.js";
@@ -85,6 +86,7 @@ describe("memory plan vs a measured step", () => {
               hostLora: model.weights.hostProducts && fusedLoraFor(tf.getBackend()),
               hostNorm: nativeRmsNormFor(tf.getBackend()) !== null,
               hostSoftmax: nativeCausalSoftmaxFor(tf.getBackend()) !== null,
+              hostAttention: hostAttentionFor(tf.getBackend()),
             },
             hostAvailableBytes: 1e15,
             rank: 16,
@@ -101,7 +103,9 @@ describe("memory plan vs a measured step", () => {
         const slack = est.needDevice / est.device.reduce((a, p) => a + p.bytes, 0);
         const planned = est.needDevice - PASS_CACHE_ROW_BYTES * slack;
         t.diagnostic(`planned ${(planned / 2 ** 20).toFixed(0)} MiB, measured ${(measured / 2 ** 20).toFixed(0)} MiB`);
-        assert.ok(measured > 50 * 2 ** 20, `a real step holds real memory (${measured} B)`);
+        // Sanity: the profile saw the step (the smallest case, smollm2 at 1 × 256 with attention
+        // as one host op, holds ~36 MiB; 50+ with tfjs's composition).
+        assert.ok(measured > 20 * 2 ** 20, `a real step holds real memory (${measured} B)`);
         assert.ok(planned >= measured, `plan ${planned} B under-estimates the measured peak ${measured} B`);
         assert.ok(planned <= 4 * measured, `plan ${planned} B is more than 4x the measured peak ${measured} B`);
       } finally {

@@ -10,6 +10,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { ModelConfig } from "../../models/arch/config.js";
 import { roundActivations } from "./activation-rounding.js";
+import { hostAttention } from "./attention-host.js";
 import { causalSoftmax } from "./attention-softmax.js";
 import { batchedProducts, frozenLinear, isHostMatrix, mm, mmT } from "./fast-matmul.js";
 import { hostLoraLinear } from "./lora-linear.js";
@@ -139,6 +140,11 @@ function attentionGrid(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.
 function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, ctx: SeqContext): tf.Tensor2D {
   const { lens, offsets } = ctx;
   const batched = batchedAttention();
+  if (!batched) {
+    // One op on the host, where the native addon runs the products (attention-host.ts).
+    const host = hostAttention(q, k, v, ctx, 1 / Math.sqrt(ctx.config.headDim));
+    if (host) return host;
+  }
   const [, , H, D] = q.shape;
   const [Hkv, Dv] = [k.shape[2], v.shape[3]];
   const L = lens[0];

@@ -115,6 +115,23 @@ export interface NativeGemm {
     neox: boolean,
     inverse: boolean,
   ): void;
+  /**
+   * Attention's gather (trainer/model/attention-host.ts): for head hh < count and position t < L,
+   * the `width` floats of `matrix` row row0 + t (rows `pitch` floats apart) at column col0 + hh·width
+   * are `block` row hh·L + t; copied into the block, or from it where `back`. Optional: an addon
+   * built before it lacks it (and the host attention is not used).
+   */
+  copyHeads?(
+    matrix: Float32Array,
+    block: Float32Array,
+    pitch: number,
+    row0: number,
+    L: number,
+    col0: number,
+    width: number,
+    count: number,
+    back: boolean,
+  ): void;
   /** The array's data address mod 64 (a cache line). Optional: an addon built before it lacks it. */
   misalignment?(a: Float32Array): number;
   /** "avx2" or "generic" (the compiler's baseline: SSE2, NEON). */
@@ -198,6 +215,12 @@ export function nativeSwigluOf(g: NativeGemm | null): NativeSwiglu | null {
 export type NativeCausalSoftmax = Required<Pick<NativeGemm, "causalSoftmax" | "causalSoftmaxBackward">>;
 export function nativeCausalSoftmaxOf(g: NativeGemm | null): NativeCausalSoftmax | null {
   return partsOf(g, ["causalSoftmax", "causalSoftmaxBackward"]);
+}
+
+/** What attention as one host op needs of the addon (trainer/model/attention-host.ts). */
+export type NativeAttention = Required<Pick<NativeGemm, "nt" | "nn" | "tn" | "causalSoftmax" | "causalSoftmaxBackward" | "copyHeads">>;
+export function nativeAttentionOf(g: NativeGemm | null): NativeAttention | null {
+  return partsOf(g, ["nt", "nn", "tn", "causalSoftmax", "causalSoftmaxBackward", "copyHeads"]);
 }
 
 /** The addon's softmax over rows with their log-sum-exp. */

@@ -9,6 +9,7 @@ import { backendMemory, hostAvailableBytes } from "../../models/plan/available.j
 import { nativeProductsFor } from "../native/gemm.js";
 import { nativeSwigluFor } from "../model/swiglu.js";
 import { nativeRmsNormFor } from "../model/norm.js";
+import { hostAttentionFor } from "../model/attention-host.js";
 import { nativeCausalSoftmaxFor } from "../model/attention-softmax.js";
 import { fusedLoraFor } from "../model/lora-linear.js";
 import { keptBlocksThatFit, planMemory, readModelFootprint, type MemoryPlan, type PlanRequest } from "../../models/plan/memoryPlan.js";
@@ -51,6 +52,7 @@ export async function loadForTraining(modelPath: string, backend: BackendChoice,
       hostLora: fusedLoraFor(backend.name),
       hostNorm: nativeRmsNormFor(backend.name) !== null,
       hostSoftmax: nativeCausalSoftmaxFor(backend.name) !== null,
+      hostAttention: hostAttentionFor(backend.name),
     },
     hostAvailableBytes: hostAvailableBytes(),
     rank: opts.rank,
