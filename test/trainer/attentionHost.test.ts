@@ -75,6 +75,13 @@ for (const [name, lens] of [
   });
 }
 
+test("host attention refuses sequences that do not cover the batch's rows", (t) => {
+  if (!nativeProductsFor(tf.getBackend())) return t.skip("the native addon is not built: the host op is not used");
+  const q = tf.zeros<tf.Rank.R4>([1, 3, 2, 4]);
+  const kv = tf.zeros<tf.Rank.R4>([1, 3, 1, 4]);
+  assert.throws(() => hostAttention(q, kv, kv, { lens: [2], offsets: [0] }, 0.5), /sequences of 2 rows for a batch of 3/);
+});
+
 test("host attention stands aside when switched off (block.ts composes tfjs's ops)", () => {
   setHostAttention(false);
   try {

@@ -81,6 +81,8 @@ export function hostAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, se
   const [Hkv, Dv] = [k.shape[2], v.shape[3]];
   const g = H / Hkv;
   const { offsets, lens } = seqs;
+  // Every row is some sequence's (the output is written per sequence, never zeroed).
+  if (lens.reduce((a, b) => a + b, 0) !== rows) throw new Error(`host attention: sequences of ${lens.join("+")} rows for a batch of ${rows}`);
   // Where each (sequence, group)'s probabilities [g·L, L] lie in the saved array.
   const pAt: number[] = [];
   let pLen = 0;
@@ -119,8 +121,6 @@ export function hostAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, se
           const n = g * maxL;
           const [Q, K, V, dO, dP, dS] = [buf("q", n * D), buf("k", maxL * D), buf("v", maxL * Dv), buf("o", n * Dv), buf("s", n * maxL), buf("ds", n * maxL)];
           const [dQ, dK, dV] = [buf("dq", n * D), buf("dk", maxL * D), buf("dv", maxL * Dv)];
-          // Rows of no sequence (none where lens cover the batch) get a zero gradient.
-          [dq, dk, dv].forEach((a) => a.fill(0));
           lens.forEach((L, s) => {
             if (L === 0) return;
             const o = offsets[s];
